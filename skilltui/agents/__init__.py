@@ -1,0 +1,38 @@
+"""Backends behind one small interface (`base.py`), and the file tools with their sandbox (`tools.py`).
+
+`make_backend` turns `--backend NAME` into a backend. The real model backends are imported
+only when asked for, so the offline backend needs nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import UsageError
+from .base import Backend
+
+BACKENDS = ("offline", "anthropic", "claude-code")
+
+
+def default_backend() -> str:
+    """anthropic when a key is set, the offline stand-in otherwise."""
+    return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "offline"
+
+
+def make_backend(name: str, model: str | None = None, *, offline_latency: float = 0.0) -> Backend:
+    if name == "offline":
+        from .offline import OfflineBackend
+
+        return OfflineBackend(model, latency=offline_latency)
+    if name == "anthropic":
+        if not os.environ.get("ANTHROPIC_API_KEY"):
+            raise UsageError("--backend anthropic needs an API key: export ANTHROPIC_API_KEY=sk-ant-... "
+                             "(or use --backend offline)")
+        from .anthropic_backend import AnthropicBackend
+
+        return AnthropicBackend(model)
+    if name == "claude-code":
+        from .claude_code import ClaudeCodeBackend
+
+        return ClaudeCodeBackend(model)
+    raise UsageError(f"unknown --backend {name!r}; choose one of {', '.join(BACKENDS)}")

@@ -1,0 +1,87 @@
+"""The one small interface every backend implements.
+
+A backend does two things:
+
+- `text(request)`: a single text answer (diffuse, loss, reduce);
+- `agent(request, sandbox)`: an agent that works with the file tools inside the sandbox's
+  roots until it is done (forward, backward).
+
+Both stream their output through `request.on_delta` as it arrives and return a
+`CallResult` with the final text, the token usage, the cost when it is known and the full
+transcript. The engine records the transcript and turns usage into events; the backend
+never writes into the run on its own.
+
+`request.context` carries the structured facts the prompt was rendered from (episode
+range, paths). A model reads the prompt; the offline backend, which is a program and not
+a model, reads the context. Both are given the same task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .tools import Sandbox
+
+ROLES = ("diffuse", "forward", "loss", "reduce", "backward")
+
+
+class BackendError(Exception):
+    """A call failed after whatever retries the backend does. Costs the work, not the run."""
+
+
+class FatalBackendError(BackendError):
+    """A failure no retry or other work can fix (bad key, unknown model): stop the run."""
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        self.cache_read_tokens += other.cache_read_tokens
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_write_tokens + self.cache_read_tokens
+
+
+@dataclass
+class Request:
+    """One call: who is asking (`role`), what (`prompt`, `system`), with which model."""
+
+    role: str
+    prompt: str
+    system: str = ""
+    model: str | None = None
+    context: dict[str, Any] = field(default_factory=dict)
+    on_delta: Callable[[str], None] = lambda text: None
+    on_tool: Callable[[str, str, bool, str | None], None] = lambda tool, path, ok, error: None
+    max_turns: int = 40
+    timeout: float = 1800.0
+
+
+@dataclass
+class CallResult:
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    model: str | None = None
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    turns: int = 1
+
+
+class Backend(Protocol):
+    name: str
+    model: str | None
+
+    async def text(self, request: Request) -> CallResult: ...
+
+    async def agent(self, request: Request, sandbox: Sandbox) -> CallResult: ...

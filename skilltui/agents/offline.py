@@ -1,0 +1,323 @@
+"""The offline backend: a deterministic stand-in for a model, with no network and no key.
+
+It is a small program that plays every role through the same interface and the same file
+tools as a model would, so the whole loop runs for real: the writer reads the story and
+the notes and writes Fountain; the judge writes a report from the engine's scores; the
+backward pass edits notes and commits.
+
+What makes it a useful stand-in is that the writer's output depends on the notes it
+*read*. It knows a handful of craft moves (turning "The scene is inside, at the kitchen,
+by night." back into `INT. KITCHEN - NIGHT`, reported speech back into dialogue blocks,
+and so on) and uses a move only when a note it opened teaches it. The backward pass
+writes the note that teaches the move behind the worst score, so training really lowers
+the loss, and rolling a note back really raises it again.
+
+`latency` makes every call take that many seconds and stream its output gradually, so
+demos and benchmarks behave like a run against a real model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..engine.diffuse import story_episodes
+from ..engine.pool import FOLDERS, render_note
+from .base import BackendError, CallResult, Request, Usage
+from .tools import Sandbox, ToolError
+
+
+@dataclass(frozen=True)
+class Move:
+    """One craft move: the note that teaches it, the words that show a note teaches it, the score it helps."""
+
+    name: str
+    path: str
+    description: str
+    body: str
+    cues: tuple[str, ...]
+    helps: str
+
+
+MOVES: tuple[Move, ...] = (
+    Move(
+        "dialogue",
+        "dialogue/dialogue-blocks.md",
+        "Turn reported speech into dialogue blocks: the speaker's cue in capitals, the line below it.",
+        "When the story says that someone says something, write it as dialogue: the character cue\n"
+        "on its own line in capitals (MARA), and the spoken line on the next line. Never leave a\n"
+        "spoken line inside an action paragraph.",
+        ("character cue", "dialogue"),
+        "speakers",
+    ),
+    Move(
+        "scene",
+        "scene/scene-headings.md",
+        "Open every scene with a scene heading: INT. or EXT., the place in capitals, the time of day.",
+        "Where the story says where a scene is, write a scene heading line such as\n"
+        "INT. KITCHEN - NIGHT or EXT. HARBOUR - DAWN: inside is INT., outside is EXT., the place\n"
+        "in capitals, then a dash and the time of day.",
+        ("scene heading", "int."),
+        "scenes",
+    ),
+    Move(
+        "parenthetical",
+        "dialogue/parentheticals.md",
+        "Keep how a line is said as a short parenthetical under the cue, in lower case.",
+        "When the story says how a line is spoken (quietly, to herself), keep it as a parenthetical\n"
+        "on its own line between the character cue and the line: (quietly).",
+        ("parenthetical",),
+        "chrf",
+    ),
+    Move(
+        "transition",
+        "scene/transitions.md",
+        "Mark a hard cut between scenes with the transition CUT TO: on its own line.",
+        "Where the story says the picture cuts away, write the transition CUT TO: on its own line,\n"
+        "in capitals, with a blank line before and after.",
+        ("transition", "cut to"),
+        "scenes",
+    ),
+    Move(
+        "economy",
+        "action/action-economy.md",
+        "Action lines say what is seen, now: no 'then', 'meanwhile' or 'after a moment' openers.",
+        "Write action in the present tense and start with what is seen. Drop connective openers\n"
+        "such as Then, Meanwhile and After a moment: the cut does that work.",
+        ("action", "meanwhile"),
+        "chrf",
+    ),
+)
+MOVES_FOR_SCORE = {"speakers": ("dialogue",), "dialogue": ("dialogue", "parenthetical"),
+                   "scenes": ("scene", "transition"), "chrf": ("economy", "parenthetical", "dialogue")}
+assert all(m.path.split("/")[0] in FOLDERS for m in MOVES)
+
+SCENE = re.compile(r"^The scene is (inside and out|inside|outside), at (.+?)(?:, by (.+?))?\.$")
+SAYS = re.compile(r'^(.+?) says, (?:(.+?), )?"(.*)"$')
+FILLER = re.compile(r"\b(?:Then|Meanwhile|After a moment), (\w)")
+TOPIC_WORDS = ("scene", "dialogue", "speech", "speaker", "parenthetical", "transition", "cut", "action", "cue")
+MAX_READS = 20
+
+
+def moves_taught(text: str) -> set[str]:
+    """The moves a note's text teaches, recognised by the words a teaching note must use."""
+    lowered = text.lower()
+    return {m.name for m in MOVES if all(cue in lowered for cue in m.cues)}
+
+
+def write_episode(prose: str, moves: set[str]) -> str:
+    """The writer: one episode of Fountain from its prose retelling, with only the moves it knows."""
+    blocks: list[str] = []
+    for paragraph in (p.strip() for p in prose.split("\n\n")):
+        if not paragraph:
+            continue
+        scene, said = SCENE.match(paragraph), SAYS.match(paragraph)
+        if scene and "scene" in moves:
+            where, place, time = scene.groups()
+            prefix = {"inside": "INT.", "outside": "EXT.", "inside and out": "INT./EXT."}[where]
+            blocks.append(f"{prefix} {place.upper()}" + (f" - {time.upper()}" if time else ""))
+        elif said and "dialogue" in moves:
+            name, manner, line = said.groups()
+            cue = name.upper()
+            if manner and "parenthetical" in moves:
+                blocks.append(f"{cue}\n({manner})\n{line}")
+            else:
+                blocks.append(f"{cue}\n{line}")
+        elif paragraph == "The picture cuts away." and "transition" in moves:
+            blocks.append("CUT TO:")
+        else:
+            if "economy" in moves:
+                paragraph = FILLER.sub(lambda m: m.group(1).upper(), paragraph)
+            # Without the scene move a written scene line would read as a scene heading
+            # to a parser only by accident; keep it as plain action, as a novice would.
+            blocks.append(paragraph)
+    return "\n\n".join(blocks) + "\n"
+
+
+class OfflineBackend:
+    name = "offline"
+
+    def __init__(self, model: str | None = None, *, latency: float = 0.0) -> None:
+        self.model = model or "offline"
+        self.latency = max(0.0, latency)
+
+    # -- the interface -------------------------------------------------------------------
+
+    async def text(self, request: Request) -> CallResult:
+        if request.role == "loss":
+            text = self._judge(request.context)
+        elif request.role == "reduce":
+            text = self._reduce(request.context)
+        else:
+            raise BackendError(f"the offline backend has no text role {request.role!r}")
+        await self._stream(request, text)
+        return self._result(request, text)
+
+    async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
+        transcript: list[dict] = [{"role": "user", "content": request.prompt}]
+        if request.role == "forward":
+            text = self._forward(request, sandbox, transcript)
+        elif request.role == "backward":
+            text = self._backward(request, sandbox, transcript)
+        else:
+            raise BackendError(f"the offline backend has no agent role {request.role!r}")
+        await self._stream(request, text)
+        transcript.append({"role": "assistant", "content": text})
+        return self._result(request, text, transcript)
+
+    # -- roles ---------------------------------------------------------------------------
+
+    def _tool(self, request: Request, sandbox: Sandbox, transcript: list[dict], command: str, **args: object) -> str:
+        try:
+            out = sandbox.run(command, {"command": command, **args})
+            request.on_tool(command, str(args.get("path", "")), True, None)
+            transcript.append({"tool": command, "input": args, "result": out[:2000]})
+            return out
+        except ToolError as exc:
+            request.on_tool(command, str(args.get("path", "")), False, str(exc))
+            transcript.append({"tool": command, "input": args, "error": str(exc)})
+            raise
+
+    def _forward(self, request: Request, sandbox: Sandbox, transcript: list[dict]) -> str:
+        ctx = request.context
+        story = self._tool(request, sandbox, transcript, "view", path=ctx["story"])
+        story_text = "\n".join(line.split("\t", 1)[1] if "\t" in line else "" for line in story.splitlines())
+        episodes = story_episodes(story_text)
+        moves: set[str] = set()
+        narration = []
+        read = 0
+        for path, description in ctx["headers"]:
+            if read >= MAX_READS or not any(word in description.lower() for word in TOPIC_WORDS):
+                continue
+            note = sandbox.read_text(str(Path(ctx["pool"]) / path))
+            transcript.append({"tool": "view", "input": {"path": path}, "result": note[:2000]})
+            request.on_tool("view", path, True, None)
+            read += 1
+            learned = moves_taught(note)
+            moves |= learned
+            narration.append(f"read {path}" + (f": {', '.join(sorted(learned))}" if learned else ""))
+        for number in range(ctx["first"], ctx["last"] + 1):
+            if number not in episodes:
+                raise BackendError(f"the story has no '## Episode {number}' section")
+            script = write_episode(episodes[number], moves)
+            self._tool(request, sandbox, transcript, "create",
+                       path=str(Path(ctx["out_dir"]) / f"{number:02d}.fountain"), file_text=script)
+            narration.append(f"\nwrote episode {number}:\n{script}")
+        return "\n".join(narration) or "no notes read"
+
+    def _judge(self, ctx: dict) -> str:
+        scores: dict = ctx["scores"]
+        parts = scores["scores"]
+        worst = min(parts, key=parts.get)
+        lines = [
+            f"# Loss report: {ctx['work']}, episodes {ctx['first']}-{ctx['last']}",
+            "",
+            f"Loss {scores['loss']:.3f} (lower is better).",
+            "",
+            "| part | similarity |",
+            "|---|---|",
+            *[f"| {name} | {value:.3f} |" for name, value in parts.items()],
+            "",
+            f"## Weakest: {worst}",
+            "",
+            DIAGNOSES[worst],
+            "",
+            "## Per episode",
+            "",
+        ]
+        for number, counts in scores["counts"].items():
+            lines.append(
+                f"- episode {number}: scenes {counts['written_scenes']} written / {counts['human_scenes']} human; "
+                f"speakers {', '.join(counts['written_speakers']) or 'none'} written / "
+                f"{', '.join(counts['human_speakers'])} human; dialogue share "
+                f"{counts['written_dialogue_share']:.2f} written / {counts['human_dialogue_share']:.2f} human"
+            )
+        lines += ["", f"<!-- scores: {json.dumps(parts, sort_keys=True)} -->"]
+        return "\n".join(lines) + "\n"
+
+    def _reduce(self, ctx: dict) -> str:
+        reports: dict[str, str] = ctx["reports"]
+        totals: dict[str, list[float]] = {}
+        for text in reports.values():
+            for name, value in _report_scores(text).items():
+                totals.setdefault(name, []).append(value)
+        mean = {name: sum(v) / len(v) for name, v in totals.items()}
+        order = sorted(mean, key=mean.get)
+        lines = [f"# Commonality report: {', '.join(reports)}", "",
+                 "Parts from weakest to strongest, averaged over the group:", ""]
+        lines += [f"- {name}: {mean[name]:.3f}" for name in order]
+        if order:
+            lines += ["", f"## Common weakness: {order[0]}", "", DIAGNOSES[order[0]]]
+        lines += ["", f"<!-- scores: {json.dumps(mean, sort_keys=True)} -->"]
+        return "\n".join(lines) + "\n"
+
+    def _backward(self, request: Request, sandbox: Sandbox, transcript: list[dict]) -> str:
+        ctx = request.context
+        evidence = [ctx["summary"]] if ctx.get("summary") else list(ctx["reports"])
+        totals: dict[str, list[float]] = {}
+        for path in evidence:
+            text = sandbox.read_text(path)
+            transcript.append({"tool": "view", "input": {"path": path}, "result": text[:2000]})
+            for name, value in _report_scores(text).items():
+                totals.setdefault(name, []).append(value)
+        mean = {name: sum(v) / len(v) for name, v in totals.items()}
+        pool = Path(ctx["pool"])
+        present = {rel for rel, _ in ctx["headers"]}
+        for part in sorted(mean, key=mean.get):
+            for name in MOVES_FOR_SCORE[part]:
+                move = next(m for m in MOVES if m.name == name)
+                if move.path in present:
+                    continue
+                self._tool(request, sandbox, transcript, "create", path=str(pool / move.path),
+                           file_text=render_note(move.description, move.body))
+                message = f"{move.path}: teach {move.name} (weakest part: {part} {mean[part]:.3f})"
+                self._tool(request, sandbox, transcript, "commit", message=message)
+                return f"The weakest part is {part} ({mean[part]:.3f}). Added {move.path}.\n"
+        self._tool(request, sandbox, transcript, "commit", message="no change: every move this pool needs is taught")
+        return "Every move behind the weak parts is already taught; nothing worth changing.\n"
+
+    # -- helpers -------------------------------------------------------------------------
+
+    async def _stream(self, request: Request, text: str) -> None:
+        """Hand the output over in pieces, spread over `latency` seconds, like a streaming model."""
+        if self.latency <= 0:
+            request.on_delta(text)
+            return
+        pieces = 12
+        size = max(1, -(-len(text) // pieces))
+        chunks = [text[i : i + size] for i in range(0, len(text), size)] or [""]
+        for chunk in chunks:
+            await asyncio.sleep(self.latency / len(chunks))
+            request.on_delta(chunk)
+
+    def _result(self, request: Request, text: str, transcript: list[dict] | None = None) -> CallResult:
+        # Offline "tokens" are a rough count of words, so the token columns move in demos.
+        usage = Usage(input_tokens=len(request.prompt.split()), output_tokens=len(text.split()))
+        return CallResult(text=text, usage=usage, cost_usd=0.0, model=self.model,
+                          transcript=transcript or [{"role": "user", "content": request.prompt},
+                                                    {"role": "assistant", "content": text}])
+
+
+DIAGNOSES = {
+    "chrf": "The wording is far from the human episodes: connective openers and lost manner of delivery "
+            "make the text drift from what is seen and how lines are said.",
+    "scenes": "The human episodes open their scenes with headings (INT./EXT., place, time) and cut "
+              "between them; the written ones do not mark scenes the same way.",
+    "speakers": "The human episodes give lines to speaking characters under their cues; in the written "
+                "ones the speakers are missing or different.",
+    "dialogue": "The share of the text that is spoken dialogue differs from the human episodes: speech is "
+                "being narrated instead of played.",
+}
+
+
+def _report_scores(text: str) -> dict[str, float]:
+    match = re.search(r"<!-- scores: (\{.*?\}) -->", text)
+    if not match:
+        return {}
+    try:
+        return {k: float(v) for k, v in json.loads(match.group(1)).items()}
+    except (ValueError, TypeError):
+        return {}

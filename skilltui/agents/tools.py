@@ -1,0 +1,215 @@
+"""File tools and their sandbox: the only way an agent touches disk.
+
+Each role is given roots it may read and roots it may write. Every path an agent names is
+resolved (symlinks and `..` included) and checked against those roots before anything is
+opened, and anything off-limits is refused with a `ToolError` whose message the agent can
+read and act on. The writer can therefore never see a work's human episodes or a loss
+report: those paths are not in its roots, whatever its prompt says.
+
+The command set follows Anthropic's text editor tool (`view`, `create`, `str_replace`,
+`insert`), which Claude models are trained on, plus `commit` for the backward pass. Every
+read of a file under a traced root is recorded, so the backward pass can tell which notes
+the writer used for which episodes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_VIEW_CHARS = 60_000
+MAX_LISTING = 500
+
+
+class ToolError(Exception):
+    """A refused or failed tool call. Its message goes back to the agent as a tool error."""
+
+
+@dataclass
+class Sandbox:
+    """The roots one agent call may read and write, and the trace of what it read.
+
+    `read_roots` and `write_roots` are directories; writing implies reading. `denied`
+    lists paths that stay off-limits even inside a readable root (a work's `human/`,
+    the run's loss reports). `traced` is the root whose reads are recorded (the pool).
+    """
+
+    read_roots: list[Path]
+    write_roots: list[Path] = field(default_factory=list)
+    denied: list[Path] = field(default_factory=list)
+    traced: Path | None = None
+    reads: list[str] = field(default_factory=list)
+    on_commit: Callable[[str], str] | None = None
+
+    def __post_init__(self) -> None:
+        self.read_roots = [Path(os.path.realpath(p)) for p in self.read_roots]
+        self.write_roots = [Path(os.path.realpath(p)) for p in self.write_roots]
+        self.denied = [Path(os.path.realpath(p)) for p in self.denied]
+        if self.traced is not None:
+            self.traced = Path(os.path.realpath(self.traced))
+
+    # -- path checks -------------------------------------------------------------------
+
+    def resolve(self, path: str, *, write: bool = False) -> Path:
+        """The real path of `path` if this call may touch it; ToolError otherwise.
+
+        Relative paths are taken from the first write root (or read root), so an agent
+        told "the pool is your working folder" can write `dialogue/x.md`.
+        """
+        if not isinstance(path, str) or not path.strip():
+            raise ToolError("a path is required")
+        if "\x00" in path:
+            raise ToolError("the path contains a NUL byte")
+        raw = Path(path)
+        if not raw.is_absolute():
+            base = (self.write_roots or self.read_roots)[0]
+            raw = base / raw
+        real = Path(os.path.realpath(raw))
+        roots = self.write_roots if write else self.read_roots + self.write_roots
+        if not any(_inside(real, root) for root in roots):
+            verb = "write" if write else "read"
+            allowed = ", ".join(str(r) for r in roots) or "nothing"
+            raise ToolError(f"{path} is off-limits: this agent may {verb} only under {allowed}")
+        if any(_inside(real, d) for d in self.denied):
+            raise ToolError(f"{path} is off-limits to this agent")
+        if any(part == ".git" for part in real.parts):
+            raise ToolError(f"{path} is inside a git folder; use the commit tool instead")
+        return real
+
+    def _trace(self, real: Path) -> None:
+        if self.traced is not None and _inside(real, self.traced) and real.is_file():
+            rel = str(real.relative_to(self.traced))
+            if rel not in self.reads:
+                self.reads.append(rel)
+
+    # -- the commands ------------------------------------------------------------------
+
+    def view(self, path: str, view_range: list[int] | None = None) -> str:
+        real = self.resolve(path)
+        if real.is_dir():
+            entries = []
+            for entry in sorted(real.rglob("*")):
+                if ".git" in entry.relative_to(real).parts:
+                    continue
+                if any(_inside(entry, d) for d in self.denied):
+                    continue
+                entries.append(str(entry.relative_to(real)) + ("/" if entry.is_dir() else ""))
+                if len(entries) >= MAX_LISTING:
+                    entries.append("... (listing cut short)")
+                    break
+            return "\n".join(entries) or "(empty folder)"
+        if not real.exists():
+            raise ToolError(f"{path} does not exist")
+        try:
+            text = real.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ToolError(f"{path} is not UTF-8 text") from exc
+        self._trace(real)
+        lines = text.splitlines()
+        if view_range:
+            if len(view_range) != 2:
+                raise ToolError("view_range takes two numbers: [first_line, last_line]")
+            start, end = view_range
+            end = len(lines) if end == -1 else end
+            if start < 1 or end < start:
+                raise ToolError(f"view_range {view_range} is not a valid range of lines")
+            numbered = range(start, min(end, len(lines)) + 1)
+        else:
+            numbered = range(1, len(lines) + 1)
+        out = "\n".join(f"{n:6}\t{lines[n - 1]}" for n in numbered)
+        return out[:MAX_VIEW_CHARS]
+
+    def read_text(self, path: str) -> str:
+        """The file's text as is (no line numbers), for backends that read files whole."""
+        real = self.resolve(path)
+        if not real.is_file():
+            raise ToolError(f"{path} is not a file")
+        try:
+            text = real.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ToolError(f"{path} is not UTF-8 text") from exc
+        self._trace(real)
+        return text
+
+    def create(self, path: str, file_text: str) -> str:
+        real = self.resolve(path, write=True)
+        if real.is_dir():
+            raise ToolError(f"{path} is a folder")
+        real.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(real, file_text)
+        return f"wrote {path} ({len(file_text)} characters)"
+
+    def str_replace(self, path: str, old_str: str, new_str: str = "") -> str:
+        real = self.resolve(path, write=True)
+        text = self._existing(path, real)
+        count = text.count(old_str) if old_str else 0
+        if count == 0:
+            raise ToolError(f"old_str was not found in {path}; view the file and copy the text exactly")
+        if count > 1:
+            raise ToolError(f"old_str occurs {count} times in {path}; include more context to make it unique")
+        _write_atomic(real, text.replace(old_str, new_str, 1))
+        return f"edited {path}"
+
+    def insert(self, path: str, insert_line: int, insert_text: str) -> str:
+        real = self.resolve(path, write=True)
+        lines = self._existing(path, real).splitlines(keepends=True)
+        if not 0 <= insert_line <= len(lines):
+            raise ToolError(f"insert_line must be between 0 and {len(lines)} for {path}")
+        if not insert_text.endswith("\n"):
+            insert_text += "\n"
+        lines.insert(insert_line, insert_text)
+        _write_atomic(real, "".join(lines))
+        return f"inserted {insert_text.count(chr(10))} line(s) into {path} after line {insert_line}"
+
+    def delete(self, path: str) -> str:
+        real = self.resolve(path, write=True)
+        if not real.is_file():
+            raise ToolError(f"{path} is not a file")
+        real.unlink()
+        return f"deleted {path}"
+
+    def commit(self, message: str) -> str:
+        if self.on_commit is None:
+            raise ToolError("this agent has no commit tool")
+        if not message or not message.strip():
+            raise ToolError("a commit message is required")
+        return self.on_commit(message)
+
+    def _existing(self, path: str, real: Path) -> str:
+        if not real.is_file():
+            raise ToolError(f"{path} does not exist; use create")
+        self._trace(real)
+        return real.read_text(encoding="utf-8")
+
+    def run(self, name: str, args: dict) -> str:
+        """Dispatch one tool call by name, as a model's tool_use block names it."""
+        command = args.get("command", name)
+        try:
+            if command == "view":
+                return self.view(args["path"], args.get("view_range"))
+            if command == "create":
+                return self.create(args["path"], args.get("file_text", ""))
+            if command == "str_replace":
+                return self.str_replace(args["path"], args["old_str"], args.get("new_str", ""))
+            if command == "insert":
+                return self.insert(args["path"], int(args["insert_line"]), args.get("insert_text", args.get("new_str", "")))
+            if command == "delete":
+                return self.delete(args["path"])
+            if command == "commit":
+                return self.commit(args.get("message", ""))
+        except KeyError as exc:
+            raise ToolError(f"{command} needs the argument {exc.args[0]!r}") from exc
+        raise ToolError(f"unknown command {command!r}; use view, create, str_replace, insert, delete or commit")
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file so a killed agent never leaves half a file behind."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

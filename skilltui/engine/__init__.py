@@ -1,0 +1,1 @@
+"""The training engine: loop, stages, pool, run folder, events and review protocol. Imports no Textual."""

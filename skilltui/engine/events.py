@@ -1,0 +1,321 @@
+"""The engine's event stream: typed facts about a run, and the sinks that subscribe to them.
+
+Everything a person or a tool can learn about a run arrives as an event: the run's
+`events.jsonl`, the headless console and the terminal app are all subscribers of one
+`EventBus`. If a pane needs a fact, that fact is a field here, so no renderer ever
+reaches into the engine.
+
+Every event serialises to one JSON object with a `kind` and a UTC `time`. Streamed
+agent text (`delta`) is the one kind kept out of `events.jsonl`: it is high volume and
+the call's full transcript already holds it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+Sink = Callable[["Event"], None]
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of every event. `kind` names the shape; `time` is when it happened (UTC)."""
+
+    kind: ClassVar[str] = "event"
+    time: str = field(default_factory=utc_now)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **asdict(self)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted(Event):
+    kind: ClassVar[str] = "run_started"
+    run_id: str
+    run_dir: str
+    works: list[str]
+    config: dict[str, Any]
+    resumed: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepStarted(Event):
+    kind: ClassVar[str] = "step_started"
+    epoch: int
+    step: int
+    first: int
+    last: int
+    works: list[str]
+    groups: list[list[str]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stage(Event):
+    """A stage of one work (forward, loss) or one group (reduce, backward) changed state.
+
+    `status` is one of started, finished, skipped (its artifacts were already there),
+    failed (`error` says why).
+    """
+
+    kind: ClassVar[str] = "stage"
+    stage: str
+    status: str
+    epoch: int
+    step: int
+    work: str | None = None
+    group: int | None = None
+    attempt: int | None = None
+    seconds: float | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Delta(Event):
+    """A piece of an agent's streamed output. Not written to events.jsonl."""
+
+    kind: ClassVar[str] = "delta"
+    role: str
+    text: str
+    work: str | None = None
+    group: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolUsed(Event):
+    """An agent used a file tool. `ok` is False when the sandbox or the tool refused."""
+
+    kind: ClassVar[str] = "tool"
+    role: str
+    tool: str
+    path: str
+    ok: bool
+    work: str | None = None
+    group: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeWritten(Event):
+    kind: ClassVar[str] = "episode_written"
+    epoch: int
+    step: int
+    work: str
+    episode: int
+    path: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call(Event):
+    """One backend call finished: its token usage and, where the price is known, its cost."""
+
+    kind: ClassVar[str] = "call"
+    role: str
+    backend: str
+    model: str | None
+    epoch: int | None = None
+    step: int | None = None
+    work: str | None = None
+    group: int | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    cost_usd: float | None = None
+    seconds: float = 0.0
+    transcript: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Loss(Event):
+    """A scored work-step. `loss` is in [0, 1], lower is better; `scores` is its breakdown."""
+
+    kind: ClassVar[str] = "loss"
+    epoch: int
+    step: int
+    work: str
+    loss: float
+    scores: dict[str, float]
+    report: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Summary(Event):
+    kind: ClassVar[str] = "summary"
+    epoch: int
+    step: int
+    group: int
+    works: list[str]
+    path: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MicroStep(Event):
+    """A backward attempt passed its checks (or failed them) and produced a commit."""
+
+    kind: ClassVar[str] = "micro_step"
+    epoch: int
+    step: int
+    group: int
+    attempt: int
+    label: str
+    before: str
+    after: str
+    subject: str
+    added: list[str]
+    changed: list[str]
+    removed: list[str]
+    lint_ok: bool
+    patch: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewRequested(Event):
+    kind: ClassVar[str] = "review_requested"
+    epoch: int
+    step: int
+    group: int
+    attempt: int
+    label: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecisionMade(Event):
+    """What a reviewer decided about a micro-step: approve, rerun or rollback, by human or auto."""
+
+    kind: ClassVar[str] = "decision"
+    decision: str
+    by: str
+    epoch: int
+    step: int
+    group: int
+    attempt: int
+    before: str
+    after: str
+    note: str = ""
+    ref: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolChanged(Event):
+    """The pool's HEAD moved (a commit, a reset, a revert). Panes showing the pool refresh."""
+
+    kind: ClassVar[str] = "pool_changed"
+    head: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepFinished(Event):
+    kind: ClassVar[str] = "step_finished"
+    epoch: int
+    step: int
+    mean_loss: float | None
+    failed: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paused(Event):
+    kind: ClassVar[str] = "paused"
+    paused: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Warning_(Event):
+    kind: ClassVar[str] = "warning"
+    message: str
+    work: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryAction(Event):
+    """A person changed the pool's history after the fact (revert, reset) from `skilltui review`."""
+
+    kind: ClassVar[str] = "history"
+    action: str
+    target: str
+    before: str
+    after: str
+    ref: str | None = None
+    by: str = "human"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinished(Event):
+    """The run ended. `status`: finished, stopped (a limit or a person stopped it), failed."""
+
+    kind: ClassVar[str] = "run_finished"
+    status: str
+    reason: str = ""
+    epochs_done: int = 0
+    cost_usd: float | None = None
+
+
+class EventBus:
+    """Fan one event out to every subscribed sink, in subscription order.
+
+    A sink that raises is dropped from nothing and stops nothing: a broken renderer must
+    never stop training, so the error is reported once on stderr and emission goes on.
+    """
+
+    def __init__(self) -> None:
+        self._sinks: list[Sink] = []
+        self._broken: set[int] = set()
+
+    def subscribe(self, sink: Sink) -> Callable[[], None]:
+        self._sinks.append(sink)
+        return lambda: self._sinks.remove(sink) if sink in self._sinks else None
+
+    def emit(self, event: Event) -> None:
+        for sink in list(self._sinks):
+            try:
+                sink(event)
+            except Exception as exc:  # noqa: BLE001 - a renderer bug must not stop training
+                if id(sink) not in self._broken:
+                    self._broken.add(id(sink))
+                    print(f"[skilltui] an event sink failed ({exc!r}); training continues", file=sys.stderr)
+
+
+class JsonlSink:
+    """Append each event to `events.jsonl` as one line, flushed at once.
+
+    Flushing per line is what makes the file a faithful record after a crash: a killed
+    process loses at most the event it was writing.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the run
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "delta":
+            return
+        self._file.write(json.dumps(event.to_dict(), default=str, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Every event of a run, skipping a last line cut short by a crash."""
+    events: list[dict[str, Any]] = []
+    if not path.exists():
+        return events
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return events

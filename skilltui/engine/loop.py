@@ -1,0 +1,213 @@
+"""The training loop: epochs, steps, forward and loss per work, backward micro-steps per group.
+
+```
+for epoch:
+  for step:                        # episodes first..last of every work
+    for each work, concurrently:   # at most --workers at once
+      forward -> loss              # a failing work costs that work this step, nothing more
+    for each group, in order:
+      reduce (only when >1 report) -> backward micro-step -> review
+```
+
+The works move through their stories together: step S covers the same episodes in every
+work, and a work that has no episode `last` sits the step out. When no work reaches
+`last`, the epoch ends and the next one starts again at step 0.
+
+Everything here is asyncio; git and scoring run off the event loop, so the terminal app
+that hosts this loop never stalls. The loop knows nothing of who watches it: it emits
+events and awaits a reviewer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from ..agents.base import Backend, BackendError, FatalBackendError
+from ..agents.tools import ToolError
+from . import events as ev
+from .backward import BackwardFailed, micro_step
+from .review import Reviewer
+from .session import OpenedRun
+from .stages import Context, Sample, StageError, forward, loss, reduce
+from .works import Work
+
+
+class RunStopped(Exception):
+    """The run stopped before its end on purpose (a spend cap, a person); it resumes later."""
+
+
+class RunFailed(Exception):
+    """The run cannot go on (every work failed, a backward failed, the backend refused)."""
+
+
+def make_groups(names: list[str], size: int) -> list[list[str]]:
+    """Consecutive groups of `size`; zero puts every work in one group."""
+    if size <= 0:
+        return [list(names)] if names else []
+    return [names[i : i + size] for i in range(0, len(names), size)]
+
+
+@dataclass
+class Outcome:
+    status: str  # finished, stopped, failed
+    reason: str = ""
+
+
+class Trainer:
+    """Trains one opened run. `await trainer.train()` runs it to the end, a stop or a failure."""
+
+    def __init__(self, opened: OpenedRun, backend: Backend, reviewer: Reviewer, bus: ev.EventBus,
+                 secrets: list[str] | None = None) -> None:
+        self.opened = opened
+        self.run = opened.run
+        self.settings = opened.settings
+        self.works = sorted(opened.works, key=lambda w: w.name)
+        self.reviewer = reviewer
+        self.bus = bus
+        self.ctx = Context(self.run, self.settings, backend, opened.prompts, bus, secrets=list(secrets or []),
+                           spent=_spent_so_far(opened))
+        self._running = asyncio.Event()
+        self._running.set()
+        self._stop_reason: str | None = None
+
+    # -- control from outside (the app, a signal) ------------------------------------------
+
+    def pause(self) -> None:
+        """Hold the loop before the next stage starts; calls already in flight finish."""
+        if self._running.is_set():
+            self._running.clear()
+            self.bus.emit(ev.Paused(paused=True))
+
+    def resume(self) -> None:
+        if not self._running.is_set():
+            self._running.set()
+            self.bus.emit(ev.Paused(paused=False))
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    def stop(self, reason: str) -> None:
+        """Stop before the next stage starts; the run resumes with the same command."""
+        self._stop_reason = reason
+        self._running.set()
+
+    async def _gate(self) -> None:
+        await self._running.wait()
+        if self._stop_reason:
+            raise RunStopped(self._stop_reason)
+        cap = self.settings.max_cost
+        if cap is not None and self.ctx.spent >= cap:
+            raise RunStopped(f"spend ${self.ctx.spent:.2f} reached --max-cost ${cap:.2f}")
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def train(self) -> Outcome:
+        s = self.settings
+        self.bus.emit(ev.RunStarted(run_id=self.run.id, run_dir=str(self.run.root), works=[w.name for w in self.works],
+                                    config=self.opened.config, resumed=self.opened.resumed))
+        epochs_done = 0
+        try:
+            for epoch in range(s.epochs):
+                for step in range(s.steps):
+                    first, last = step * s.episodes_per_step + 1, (step + 1) * s.episodes_per_step
+                    active = [w for w in self.works if last in w.episodes]
+                    if not active:
+                        # Out of data for this epoch: the next epoch starts over at step 0.
+                        break
+                    await self._step(epoch, step, first, last, active)
+                epochs_done = epoch + 1
+        except RunStopped as exc:
+            return self._finish("stopped", str(exc), epochs_done)
+        except (RunFailed, BackwardFailed, FatalBackendError) as exc:
+            return self._finish("failed", str(exc), epochs_done)
+        return self._finish("finished", "", epochs_done)
+
+    def _finish(self, status: str, reason: str, epochs_done: int) -> Outcome:
+        self.bus.emit(ev.RunFinished(status=status, reason=reason, epochs_done=epochs_done,
+                                     cost_usd=round(self.ctx.spent, 6)))
+        return Outcome(status, reason)
+
+    async def _step(self, epoch: int, step: int, first: int, last: int, active: list[Work]) -> None:
+        # Groups come from the works that were scheduled, not those that succeeded, so a
+        # resumed run rebuilds the same groups whatever failed the first time.
+        groups = make_groups([w.name for w in active], self.settings.group_size)
+        self.bus.emit(ev.StepStarted(epoch=epoch, step=step, first=first, last=last,
+                                     works=[w.name for w in active], groups=groups))
+        limit = asyncio.Semaphore(self.settings.workers)
+
+        async def one(work: Work) -> Sample | None:
+            async with limit:
+                return await self._forward_and_loss(work, epoch, step, first, last)
+
+        results = await asyncio.gather(*(one(w) for w in active))
+        done = {s.work: s for s in results if s is not None}
+        failed = [w.name for w in active if w.name not in done]
+        if not done:
+            raise RunFailed(f"every work failed at epoch {epoch} step {step}; see events.jsonl for each error")
+        if not self.settings.no_backward:
+            for group, names in enumerate(groups, 1):
+                samples = [done[n] for n in names if n in done]
+                if not samples:
+                    self.bus.emit(ev.Warning_(message=f"epoch {epoch} step {step} group {group}: every work "
+                                                      "failed; no micro-step"))
+                    continue
+                await self._backward(samples, epoch, step, group, len(groups))
+        mean = sum(s.loss for s in done.values()) / len(done)
+        self.bus.emit(ev.StepFinished(epoch=epoch, step=step, mean_loss=round(mean, 4), failed=failed))
+
+    async def _forward_and_loss(self, work: Work, epoch: int, step: int, first: int, last: int) -> Sample | None:
+        """One work's half of a step, with anything it throws contained to itself."""
+        stage = "forward"
+        try:
+            await self._gate()
+            started = time.monotonic()
+            self._stage(stage, "started", epoch, step, work=work.name)
+            ran = await forward(self.ctx, work, epoch, step, first, last)
+            self._stage(stage, "finished" if ran else "skipped", epoch, step, work=work.name, started=started)
+            stage = "loss"
+            await self._gate()
+            started = time.monotonic()
+            self._stage(stage, "started", epoch, step, work=work.name)
+            sample, ran = await loss(self.ctx, work, epoch, step, first, last)
+            self._stage(stage, "finished" if ran else "skipped", epoch, step, work=work.name, started=started)
+            return sample
+        except (RunStopped, FatalBackendError):
+            raise
+        except (BackendError, StageError, ToolError) as exc:
+            self._stage(stage, "failed", epoch, step, work=work.name, error=str(exc))
+            return None
+        except Exception as exc:  # noqa: BLE001 - a misbehaving agent or file costs this work only
+            self._stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
+            return None
+
+    async def _backward(self, samples: list[Sample], epoch: int, step: int, group: int, groups: int) -> None:
+        summary = None
+        if len(samples) > 1:
+            # A single report has nothing to find in common with; backward reads it directly.
+            await self._gate()
+            started = time.monotonic()
+            self._stage("reduce", "started", epoch, step, group=group)
+            try:
+                summary, ran = await reduce(self.ctx, samples, epoch, step, group)
+            except BackendError as exc:
+                self._stage("reduce", "failed", epoch, step, group=group, error=str(exc))
+                raise RunFailed(f"reduce failed at epoch {epoch} step {step} group {group}: {exc}") from exc
+            self._stage("reduce", "finished" if ran else "skipped", epoch, step, group=group, started=started)
+        await self._gate()
+        ran = await micro_step(self.ctx, self.reviewer, samples, summary, epoch, step, group, groups)
+        if not ran:
+            self._stage("backward", "skipped", epoch, step, group=group)
+
+    def _stage(self, stage: str, status: str, epoch: int, step: int, *, work: str | None = None,
+               group: int | None = None, started: float | None = None, error: str | None = None) -> None:
+        seconds = round(time.monotonic() - started, 3) if started is not None else None
+        self.bus.emit(ev.Stage(stage=stage, status=status, epoch=epoch, step=step, work=work, group=group,
+                               seconds=seconds, error=error))
+
+
+def _spent_so_far(opened: OpenedRun) -> float:
+    """What earlier sessions of this run spent, so --max-cost counts the whole run."""
+    return sum(e.get("cost_usd") or 0.0 for e in ev.read_events(opened.run.events_path) if e.get("kind") == "call")

@@ -1,0 +1,286 @@
+"""The pool: the network's weights, as short markdown notes in a git repository.
+
+Every note lives in one of a fixed set of folders and looks like this:
+
+```
+---
+description: One line that tells the writer when to open this note.
+---
+## Guidance
+
+The body: what to do, briefly, with an example.
+```
+
+The *headers* (path and description of every note) go into prompts; bodies are read on
+demand through the traced file tools. Every update is exactly one commit, so `git log` is
+the parameter history and every update is a readable diff.
+
+The linter keeps notes short and findable. It runs over the whole pool when a pool is
+created or seeded, and afterwards only over what a micro-step touched: a pool that passed
+stays passed, so checking the change is checking the pool, at a cost that grows with the
+size of the change and not with the size of the pool.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+import yaml
+
+from ..errors import UsageError
+
+FOLDERS: dict[str, str] = {
+    "structure": "how an episode is shaped: scenes, order, openings and endings",
+    "scene": "scene headings, locations, time of day, transitions between scenes",
+    "dialogue": "who speaks, how lines are set out, parentheticals",
+    "character": "consistency of names, voices and who is present",
+    "action": "action lines: what is seen, economy, present tense",
+}
+BODY_HEADING = "## Guidance"
+MAX_DESCRIPTION_CHARS = 160
+MAX_BODY_CHARS = 1500
+MAX_LINES = 40
+NOTE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}\.md$")
+AUTHOR = "skilltui <skilltui@localhost>"
+
+try:  # the C loader is ten times faster on the many tiny documents of a big pool
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+
+@dataclass(frozen=True)
+class Changes:
+    added: list[str]
+    changed: list[str]
+    removed: list[str]
+
+    @property
+    def touched(self) -> list[str]:
+        return self.added + self.changed
+
+
+def parse_note(text: str) -> tuple[dict | None, str, str | None]:
+    """Split a note into (front matter, body, problem). `problem` is None for a well-formed note."""
+    if not text.startswith("---\n"):
+        return None, text, "does not start with a --- front matter line"
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        return None, text, "front matter is not closed by a --- line"
+    try:
+        meta = yaml.load(text[4:end], Loader=_Loader)
+    except yaml.YAMLError as exc:
+        return None, text, f"front matter is not valid YAML ({str(exc).splitlines()[0]})"
+    if not isinstance(meta, dict):
+        return None, text, "front matter must be a mapping with a description"
+    return meta, text[end + 5 :], None
+
+
+def lint_note(rel: str, text: str) -> list[str]:
+    """Every problem with one note, each as 'path: what is wrong'."""
+    problems: list[str] = []
+    parts = rel.split("/")
+    if len(parts) != 2 or parts[0] not in FOLDERS:
+        return [f"{rel}: notes live directly in one of the folders {', '.join(FOLDERS)}"]
+    if not NOTE_NAME.match(parts[1]):
+        problems.append(f"{rel}: name notes in lowercase letters, digits and hyphens, ending in .md")
+    meta, body, problem = parse_note(text)
+    if problem:
+        return problems + [f"{rel}: {problem}"]
+    assert meta is not None
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        problems.append(f"{rel}: front matter needs a one-line description")
+    elif "\n" in description.strip():
+        problems.append(f"{rel}: the description must be one line")
+    elif len(description) > MAX_DESCRIPTION_CHARS:
+        problems.append(f"{rel}: description is {len(description)} characters; the limit is {MAX_DESCRIPTION_CHARS}")
+    extra = sorted(set(meta) - {"description"})
+    if extra:
+        problems.append(f"{rel}: front matter holds only description (remove {', '.join(map(str, extra))})")
+    lines = body.strip("\n").splitlines()
+    if not lines or lines[0].strip() != BODY_HEADING:
+        problems.append(f"{rel}: the body must start with the heading '{BODY_HEADING}'")
+    else:
+        if any(line.startswith("#") for line in lines[1:]):
+            problems.append(f"{rel}: only one heading is allowed ('{BODY_HEADING}')")
+        content = "\n".join(lines[1:]).strip()
+        if not content:
+            problems.append(f"{rel}: the body under '{BODY_HEADING}' is empty")
+        if len(content) > MAX_BODY_CHARS:
+            problems.append(f"{rel}: body is {len(content)} characters; the limit is {MAX_BODY_CHARS}")
+    total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    if total_lines > MAX_LINES:
+        problems.append(f"{rel}: {total_lines} lines; the limit is {MAX_LINES}")
+    return problems
+
+
+def render_note(description: str, body: str) -> str:
+    """A well-formed note from its parts: what every writer of notes should produce."""
+    return f"---\ndescription: {yaml.safe_dump(description, width=10_000).strip().removesuffix('...').strip()}\n---\n{BODY_HEADING}\n\n{body.strip()}\n"
+
+
+class Pool:
+    """The pool repository inside a run (or any folder given to `skilltui lint`)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self._repo: git.Repo | None = None
+        self._headers: dict[str, tuple[int, int, str]] = {}
+
+    # -- repository ----------------------------------------------------------------------
+
+    @property
+    def repo(self) -> git.Repo:
+        if self._repo is None:
+            self._repo = git.Repo(self.root)
+        return self._repo
+
+    def exists(self) -> bool:
+        return (self.root / ".git").is_dir()
+
+    def init(self) -> str:
+        """Create the repository with its first commit; return HEAD. Does nothing if it exists."""
+        if self.exists():
+            return self.head()
+        self.root.mkdir(parents=True, exist_ok=True)
+        repo = git.Repo.init(self.root, initial_branch="main")
+        with repo.config_writer() as config:
+            config.set_value("user", "name", "skilltui")
+            config.set_value("user", "email", "skilltui@localhost")
+            config.set_value("commit", "gpgsign", "false")
+            config.set_value("core", "autocrlf", "false")
+        self._repo = repo
+        self.git("commit", "--allow-empty", "-q", "-m", "pool: start empty")
+        return self.head()
+
+    def git(self, *args: str) -> str:
+        return self.repo.git.execute(["git", *args], with_extended_output=False, strip_newline_in_stdout=True)
+
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD")
+
+    def is_clean(self) -> bool:
+        return not self.git("status", "--porcelain", "--untracked-files=all")
+
+    def reset(self, rev: str) -> None:
+        """Put the working tree and HEAD back at `rev`, dropping every uncommitted edit."""
+        self.git("reset", "-q", "--hard", rev)
+        self.git("clean", "-q", "-fdx")
+
+    def keep(self, ref: str, rev: str) -> str:
+        """Keep `rev` reachable under refs/skilltui/<ref>, so a reset never loses a commit."""
+        full = f"refs/skilltui/{ref}"
+        self.git("update-ref", full, rev)
+        return full
+
+    def commit_all(self, message: str) -> str:
+        """Stage every change and make one commit (empty allowed: 'nothing worth changing')."""
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
+        return self.head()
+
+    def changes(self, before: str, after: str) -> Changes:
+        added: list[str] = []
+        changed: list[str] = []
+        removed: list[str] = []
+        out = self.git("diff", "--name-status", "--no-renames", before, after)
+        for line in out.splitlines():
+            status, _, path = line.partition("\t")
+            {"A": added, "D": removed}.get(status[:1], changed).append(path)
+        return Changes(added, changed, removed)
+
+    def patch(self, before: str, after: str) -> str:
+        return self.git("diff", "--no-color", "--no-renames", before, after)
+
+    def subject(self, rev: str) -> str:
+        return self.git("log", "-1", "--format=%s", rev)
+
+    # -- notes ---------------------------------------------------------------------------
+
+    def note_paths(self) -> list[str]:
+        paths: list[str] = []
+        for folder in FOLDERS:
+            directory = self.root / folder
+            if not directory.is_dir():
+                continue
+            with os.scandir(directory) as entries:
+                paths.extend(f"{folder}/{e.name}" for e in entries if e.is_file() and e.name.endswith(".md"))
+        return sorted(paths)
+
+    def headers(self) -> list[tuple[str, str]]:
+        """(path, description) of every note, cached by file stat so a big pool costs stats, not reads."""
+        result: list[tuple[str, str]] = []
+        fresh: dict[str, tuple[int, int, str]] = {}
+        for rel in self.note_paths():
+            st = os.stat(self.root / rel)
+            cached = self._headers.get(rel)
+            if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+                description = cached[2]
+            else:
+                meta, _, problem = parse_note((self.root / rel).read_text(encoding="utf-8", errors="replace"))
+                description = str(meta.get("description", "")).strip() if meta and not problem else ""
+            fresh[rel] = (st.st_mtime_ns, st.st_size, description)
+            result.append((rel, description))
+        self._headers = fresh
+        return result
+
+    def headers_text(self) -> str:
+        rows = self.headers()
+        if not rows:
+            return "(the pool is empty: no notes yet)"
+        return "\n".join(f"- {rel}: {description}" for rel, description in rows)
+
+    def lint(self, paths: list[str] | None = None) -> list[str]:
+        """Problems in the given notes (relative paths), or in the whole pool when None."""
+        if paths is None:
+            paths = self._all_files()
+        problems: list[str] = []
+        for rel in paths:
+            file = self.root / rel
+            if not file.is_file():
+                continue
+            try:
+                text = file.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                problems.append(f"{rel}: not UTF-8 text")
+                continue
+            problems.extend(lint_note(rel, text))
+        return problems
+
+    def _all_files(self) -> list[str]:
+        files: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+            rel_dir = os.path.relpath(dirpath, self.root)
+            files.extend(name if rel_dir == "." else f"{rel_dir}/{name}" for name in filenames)
+        return sorted(files)
+
+    def seed_from(self, source: Path) -> int:
+        """Copy the notes of another pool in and commit them as one commit."""
+        notes = donor_notes(source)
+        for rel in notes:
+            (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(Path(source) / rel, self.root / rel)
+        self.commit_all(f"pool: seed {len(notes)} notes from {source}")
+        return len(notes)
+
+
+def donor_notes(source: Path) -> list[str]:
+    """The notes of a pool given to --init-pool; UsageError if it is missing, empty or fails the linter."""
+    source = Path(source)
+    if not source.is_dir():
+        raise UsageError(f"--init-pool {source} does not exist; pass a trained pool (a run's memory/ folder)")
+    donor = Pool(source)
+    notes = donor.note_paths()
+    if not notes:
+        raise UsageError(f"--init-pool {source} has no notes in {', '.join(FOLDERS)}; pass a run's memory/ folder")
+    problems = donor.lint(notes)
+    if problems:
+        raise UsageError(f"--init-pool {source} fails the linter ({problems[0]}); run `skilltui lint {source}`")
+    return notes

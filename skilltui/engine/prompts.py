@@ -1,0 +1,50 @@
+"""Prompts: one Jinja2 template per agent role, rendered with StrictUndefined.
+
+The templates live in the top-level `prompts/` folder of the project and ship inside the
+wheel as `skilltui/_prompts`, so a non-editable install finds them too. `--prompts DIR`
+points at a folder of the user's own; a name missing there falls back to the shipped one.
+StrictUndefined turns a template that asks for a value the engine did not pass into an
+error at once, instead of a prompt with a silent hole in it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from ..errors import UsageError
+
+ROLES = ("forward", "loss", "reduce", "backward", "note_policy", "diffuse", "system")
+
+
+def shipped_dir() -> Path:
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "_prompts", here.parent / "prompts"):
+        if candidate.is_dir():
+            return candidate
+    raise RuntimeError("the shipped prompts are missing from this installation; reinstall skilltui")
+
+
+class Prompts:
+    def __init__(self, override: Path | None = None) -> None:
+        folders = [shipped_dir()]
+        if override is not None:
+            override = Path(override)
+            if not override.is_dir():
+                raise UsageError(f"--prompts {override} is not a folder; pass a folder of <role>.md.j2 templates")
+            folders.insert(0, override)
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader([str(f) for f in folders]),
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
+            autoescape=False,
+        )
+
+    def render(self, name: str, **values: object) -> str:
+        try:
+            return self.env.get_template(f"{name}.md.j2").render(**values).strip() + "\n"
+        except jinja2.TemplateSyntaxError as exc:
+            raise UsageError(f"prompt template {exc.filename}:{exc.lineno} has a syntax error: {exc.message}") from None
+        except jinja2.UndefinedError as exc:
+            raise UsageError(f"prompt template {name}.md.j2 uses an unknown value ({exc.message})") from None

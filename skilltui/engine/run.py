@@ -1,0 +1,175 @@
+"""The run folder: a self-contained, resumable record of one training run.
+
+```
+runs/<run-id>/
+  config.json                         the settings; reopening with others is refused
+  events.jsonl                        one JSON object per event
+  memory/                             the pool (its own git repository)
+  stories/<work>.md                   the story each work trained on
+  epoch<E>/step<S>/works/<work>/      scripts/NN.fountain, reads.json, transcripts, done.json
+  epoch<E>/step<S>/loss/<work>.md     loss report (+ <work>.json: its scores)
+  epoch<E>/step<S>/backward/g<G>/     batch.json, summary.md, attempt<N>/, commit.txt
+  lock                                held by the process training this run
+```
+
+Every stage decides whether it is done from its own artifacts, written last and
+atomically, so a run killed anywhere resumes by running the same command again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .pool import Pool
+
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a whole file or nothing: a reader never sees half of it, a crash never leaves half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, data: Any) -> None:
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def derive_run_id(config: dict[str, Any]) -> str:
+    """A stable id from the settings: the same command always reopens the same run."""
+    works = config["works"]
+    stem = "-".join(works[:3]) + (f"-and-{len(works) - 3}" if len(works) > 3 else "")
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:8]
+    return f"{stem[:48]}-{digest}"
+
+
+def check_run_id(run_id: str) -> str:
+    if not RUN_ID.match(run_id):
+        raise UsageError(f"--run-id {run_id!r} is not a plain name; use letters, digits, '.', '_' and '-'")
+    return run_id
+
+
+@dataclass
+class Run:
+    root: Path
+
+    @property
+    def id(self) -> str:
+        return self.root.name
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def events_path(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def pool(self) -> Pool:
+        return Pool(self.root / "memory")
+
+    @property
+    def memory(self) -> Path:
+        return self.root / "memory"
+
+    def story_path(self, work: str) -> Path:
+        return self.root / "stories" / f"{work}.md"
+
+    def step_dir(self, epoch: int, step: int) -> Path:
+        return self.root / f"epoch{epoch}" / f"step{step}"
+
+    def work_dir(self, epoch: int, step: int, work: str) -> Path:
+        return self.step_dir(epoch, step) / "works" / work
+
+    def loss_dir(self, epoch: int, step: int) -> Path:
+        return self.step_dir(epoch, step) / "loss"
+
+    def loss_report(self, epoch: int, step: int, work: str) -> Path:
+        return self.loss_dir(epoch, step) / f"{work}.md"
+
+    def loss_scores(self, epoch: int, step: int, work: str) -> Path:
+        return self.loss_dir(epoch, step) / f"{work}.json"
+
+    def backward_dir(self, epoch: int, step: int, group: int) -> Path:
+        return self.step_dir(epoch, step) / "backward" / f"g{group}"
+
+    def all_loss_dirs(self) -> list[Path]:
+        return sorted(self.root.glob("epoch*/step*/loss"))
+
+
+def check_config(run_dir: Path, config: dict[str, Any]) -> bool:
+    """True when `run_dir` is an existing run with these settings; UsageError when the settings differ."""
+    path = run_dir / "config.json"
+    if not path.exists():
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise UsageError(f"{run_dir} exists but is not a skilltui run; choose another --run-id or --runs-dir")
+        return False
+    try:
+        saved = read_json(path)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UsageError(f"{path} is unreadable; start a new run with another --run-id") from None
+    if saved != config:
+        diff = sorted(k for k in set(saved) | set(config) if saved.get(k) != config.get(k))
+        shown = ", ".join(f"{k}: {saved.get(k)!r} -> {config.get(k)!r}" for k in diff[:3])
+        raise UsageError(
+            f"run {run_dir.name} was started with other settings ({shown}); "
+            "repeat the original command to resume, or pass a new --run-id"
+        )
+    return True
+
+
+class RunLock:
+    """An advisory lock on the run: one training process at a time, and others can tell one is there."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / "lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise UsageError(
+                f"run {self.path.parent.name} is being trained by another process; wait for it or stop it"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def is_locked(run_dir: Path) -> bool:
+    """True while some process trains this run (used by tools that must not change it underneath)."""
+    path = run_dir / "lock"
+    if not path.exists():
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False

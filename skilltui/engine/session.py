@@ -1,0 +1,137 @@
+"""Opening a run: check every input first, then create or reopen the run folder.
+
+All validation happens before anything is written, so bad input (a missing story, a
+re-noised work, other settings on reopen, a bad --init-pool) costs one line on stderr and
+leaves `runs/` exactly as it was.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .prompts import Prompts
+from .run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
+from .works import Work, load_works
+
+
+@dataclass
+class Settings:
+    """Everything `skilltui train` was asked to do."""
+
+    works: list[Path]
+    steps: int = 3
+    episodes_per_step: int = 2
+    epochs: int = 1
+    workers: int = 4
+    group_size: int = 4
+    no_backward: bool = False
+    init_pool: Path | None = None
+    backend: str = "offline"
+    model: str | None = None
+    role_models: dict[str, str] = field(default_factory=dict)
+    runs_dir: Path = Path("runs")
+    run_id: str | None = None
+    prompts: Path | None = None
+    offline_latency: float = 0.0
+    auto: bool = False
+    max_cost: float | None = None
+
+    def check(self) -> None:
+        for name in ("steps", "episodes_per_step", "epochs", "workers"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.group_size < 0:
+            raise UsageError("--group-size must be 0 (every work in one group) or more")
+        if self.offline_latency < 0:
+            raise UsageError("--offline-latency must be 0 or more seconds")
+        if self.max_cost is not None and self.max_cost <= 0:
+            raise UsageError("--max-cost must be a positive number of US dollars")
+
+    def model_for(self, role: str) -> str | None:
+        return self.role_models.get(role, self.model)
+
+    def identity(self, works: list[Work]) -> dict[str, Any]:
+        """The settings that decide what a run computes. Reopening with others is refused.
+
+        Workers, latency, auto and the cost cap change how fast or how far a run goes,
+        never what it computes, so they may differ between sessions of one run.
+        """
+        return {
+            "works": sorted(w.name for w in works),
+            "work_paths": {w.name: str(w.root) for w in sorted(works, key=lambda w: w.name)},
+            "steps": self.steps,
+            "episodes_per_step": self.episodes_per_step,
+            "epochs": self.epochs,
+            "group_size": self.group_size,
+            "no_backward": self.no_backward,
+            "init_pool": str(Path(self.init_pool).resolve()) if self.init_pool else None,
+            "backend": self.backend,
+            "model": self.model,
+            "role_models": dict(sorted(self.role_models.items())),
+            "prompts": str(Path(self.prompts).resolve()) if self.prompts else None,
+        }
+
+
+@dataclass
+class OpenedRun:
+    run: Run
+    works: list[Work]
+    settings: Settings
+    prompts: Prompts
+    config: dict[str, Any]
+    resumed: bool
+    lock: RunLock
+
+
+def open_run(settings: Settings) -> OpenedRun:
+    """Validate, then create or reopen the run. Raises UsageError before writing anything."""
+    settings.check()
+    works = load_works(settings.works)
+    prompts = Prompts(settings.prompts)
+    config = settings.identity(works)
+    run_id = check_run_id(settings.run_id) if settings.run_id else derive_run_id(config)
+    runs_dir = Path(settings.runs_dir).expanduser()
+    if runs_dir.exists() and not runs_dir.is_dir():
+        raise UsageError(f"--runs-dir {runs_dir} is a file; pass a folder")
+    run = Run(runs_dir.resolve() / run_id)
+    resumed = check_config(run.root, config)
+    if resumed:
+        for work in works:
+            _check_story_unchanged(run, work)
+    if settings.init_pool and not resumed:
+        _check_init_pool(Path(settings.init_pool))
+
+    run.root.mkdir(parents=True, exist_ok=True)
+    lock = RunLock(run.root)
+    lock.acquire()
+    try:
+        if not resumed:
+            write_json(run.config_path, config)
+        pool = run.pool
+        if not pool.exists():
+            pool.init()
+            if settings.init_pool:
+                pool.seed_from(Path(settings.init_pool))
+        for work in works:
+            destination = run.story_path(work.name)
+            if not destination.exists():
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(work.story_path, destination)
+    except BaseException:
+        lock.release()
+        raise
+    return OpenedRun(run, works, settings, prompts, config, resumed, lock)
+
+
+def _check_story_unchanged(run: Run, work: Work) -> None:
+    """The run trains on its own copy of each story; a re-noised work would make its history a lie."""
+    kept = run.story_path(work.name)
+    if kept.exists() and kept.read_bytes() != work.story_path.read_bytes():
+        raise UsageError(
+            f"{work.name} was re-noised after run {run.id} started (its story.md differs from the run's copy); "
+            "pass a new --run-id to train on the new story"
+        )

@@ -1,0 +1,244 @@
+"""The per-work stages of a step: forward, loss; and the per-group reduce.
+
+- forward: the writer reads the story and the pool (through traced tools) and writes
+  episodes first..last as Fountain. Its tools cannot reach the work's human episodes or
+  any loss report.
+- loss: the engine scores the written episodes against the human ones; a judge turns the
+  scores into a markdown report.
+- reduce: a group's loss reports folded into one commonality report (only when the group
+  has more than one report).
+
+Each stage writes its marker last and atomically (`done.json`, `<work>.json`,
+`summary.md`), which is what a resumed run checks to skip it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agents.base import Backend, BackendError, CallResult, Request
+from ..agents.redact import redact
+from ..agents.tools import Sandbox, ToolError
+from . import events as ev
+from .pool import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
+from .prompts import Prompts
+from .run import Run, read_json, write_atomic, write_json
+from .scores import score_step
+from .session import Settings
+from .works import Work
+
+EPISODE_FILE = re.compile(r"^0*(\d+)\.fountain$")
+
+
+class StageError(Exception):
+    """A stage could not finish for this work; it costs the work this step, nothing more."""
+
+
+@dataclass
+class Context:
+    """What every stage needs: where to write, whom to call, whom to tell."""
+
+    run: Run
+    settings: Settings
+    backend: Backend
+    prompts: Prompts
+    bus: ev.EventBus
+    secrets: list[str] = field(default_factory=list)
+    spent: float = 0.0
+
+    def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
+        if result.cost_usd is not None:
+            self.spent += result.cost_usd
+        u = result.usage
+        self.bus.emit(ev.Call(
+            role=role, backend=self.backend.name, model=result.model or self.settings.model_for(role),
+            input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+            cache_write_tokens=u.cache_write_tokens, cache_read_tokens=u.cache_read_tokens,
+            cost_usd=result.cost_usd, seconds=round(seconds, 3), transcript=str(transcript), **where,
+        ))
+
+    def save_transcript(self, path: Path, request: Request, result: CallResult | None, error: str | None = None) -> None:
+        """Every call's prompt and transcript, kept with secrets redacted, whether it worked or not."""
+        record = {
+            "role": request.role,
+            "model": (result.model if result else None) or request.model,
+            "system": request.system,
+            "prompt": request.prompt,
+            "transcript": result.transcript if result else [],
+            "text": result.text if result else None,
+            "usage": vars(result.usage) if result else None,
+            "cost_usd": result.cost_usd if result else None,
+            "error": error,
+        }
+        write_atomic(path, json.dumps(redact(record, secrets=self.secrets), indent=1, ensure_ascii=False, default=str))
+
+    async def call(self, request: Request, transcript: Path, sandbox: Sandbox | None = None, **where: Any) -> CallResult:
+        """One backend call with its transcript saved and its usage emitted, success or failure."""
+        started = time.monotonic()
+        try:
+            if sandbox is None:
+                result = await asyncio.wait_for(self.backend.text(request), request.timeout)
+            else:
+                result = await asyncio.wait_for(self.backend.agent(request, sandbox), request.timeout)
+        except TimeoutError:
+            error = f"{request.role} call took longer than {request.timeout:.0f} s"
+            self.save_transcript(transcript, request, None, error)
+            raise BackendError(error) from None
+        except (BackendError, ToolError) as exc:
+            self.save_transcript(transcript, request, None, str(exc))
+            raise
+        self.save_transcript(transcript, request, result)
+        self.call_event(request.role, result, time.monotonic() - started, transcript, **where)
+        return result
+
+    def request(self, role: str, prompt: str, context: dict[str, Any], **where: Any) -> Request:
+        def on_delta(text: str) -> None:
+            self.bus.emit(ev.Delta(role=role, text=text, **where))
+
+        def on_tool(tool: str, path: str, ok: bool, error: str | None) -> None:
+            self.bus.emit(ev.ToolUsed(role=role, tool=tool, path=path, ok=ok, error=error, **where))
+
+        return Request(role=role, prompt=prompt, system=self.prompts.render("system", role=role),
+                       model=self.settings.model_for(role), context=context, on_delta=on_delta, on_tool=on_tool)
+
+
+@dataclass
+class Sample:
+    """One work's evidence for the backward pass: its loss report and what its writer read."""
+
+    work: str
+    first: int
+    last: int
+    loss: float
+    report: Path
+    scores: Path
+    reads: Path
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: str(v) if isinstance(v, Path) else v for k, v in vars(self).items()}
+
+
+def written_episodes(scripts: Path, first: int, last: int) -> dict[int, str]:
+    found: dict[int, str] = {}
+    if scripts.is_dir():
+        for file in scripts.iterdir():
+            match = EPISODE_FILE.match(file.name)
+            if match and first <= int(match.group(1)) <= last:
+                found[int(match.group(1))] = file.read_text(encoding="utf-8", errors="replace")
+    return found
+
+
+async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, last: int) -> bool:
+    """The writer's pass for one work. True when it ran, False when its artifacts were already there."""
+    out = ctx.run.work_dir(epoch, step, work.name)
+    if (out / "done.json").exists():
+        return False
+    scripts = out / "scripts"
+    if scripts.exists():  # a dead attempt's half-written episodes must not count
+        for stale in scripts.iterdir():
+            stale.unlink()
+    scripts.mkdir(parents=True, exist_ok=True)
+    pool = ctx.run.pool
+    headers = pool.headers()
+    story = ctx.run.story_path(work.name)
+    prompt = ctx.prompts.render(
+        "forward", work=work.name, meta=work.meta, first=first, last=last, story_path=str(story),
+        pool_dir=str(pool.root), scripts_dir=str(scripts), headers=pool.headers_text(),
+        note_policy=note_policy(ctx),
+    )
+    write_atomic(out / "prompt.md", prompt)
+    sandbox = Sandbox(read_roots=[story, pool.root], write_roots=[scripts],
+                      denied=[work.root, ctx.run.loss_dir(epoch, step), pool.root / ".git"], traced=pool.root)
+    where = {"work": work.name}
+    request = ctx.request("forward", prompt, {"story": str(story), "pool": str(pool.root), "out_dir": str(scripts),
+                                              "first": first, "last": last, "headers": headers}, **where)
+    seen: set[int] = set()
+    inner_tool = request.on_tool
+
+    def on_tool(tool: str, path: str, ok: bool, error: str | None) -> None:
+        inner_tool(tool, path, ok, error)
+        match = EPISODE_FILE.match(os.path.basename(path))
+        if ok and tool == "create" and match and int(match.group(1)) not in seen:
+            seen.add(int(match.group(1)))
+            ctx.bus.emit(ev.EpisodeWritten(epoch=epoch, step=step, work=work.name,
+                                           episode=int(match.group(1)), path=path))
+
+    request.on_tool = on_tool
+    result = await ctx.call(request, out / "transcript.json", sandbox, epoch=epoch, step=step, **where)
+    written = written_episodes(scripts, first, last)
+    missing = [n for n in range(first, last + 1) if not written.get(n, "").strip()]
+    write_json(out / "reads.json", sandbox.reads)
+    if missing:
+        raise StageError(f"the writer did not write episode{'s' if len(missing) > 1 else ''} "
+                         f"{', '.join(map(str, missing))} of {work.name}")
+    write_json(out / "done.json", {"episodes": sorted(written), "reads": sandbox.reads,
+                                   "turns": result.turns, "cost_usd": result.cost_usd})
+    return True
+
+
+async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last: int) -> tuple[Sample, bool]:
+    """Score one work-step and have the judge write its report. Returns the sample and whether it ran."""
+    run = ctx.run
+    report, scores_path = run.loss_report(epoch, step, work.name), run.loss_scores(epoch, step, work.name)
+    reads = run.work_dir(epoch, step, work.name) / "reads.json"
+    if scores_path.exists() and report.exists():
+        saved = read_json(scores_path)
+        return Sample(work.name, first, last, saved["loss"], report, scores_path, reads), False
+    scripts = run.work_dir(epoch, step, work.name) / "scripts"
+    written = written_episodes(scripts, first, last)
+    human = {n: work.episode_text(n) for n in range(first, last + 1)}
+    scores = await asyncio.to_thread(score_step, written, human)
+    prompt = ctx.prompts.render(
+        "loss", work=work.name, first=first, last=last, scores=scores,
+        episodes=[{"number": n, "human": human[n], "written": written.get(n, "")} for n in sorted(human)],
+    )
+    where = {"work": work.name}
+    request = ctx.request("loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores}, **where)
+    result = await ctx.call(request, run.loss_dir(epoch, step) / f"{work.name}.transcript.json", epoch=epoch,
+                            step=step, **where)
+    if not result.text.strip():
+        raise StageError(f"the judge wrote an empty loss report for {work.name}")
+    write_atomic(report, _with_scores(result.text, scores))
+    write_json(scores_path, scores)
+    ctx.bus.emit(ev.Loss(epoch=epoch, step=step, work=work.name, loss=scores["loss"],
+                         scores=scores["scores"], report=str(report)))
+    return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
+
+
+def _with_scores(report: str, scores: dict[str, Any]) -> str:
+    """The judge's report with the engine's numbers appended, so the evidence carries the truth."""
+    if "<!-- scores:" in report:
+        return report if report.endswith("\n") else report + "\n"
+    table = "\n".join(f"| {name} | {value:.3f} |" for name, value in scores["scores"].items())
+    return (f"{report.rstrip()}\n\n## Scores computed by the engine\n\nLoss {scores['loss']:.3f}.\n\n"
+            f"| part | similarity |\n|---|---|\n{table}\n\n"
+            f"<!-- scores: {json.dumps(scores['scores'], sort_keys=True)} -->\n")
+
+
+async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, group: int) -> tuple[Path, bool]:
+    """Fold a group's reports into one commonality report. Returns its path and whether it ran."""
+    out = ctx.run.backward_dir(epoch, step, group) / "summary.md"
+    if out.exists():
+        return out, False
+    reports = {s.work: s.report.read_text(encoding="utf-8") for s in samples}
+    prompt = ctx.prompts.render("reduce", reports=reports, count=len(reports))
+    request = ctx.request("reduce", prompt, {"reports": reports}, group=group)
+    result = await ctx.call(request, out.parent / "reduce.transcript.json", epoch=epoch, step=step, group=group)
+    if not result.text.strip():
+        raise BackendError("the reduce call returned an empty commonality report")
+    write_atomic(out, result.text if result.text.endswith("\n") else result.text + "\n")
+    ctx.bus.emit(ev.Summary(epoch=epoch, step=step, group=group, works=[s.work for s in samples], path=str(out)))
+    return out, True
+
+
+def note_policy(ctx: Context) -> str:
+    """The rules a note must follow, rendered for the prompts of every role that reads or writes notes."""
+    return ctx.prompts.render("note_policy", folders=FOLDERS, body_heading=BODY_HEADING, max_lines=MAX_LINES,
+                              max_body_chars=MAX_BODY_CHARS, max_description_chars=MAX_DESCRIPTION_CHARS)

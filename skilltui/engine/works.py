@@ -1,0 +1,103 @@
+"""Works: the data set. Each work is a folder of human episodes (the targets) and a story.
+
+```
+<work>/human/01.fountain ...   target episodes; the number comes from the file name
+<work>/story.md                written by `skilltui diffuse`: the writer's only input
+<work>/work.toml               optional: title, logline, genre
+```
+
+Loading validates everything a run depends on and explains what to do when something is
+wrong, because a mistake found here costs nothing and the same mistake found at step 3
+costs a run.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UsageError
+
+EPISODE_NAME = re.compile(r"^0*(\d+)\.fountain$")
+
+
+@dataclass(frozen=True)
+class Work:
+    name: str
+    root: Path
+    episodes: dict[int, Path]
+    meta: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def human_dir(self) -> Path:
+        return self.root / "human"
+
+    @property
+    def story_path(self) -> Path:
+        return self.root / "story.md"
+
+    def episode_text(self, number: int) -> str:
+        return self.episodes[number].read_text(encoding="utf-8")
+
+
+def load_work(path: Path) -> Work:
+    """Read and validate one work folder; raise UsageError with advice on any problem."""
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise UsageError(f"work folder {path} does not exist; pass a folder that holds human/NN.fountain")
+    root = root.resolve()
+    human = root / "human"
+    if not human.is_dir():
+        raise UsageError(f"{root} has no human/ folder; put the target episodes in {human}/01.fountain, ...")
+    episodes: dict[int, Path] = {}
+    for file in sorted(human.iterdir()):
+        match = EPISODE_NAME.match(file.name)
+        if not match or not file.is_file():
+            continue
+        number = int(match.group(1))
+        if number == 0:
+            raise UsageError(f"{file} is numbered 0; episodes start at 1 (rename it to 01.fountain)")
+        if number in episodes:
+            raise UsageError(
+                f"{episodes[number].name} and {file.name} in {human} are both episode {number}; "
+                "keep one file per episode number"
+            )
+        try:
+            file.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{file} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        episodes[number] = file
+    if not episodes:
+        raise UsageError(f"{human} has no episodes; add files named like 01.fountain, 02.fountain")
+    return Work(name=root.name, root=root, episodes=dict(sorted(episodes.items())), meta=_read_meta(root))
+
+
+def _read_meta(root: Path) -> dict[str, str]:
+    path = root / "work.toml"
+    if not path.exists():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not valid TOML ({exc}); fix it or remove it") from None
+    return {k: str(v) for k, v in data.items() if k in ("title", "logline", "genre")}
+
+
+def load_works(paths: list[Path], *, need_story: bool = True) -> list[Work]:
+    """Load several works; their folder names must differ, since runs key everything by name."""
+    works = [load_work(p) for p in paths]
+    seen: dict[str, Path] = {}
+    for work in works:
+        if work.name in seen:
+            if seen[work.name] == work.root:
+                raise UsageError(f"--work {work.root} is given twice; pass each work once")
+            raise UsageError(
+                f"two works are named {work.name!r} ({seen[work.name]} and {work.root}); "
+                "a run keys works by folder name, so rename one folder"
+            )
+        seen[work.name] = work.root
+        if need_story and not work.story_path.is_file():
+            raise UsageError(f"{work.story_path} is missing; run `skilltui diffuse --work {work.root}` first")
+    return works
