@@ -28,9 +28,13 @@ DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 
 
 
 def _add_model_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", choices=BACKENDS, default=None,
-                   help="who plays the agents: offline (no network; the default without ANTHROPIC_API_KEY), "
-                        "anthropic (the default with a key), claude-code (optional extra)")
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=None,
+        help="who plays the agents: offline (no network; the default without ANTHROPIC_API_KEY), "
+        "anthropic (the default with a key), claude-code (optional extra)",
+    )
     p.add_argument("--model", default=None, help="model for every role (e.g. claude-sonnet-5-5)")
 
 
@@ -38,34 +42,51 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skilltui",
         description="Train a pool of markdown craft notes for a screenwriting agent the way a network is "
-                    "trained: forward, loss, backward, one git commit per update.",
+        "trained: forward, loss, backward, one git commit per update.",
     )
     parser.add_argument("--version", action="version", version=f"skilltui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("diffuse", help="write a work's story.md: a noised prose retelling of its episodes",
-                       description="Write WORK/story.md, the writer's only input: every episode retold as prose "
-                                   "with noise (reported speech, dissolved scene headings, dropped detail).")
+    p = sub.add_parser(
+        "diffuse",
+        help="write a work's story.md: a noised prose retelling of its episodes",
+        description="Write WORK/story.md, the writer's only input: every episode retold as prose "
+        "with noise (reported speech, dissolved scene headings, dropped detail).",
+    )
     p.add_argument("--work", required=True, type=Path, help="the work folder (holds human/NN.fountain)")
     _add_model_flags(p)
     p.add_argument("--seed", type=int, default=0, help="offline noise seed (default 0)")
     p.add_argument("--noise", type=float, default=0.3, help="noise level from 0 to 1 (default 0.3)")
 
-    p = sub.add_parser("train", help="train a pool on one or more works",
-                       description="Train a pool of craft notes on the works. Run the same command again to "
-                                   "resume. Without --auto the terminal app opens and you review every update.")
+    p = sub.add_parser(
+        "train",
+        help="train a pool on one or more works",
+        description="Train a pool of craft notes on the works. Run the same command again to "
+        "resume. Without --auto the terminal app opens and you review every update.",
+    )
     _add_train_flags(p)
 
-    p = sub.add_parser("demo", help="train the bundled example works with the offline backend",
-                       description="Copy the bundled example works to ./runs/demo-works, write their stories "
-                                   "and train them with the offline backend into ./runs/demo.")
+    p = sub.add_parser(
+        "demo",
+        help="train the bundled example works with the offline backend",
+        description="Copy the bundled example works to ./runs/demo-works, write their stories "
+        "and train them with the offline backend into ./runs/demo.",
+    )
     p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
-    p.add_argument("--offline-latency", type=float, default=0.3, metavar="S",
-                   help="seconds each offline call takes, so the run looks live (default 0.3)")
+    p.add_argument(
+        "--offline-latency",
+        type=float,
+        default=0.3,
+        metavar="S",
+        help="seconds each offline call takes, so the run looks live (default 0.3)",
+    )
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs go (default ./runs)")
 
-    p = sub.add_parser("lint", help="check a pool's notes; exit 1 if any problem",
-                       description="Check every note of POOL against the note rules and print each problem.")
+    p = sub.add_parser(
+        "lint",
+        help="check a pool's notes; exit 1 if any problem",
+        description="Check every note of POOL against the note rules and print each problem.",
+    )
     p.add_argument("pool", type=Path, help="the pool folder (a run's memory/)")
 
     for extra in _extra_commands():
@@ -74,27 +95,58 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_train_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--work", action="append", required=True, type=Path, dest="works", metavar="DIR",
-                   help="a work folder; repeat for several works")
+    p.add_argument(
+        "--work",
+        action="append",
+        required=True,
+        type=Path,
+        dest="works",
+        metavar="DIR",
+        help="a work folder; repeat for several works",
+    )
     p.add_argument("--steps", type=int, default=3, help="steps per epoch (default 3)")
     p.add_argument("--episodes-per-step", type=int, default=2, help="episodes each step covers (default 2)")
     p.add_argument("--epochs", type=int, default=1, help="passes over the works (default 1)")
     p.add_argument("--workers", type=int, default=4, help="works running forward+loss at once (default 4)")
-    p.add_argument("--group-size", type=int, default=4,
-                   help="works per backward micro-step (default 4); 0 puts every work in one group")
+    p.add_argument(
+        "--group-size",
+        type=int,
+        default=4,
+        help="works per backward micro-step (default 4); 0 puts every work in one group",
+    )
     p.add_argument("--no-backward", action="store_true", help="freeze the pool: no backward pass, no updates")
-    p.add_argument("--init-pool", type=Path, default=None, metavar="DIR",
-                   help="start from a copy of a trained pool; with --no-backward this is the control arm")
+    p.add_argument(
+        "--init-pool",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="start from a copy of a trained pool; with --no-backward this is the control arm",
+    )
     _add_model_flags(p)
-    p.add_argument("--role-model", action="append", default=[], metavar="ROLE=MODEL",
-                   help="a model for one role (forward, loss, reduce, backward), e.g. loss=claude-haiku-5-5")
+    p.add_argument(
+        "--role-model",
+        action="append",
+        default=[],
+        metavar="ROLE=MODEL",
+        help="a model for one role (forward, loss, reduce, backward), e.g. loss=claude-haiku-5-5",
+    )
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs go (default ./runs)")
     p.add_argument("--run-id", default=None, help="the run folder's name (default: derived from the settings)")
     p.add_argument("--prompts", type=Path, default=None, metavar="DIR", help="a folder of your own prompt templates")
-    p.add_argument("--offline-latency", type=float, default=0.0, metavar="S",
-                   help="seconds each offline call takes, streamed gradually (default 0)")
-    p.add_argument("--max-cost", type=float, default=None, metavar="USD",
-                   help="stop before the next stage once the run has spent this much; resumable")
+    p.add_argument(
+        "--offline-latency",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="seconds each offline call takes, streamed gradually (default 0)",
+    )
+    p.add_argument(
+        "--max-cost",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="stop before the next stage once the run has spent this much; resumable",
+    )
     p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
 
 
@@ -119,8 +171,10 @@ def cmd_lint(args: argparse.Namespace) -> int:
     for problem in problems:
         print(problem)
     count = len(Pool(args.pool).note_paths())
-    print(f"{len(problems)} problem(s) in {count} note(s)" if problems else f"ok: {count} note(s), no problems",
-          file=sys.stderr)
+    print(
+        f"{len(problems)} problem(s) in {count} note(s)" if problems else f"ok: {count} note(s), no problems",
+        file=sys.stderr,
+    )
     return 1 if problems else 0
 
 
@@ -163,11 +217,23 @@ def _settings(args: argparse.Namespace):
             raise UsageError(f"--role-model {item!r}: use ROLE=MODEL with ROLE one of forward, loss, reduce, backward")
         role_models[role] = model
     return Settings(
-        works=args.works, steps=args.steps, episodes_per_step=args.episodes_per_step, epochs=args.epochs,
-        workers=args.workers, group_size=args.group_size, no_backward=args.no_backward, init_pool=args.init_pool,
-        backend=args.backend or default_backend(), model=args.model, role_models=role_models,
-        runs_dir=args.runs_dir, run_id=args.run_id, prompts=args.prompts, offline_latency=args.offline_latency,
-        auto=args.auto, max_cost=args.max_cost,
+        works=args.works,
+        steps=args.steps,
+        episodes_per_step=args.episodes_per_step,
+        epochs=args.epochs,
+        workers=args.workers,
+        group_size=args.group_size,
+        no_backward=args.no_backward,
+        init_pool=args.init_pool,
+        backend=args.backend or default_backend(),
+        model=args.model,
+        role_models=role_models,
+        runs_dir=args.runs_dir,
+        run_id=args.run_id,
+        prompts=args.prompts,
+        offline_latency=args.offline_latency,
+        auto=args.auto,
+        max_cost=args.max_cost,
     )
 
 
@@ -245,8 +311,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if not work.story_path.exists():
             write_atomic(work.story_path, noise_work(work, seed=0, noise=0.3))
         works.append(copy)
-    settings = Settings(works=works, backend="offline", runs_dir=args.runs_dir, run_id="demo",
-                        offline_latency=args.offline_latency, auto=args.auto, **DEMO_SETTINGS)
+    settings = Settings(
+        works=works,
+        backend="offline",
+        runs_dir=args.runs_dir,
+        run_id="demo",
+        offline_latency=args.offline_latency,
+        auto=args.auto,
+        **DEMO_SETTINGS,
+    )
     settings.check()
     print(f"demo: {len(works)} works from {target}", file=sys.stderr)
     return train(settings, make_backend("offline", offline_latency=settings.offline_latency))

@@ -26,8 +26,9 @@ def make_backend(name: str, model: str | None = None, *, offline_latency: float 
         return OfflineBackend(model, latency=offline_latency)
     if name == "anthropic":
         if not os.environ.get("ANTHROPIC_API_KEY"):
-            raise UsageError("--backend anthropic needs an API key: export ANTHROPIC_API_KEY=sk-ant-... "
-                             "(or use --backend offline)")
+            raise UsageError(
+                "--backend anthropic needs an API key: export ANTHROPIC_API_KEY=sk-ant-... (or use --backend offline)"
+            )
         from .anthropic_backend import AnthropicBackend
 
         return AnthropicBackend(model)

@@ -91,8 +91,12 @@ MOVES: tuple[Move, ...] = (
         "chrf",
     ),
 )
-MOVES_FOR_SCORE = {"speakers": ("dialogue",), "dialogue": ("dialogue", "parenthetical"),
-                   "scenes": ("scene", "transition"), "chrf": ("economy", "parenthetical", "dialogue")}
+MOVES_FOR_SCORE = {
+    "speakers": ("dialogue",),
+    "dialogue": ("dialogue", "parenthetical"),
+    "scenes": ("scene", "transition"),
+    "chrf": ("economy", "parenthetical", "dialogue"),
+}
 assert all(m.path.split("/")[0] in FOLDERS for m in MOVES)
 
 SCENE = re.compile(r"^The scene is (inside and out|inside|outside), at (.+?)(?:, by (.+?))?\.$")
@@ -203,8 +207,14 @@ class OfflineBackend:
             if number not in episodes:
                 raise BackendError(f"the story has no '## Episode {number}' section")
             script = write_episode(episodes[number], moves)
-            self._tool(request, sandbox, transcript, "create",
-                       path=str(Path(ctx["out_dir"]) / f"{number:02d}.fountain"), file_text=script)
+            self._tool(
+                request,
+                sandbox,
+                transcript,
+                "create",
+                path=str(Path(ctx["out_dir"]) / f"{number:02d}.fountain"),
+                file_text=script,
+            )
             narration.append(f"\nwrote episode {number}:\n{script}")
         return "\n".join(narration) or "no notes read"
 
@@ -246,8 +256,12 @@ class OfflineBackend:
                 totals.setdefault(name, []).append(value)
         mean = {name: sum(v) / len(v) for name, v in totals.items()}
         order = sorted(mean, key=mean.get)
-        lines = [f"# Commonality report: {', '.join(reports)}", "",
-                 "Parts from weakest to strongest, averaged over the group:", ""]
+        lines = [
+            f"# Commonality report: {', '.join(reports)}",
+            "",
+            "Parts from weakest to strongest, averaged over the group:",
+            "",
+        ]
         lines += [f"- {name}: {mean[name]:.3f}" for name in order]
         if order:
             lines += ["", f"## Common weakness: {order[0]}", "", DIAGNOSES[order[0]]]
@@ -271,8 +285,14 @@ class OfflineBackend:
                 move = next(m for m in MOVES if m.name == name)
                 if move.path in present:
                     continue
-                self._tool(request, sandbox, transcript, "create", path=str(pool / move.path),
-                           file_text=render_note(move.description, move.body))
+                self._tool(
+                    request,
+                    sandbox,
+                    transcript,
+                    "create",
+                    path=str(pool / move.path),
+                    file_text=render_note(move.description, move.body),
+                )
                 message = f"{move.path}: teach {move.name} (weakest part: {part} {mean[part]:.3f})"
                 self._tool(request, sandbox, transcript, "commit", message=message)
                 return f"The weakest part is {part} ({mean[part]:.3f}). Added {move.path}.\n"
@@ -296,20 +316,25 @@ class OfflineBackend:
     def _result(self, request: Request, text: str, transcript: list[dict] | None = None) -> CallResult:
         # Offline "tokens" are a rough count of words, so the token columns move in demos.
         usage = Usage(input_tokens=len(request.prompt.split()), output_tokens=len(text.split()))
-        return CallResult(text=text, usage=usage, cost_usd=0.0, model=self.model,
-                          transcript=transcript or [{"role": "user", "content": request.prompt},
-                                                    {"role": "assistant", "content": text}])
+        return CallResult(
+            text=text,
+            usage=usage,
+            cost_usd=0.0,
+            model=self.model,
+            transcript=transcript
+            or [{"role": "user", "content": request.prompt}, {"role": "assistant", "content": text}],
+        )
 
 
 DIAGNOSES = {
     "chrf": "The wording is far from the human episodes: connective openers and lost manner of delivery "
-            "make the text drift from what is seen and how lines are said.",
+    "make the text drift from what is seen and how lines are said.",
     "scenes": "The human episodes open their scenes with headings (INT./EXT., place, time) and cut "
-              "between them; the written ones do not mark scenes the same way.",
+    "between them; the written ones do not mark scenes the same way.",
     "speakers": "The human episodes give lines to speaking characters under their cues; in the written "
-                "ones the speakers are missing or different.",
+    "ones the speakers are missing or different.",
     "dialogue": "The share of the text that is spoken dialogue differs from the human episodes: speech is "
-                "being narrated instead of played.",
+    "being narrated instead of played.",
 }
 
 

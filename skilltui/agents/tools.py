@@ -194,7 +194,9 @@ class Sandbox:
             if command == "str_replace":
                 return self.str_replace(args["path"], args["old_str"], args.get("new_str", ""))
             if command == "insert":
-                return self.insert(args["path"], int(args["insert_line"]), args.get("insert_text", args.get("new_str", "")))
+                return self.insert(
+                    args["path"], int(args["insert_line"]), args.get("insert_text", args.get("new_str", ""))
+                )
             if command == "delete":
                 return self.delete(args["path"])
             if command == "commit":

@@ -41,8 +41,16 @@ def label_of(epoch: int, step: int, group: int, groups: int) -> str:
     return f"epoch {epoch} step {step} micro {group}/{groups}"
 
 
-async def micro_step(ctx: Context, reviewer: Reviewer, samples: list[Sample], summary: Path | None,
-                     epoch: int, step: int, group: int, groups: int) -> bool:
+async def micro_step(
+    ctx: Context,
+    reviewer: Reviewer,
+    samples: list[Sample],
+    summary: Path | None,
+    epoch: int,
+    step: int,
+    group: int,
+    groups: int,
+) -> bool:
     """Run (or resume) one micro-step through review. True when it ran, False when already done."""
     out = ctx.run.backward_dir(epoch, step, group)
     if (out / "commit.txt").exists():
@@ -61,7 +69,9 @@ async def micro_step(ctx: Context, reviewer: Reviewer, samples: list[Sample], su
     while True:
         if pending is None:
             attempt += 1
-            checked = await _attempt(ctx, pool, samples, summary, out, epoch, step, group, attempt, label, before, notes)
+            checked = await _attempt(
+                ctx, pool, samples, summary, out, epoch, step, group, attempt, label, before, notes
+            )
         else:
             checked, pending = pending, None
         decision = await _review(ctx, reviewer, samples, summary, out, epoch, step, group, attempt, label, checked)
@@ -72,19 +82,41 @@ async def micro_step(ctx: Context, reviewer: Reviewer, samples: list[Sample], su
             ref = await asyncio.to_thread(pool.keep, f"{kind}/e{epoch}-s{step}-g{group}-a{attempt}", checked["after"])
             await asyncio.to_thread(pool.reset, before)
             ctx.bus.emit(ev.PoolChanged(head=before, reason=f"{decision.action} {label}"))
-        write_json(adir / "review.json", {"decision": decision.action, "by": decision.by, "note": decision.note,
-                                          "ref": ref})
-        ctx.bus.emit(ev.DecisionMade(decision=decision.action, by=decision.by, epoch=epoch, step=step, group=group,
-                                     attempt=attempt, before=before, after=checked["after"], note=decision.note,
-                                     ref=ref))
+        write_json(
+            adir / "review.json", {"decision": decision.action, "by": decision.by, "note": decision.note, "ref": ref}
+        )
+        ctx.bus.emit(
+            ev.DecisionMade(
+                decision=decision.action,
+                by=decision.by,
+                epoch=epoch,
+                step=step,
+                group=group,
+                attempt=attempt,
+                before=before,
+                after=checked["after"],
+                note=decision.note,
+                ref=ref,
+            )
+        )
         if decision.action == "rerun":
             if decision.note.strip():
                 notes.append(decision.note.strip())
             continue
         after = checked["after"] if decision.action == "approve" else before
-        write_json(out / "commit.txt", {"before": before, "after": after, "subject": checked["subject"],
-                                        "decision": decision.action, "by": decision.by, "attempt": attempt,
-                                        "attempt_commit": checked["after"], "ref": ref})
+        write_json(
+            out / "commit.txt",
+            {
+                "before": before,
+                "after": after,
+                "subject": checked["subject"],
+                "decision": decision.action,
+                "by": decision.by,
+                "attempt": attempt,
+                "attempt_commit": checked["after"],
+                "ref": ref,
+            },
+        )
         return True
 
 
@@ -127,9 +159,20 @@ def _pending_review(pool: Pool, out: Path, attempt: int) -> dict | None:
     return None
 
 
-async def _attempt(ctx: Context, pool: Pool, samples: list[Sample], summary: Path | None, out: Path,
-                   epoch: int, step: int, group: int, attempt: int, label: str, before: str,
-                   notes: list[str]) -> dict:
+async def _attempt(
+    ctx: Context,
+    pool: Pool,
+    samples: list[Sample],
+    summary: Path | None,
+    out: Path,
+    epoch: int,
+    step: int,
+    group: int,
+    attempt: int,
+    label: str,
+    before: str,
+    notes: list[str],
+) -> dict:
     """One backward pass and its checks. Returns the checked record; raises BackwardFailed."""
     adir = out / f"attempt{attempt}"
     adir.mkdir(parents=True, exist_ok=True)
@@ -143,10 +186,15 @@ async def _attempt(ctx: Context, pool: Pool, samples: list[Sample], summary: Pat
     subject = f"train {label}"
     headers = pool.headers()
     prompt = ctx.prompts.render(
-        "backward", label=label, pool_dir=str(pool.root), headers=pool.headers_text(),
+        "backward",
+        label=label,
+        pool_dir=str(pool.root),
+        headers=pool.headers_text(),
         summary=str(summary) if summary else None,
-        samples=[s.to_dict() for s in samples], note_policy=note_policy(ctx),
-        commit_subject=subject, reviewer_notes=notes,
+        samples=[s.to_dict() for s in samples],
+        note_policy=note_policy(ctx),
+        commit_subject=subject,
+        reviewer_notes=notes,
     )
     write_atomic(adir / "prompt.md", prompt)
     loss_dir = ctx.run.loss_dir(epoch, step)
@@ -161,10 +209,18 @@ async def _attempt(ctx: Context, pool: Pool, samples: list[Sample], summary: Pat
     read_roots = [pool.root, loss_dir, *([summary] if summary else [])]
     sandbox = Sandbox(read_roots=read_roots, write_roots=[pool.root], traced=None, on_commit=on_commit)
     where = {"group": group}
-    request = ctx.request("backward", prompt, {
-        "pool": str(pool.root), "headers": headers, "summary": str(summary) if summary else None,
-        "reports": [str(s.report) for s in samples], "notes": notes,
-    }, **where)
+    request = ctx.request(
+        "backward",
+        prompt,
+        {
+            "pool": str(pool.root),
+            "headers": headers,
+            "summary": str(summary) if summary else None,
+            "reports": [str(s.report) for s in samples],
+            "notes": notes,
+        },
+        **where,
+    )
     ctx.bus.emit(ev.Stage(stage="backward", status="started", epoch=epoch, step=step, group=group, attempt=attempt))
     started = time.monotonic()
     try:
@@ -176,15 +232,44 @@ async def _attempt(ctx: Context, pool: Pool, samples: list[Sample], summary: Pat
         await _fail(ctx, pool, before, epoch, step, group, attempt, f"{label} rejected: {problem}")
     patch = await asyncio.to_thread(pool.patch, before, after)
     write_atomic(adir / "patch.diff", patch)
-    checked = {"before": before, "after": after, "subject": await asyncio.to_thread(pool.subject, after),
-               "added": changes.added, "changed": changes.changed, "removed": changes.removed, "lint": []}
+    checked = {
+        "before": before,
+        "after": after,
+        "subject": await asyncio.to_thread(pool.subject, after),
+        "added": changes.added,
+        "changed": changes.changed,
+        "removed": changes.removed,
+        "lint": [],
+    }
     write_json(adir / "checked.json", checked)
-    ctx.bus.emit(ev.Stage(stage="backward", status="finished", epoch=epoch, step=step, group=group,
-                          attempt=attempt, seconds=round(time.monotonic() - started, 3)))
-    ctx.bus.emit(ev.MicroStep(epoch=epoch, step=step, group=group, attempt=attempt, label=label, before=before,
-                              after=after, subject=checked["subject"], added=changes.added,
-                              changed=changes.changed, removed=changes.removed, lint_ok=True,
-                              patch=str(adir / "patch.diff")))
+    ctx.bus.emit(
+        ev.Stage(
+            stage="backward",
+            status="finished",
+            epoch=epoch,
+            step=step,
+            group=group,
+            attempt=attempt,
+            seconds=round(time.monotonic() - started, 3),
+        )
+    )
+    ctx.bus.emit(
+        ev.MicroStep(
+            epoch=epoch,
+            step=step,
+            group=group,
+            attempt=attempt,
+            label=label,
+            before=before,
+            after=after,
+            subject=checked["subject"],
+            added=changes.added,
+            changed=changes.changed,
+            removed=changes.removed,
+            lint_ok=True,
+            patch=str(adir / "patch.diff"),
+        )
+    )
     ctx.bus.emit(ev.PoolChanged(head=after, reason=f"commit {label}"))
     return checked
 
@@ -199,34 +284,72 @@ def _check(pool: Pool, before: str):
     changes = pool.changes(before, after)
     problems = pool.lint(changes.touched)
     if problems:
-        return f"the pool fails the linter: {problems[0]}" + (
-            f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""), changes, after
+        return (
+            f"the pool fails the linter: {problems[0]}"
+            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+            changes,
+            after,
+        )
     return None, changes, after
 
 
-async def _fail(ctx: Context, pool: Pool, before: str, epoch: int, step: int, group: int, attempt: int,
-                message: str) -> None:
+async def _fail(
+    ctx: Context, pool: Pool, before: str, epoch: int, step: int, group: int, attempt: int, message: str
+) -> None:
     head = await asyncio.to_thread(pool.head)
     if head != before:
         await asyncio.to_thread(pool.keep, f"failed/e{epoch}-s{step}-g{group}-a{attempt}", head)
     await asyncio.to_thread(pool.reset, before)
-    ctx.bus.emit(ev.Stage(stage="backward", status="failed", epoch=epoch, step=step, group=group,
-                          attempt=attempt, error=message))
+    ctx.bus.emit(
+        ev.Stage(stage="backward", status="failed", epoch=epoch, step=step, group=group, attempt=attempt, error=message)
+    )
     raise BackwardFailed(message)
 
 
-async def _review(ctx: Context, reviewer: Reviewer, samples: list[Sample], summary: Path | None, out: Path,
-                  epoch: int, step: int, group: int, attempt: int, label: str, checked: dict) -> Decision:
+async def _review(
+    ctx: Context,
+    reviewer: Reviewer,
+    samples: list[Sample],
+    summary: Path | None,
+    out: Path,
+    epoch: int,
+    step: int,
+    group: int,
+    attempt: int,
+    label: str,
+    checked: dict,
+) -> Decision:
     adir = out / f"attempt{attempt}"
     evidence = summary.read_text(encoding="utf-8") if summary else samples[0].report.read_text(encoding="utf-8")
     request = ReviewRequest(
-        run_dir=ctx.run.root, epoch=epoch, step=step, group=group, attempt=attempt, label=label,
-        works=[s.work for s in samples], before=checked["before"], after=checked["after"],
-        subject=checked["subject"], patch=(adir / "patch.diff").read_text(encoding="utf-8"), evidence=evidence,
+        run_dir=ctx.run.root,
+        epoch=epoch,
+        step=step,
+        group=group,
+        attempt=attempt,
+        label=label,
+        works=[s.work for s in samples],
+        before=checked["before"],
+        after=checked["after"],
+        subject=checked["subject"],
+        patch=(adir / "patch.diff").read_text(encoding="utf-8"),
+        evidence=evidence,
         reports={s.work: s.report.read_text(encoding="utf-8") for s in samples},
-        lint_ok=not checked["lint"], lint_problems=checked["lint"],
-        added=checked["added"], changed=checked["changed"], removed=checked["removed"],
+        lint_ok=not checked["lint"],
+        lint_problems=checked["lint"],
+        added=checked["added"],
+        changed=checked["changed"],
+        removed=checked["removed"],
     )
-    ctx.bus.emit(ev.ReviewRequested(epoch=epoch, step=step, group=group, attempt=attempt, label=label,
-                                    before=checked["before"], after=checked["after"]))
+    ctx.bus.emit(
+        ev.ReviewRequested(
+            epoch=epoch,
+            step=step,
+            group=group,
+            attempt=attempt,
+            label=label,
+            before=checked["before"],
+            after=checked["after"],
+        )
+    )
     return await reviewer.review(request)

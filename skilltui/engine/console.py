@@ -119,7 +119,9 @@ class ConsoleSink:
         elif isinstance(event, ev.Warning_):
             line = f"[warn] {event.message}"
         elif isinstance(event, ev.RunFinished):
-            line = f"=== {event.status}" + (f": {event.reason}" if event.reason else "") + f" | cost {t.cost_text()} ==="
+            line = (
+                f"=== {event.status}" + (f": {event.reason}" if event.reason else "") + f" | cost {t.cost_text()} ==="
+            )
         if line is not None:
             t.last = line
             if self.live is None:
@@ -135,7 +137,13 @@ class ConsoleSink:
         for name in ("work", "stage", "episodes", "loss", "tokens", "cost"):
             table.add_column(name, justify="right" if name in ("episodes", "loss", "tokens", "cost") else "left")
         for name, row in t.rows.items():
-            table.add_row(name, row.stage, str(row.episodes), "-" if row.loss is None else f"{row.loss:.3f}",
-                          f"{row.tokens:,}", "-" if row.cost is None else f"${row.cost:.4f}")
+            table.add_row(
+                name,
+                row.stage,
+                str(row.episodes),
+                "-" if row.loss is None else f"{row.loss:.3f}",
+                f"{row.tokens:,}",
+                "-" if row.cost is None else f"${row.cost:.4f}",
+            )
         head = Text(f"{t.where or 'starting'} | tokens {t.tokens:,} | cost {t.cost_text()}", style="bold")
         return Group(head, table)

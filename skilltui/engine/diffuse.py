@@ -115,8 +115,14 @@ def story_episodes(story: str) -> dict[int, str]:
     return episodes
 
 
-async def diffuse_with_model(work: Work, backend: Backend, prompts: Prompts, *, noise: float,
-                             on_delta: Callable[[int, str], None] = lambda n, t: None) -> str:
+async def diffuse_with_model(
+    work: Work,
+    backend: Backend,
+    prompts: Prompts,
+    *,
+    noise: float,
+    on_delta: Callable[[int, str], None] = lambda n, t: None,
+) -> str:
     """The story retold by a model, one call per episode, under headings the engine writes itself.
 
     One call per episode keeps every retelling findable by its number whatever the model
@@ -124,10 +130,20 @@ async def diffuse_with_model(work: Work, backend: Backend, prompts: Prompts, *, 
     """
     parts = [f"# {work.meta.get('title', work.name)}\n"]
     for number in work.episodes:
-        prompt = prompts.render("diffuse", number=number, title=work.meta.get("title", work.name),
-                                noise=noise, episode=work.episode_text(number))
-        request = Request(role="diffuse", prompt=prompt, system=prompts.render("system", role="diffuse"),
-                          model=backend.model, on_delta=lambda text, n=number: on_delta(n, text))
+        prompt = prompts.render(
+            "diffuse",
+            number=number,
+            title=work.meta.get("title", work.name),
+            noise=noise,
+            episode=work.episode_text(number),
+        )
+        request = Request(
+            role="diffuse",
+            prompt=prompt,
+            system=prompts.render("system", role="diffuse"),
+            model=backend.model,
+            on_delta=lambda text, n=number: on_delta(n, text),
+        )
         result = await backend.text(request)
         prose = EPISODE_HEADING.sub("", result.text).strip()
         if not prose:

@@ -58,16 +58,29 @@ class Outcome:
 class Trainer:
     """Trains one opened run. `await trainer.train()` runs it to the end, a stop or a failure."""
 
-    def __init__(self, opened: OpenedRun, backend: Backend, reviewer: Reviewer, bus: ev.EventBus,
-                 secrets: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        opened: OpenedRun,
+        backend: Backend,
+        reviewer: Reviewer,
+        bus: ev.EventBus,
+        secrets: list[str] | None = None,
+    ) -> None:
         self.opened = opened
         self.run = opened.run
         self.settings = opened.settings
         self.works = sorted(opened.works, key=lambda w: w.name)
         self.reviewer = reviewer
         self.bus = bus
-        self.ctx = Context(self.run, self.settings, backend, opened.prompts, bus, secrets=list(secrets or []),
-                           spent=_spent_so_far(opened))
+        self.ctx = Context(
+            self.run,
+            self.settings,
+            backend,
+            opened.prompts,
+            bus,
+            secrets=list(secrets or []),
+            spent=_spent_so_far(opened),
+        )
         self._running = asyncio.Event()
         self._running.set()
         self._stop_reason: str | None = None
@@ -106,8 +119,15 @@ class Trainer:
 
     async def train(self) -> Outcome:
         s = self.settings
-        self.bus.emit(ev.RunStarted(run_id=self.run.id, run_dir=str(self.run.root), works=[w.name for w in self.works],
-                                    config=self.opened.config, resumed=self.opened.resumed))
+        self.bus.emit(
+            ev.RunStarted(
+                run_id=self.run.id,
+                run_dir=str(self.run.root),
+                works=[w.name for w in self.works],
+                config=self.opened.config,
+                resumed=self.opened.resumed,
+            )
+        )
         epochs_done = 0
         try:
             for epoch in range(s.epochs):
@@ -126,16 +146,20 @@ class Trainer:
         return self._finish("finished", "", epochs_done)
 
     def _finish(self, status: str, reason: str, epochs_done: int) -> Outcome:
-        self.bus.emit(ev.RunFinished(status=status, reason=reason, epochs_done=epochs_done,
-                                     cost_usd=round(self.ctx.spent, 6)))
+        self.bus.emit(
+            ev.RunFinished(status=status, reason=reason, epochs_done=epochs_done, cost_usd=round(self.ctx.spent, 6))
+        )
         return Outcome(status, reason)
 
     async def _step(self, epoch: int, step: int, first: int, last: int, active: list[Work]) -> None:
         # Groups come from the works that were scheduled, not those that succeeded, so a
         # resumed run rebuilds the same groups whatever failed the first time.
         groups = make_groups([w.name for w in active], self.settings.group_size)
-        self.bus.emit(ev.StepStarted(epoch=epoch, step=step, first=first, last=last,
-                                     works=[w.name for w in active], groups=groups))
+        self.bus.emit(
+            ev.StepStarted(
+                epoch=epoch, step=step, first=first, last=last, works=[w.name for w in active], groups=groups
+            )
+        )
         limit = asyncio.Semaphore(self.settings.workers)
 
         async def one(work: Work) -> Sample | None:
@@ -151,8 +175,11 @@ class Trainer:
             for group, names in enumerate(groups, 1):
                 samples = [done[n] for n in names if n in done]
                 if not samples:
-                    self.bus.emit(ev.Warning_(message=f"epoch {epoch} step {step} group {group}: every work "
-                                                      "failed; no micro-step"))
+                    self.bus.emit(
+                        ev.Warning_(
+                            message=f"epoch {epoch} step {step} group {group}: every work failed; no micro-step"
+                        )
+                    )
                     continue
                 await self._backward(samples, epoch, step, group, len(groups))
         mean = sum(s.loss for s in done.values()) / len(done)
@@ -201,11 +228,24 @@ class Trainer:
         if not ran:
             self._stage("backward", "skipped", epoch, step, group=group)
 
-    def _stage(self, stage: str, status: str, epoch: int, step: int, *, work: str | None = None,
-               group: int | None = None, started: float | None = None, error: str | None = None) -> None:
+    def _stage(
+        self,
+        stage: str,
+        status: str,
+        epoch: int,
+        step: int,
+        *,
+        work: str | None = None,
+        group: int | None = None,
+        started: float | None = None,
+        error: str | None = None,
+    ) -> None:
         seconds = round(time.monotonic() - started, 3) if started is not None else None
-        self.bus.emit(ev.Stage(stage=stage, status=status, epoch=epoch, step=step, work=work, group=group,
-                               seconds=seconds, error=error))
+        self.bus.emit(
+            ev.Stage(
+                stage=stage, status=status, epoch=epoch, step=step, work=work, group=group, seconds=seconds, error=error
+            )
+        )
 
 
 def _spent_so_far(opened: OpenedRun) -> float:

@@ -96,9 +96,7 @@ def combine(scores: dict[str, float]) -> float:
 def score_step(written: dict[int, str | None], human: dict[int, str]) -> dict[str, object]:
     """Scores of a work-step: the mean of each part over its episodes, per episode and the loss."""
     per_episode = {n: score_episode(written.get(n), human[n]) for n in sorted(human)}
-    mean = {
-        name: round(sum(s[name] for s in per_episode.values()) / len(per_episode), 4) for name in WEIGHTS
-    }
+    mean = {name: round(sum(s[name] for s in per_episode.values()) / len(per_episode), 4) for name in WEIGHTS}
     human_shapes = {n: shape(human[n]) for n in human}
     written_shapes = {n: shape(t) if t else None for n, t in written.items()}
     return {

@@ -103,7 +103,7 @@ def open_run(settings: Settings) -> OpenedRun:
         for work in works:
             _check_story_unchanged(run, work)
     if settings.init_pool and not resumed:
-        _check_init_pool(Path(settings.init_pool))
+        donor_notes(Path(settings.init_pool))
 
     run.root.mkdir(parents=True, exist_ok=True)
     lock = RunLock(run.root)

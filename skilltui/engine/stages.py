@@ -57,14 +57,25 @@ class Context:
         if result.cost_usd is not None:
             self.spent += result.cost_usd
         u = result.usage
-        self.bus.emit(ev.Call(
-            role=role, backend=self.backend.name, model=result.model or self.settings.model_for(role),
-            input_tokens=u.input_tokens, output_tokens=u.output_tokens,
-            cache_write_tokens=u.cache_write_tokens, cache_read_tokens=u.cache_read_tokens,
-            cost_usd=result.cost_usd, seconds=round(seconds, 3), transcript=str(transcript), **where,
-        ))
+        self.bus.emit(
+            ev.Call(
+                role=role,
+                backend=self.backend.name,
+                model=result.model or self.settings.model_for(role),
+                input_tokens=u.input_tokens,
+                output_tokens=u.output_tokens,
+                cache_write_tokens=u.cache_write_tokens,
+                cache_read_tokens=u.cache_read_tokens,
+                cost_usd=result.cost_usd,
+                seconds=round(seconds, 3),
+                transcript=str(transcript),
+                **where,
+            )
+        )
 
-    def save_transcript(self, path: Path, request: Request, result: CallResult | None, error: str | None = None) -> None:
+    def save_transcript(
+        self, path: Path, request: Request, result: CallResult | None, error: str | None = None
+    ) -> None:
         """Every call's prompt and transcript, kept with secrets redacted, whether it worked or not."""
         record = {
             "role": request.role,
@@ -79,7 +90,9 @@ class Context:
         }
         write_atomic(path, json.dumps(redact(record, secrets=self.secrets), indent=1, ensure_ascii=False, default=str))
 
-    async def call(self, request: Request, transcript: Path, sandbox: Sandbox | None = None, **where: Any) -> CallResult:
+    async def call(
+        self, request: Request, transcript: Path, sandbox: Sandbox | None = None, **where: Any
+    ) -> CallResult:
         """One backend call with its transcript saved and its usage emitted, success or failure."""
         started = time.monotonic()
         try:
@@ -105,8 +118,15 @@ class Context:
         def on_tool(tool: str, path: str, ok: bool, error: str | None) -> None:
             self.bus.emit(ev.ToolUsed(role=role, tool=tool, path=path, ok=ok, error=error, **where))
 
-        return Request(role=role, prompt=prompt, system=self.prompts.render("system", role=role),
-                       model=self.settings.model_for(role), context=context, on_delta=on_delta, on_tool=on_tool)
+        return Request(
+            role=role,
+            prompt=prompt,
+            system=self.prompts.render("system", role=role),
+            model=self.settings.model_for(role),
+            context=context,
+            on_delta=on_delta,
+            on_tool=on_tool,
+        )
 
 
 @dataclass
@@ -149,16 +169,38 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
     headers = pool.headers()
     story = ctx.run.story_path(work.name)
     prompt = ctx.prompts.render(
-        "forward", work=work.name, meta=work.meta, first=first, last=last, story_path=str(story),
-        pool_dir=str(pool.root), scripts_dir=str(scripts), headers=pool.headers_text(),
+        "forward",
+        work=work.name,
+        meta=work.meta,
+        first=first,
+        last=last,
+        story_path=str(story),
+        pool_dir=str(pool.root),
+        scripts_dir=str(scripts),
+        headers=pool.headers_text(),
         note_policy=note_policy(ctx),
     )
     write_atomic(out / "prompt.md", prompt)
-    sandbox = Sandbox(read_roots=[story, pool.root], write_roots=[scripts],
-                      denied=[work.root, ctx.run.loss_dir(epoch, step), pool.root / ".git"], traced=pool.root)
+    sandbox = Sandbox(
+        read_roots=[story, pool.root],
+        write_roots=[scripts],
+        denied=[work.root, ctx.run.loss_dir(epoch, step), pool.root / ".git"],
+        traced=pool.root,
+    )
     where = {"work": work.name}
-    request = ctx.request("forward", prompt, {"story": str(story), "pool": str(pool.root), "out_dir": str(scripts),
-                                              "first": first, "last": last, "headers": headers}, **where)
+    request = ctx.request(
+        "forward",
+        prompt,
+        {
+            "story": str(story),
+            "pool": str(pool.root),
+            "out_dir": str(scripts),
+            "first": first,
+            "last": last,
+            "headers": headers,
+        },
+        **where,
+    )
     seen: set[int] = set()
     inner_tool = request.on_tool
 
@@ -167,8 +209,9 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         match = EPISODE_FILE.match(os.path.basename(path))
         if ok and tool == "create" and match and int(match.group(1)) not in seen:
             seen.add(int(match.group(1)))
-            ctx.bus.emit(ev.EpisodeWritten(epoch=epoch, step=step, work=work.name,
-                                           episode=int(match.group(1)), path=path))
+            ctx.bus.emit(
+                ev.EpisodeWritten(epoch=epoch, step=step, work=work.name, episode=int(match.group(1)), path=path)
+            )
 
     request.on_tool = on_tool
     result = await ctx.call(request, out / "transcript.json", sandbox, epoch=epoch, step=step, **where)
@@ -176,10 +219,14 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
     missing = [n for n in range(first, last + 1) if not written.get(n, "").strip()]
     write_json(out / "reads.json", sandbox.reads)
     if missing:
-        raise StageError(f"the writer did not write episode{'s' if len(missing) > 1 else ''} "
-                         f"{', '.join(map(str, missing))} of {work.name}")
-    write_json(out / "done.json", {"episodes": sorted(written), "reads": sandbox.reads,
-                                   "turns": result.turns, "cost_usd": result.cost_usd})
+        raise StageError(
+            f"the writer did not write episode{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(map(str, missing))} of {work.name}"
+        )
+    write_json(
+        out / "done.json",
+        {"episodes": sorted(written), "reads": sandbox.reads, "turns": result.turns, "cost_usd": result.cost_usd},
+    )
     return True
 
 
@@ -196,19 +243,27 @@ async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last
     human = {n: work.episode_text(n) for n in range(first, last + 1)}
     scores = await asyncio.to_thread(score_step, written, human)
     prompt = ctx.prompts.render(
-        "loss", work=work.name, first=first, last=last, scores=scores,
+        "loss",
+        work=work.name,
+        first=first,
+        last=last,
+        scores=scores,
         episodes=[{"number": n, "human": human[n], "written": written.get(n, "")} for n in sorted(human)],
     )
     where = {"work": work.name}
     request = ctx.request("loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores}, **where)
-    result = await ctx.call(request, run.loss_dir(epoch, step) / f"{work.name}.transcript.json", epoch=epoch,
-                            step=step, **where)
+    result = await ctx.call(
+        request, run.loss_dir(epoch, step) / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
+    )
     if not result.text.strip():
         raise StageError(f"the judge wrote an empty loss report for {work.name}")
     write_atomic(report, _with_scores(result.text, scores))
     write_json(scores_path, scores)
-    ctx.bus.emit(ev.Loss(epoch=epoch, step=step, work=work.name, loss=scores["loss"],
-                         scores=scores["scores"], report=str(report)))
+    ctx.bus.emit(
+        ev.Loss(
+            epoch=epoch, step=step, work=work.name, loss=scores["loss"], scores=scores["scores"], report=str(report)
+        )
+    )
     return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
 
 
@@ -217,9 +272,11 @@ def _with_scores(report: str, scores: dict[str, Any]) -> str:
     if "<!-- scores:" in report:
         return report if report.endswith("\n") else report + "\n"
     table = "\n".join(f"| {name} | {value:.3f} |" for name, value in scores["scores"].items())
-    return (f"{report.rstrip()}\n\n## Scores computed by the engine\n\nLoss {scores['loss']:.3f}.\n\n"
-            f"| part | similarity |\n|---|---|\n{table}\n\n"
-            f"<!-- scores: {json.dumps(scores['scores'], sort_keys=True)} -->\n")
+    return (
+        f"{report.rstrip()}\n\n## Scores computed by the engine\n\nLoss {scores['loss']:.3f}.\n\n"
+        f"| part | similarity |\n|---|---|\n{table}\n\n"
+        f"<!-- scores: {json.dumps(scores['scores'], sort_keys=True)} -->\n"
+    )
 
 
 async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, group: int) -> tuple[Path, bool]:
@@ -240,5 +297,11 @@ async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, gro
 
 def note_policy(ctx: Context) -> str:
     """The rules a note must follow, rendered for the prompts of every role that reads or writes notes."""
-    return ctx.prompts.render("note_policy", folders=FOLDERS, body_heading=BODY_HEADING, max_lines=MAX_LINES,
-                              max_body_chars=MAX_BODY_CHARS, max_description_chars=MAX_DESCRIPTION_CHARS)
+    return ctx.prompts.render(
+        "note_policy",
+        folders=FOLDERS,
+        body_heading=BODY_HEADING,
+        max_lines=MAX_LINES,
+        max_body_chars=MAX_BODY_CHARS,
+        max_description_chars=MAX_DESCRIPTION_CHARS,
+    )
