@@ -122,7 +122,8 @@ def lint_note(rel: str, text: str) -> list[str]:
 
 def render_note(description: str, body: str) -> str:
     """A well-formed note from its parts: what every writer of notes should produce."""
-    return f"---\ndescription: {yaml.safe_dump(description, width=10_000).strip().removesuffix('...').strip()}\n---\n{BODY_HEADING}\n\n{body.strip()}\n"
+    line = yaml.safe_dump(description, width=10_000).strip().removesuffix("...").strip()
+    return f"---\ndescription: {line}\n---\n{BODY_HEADING}\n\n{body.strip()}\n"
 
 
 class Pool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from .pool import donor_notes
 from .prompts import Prompts
 from .run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
 from .works import Work, load_works
