@@ -1,0 +1,482 @@
+"""The `anthropic` backend: every stage of training run by Claude through the Messages API.
+
+`text(request)` answers diffuse, loss and reduce with one streamed answer; `agent(request,
+sandbox)` runs forward (the writer) and backward (the pool editor) as a tool-use loop over
+the project's file tools, so the model touches disk only through the `Sandbox` and its
+roots. Select it with `--backend anthropic` (the default when `ANTHROPIC_API_KEY` is set).
+
+What it owns, and why:
+
+- Streaming: text deltas go to `request.on_delta` as they arrive, so the app shows the
+  writer and the judge live. Tool calls go to `request.on_tool`.
+- Tools: Anthropic's text editor tool (`text_editor_20250728`, called
+  `str_replace_based_edit_tool`: view / create / str_replace / insert), declared as the
+  schema-less tool the API defines. Claude models are trained on exactly that tool, its
+  command names and its argument names (including `insert_text`), so they use it with
+  fewer malformed calls than any look-alike JSON-schema tool; the API adds no server-side
+  behaviour to it, the calls still come back to us as ordinary `tool_use` blocks and run in
+  our sandbox. A `delete_file` tool covers what the editor lacks, and `commit` (backward
+  only) records the micro-step. A refused call goes back as an `is_error` tool result the
+  model can act on; it never ends the call.
+- Caching: the stable prefix (tool definitions, system prompt, the first prompt with the
+  pool headers and the story) carries `cache_control` breakpoints, and the latest turn
+  carries a rolling one, so every later turn of an agent and every other work of the
+  same step reads that prefix from the cache at a tenth of the price (or less).
+- Accounting: each API request's usage (input, output, cache writes, cache reads) is
+  priced on its own by `pricing.cost_usd` and summed into the call's `CallResult`. An
+  unknown model has `cost_usd=None`: tokens, never an invented price.
+- Failures: the SDK's own retries are off (`max_retries=0`) so the policy is one place:
+  429, 529, 5xx, overloaded/api errors inside a stream and dropped connections are
+  retried with capped exponential backoff that honours `retry-after`; 401/403 (the key)
+  402 (billing) and 404 (the model) raise `FatalBackendError` with one clear line, because
+  no other work could succeed either; anything else raises `BackendError`, which costs
+  only that work. The per-call timeout and the turn bound also raise `BackendError`.
+  Every raised error carries `.partial`, a `CallResult` with the usage, cost and
+  transcript up to the failure, because a failed call was still paid for.
+- Records: `CallResult.transcript` is the whole conversation as JSON-able dicts (request,
+  each response's content blocks, each tool call and result, retries, usage and cost),
+  passed through `redact` so neither the key nor anything shaped like one is in it. The
+  backend never writes files; the engine stores the transcript in the run.
+
+Assistant turns are echoed back exactly as received, thinking blocks and signatures
+included: newer models put thinking blocks between tool calls and the API rejects a
+conversation whose thinking was altered.
+
+Try it on its own (needs a key or the fake server from the test suite):
+`python -m skilltui.agents.anthropic_backend "Say hello"`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+import httpx2
+
+from ..errors import UsageError
+from . import pricing
+from .base import BackendError, CallResult, FatalBackendError, Request, Usage
+from .redact import redact
+from .tools import MAX_VIEW_CHARS, Sandbox, ToolError
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_MAX_TOKENS = 32_000
+KEY_HELP = (
+    "--backend anthropic needs an API key: export ANTHROPIC_API_KEY=sk-ant-... "
+    "(create one at https://console.anthropic.com/settings/keys), or use --backend offline"
+)
+
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+
+EDITOR_TOOL_NAME = "str_replace_based_edit_tool"
+EDITOR_TOOL: dict[str, Any] = {
+    "type": "text_editor_20250728",
+    "name": EDITOR_TOOL_NAME,
+    "max_characters": MAX_VIEW_CHARS,
+}
+DELETE_TOOL: dict[str, Any] = {
+    "name": "delete_file",
+    "description": (
+        "Delete one file you are allowed to write, for example a note that should no longer "
+        "exist. Folders cannot be deleted. The text editor tool cannot delete; use this."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "The file to delete."}},
+        "required": ["path"],
+    },
+}
+COMMIT_TOOL: dict[str, Any] = {
+    "name": "commit",
+    "description": (
+        "Record all your edits as exactly one git commit with this message. Call it once, "
+        "after your last edit; the message says what changed and why. With no edits it "
+        "records an empty commit, which means nothing was worth changing."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "The commit message."}},
+        "required": ["message"],
+    },
+}
+# Tool name -> sandbox command; None means "the command is in the input".
+_COMMANDS: dict[str, str | None] = {EDITOR_TOOL_NAME: None, "delete_file": "delete", "commit": "commit"}
+
+# Statuses worth another attempt: rate limits, timeouts, conflicts, overload and server errors.
+_RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
+# Error types that arrive inside a 200 stream and are transient.
+_RETRY_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+# A retry-after longer than this is not waited out inside one call.
+MAX_RETRY_AFTER = 600.0
+
+
+@dataclass
+class _Failure:
+    retryable: bool
+    message: str
+    wait: float | None = None
+
+
+@dataclass
+class _Call:
+    """The accounting and the record of one `text` or `agent` call, built up turn by turn."""
+
+    model: str
+    secrets: list[str]
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = 0.0
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    turns: int = 0
+    priced: bool = True
+
+    def add_turn(self, message: Any) -> tuple[Usage, float | None]:
+        u = message.usage
+        turn = Usage(
+            input_tokens=u.input_tokens or 0,
+            output_tokens=u.output_tokens or 0,
+            cache_write_tokens=u.cache_creation_input_tokens or 0,
+            cache_read_tokens=u.cache_read_input_tokens or 0,
+        )
+        self.usage.add(turn)
+        self.turns += 1
+        cost = pricing.cost_usd(self.model, turn)
+        if cost is None:
+            self.priced = False
+            self.cost_usd = None
+        elif self.priced:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+        return turn, cost
+
+    def record(self, entry: dict[str, Any]) -> None:
+        self.transcript.append(redact(entry, self.secrets))
+
+    def result(self, text: str) -> CallResult:
+        self.record({"event": "result", "text": text, "turns": self.turns,
+                     "usage": _usage_dict(self.usage), "cost_usd": self.cost_usd})
+        return CallResult(text=redact(text, self.secrets), usage=self.usage, cost_usd=self.cost_usd,
+                          model=self.model, transcript=self.transcript, turns=max(self.turns, 1))
+
+    def fail(self, message: str, *, fatal: bool = False) -> BackendError:
+        """The error to raise, with what the call cost so far attached as `.partial`."""
+        message = redact(message, self.secrets)
+        self.record({"event": "error", "message": message, "fatal": fatal, "turns": self.turns,
+                     "usage": _usage_dict(self.usage), "cost_usd": self.cost_usd})
+        error = (FatalBackendError if fatal else BackendError)(message)
+        error.partial = CallResult(text="", usage=self.usage, cost_usd=self.cost_usd, model=self.model,  # type: ignore[attr-defined]
+                                   transcript=self.transcript, turns=self.turns)
+        return error
+
+
+class AnthropicBackend:
+    """Claude through the Messages API. One instance serves every role and every work.
+
+    `model` is the default for calls whose `request.model` is None. `backoff_base` and
+    `backoff_cap` (seconds) shape the retry waits: attempt n waits about
+    `min(cap, base * 2**n)`, with jitter so concurrent works do not retry in lockstep.
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 6,
+        timeout: float = 600.0,
+        backoff_base: float = 1.0,
+        backoff_cap: float = 60.0,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> None:
+        key = (api_key or os.environ.get("ANTHROPIC_API_KEY") or "").strip()
+        if not key:
+            raise UsageError(KEY_HELP)
+        self.model = model or DEFAULT_MODEL
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self.max_tokens = max_tokens
+        self._api_key = key
+        self._base_url = base_url
+
+    @property
+    def _secrets(self) -> list[str]:
+        return [self._api_key]
+
+    def _client(self) -> anthropic.AsyncAnthropic:
+        """A client for one call. Made per call, inside the running loop, because an async
+        HTTP pool belongs to the event loop that opened it and the engine may run several."""
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=self.timeout
+        )
+
+    # -- the two entry points -------------------------------------------------------------------
+
+    async def text(self, request: Request) -> CallResult:
+        """One streamed answer, no tools (diffuse, loss, reduce)."""
+        call = _Call(model=request.model or self.model, secrets=self._secrets)
+        params = self._params(call.model, request, tools=None)
+        params["messages"] = [{"role": "user", "content": [{"type": "text", "text": request.prompt}]}]
+        call.record({"event": "request", "role": request.role, **_loggable(params)})
+        try:
+            async with asyncio.timeout(request.timeout), self._client() as client:
+                message = await self._turn(client, params, call, request)
+        except TimeoutError:
+            raise call.fail(f"the {request.role} call took longer than {request.timeout:g}s") from None
+        content = [_block_dict(b) for b in message.content]
+        if message.stop_reason == "max_tokens":
+            raise call.fail(
+                f"the {request.role} answer was cut off at max_tokens={self.max_tokens}; "
+                "raise max_tokens or shorten the task") from None
+        if message.stop_reason == "refusal":
+            raise call.fail(f"the model declined the {request.role} task (stop_reason=refusal)") from None
+        return call.result(_text_of(content))
+
+    async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
+        """A tool-use loop over the sandbox's file tools until the model ends its turn."""
+        call = _Call(model=request.model or self.model, secrets=self._secrets)
+        tools = [dict(EDITOR_TOOL), dict(DELETE_TOOL)]
+        if sandbox.on_commit is not None:
+            tools.append(dict(COMMIT_TOOL))
+        tools[-1]["cache_control"] = EPHEMERAL
+        params = self._params(call.model, request, tools=tools)
+        messages: list[dict[str, Any]] = [{
+            "role": "user",
+            "content": [{"type": "text", "text": request.prompt, "cache_control": EPHEMERAL}],
+        }]
+        params["messages"] = messages
+        call.record({"event": "request", "role": request.role, **_loggable(params)})
+        try:
+            async with asyncio.timeout(request.timeout), self._client() as client:
+                return await self._loop(client, params, messages, call, request, sandbox)
+        except TimeoutError:
+            raise call.fail(
+                f"the {request.role} agent took longer than {request.timeout:g}s "
+                f"({call.turns} turns)") from None
+
+    # -- the agent loop -------------------------------------------------------------------------
+
+    async def _loop(self, client: anthropic.AsyncAnthropic, params: dict[str, Any],
+                    messages: list[dict[str, Any]], call: _Call, request: Request,
+                    sandbox: Sandbox) -> CallResult:
+        rolling: dict[str, Any] | None = None  # the block carrying the moving cache breakpoint
+        for _ in range(request.max_turns):
+            message = await self._turn(client, params, call, request)
+            content = [_block_dict(b) for b in message.content]
+            messages.append({"role": "assistant", "content": content})
+            stop = message.stop_reason
+            uses = [b for b in content if b.get("type") == "tool_use"]
+            if stop == "refusal":
+                raise call.fail(f"the model declined the {request.role} task (stop_reason=refusal)")
+            if stop == "model_context_window_exceeded":
+                raise call.fail(f"the {request.role} conversation outgrew the model's context window "
+                                f"after {call.turns} turns")
+            if stop == "pause_turn":
+                continue  # the API paused a long turn; sending it back as is resumes it
+            if uses:
+                cut = uses[-1] if stop == "max_tokens" and content[-1] is uses[-1] else None
+                results = [await self._run_tool(b, sandbox, call, request, cut=b is cut) for b in uses]
+            elif stop == "max_tokens":
+                results = [{"type": "text", "text": (
+                    "Your answer was cut off at the output limit. Continue with tool calls, "
+                    "and keep each call small enough to fit.")}]
+            else:
+                return call.result(_text_of(content))
+            if rolling is not None:
+                rolling.pop("cache_control", None)
+            rolling = results[-1]
+            rolling["cache_control"] = EPHEMERAL
+            messages.append({"role": "user", "content": results})
+        raise call.fail(f"the {request.role} agent did not finish within {request.max_turns} turns")
+
+    async def _run_tool(self, block: dict[str, Any], sandbox: Sandbox, call: _Call,
+                        request: Request, *, cut: bool) -> dict[str, Any]:
+        name = block.get("name", "")
+        args = block.get("input") if isinstance(block.get("input"), dict) else {}
+        known = name in _COMMANDS
+        # The editor names its command in the input; the other tools are one command each.
+        command = (_COMMANDS[name] or str(args.get("command", ""))) if known else ""
+        label = command or name
+        path = str(args.get("path", ""))
+        ok, error = True, None
+        if cut:
+            ok, output = False, (
+                "This call was cut off at the output limit before it was complete, so it was not "
+                "run. Write in smaller pieces: create the file with a first part, then insert the rest.")
+        elif not known:
+            ok, output = False, f"unknown tool {name!r}; use {', '.join(_COMMANDS)}"
+        else:
+            try:
+                # Off the event loop: the commit tool runs git, and the app must not stall.
+                output = await asyncio.to_thread(sandbox.run, command, args)
+            except (ToolError, ValueError, TypeError, OSError) as exc:
+                ok, output = False, str(exc) or type(exc).__name__
+        if not ok:
+            error = output
+        request.on_tool(label, path, ok, error)
+        call.record({"event": "tool", "turn": call.turns, "id": block.get("id"), "name": name,
+                     "input": args, "ok": ok, "result": output})
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.get("id"),
+                                  "content": redact(output, call.secrets)}
+        if not ok:
+            result["is_error"] = True
+        return result
+
+    # -- one API request, with retries ----------------------------------------------------------
+
+    async def _turn(self, client: anthropic.AsyncAnthropic, params: dict[str, Any], call: _Call,
+                    request: Request) -> Any:
+        """One streamed Messages request, retried on transient failures. Returns the final Message."""
+        attempt = 0
+        while True:
+            streamed = False
+            started = time.monotonic()
+            try:
+                async with client.messages.stream(**params) as stream:
+                    async for event in stream:
+                        if event.type == "text" and event.text:
+                            streamed = True
+                            request.on_delta(event.text)
+                    message = await stream.get_final_message()
+            except anthropic.APIStatusError as exc:
+                failure = self._classify(exc, call)
+            except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+                failure = _Failure(True, f"the connection failed ({type(exc).__name__}: {exc})")
+            else:
+                turn_usage, cost = call.add_turn(message)
+                call.record({
+                    "event": "response", "turn": call.turns, "attempts": attempt + 1,
+                    "model": getattr(message, "model", call.model), "stop_reason": message.stop_reason,
+                    "content": [_block_dict(b) for b in message.content],
+                    "usage": _usage_dict(turn_usage), "cost_usd": cost,
+                    "seconds": round(time.monotonic() - started, 3),
+                })
+                return message
+            if not failure.retryable:
+                raise call.fail(failure.message, fatal=False) from None
+            if attempt >= self.max_retries:
+                raise call.fail(f"{failure.message}; gave up after {attempt + 1} attempts") from None
+            wait = failure.wait if failure.wait is not None else self._backoff(attempt)
+            call.record({"event": "retry", "turn": call.turns + 1, "attempt": attempt + 1,
+                         "error": failure.message, "wait_seconds": round(wait, 3)})
+            if streamed:
+                request.on_delta(f"\n[{failure.message}; retrying]\n")
+            await asyncio.sleep(wait)
+            attempt += 1
+
+    def _classify(self, exc: anthropic.APIStatusError, call: _Call) -> _Failure:
+        """Decide what an error status means. Fatal ones raise here; the rest say whether to retry."""
+        status = exc.status_code
+        kind = exc.type or ""
+        detail = redact(exc.api_message or str(exc), call.secrets)
+        if status == 401:
+            raise call.fail("the API rejected the key (401): check ANTHROPIC_API_KEY", fatal=True) from None
+        if status == 403:
+            raise call.fail(f"the API refused this key (403 {kind}: {detail}): check the key's "
+                            "workspace and permissions", fatal=True) from None
+        if status == 402 or kind == "billing_error":
+            raise call.fail(f"the API refused for billing reasons ({status}: {detail}): check the "
+                            "account's credit", fatal=True) from None
+        if status == 404:
+            raise call.fail(f"the API does not know model {call.model!r} (404: {detail}): check "
+                            "--model and the per-role models", fatal=True) from None
+        should = exc.response.headers.get("x-should-retry") if exc.response is not None else None
+        retryable = status in _RETRY_STATUSES or status >= 500 or kind in _RETRY_TYPES
+        if should in ("true", "false"):
+            retryable = should == "true"
+        label = kind or "error"
+        message = f"the API answered {status} {label}: {detail}" if status != 200 else \
+            f"the API stream broke off with {label}: {detail}"
+        return _Failure(retryable, message, _retry_after(exc.response))
+
+    def _backoff(self, attempt: int) -> float:
+        ceiling = min(self.backoff_cap, self.backoff_base * (2**attempt))
+        return ceiling * (0.5 + random.random() / 2)
+
+    # -- request parameters ---------------------------------------------------------------------
+
+    def _params(self, model: str, request: Request, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": model, "max_tokens": self.max_tokens}
+        if request.system:
+            params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
+        if tools:
+            params["tools"] = tools
+        return params
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _block_dict(block: Any) -> dict[str, Any]:
+    """A content block as the API sent it, ready to be sent back unchanged."""
+    if isinstance(block, dict):
+        return block
+    return block.to_dict(mode="json", exclude_unset=True, exclude_none=True)
+
+
+def _text_of(content: list[dict[str, Any]]) -> str:
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def _usage_dict(usage: Usage) -> dict[str, int]:
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cache_write_tokens": usage.cache_write_tokens, "cache_read_tokens": usage.cache_read_tokens}
+
+
+def _loggable(params: dict[str, Any]) -> dict[str, Any]:
+    """The request as the transcript keeps it: everything sent, messages as they were at the start."""
+    return {k: (list(v) if isinstance(v, list) else v) for k, v in params.items()}
+
+
+def _retry_after(response: httpx2.Response | None) -> float | None:
+    """The server's requested wait in seconds (retry-after-ms, retry-after seconds or date), capped."""
+    if response is None:
+        return None
+    headers = response.headers
+    wait: float | None = None
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            wait = float(ms) / 1000
+        except ValueError:
+            wait = None
+    if wait is None and (value := headers.get("retry-after")) is not None:
+        try:
+            wait = float(value)
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(value) if value else None
+            if parsed is not None:
+                wait = parsed.timestamp() - time.time()
+    if wait is None or wait < 0:
+        return None
+    return min(wait, MAX_RETRY_AFTER)
+
+
+def _print_delta(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _main(argv: list[str]) -> int:
+    prompt = " ".join(argv) or "Say hello in five words."
+    try:
+        backend = AnthropicBackend(base_url=os.environ.get("ANTHROPIC_BASE_URL"))
+        result = asyncio.run(backend.text(Request(role="diffuse", prompt=prompt, on_delta=_print_delta)))
+    except (UsageError, BackendError) as exc:
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, UsageError) else 1
+    cost = f"${result.cost_usd:.6f}" if result.cost_usd is not None else "no price"
+    print(f"\n[{result.model}: {result.usage.total} tokens, {cost}]")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

@@ -1,0 +1,64 @@
+"""Scrub API keys out of anything a run keeps: transcripts, error messages, events.
+
+A run folder is meant to be shared ("explainable after the data moved on"), so no key
+may land in it. Backends pass every transcript and every error message through
+`redact` before handing it to the engine. Two nets, because either alone leaks:
+
+- the actual secrets the process holds (the key it was given), whatever their shape, so a
+  key in an unusual format (a gateway token) is still caught;
+- anything shaped like an Anthropic key (`sk-ant-...`), so a key the model or a server
+  echoed back, or one pasted into a story, is caught even though it is not ours.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+REDACTED = "[REDACTED]"
+
+# Anthropic keys: sk-ant-<kind><version>-<body>, body of URL-safe base64. A short tail is
+# enough to match: a truncated key is still a leak.
+KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_\-]{6,}")
+
+# Environment variables whose values are credentials the backends may be holding.
+SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+
+T = TypeVar("T")
+
+
+def env_secrets() -> list[str]:
+    """The credentials present in this process's environment."""
+    return [v for name in SECRET_ENV if (v := os.environ.get(name, "").strip())]
+
+
+def redact(value: T, secrets: Iterable[str | None] = ()) -> T:
+    """`value` with every secret and every key-shaped string replaced by `[REDACTED]`.
+
+    Works on strings and on JSON-like structures (dicts, lists, tuples), keys included;
+    other values pass through unchanged. Returns a new object; the input is not modified.
+    """
+    known = sorted({s for s in secrets if s}, key=len, reverse=True)
+    return _walk(value, known)
+
+
+def _walk(value: Any, known: list[str]) -> Any:
+    if isinstance(value, str):
+        return _scrub(value, known)
+    if isinstance(value, dict):
+        return {_walk(k, known): _walk(v, known) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, known) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_walk(v, known) for v in value)
+    return value
+
+
+def _scrub(text: str, known: list[str]) -> str:
+    # Longest first, so a secret that contains another is replaced whole.
+    for secret in known:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return KEY_SHAPE.sub(REDACTED, text)
