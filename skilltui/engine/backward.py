@@ -125,8 +125,8 @@ def _base_commit(pool: Pool, out: Path) -> str:
     path = out / "before.txt"
     if path.exists():
         return path.read_text(encoding="utf-8").strip()
-    head = pool.head()
-    if not pool.is_clean():
+    head, clean = pool.state()
+    if not clean:
         pool.reset(head)
     write_atomic(path, head + "\n")
     return head
@@ -154,7 +154,7 @@ def _pending_review(pool: Pool, out: Path, attempt: int) -> dict | None:
     if not (adir / "checked.json").exists() or (adir / "review.json").exists():
         return None
     checked = read_json(adir / "checked.json")
-    if pool.head() == checked["after"] and pool.is_clean():
+    if pool.state() == (checked["after"], True):
         return checked
     return None
 
@@ -177,8 +177,8 @@ async def _attempt(
     adir = out / f"attempt{attempt}"
     adir.mkdir(parents=True, exist_ok=True)
     # A dead attempt may have left edits or even a commit; nothing of it may leak into this one.
-    if await asyncio.to_thread(lambda: pool.head() != before or not pool.is_clean()):
-        stale = await asyncio.to_thread(pool.head)
+    stale, clean = await asyncio.to_thread(pool.state)
+    if stale != before or not clean:
         if stale != before:
             await asyncio.to_thread(pool.keep, f"dead/e{epoch}-s{step}-g{group}-a{attempt}", stale)
         await asyncio.to_thread(pool.reset, before)
@@ -189,7 +189,7 @@ async def _attempt(
         "backward",
         label=label,
         pool_dir=str(pool.root),
-        headers=pool.headers_text(),
+        headers=pool.headers_text(headers),
         summary=str(summary) if summary else None,
         samples=[s.to_dict() for s in samples],
         note_policy=note_policy(ctx),
@@ -227,20 +227,10 @@ async def _attempt(
         await ctx.call(request, adir / "transcript.json", sandbox, epoch=epoch, step=step, **where)
     except (BackendError, ToolError) as exc:
         await _fail(ctx, pool, before, epoch, step, group, attempt, f"{label}: the backward agent failed ({exc})")
-    problem, changes, after = await asyncio.to_thread(_check, pool, before)
+    problem, checked = await asyncio.to_thread(_check, pool, before, subject)
     if problem:
         await _fail(ctx, pool, before, epoch, step, group, attempt, f"{label} rejected: {problem}")
-    patch = await asyncio.to_thread(pool.patch, before, after)
-    write_atomic(adir / "patch.diff", patch)
-    checked = {
-        "before": before,
-        "after": after,
-        "subject": await asyncio.to_thread(pool.subject, after),
-        "added": changes.added,
-        "changed": changes.changed,
-        "removed": changes.removed,
-        "lint": [],
-    }
+    write_atomic(adir / "patch.diff", checked.pop("patch"))
     write_json(adir / "checked.json", checked)
     ctx.bus.emit(
         ev.Stage(
@@ -261,36 +251,38 @@ async def _attempt(
             attempt=attempt,
             label=label,
             before=before,
-            after=after,
+            after=checked["after"],
             subject=checked["subject"],
-            added=changes.added,
-            changed=changes.changed,
-            removed=changes.removed,
+            added=checked["added"],
+            changed=checked["changed"],
+            removed=checked["removed"],
             lint_ok=True,
             patch=str(adir / "patch.diff"),
         )
     )
-    ctx.bus.emit(ev.PoolChanged(head=after, reason=f"commit {label}"))
+    ctx.bus.emit(ev.PoolChanged(head=checked["after"], reason=f"commit {label}"))
     return checked
 
 
-def _check(pool: Pool, before: str):
-    """The three checks, cheapest first. Returns (problem or None, changes, HEAD)."""
-    after = pool.head()
+def _check(pool: Pool, before: str, subject: str) -> tuple[str | None, dict]:
+    """The three checks, cheapest first. Returns (problem or None, the checked record with its patch)."""
+    after, clean = pool.state()
     if after == before:
-        return "no commit was made (an empty commit says 'nothing to change'; no commit says nothing)", None, after
-    if not pool.is_clean():
-        return "uncommitted changes were left in the pool", None, after
-    changes = pool.changes(before, after)
+        return "no commit was made (an empty commit says 'nothing to change'; no commit says nothing)", {}
+    if not clean:
+        return "uncommitted changes were left in the pool", {}
+    commits = pool.commits_between(before, after)
+    if len(commits) > 1:
+        # One micro-step is one commit: an agent that committed twice gets its commits folded together.
+        after = pool.squash(before, f"{subject}\n\n" + "\n".join(f"- {s}" for _, s in commits))
+        commits = pool.commits_between(before, after)
+    patch, changes = pool.diff(before, after)
     problems = pool.lint(changes.touched)
     if problems:
-        return (
-            f"the pool fails the linter: {problems[0]}"
-            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
-            changes,
-            after,
-        )
-    return None, changes, after
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return f"the pool fails the linter: {problems[0]}{more}", {}
+    return None, {"before": before, "after": after, "subject": commits[-1][1], "added": changes.added,
+                  "changed": changes.changed, "removed": changes.removed, "lint": [], "patch": patch}
 
 
 async def _fail(

@@ -167,7 +167,29 @@ class Pool:
         return self.git("rev-parse", "HEAD")
 
     def is_clean(self) -> bool:
-        return not self.git("status", "--porcelain", "--untracked-files=all")
+        return self.state()[1]
+
+    def state(self) -> tuple[str, bool]:
+        """(HEAD, clean) from one `git status`: the question every check asks, at the price of one process."""
+        out = self.git("status", "--porcelain=v2", "--branch", "--untracked-files=all")
+        head, clean = "", True
+        for line in out.splitlines():
+            if line.startswith("# branch.oid "):
+                head = line[len("# branch.oid ") :]
+            elif not line.startswith("#"):
+                clean = False
+        return head, clean
+
+    def commits_between(self, before: str, after: str) -> list[tuple[str, str]]:
+        """(sha, subject) of each commit after `before` up to `after`, oldest first."""
+        out = self.git("log", "--reverse", "--format=%H%x1f%s", f"{before}..{after}")
+        return [tuple(line.split("\x1f", 1)) for line in out.splitlines() if line]  # type: ignore[misc]
+
+    def squash(self, before: str, message: str) -> str:
+        """Fold every commit after `before` into one, so a micro-step is always exactly one commit."""
+        self.git("reset", "-q", "--soft", before)
+        self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
+        return self.head()
 
     def reset(self, rev: str) -> None:
         """Put the working tree and HEAD back at `rev`, dropping every uncommitted edit."""
@@ -199,6 +221,28 @@ class Pool:
     def patch(self, before: str, after: str) -> str:
         return self.git("diff", "--no-color", "--no-renames", before, after)
 
+    def diff(self, before: str, after: str) -> tuple[str, Changes]:
+        """The patch and the notes it adds, changes and removes, from a single `git diff`."""
+        patch = self.patch(before, after)
+        added: list[str] = []
+        changed: list[str] = []
+        removed: list[str] = []
+        path = ""
+        kind: list[str] | None = None
+        for line in patch.splitlines():
+            if line.startswith("diff --git "):
+                if kind is not None:
+                    kind.append(path)
+                path = line.split(" b/", 1)[1] if " b/" in line else line
+                kind = changed
+            elif kind is changed and line.startswith("new file mode"):
+                kind = added
+            elif kind is changed and line.startswith("deleted file mode"):
+                kind = removed
+        if kind is not None:
+            kind.append(path)
+        return patch, Changes(added, changed, removed)
+
     def subject(self, rev: str) -> str:
         return self.git("log", "-1", "--format=%s", rev)
 
@@ -218,24 +262,28 @@ class Pool:
         """(path, description) of every note, cached by file stat so a big pool costs stats, not reads."""
         result: list[tuple[str, str]] = []
         fresh: dict[str, tuple[int, int, str]] = {}
+        root = str(self.root)
         for rel in self.note_paths():
-            st = os.stat(self.root / rel)
+            full = os.path.join(root, rel)
+            st = os.stat(full)
             cached = self._headers.get(rel)
             if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
                 description = cached[2]
             else:
-                meta, _, problem = parse_note((self.root / rel).read_text(encoding="utf-8", errors="replace"))
+                with open(full, encoding="utf-8", errors="replace") as f:
+                    meta, _, problem = parse_note(f.read())
                 description = str(meta.get("description", "")).strip() if meta and not problem else ""
             fresh[rel] = (st.st_mtime_ns, st.st_size, description)
             result.append((rel, description))
         self._headers = fresh
         return result
 
-    def headers_text(self) -> str:
-        rows = self.headers()
-        if not rows:
+    @staticmethod
+    def headers_text(headers: list[tuple[str, str]]) -> str:
+        """The headers as the bullet list prompts show."""
+        if not headers:
             return "(the pool is empty: no notes yet)"
-        return "\n".join(f"- {rel}: {description}" for rel, description in rows)
+        return "\n".join(f"- {rel}: {description}" for rel, description in headers)
 
     def lint(self, paths: list[str] | None = None) -> list[str]:
         """Problems in the given notes (relative paths), or in the whole pool when None."""

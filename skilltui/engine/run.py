@@ -24,6 +24,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +80,9 @@ class Run:
     def events_path(self) -> Path:
         return self.root / "events.jsonl"
 
-    @property
+    @cached_property
     def pool(self) -> Pool:
+        # One Pool per run, so its header cache lives as long as the run does.
         return Pool(self.root / "memory")
 
     @property

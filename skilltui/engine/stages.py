@@ -177,7 +177,7 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         story_path=str(story),
         pool_dir=str(pool.root),
         scripts_dir=str(scripts),
-        headers=pool.headers_text(),
+        headers=pool.headers_text(headers),
         note_policy=note_policy(ctx),
     )
     write_atomic(out / "prompt.md", prompt)

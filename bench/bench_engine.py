@@ -1,0 +1,109 @@
+"""Benchmark: the engine's own overhead per backward micro-step, by pool size.
+
+With the offline backend at zero latency, a micro-step's time is all engine: rendering
+the prompt with the pool's headers, the agent's tool calls and commit, the three checks,
+the patch, the records and the review. This measures it for pools of 10, 100 and 1,000
+notes and prints how it grows.
+
+The baseline, measured in the same run on the same pools, is what the earlier trainer did
+on every micro-step: copy the whole pool twice (before and after) and diff the copies.
+Target: under 50 ms per micro-step at 1,000 notes, growing with the change, not the pool.
+
+    python bench/bench_engine.py [--repeat 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from conftest import write_work  # noqa: E402
+
+from skilltui.agents.offline import OfflineBackend  # noqa: E402
+from skilltui.engine import stages  # noqa: E402
+from skilltui.engine.backward import micro_step  # noqa: E402
+from skilltui.engine.events import EventBus, JsonlSink  # noqa: E402
+from skilltui.engine.pool import FOLDERS, render_note  # noqa: E402
+from skilltui.engine.review import AutoReviewer  # noqa: E402
+from skilltui.engine.session import Settings, open_run  # noqa: E402
+
+
+def fill_pool(root: Path, count: int) -> None:
+    """`count` lint-clean filler notes spread over the folders, committed as one commit."""
+    folders = list(FOLDERS)
+    for i in range(count):
+        folder = root / folders[i % len(folders)]
+        folder.mkdir(exist_ok=True)
+        body = f"Filler guidance number {i}. Keep lines short; prefer the concrete to the general.\n" * 3
+        (folder / f"filler-{i:04d}.md").write_text(render_note(f"Filler note {i} about pacing.", body))
+
+
+def old_trainer_copy(pool: Path, scratch: Path) -> float:
+    """The earlier trainer's per-micro-step cost: two full copies of the pool and a recursive diff."""
+    started = time.perf_counter()
+    for name in ("before", "after"):
+        target = scratch / name
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(pool, target, ignore=shutil.ignore_patterns(".git"))
+    subprocess.run(["diff", "-ruN", str(scratch / "before"), str(scratch / "after")], capture_output=True)
+    return time.perf_counter() - started
+
+
+async def measure(size: int, repeat: int, base: Path) -> tuple[float, float]:
+    works = base / "works"
+    work = write_work(works, f"bench{size}", 2)
+    opened = open_run(Settings(works=[work], runs_dir=base / "runs", run_id=f"pool{size}", auto=True, steps=1))
+    pool = opened.run.pool
+    fill_pool(pool.root, size)
+    pool.commit_all(f"fill {size}")
+    bus = EventBus()
+    sink = JsonlSink(opened.run.events_path)
+    bus.subscribe(sink)
+    ctx = stages.Context(opened.run, opened.settings, OfflineBackend(), opened.prompts, bus)
+    # One real forward + loss gives the micro-steps real evidence to act on.
+    await stages.forward(ctx, opened.works[0], 0, 0, 1, 2)
+    sample, _ = await stages.loss(ctx, opened.works[0], 0, 0, 1, 2)
+    ours: list[float] = []
+    for i in range(repeat + 1):
+        started = time.perf_counter()
+        await micro_step(ctx, AutoReviewer(), [sample], None, 0, 0, i + 1, repeat + 1)
+        if i:  # the first warms caches (headers, git's index), as every step after the first finds them
+            ours.append(time.perf_counter() - started)
+    scratch = base / f"scratch{size}"
+    scratch.mkdir()
+    baseline = [old_trainer_copy(pool.root, scratch) for _ in range(max(3, repeat // 2))]
+    sink.close()
+    opened.lock.release()
+    return statistics.median(ours), statistics.median(baseline)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=8)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = []
+        for size in (10, 100, 1000):
+            ours, baseline = asyncio.run(measure(size, args.repeat, Path(tmp) / str(size)))
+            rows.append((size, ours, baseline))
+    print(f"{'notes':>6} {'micro-step':>12} {'old copy+diff':>14} {'ours/old':>9}")
+    for size, ours, baseline in rows:
+        print(f"{size:>6} {ours * 1000:>10.1f}ms {baseline * 1000:>12.1f}ms {ours / baseline:>9.2f}")
+    growth = rows[-1][1] / rows[0][1]
+    old_growth = rows[-1][2] / rows[0][2]
+    print(f"growth 10 -> 1000 notes: micro-step x{growth:.2f}, old copy+diff x{old_growth:.2f}")
+    print(f"target: < 50 ms at 1000 notes -> {'met' if rows[-1][1] < 0.05 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

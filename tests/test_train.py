@@ -1,0 +1,155 @@
+"""The training loop end to end on the offline backend, through the command line a user types."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from skilltui.cli import main
+from skilltui.engine.events import read_events
+from skilltui.engine.pool import Pool
+
+
+def train(runs: Path, works: list[Path], *extra: str) -> int:
+    argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", "r"]
+    for work in works:
+        argv += ["--work", str(work)]
+    return main(argv + list(extra))
+
+
+def events(runs: Path, kind: str | None = None) -> list[dict]:
+    found = read_events(runs / "r" / "events.jsonl")
+    return [e for e in found if kind is None or e["kind"] == kind]
+
+
+def commits(runs: Path) -> int:
+    return int(Pool(runs / "r" / "memory").git("rev-list", "--count", "HEAD"))
+
+
+def test_training_lowers_the_loss_on_works_it_never_saw(tmp_path, make_work):
+    works = [make_work("kestrel", 6), make_work("lantern", 6)]
+    assert train(tmp_path / "runs", works, "--steps", "3") == 0
+    means = [e["mean_loss"] for e in events(tmp_path / "runs", "step_finished")]
+    assert len(means) == 3
+    assert means[-1] < means[0] - 0.1, means
+    for loss in events(tmp_path / "runs", "loss"):
+        assert 0.0 <= loss["loss"] <= 1.0
+        assert {"epoch", "step", "work", "loss", "time"} <= set(loss)
+    decisions = events(tmp_path / "runs", "decision")
+    assert decisions and all(d["decision"] == "approve" and d["by"] == "auto" for d in decisions)
+
+
+def test_repeating_the_command_adds_no_commit_and_skips_every_stage(tmp_path, make_work):
+    works = [make_work("quarry", 4), make_work("harbor", 4), make_work("meadow", 4)]
+    runs = tmp_path / "runs"
+    assert train(runs, works, "--steps", "2", "--group-size", "2") == 0
+    before = commits(runs)
+    count = len(events(runs))
+    assert train(runs, works, "--steps", "2", "--group-size", "2") == 0
+    assert commits(runs) == before
+    second = events(runs)[count:]
+    stages = [e for e in second if e["kind"] == "stage"]
+    assert stages and all(e["status"] in ("started", "skipped") for e in stages)
+    assert not [e for e in second if e["kind"] in ("call", "loss", "decision")]
+
+
+def test_resume_after_a_crash_runs_only_what_is_missing(tmp_path, make_work):
+    works = [make_work("birch", 4), make_work("cedar", 4)]
+    runs = tmp_path / "runs"
+    assert train(runs, works, "--steps", "2") == 0
+    step1 = runs / "r" / "epoch0" / "step1"
+    # Simulate a crash during step 1: cedar's loss and the micro-step never finished.
+    (step1 / "loss" / "cedar.json").unlink()
+    commit_txt = step1 / "backward" / "g1" / "commit.txt"
+    approved = json.loads(commit_txt.read_text())["after"]
+    commit_txt.unlink()
+    pool = Pool(runs / "r" / "memory")
+    pool.reset((step1 / "backward" / "g1" / "before.txt").read_text().strip())
+    count = len(events(runs))
+    assert train(runs, works, "--steps", "2") == 0
+    again = events(runs)[count:]
+    ran = {(e["stage"], e.get("work")) for e in again if e["kind"] == "stage" and e["status"] == "finished"}
+    assert ("loss", "cedar") in ran
+    assert ("loss", "birch") not in ran and ("forward", "cedar") not in ran
+    assert ("backward", None) in ran
+    assert (step1 / "backward" / "g1" / "attempt2" / "checked.json").exists()  # a new attempt on the old base
+    assert commit_txt.exists() and pool.is_clean()
+    assert Pool.subject(pool, approved) == pool.subject(pool.head())
+
+
+def test_groups_are_built_from_scheduled_works_even_when_one_fails(tmp_path, make_work):
+    works = [make_work("ash", 4), make_work("elm", 4), make_work("fir", 4)]
+    (works[1] / "story.md").write_text("# no episodes here\n", encoding="utf-8")  # elm's writer will fail
+    runs = tmp_path / "runs"
+    assert train(runs, works, "--steps", "1", "--group-size", "2") == 0
+    started = events(runs, "step_started")[0]
+    assert started["groups"] == [["ash", "elm"], ["fir"]]
+    failed = [e for e in events(runs, "stage") if e["status"] == "failed"]
+    assert [(e["stage"], e["work"]) for e in failed] == [("forward", "elm")]
+    batch = json.loads((runs / "r" / "epoch0" / "step0" / "backward" / "g1" / "batch.json").read_text())
+    assert [s["work"] for s in batch] == ["ash"]  # elm's failure cost elm only
+    assert (runs / "r" / "epoch0" / "step0" / "backward" / "g2" / "commit.txt").exists()
+
+
+def test_every_work_failing_stops_the_run_with_exit_1(tmp_path, make_work, capsys):
+    work = make_work("void", 4)
+    (work / "story.md").write_text("# nothing\n", encoding="utf-8")
+    assert train(tmp_path / "runs", [work], "--steps", "1") == 1
+    assert "every work failed" in capsys.readouterr().err
+    assert events(tmp_path / "runs", "run_finished")[-1]["status"] == "failed"
+
+
+def test_a_short_work_sits_out_and_the_epoch_ends_when_none_reach_last(tmp_path, make_work):
+    works = [make_work("long", 6), make_work("short", 2)]
+    runs = tmp_path / "runs"
+    assert train(runs, works, "--steps", "5", "--epochs", "2") == 0
+    steps = [(e["epoch"], e["step"], e["works"]) for e in events(runs, "step_started")]
+    assert steps == [
+        (0, 0, ["long", "short"]), (0, 1, ["long"]), (0, 2, ["long"]),
+        (1, 0, ["long", "short"]), (1, 1, ["long"]), (1, 2, ["long"]),
+    ]
+
+
+def test_no_backward_freezes_the_pool_and_init_pool_seeds_it(tmp_path, make_work):
+    works = [make_work("oak", 4)]
+    runs = tmp_path / "runs"
+    assert train(runs, works, "--steps", "2") == 0
+    trained = runs / "r" / "memory"
+    assert main(["train", "--auto", "--runs-dir", str(runs), "--run-id", "control", "--work", str(works[0]),
+                 "--steps", "2", "--no-backward", "--init-pool", str(trained)]) == 0
+    control = Pool(runs / "control" / "memory")
+    assert control.note_paths() == Pool(trained).note_paths()
+    assert int(control.git("rev-list", "--count", "HEAD")) == 2  # start + seed, nothing trained
+    assert not (runs / "control" / "epoch0" / "step0" / "backward").exists()
+
+
+def test_the_writer_reads_notes_through_traced_tools(tmp_path, make_work):
+    works = [make_work("pine", 4)]
+    runs = tmp_path / "runs"
+    assert train(runs, works, "--steps", "2") == 0
+    first = json.loads((runs / "r" / "epoch0" / "step0" / "works" / "pine" / "reads.json").read_text())
+    second = json.loads((runs / "r" / "epoch0" / "step1" / "works" / "pine" / "reads.json").read_text())
+    assert first == []  # the pool starts empty
+    assert second and all(p.endswith(".md") for p in second)
+
+
+def test_the_engine_imports_no_textual():
+    code = (
+        "import sys, skilltui.engine.loop, skilltui.engine.console, skilltui.engine.session, "
+        "skilltui.agents.offline, skilltui.engine.diffuse; "
+        "print('textual' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_worker_count_does_not_change_what_is_computed(tmp_path, make_work):
+    works = [make_work("gull", 4), make_work("tern", 4), make_work("wren", 4)]
+    losses = []
+    for workers in ("1", "3"):
+        runs = tmp_path / f"runs{workers}"
+        assert train(runs, works, "--steps", "2", "--workers", workers) == 0
+        losses.append({(e["step"], e["work"]): e["loss"] for e in events(runs, "loss")})
+    assert losses[0] == losses[1] and len(losses[0]) == 6
