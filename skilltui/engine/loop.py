@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
@@ -172,16 +173,7 @@ class Trainer:
         if not done:
             raise RunFailed(f"every work failed at epoch {epoch} step {step}; see events.jsonl for each error")
         if not self.settings.no_backward:
-            for group, names in enumerate(groups, 1):
-                samples = [done[n] for n in names if n in done]
-                if not samples:
-                    self.bus.emit(
-                        ev.Warning_(
-                            message=f"epoch {epoch} step {step} group {group}: every work failed; no micro-step"
-                        )
-                    )
-                    continue
-                await self._backward(samples, epoch, step, group, len(groups))
+            await self._backward_all(groups, done, epoch, step, limit)
         mean = sum(s.loss for s in done.values()) / len(done)
         self.bus.emit(ev.StepFinished(epoch=epoch, step=step, mean_loss=round(mean, 4), failed=failed))
 
@@ -210,23 +202,53 @@ class Trainer:
             self._stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
             return None
 
-    async def _backward(self, samples: list[Sample], epoch: int, step: int, group: int, groups: int) -> None:
-        summary = None
-        if len(samples) > 1:
-            # A single report has nothing to find in common with; backward reads it directly.
-            await self._gate()
-            started = time.monotonic()
-            self._stage("reduce", "started", epoch, step, group=group)
-            try:
-                summary, ran = await reduce(self.ctx, samples, epoch, step, group)
-            except BackendError as exc:
-                self._stage("reduce", "failed", epoch, step, group=group, error=str(exc))
-                raise RunFailed(f"reduce failed at epoch {epoch} step {step} group {group}: {exc}") from exc
-            self._stage("reduce", "finished" if ran else "skipped", epoch, step, group=group, started=started)
+    async def _backward_all(
+        self, groups: list[list[str]], done: dict[str, Sample], epoch: int, step: int, limit: asyncio.Semaphore
+    ) -> None:
+        """Every micro-step of the step, in order; the reduces run ahead of them, concurrently.
+
+        A reduce reads only its group's loss reports, never the pool, so it need not wait
+        for earlier micro-steps: group 2's summary is written while group 1 is in review.
+        """
+        plan = [(group, [done[n] for n in names if n in done]) for group, names in enumerate(groups, 1)]
+
+        async def summarise(group: int, samples: list[Sample]) -> Path | None:
+            if len(samples) < 2:
+                return None  # a single report has nothing to find in common with; backward reads it
+            async with limit:
+                return await self._reduce(samples, epoch, step, group)
+
+        summaries = {group: asyncio.ensure_future(summarise(group, samples)) for group, samples in plan if samples}
+        try:
+            for group, samples in plan:
+                if not samples:
+                    self.bus.emit(
+                        ev.Warning_(
+                            message=f"epoch {epoch} step {step} group {group}: every work failed; no micro-step"
+                        )
+                    )
+                    continue
+                summary = await summaries[group]
+                await self._gate()
+                ran = await micro_step(self.ctx, self.reviewer, samples, summary, epoch, step, group, len(groups))
+                if not ran:
+                    self._stage("backward", "skipped", epoch, step, group=group)
+        finally:
+            for task in summaries.values():
+                task.cancel()
+            await asyncio.gather(*summaries.values(), return_exceptions=True)
+
+    async def _reduce(self, samples: list[Sample], epoch: int, step: int, group: int) -> Path:
         await self._gate()
-        ran = await micro_step(self.ctx, self.reviewer, samples, summary, epoch, step, group, groups)
-        if not ran:
-            self._stage("backward", "skipped", epoch, step, group=group)
+        started = time.monotonic()
+        self._stage("reduce", "started", epoch, step, group=group)
+        try:
+            summary, ran = await reduce(self.ctx, samples, epoch, step, group)
+        except BackendError as exc:
+            self._stage("reduce", "failed", epoch, step, group=group, error=str(exc))
+            raise RunFailed(f"reduce failed at epoch {epoch} step {step} group {group}: {exc}") from exc
+        self._stage("reduce", "finished" if ran else "skipped", epoch, step, group=group, started=started)
+        return summary
 
     def _stage(
         self,
