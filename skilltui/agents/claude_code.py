@@ -1,0 +1,353 @@
+"""The `claude-code` backend: training run by Claude Code, for people who use it instead of an API key.
+
+An optional extra (`pip install 'skilltui[claude-code]'`) on the `claude-agent-sdk`
+package, which drives the Claude Code CLI (bundled in its wheel) as a subprocess. It
+serves the same two entry points as every backend: `text(request)` for diffuse, loss and
+reduce, `agent(request, sandbox)` for forward and backward. Select it with
+`--backend claude-code`; it uses `ANTHROPIC_API_KEY` when set, otherwise the login Claude
+Code already has, and it reads `ANTHROPIC_BASE_URL`, which is how the test suite points
+it at the fake Messages API.
+
+Confinement, which is the point of the design (the writer must never see the human
+episodes):
+
+- Claude Code's own tools (Bash, Read, Write, Edit, web access...) are switched off
+  (`tools=[]`). The agent gets the project's file tools instead, as an in-process MCP
+  server whose every call goes through the role's `Sandbox`: the same roots, the same
+  refusals, the same read trace and the same `commit` as the `anthropic` backend.
+- Only those tools are pre-approved (`allowed_tools`), and `permission_mode="dontAsk"`
+  denies anything else instead of prompting.
+- Settings from disk are not loaded (`setting_sources=[]`): no user or project hooks,
+  no CLAUDE.md, no stray permission rules.
+- As a second line, should a future CLI bring a built-in tool back, the session carries
+  permission rules scoped to the role's roots, never an unscoped Write or Edit:
+  `Read(//<root>/**)` for read roots, `Edit(//<root>/**)` and `Write(//<root>/**)` for
+  write roots, and explicit denies for Bash, the web, and every denied path.
+- The working directory is the role's first write root (or read root), and a text call
+  runs in an empty temporary folder.
+
+Cost comes from Claude Code's result message (`total_cost_usd`), except when the CLI says
+it does not recognise the model: then it is guessing, and the call reports tokens only.
+Retries and per-request timeouts are Claude Code's own (`CLAUDE_CODE_MAX_RETRIES`,
+`API_TIMEOUT_MS` are set from this backend's arguments); a bad key or an unknown model
+raises `FatalBackendError`, anything else `BackendError` with `.partial` attached.
+
+Try it: `python -m skilltui.agents.claude_code "Say hello"`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .base import BackendError, CallResult, FatalBackendError, Request, Usage
+from .redact import env_secrets, redact
+from .tools import Sandbox, ToolError
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+INSTALL_HELP = (
+    "--backend claude-code needs the optional extra: pip install 'skilltui[claude-code]' "
+    "(or use --backend anthropic with ANTHROPIC_API_KEY)"
+)
+SERVER = "files"
+
+# The file tools as MCP tools: one per command, each with its JSON schema.
+_PATH = {"type": "string", "description": "An absolute path, or one relative to your working folder."}
+TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
+    "view": ("Show a file with line numbers, or list a folder.", {
+        "type": "object",
+        "properties": {"path": _PATH, "view_range": {
+            "type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
+            "description": "Optional [first_line, last_line]; -1 as last means the end."}},
+        "required": ["path"]}),
+    "create": ("Create or overwrite a file with the given text.", {
+        "type": "object",
+        "properties": {"path": _PATH, "file_text": {"type": "string"}},
+        "required": ["path", "file_text"]}),
+    "str_replace": ("Replace one exact, unique occurrence of old_str in a file with new_str.", {
+        "type": "object",
+        "properties": {"path": _PATH, "old_str": {"type": "string"}, "new_str": {"type": "string"}},
+        "required": ["path", "old_str"]}),
+    "insert": ("Insert text after line insert_line of a file (0 inserts at the top).", {
+        "type": "object",
+        "properties": {"path": _PATH, "insert_line": {"type": "integer"}, "insert_text": {"type": "string"}},
+        "required": ["path", "insert_line", "insert_text"]}),
+    "delete": ("Delete one file you may write.", {
+        "type": "object", "properties": {"path": _PATH}, "required": ["path"]}),
+    "commit": ("Record all your edits as exactly one git commit with this message. Call it once, "
+               "after your last edit; with no edits it records an empty commit.", {
+        "type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+}
+
+
+def _sdk() -> Any:
+    """The claude_agent_sdk module, imported only when this backend is used."""
+    try:
+        import claude_agent_sdk
+    except ImportError:
+        raise UsageError(INSTALL_HELP) from None
+    return claude_agent_sdk
+
+
+class ClaudeCodeBackend:
+    """Claude Code as a backend. One instance serves every role and every work.
+
+    `cli_path` picks a `claude` executable; by default the one bundled with the SDK, then
+    one on PATH. `env` adds variables for the CLI process (tests use it to isolate
+    Claude Code's config folder).
+    """
+
+    name = "claude-code"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 6,
+        timeout: float = 600.0,
+        cli_path: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        sdk = _sdk()
+        self.model = model or DEFAULT_MODEL
+        self._sdk = sdk
+        self._cli_path = cli_path or _find_cli(sdk)
+        self._api_key = api_key
+        self._env = {
+            "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
+            "API_TIMEOUT_MS": str(int(timeout * 1000)),
+            # A training run must not update the CLI under itself or keep a prompt history.
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_SKIP_PROMPT_HISTORY": "1",
+            **({"ANTHROPIC_API_KEY": api_key} if api_key else {}),
+            **({"ANTHROPIC_BASE_URL": base_url} if base_url else {}),
+            **(env or {}),
+        }
+
+    @property
+    def _secrets(self) -> list[str]:
+        return [s for s in (self._api_key, *env_secrets()) if s]
+
+    # -- the two entry points -------------------------------------------------------------------
+
+    async def text(self, request: Request) -> CallResult:
+        """One answer with no tools at all, in an empty temporary folder."""
+        folder = tempfile.mkdtemp(prefix="skilltui-cc-")
+        try:
+            options = self._options(request, cwd=folder, tools=None, settings=_permissions([], [], []))
+            options.max_turns = 1
+            return await self._run(request, options)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
+        """The agent with the sandbox's file tools (and commit, when the sandbox has one)."""
+        names = ["view", "create", "str_replace", "insert", "delete"]
+        if sandbox.on_commit is not None:
+            names.append("commit")
+        tools = [self._tool(name, sandbox, request) for name in names]
+        server = self._sdk.create_sdk_mcp_server(SERVER, tools=tools)
+        cwd = (sandbox.write_roots or sandbox.read_roots)[0]
+        if cwd.is_file():
+            cwd = cwd.parent
+        settings = _permissions(sandbox.read_roots, sandbox.write_roots, sandbox.denied)
+        options = self._options(request, cwd=str(cwd), tools=(server, names), settings=settings)
+        options.max_turns = request.max_turns
+        return await self._run(request, options)
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _options(self, request: Request, *, cwd: str, tools: tuple[Any, list[str]] | None,
+                 settings: dict[str, Any]) -> Any:
+        sdk = self._sdk
+        allowed = [f"mcp__{SERVER}__{n}" for n in tools[1]] if tools else []
+        system = request.system
+        if tools:
+            system += ("\n\nYour file tools: " + ", ".join(tools[1]) +
+                       f". Your working folder is {cwd}.")
+        return sdk.ClaudeAgentOptions(
+            model=request.model or self.model,
+            system_prompt=system,
+            cwd=cwd,
+            tools=[],
+            mcp_servers={SERVER: tools[0]} if tools else {},
+            strict_mcp_config=True,
+            allowed_tools=allowed,
+            permission_mode="dontAsk",
+            setting_sources=[],
+            settings=json.dumps(settings),
+            include_partial_messages=True,
+            cli_path=self._cli_path,
+            env=dict(self._env),
+        )
+
+    def _tool(self, name: str, sandbox: Sandbox, request: Request) -> Any:
+        description, schema = TOOL_SPECS[name]
+
+        async def handler(args: dict[str, Any]) -> dict[str, Any]:
+            path = str(args.get("path", ""))
+            try:
+                output = await asyncio.to_thread(sandbox.run, name, dict(args, command=name))
+            except (ToolError, ValueError, TypeError, OSError) as exc:
+                message = str(exc) or type(exc).__name__
+                request.on_tool(name, path, False, message)
+                return {"content": [{"type": "text", "text": message}], "is_error": True}
+            request.on_tool(name, path, True, None)
+            return {"content": [{"type": "text", "text": output}]}
+
+        return self._sdk.tool(name, description, schema)(handler)
+
+    async def _run(self, request: Request, options: Any) -> CallResult:
+        sdk = self._sdk
+        secrets = self._secrets
+        model = options.model
+        stderr: list[str] = []
+        options.stderr = stderr.append
+        transcript: list[dict[str, Any]] = [redact({
+            "event": "request", "role": request.role, "model": model, "system": options.system_prompt,
+            "prompt": request.prompt, "cwd": str(options.cwd), "allowed_tools": options.allowed_tools,
+            "settings": json.loads(options.settings), "max_turns": options.max_turns}, secrets)]
+        texts: list[str] = []
+        result: Any = None
+        auth_error: str | None = None  # the CLI's label for why a turn failed, if one did
+        failure: str | None = None
+        try:
+            async with asyncio.timeout(request.timeout):
+                async for message in sdk.query(prompt=request.prompt, options=options):
+                    if isinstance(message, sdk.StreamEvent):
+                        delta = message.event.get("delta", {}) if message.event.get("type") == \
+                            "content_block_delta" else {}
+                        if delta.get("type") == "text_delta" and message.parent_tool_use_id is None:
+                            request.on_delta(delta.get("text", ""))
+                        continue
+                    transcript.append(redact({"event": type(message).__name__,
+                                              **_jsonable(message)}, secrets))
+                    if isinstance(message, sdk.AssistantMessage) and message.parent_tool_use_id is None:
+                        if message.error:
+                            auth_error = message.error
+                        texts = [b.text for b in message.content if isinstance(b, sdk.TextBlock)] or texts
+                    elif isinstance(message, sdk.ResultMessage):
+                        result = message
+        except TimeoutError:
+            failure = f"the {request.role} call took longer than {request.timeout:g}s"
+        except sdk.CLINotFoundError:
+            raise UsageError(f"--backend claude-code could not start Claude Code at {self._cli_path}; "
+                             "reinstall 'skilltui[claude-code]'") from None
+        except sdk.ClaudeSDKError as exc:
+            failure = _first_line(getattr(exc, "result", None) or str(exc))
+        call = _outcome(result, model, unrecognized=any("unrecognized_model" in line for line in stderr))
+        if failure is None and result is None:
+            failure = "Claude Code ended without a result"
+        elif failure is None and result.is_error:
+            failure = _first_line(result.result or result.subtype)
+        if failure is not None:
+            status = getattr(result, "api_error_status", None)
+            fatal, message = _classify(auth_error, status, failure, model)
+            message = redact(message, secrets)
+            transcript.append({"event": "error", "message": message, "fatal": fatal,
+                               "stderr": redact(stderr[-20:], secrets)})
+            error = (FatalBackendError if fatal else BackendError)(message)
+            error.partial = CallResult(text="", usage=call.usage, cost_usd=call.cost_usd,  # type: ignore[attr-defined]
+                                       model=model, transcript=transcript, turns=call.turns)
+            raise error
+        final = redact(result.result if result and result.result is not None else "".join(texts), secrets)
+        transcript.append({"event": "result", "text": final, "turns": call.turns,
+                           "usage": dataclasses.asdict(call.usage), "cost_usd": call.cost_usd})
+        return CallResult(text=final, usage=call.usage, cost_usd=call.cost_usd, model=model,
+                          transcript=transcript, turns=call.turns)
+
+
+@dataclasses.dataclass
+class _Outcome:
+    usage: Usage
+    cost_usd: float | None
+    turns: int
+
+
+def _outcome(result: Any, model: str, *, unrecognized: bool) -> _Outcome:
+    """Usage, cost and turns from Claude Code's result message (zeros when there was none)."""
+    if result is None:
+        return _Outcome(Usage(), None, 0)
+    u = result.usage or {}
+    usage = Usage(
+        input_tokens=int(u.get("input_tokens") or 0),
+        output_tokens=int(u.get("output_tokens") or 0),
+        cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0),
+        cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
+    )
+    # The CLI prices a model it does not know at a guessed rate; a guess is not a cost.
+    cost = None if unrecognized else result.total_cost_usd
+    return _Outcome(usage, cost, result.num_turns or 1)
+
+
+def _classify(assistant_error: str | None, status: int | None, detail: str, model: str) -> tuple[bool, str]:
+    """(fatal, one-line message) for a failed Claude Code call."""
+    if assistant_error == "authentication_failed" or status in (401, 403):
+        return True, ("Claude Code's API key or login was rejected (401): check ANTHROPIC_API_KEY "
+                      "or run `claude /login`")
+    if assistant_error == "billing_error" or status == 402:
+        return True, f"the API refused for billing reasons: {detail}"
+    if status == 404:
+        return True, f"the API does not know model {model!r} (404): check --model and the per-role models"
+    return False, f"Claude Code failed: {detail}"
+
+
+def _permissions(read_roots: list[Path], write_roots: list[Path], denied: list[Path]) -> dict[str, Any]:
+    """Permission rules scoped to the role's roots; `//` marks an absolute path in Claude Code rules."""
+    def rule(tool: str, root: Path) -> str:
+        return f"{tool}(/{root.as_posix()}/**)" if root.is_dir() or not root.exists() else \
+            f"{tool}(/{root.as_posix()})"
+
+    allow = [rule("Read", r) for r in read_roots + write_roots]
+    allow += [rule(t, r) for r in write_roots for t in ("Edit", "Write")]
+    deny = ["Bash", "WebFetch", "WebSearch", "NotebookEdit"]
+    deny += [rule(t, d) for d in denied for t in ("Read", "Edit", "Write")]
+    return {"permissions": {"allow": allow, "deny": deny, "defaultMode": "dontAsk"}}
+
+
+def _find_cli(sdk: Any) -> str:
+    bundled = Path(sdk.__file__).parent / "_bundled" / "claude"
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return str(bundled)
+    found = shutil.which("claude")
+    if found:
+        return found
+    raise UsageError("--backend claude-code found no Claude Code executable: reinstall "
+                     "'skilltui[claude-code]' or put `claude` on PATH")
+
+
+def _jsonable(message: Any) -> dict[str, Any]:
+    """A message as plain JSON data (the SDK's messages are dataclasses)."""
+    data = dataclasses.asdict(message) if dataclasses.is_dataclass(message) else {"value": str(message)}
+    return json.loads(json.dumps(data, default=str))
+
+
+def _first_line(text: str) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else "unknown error"
+
+
+def _main(argv: list[str]) -> int:
+    prompt = " ".join(argv) or "Say hello in five words."
+    try:
+        result = asyncio.run(ClaudeCodeBackend().text(Request(role="diffuse", prompt=prompt,
+                                                              on_delta=sys.stdout.write)))
+    except (UsageError, BackendError) as exc:
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, UsageError) else 1
+    cost = f"${result.cost_usd:.6f}" if result.cost_usd is not None else "no price"
+    print(f"\n[{result.model}: {result.usage.total} tokens, {cost}]")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

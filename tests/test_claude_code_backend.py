@@ -1,0 +1,182 @@
+"""The `claude-code` backend: the real Claude Code CLI (bundled with claude-agent-sdk) against the fake API.
+
+Claude Code reads `ANTHROPIC_BASE_URL`, so the same loopback server that tests the
+`anthropic` backend answers it here. Its config folder is a temporary one and its
+non-essential traffic (telemetry, update checks) is switched off, so nothing leaves
+127.0.0.1. Skipped when the optional extra is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from skilltui.agents.base import BackendError, FatalBackendError, Request
+from skilltui.agents.tools import Sandbox
+from skilltui.errors import UsageError
+from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, tool_use
+
+sdk = pytest.importorskip("claude_agent_sdk")
+
+from skilltui.agents.claude_code import ClaudeCodeBackend, _permissions  # noqa: E402
+
+KEY = "sk-ant-test-XXXX-claudecode-0123456789"
+OURS = {"mcp__files__view", "mcp__files__create", "mcp__files__str_replace", "mcp__files__insert",
+        "mcp__files__delete"}
+
+
+@pytest.fixture
+def server():
+    with FakeAnthropic() as fake:
+        yield fake
+    assert fake.failures == [], fake.failures
+
+
+def backend(server: FakeAnthropic, tmp_path: Path, model: str | None = None) -> ClaudeCodeBackend:
+    config = tmp_path / "claude-config"
+    config.mkdir(exist_ok=True)
+    return ClaudeCodeBackend(model, api_key=KEY, base_url=server.base_url, max_retries=1, env={
+        "CLAUDE_CONFIG_DIR": str(config),
+        "HOME": str(config),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    })
+
+
+def main_turns(server: FakeAnthropic) -> list[Recorded]:
+    """The agent's own requests (the CLI may make others, e.g. a quota probe)."""
+    return [r for r in server.messages_requests if OURS & set(r.tool_names)]
+
+
+@pytest.fixture
+def roots(tmp_path: Path) -> dict[str, Path]:
+    pool = tmp_path / "memory"
+    (pool / "dialogue").mkdir(parents=True)
+    (pool / "dialogue" / "subtext.md").write_text("---\ndescription: subtext\n---\n# Note\nSay less.\n")
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    work = tmp_path / "work"
+    (work / "human").mkdir(parents=True)
+    (work / "human" / "01.fountain").write_text("SECRET TARGET\n")
+    return {"pool": pool, "scripts": scripts, "work": work}
+
+
+async def test_text_streams_and_takes_its_cost_from_the_result(server: FakeAnthropic, tmp_path: Path) -> None:
+    server.script = lambda r: Reply([text("INT. DOCK - DAWN\n\nGulls.")])
+    deltas: list[str] = []
+    result = await backend(server, tmp_path, "claude-haiku-5-5").text(
+        Request(role="loss", prompt="Judge it.", system="You judge.", on_delta=deltas.append))
+    assert result.text == "INT. DOCK - DAWN\n\nGulls."
+    assert "".join(deltas) == result.text
+    assert result.cost_usd is not None and result.cost_usd > 0
+    assert result.usage.output_tokens > 0 and result.model == "claude-haiku-5-5"
+    request = server.messages_requests[-1]
+    assert request.body["model"] == "claude-haiku-5-5"
+    assert request.api_key == KEY
+    assert "You judge." in json.dumps(request.body["system"])
+    builtin = {"Bash", "Read", "Write", "Edit", "WebFetch", "WebSearch", "Glob", "Grep"}
+    assert not builtin & set(request.tool_names)
+    assert KEY not in json.dumps(result.transcript)
+
+
+async def test_agent_works_only_through_the_sandbox(server: FakeAnthropic, tmp_path: Path,
+                                                    roots: dict[str, Path]) -> None:
+    episode = roots["scripts"] / "01.fountain"
+
+    def script(r: Recorded) -> Reply:
+        if not OURS & set(r.tool_names):
+            return Reply([text("ok")])
+        if not r.tool_results():
+            return Reply([
+                tool_use("mcp__files__view", {"path": str(roots["work"] / "human" / "01.fountain")}),
+                tool_use("mcp__files__view", {"path": str(roots["pool"] / "dialogue" / "subtext.md")}),
+                tool_use("mcp__files__create", {"path": str(episode), "file_text": "INT. ROOM - DAY\n"}),
+            ])
+        return Reply([text("Episode 1 written.")])
+
+    server.script = script
+    sandbox = Sandbox(read_roots=[roots["pool"]], write_roots=[roots["scripts"]],
+                      denied=[roots["work"] / "human"], traced=roots["pool"])
+    seen: list[tuple] = []
+    result = await backend(server, tmp_path).agent(
+        Request(role="forward", prompt="Write episode 1.", system="You write.",
+                on_tool=lambda *a: seen.append(a)), sandbox)
+
+    assert episode.read_text() == "INT. ROOM - DAY\n"
+    assert result.text == "Episode 1 written."
+    assert sandbox.reads == ["dialogue/subtext.md"]
+    assert [(s[0], s[2]) for s in seen] == [("view", False), ("view", True), ("create", True)]
+    turns = main_turns(server)
+    offered = set(turns[0].tool_names)
+    assert OURS <= offered and "mcp__files__commit" not in offered
+    assert not {"Bash", "Read", "Write", "Edit", "NotebookEdit"} & offered
+    refused = turns[1].tool_results()[0]
+    assert refused.get("is_error") is True and "off-limits" in json.dumps(refused)
+    assert "SECRET TARGET" not in json.dumps([r.body for r in server.requests])
+    assert result.cost_usd is not None and result.turns >= 2
+
+
+async def test_backward_gets_commit_and_it_reaches_on_commit(server: FakeAnthropic, tmp_path: Path,
+                                                             roots: dict[str, Path]) -> None:
+    commits: list[str] = []
+
+    def script(r: Recorded) -> Reply:
+        if not OURS & set(r.tool_names):
+            return Reply([text("ok")])
+        if not r.tool_results():
+            return Reply([tool_use("mcp__files__str_replace", {"path": "dialogue/subtext.md",
+                                                               "old_str": "Say less.", "new_str": "Say less, mean more."}),
+                          tool_use("mcp__files__commit", {"message": "subtext: mean more"})])
+        return Reply([text("committed")])
+
+    server.script = script
+    sandbox = Sandbox(read_roots=[roots["pool"]], write_roots=[roots["pool"]],
+                      on_commit=lambda m: commits.append(m) or "commit abc")
+    await backend(server, tmp_path).agent(Request(role="backward", prompt="Edit."), sandbox)
+    assert commits == ["subtext: mean more"]
+    assert "mean more" in (roots["pool"] / "dialogue" / "subtext.md").read_text()
+    assert "mcp__files__commit" in main_turns(server)[0].tool_names
+
+
+async def test_bad_key_is_fatal_with_one_line(server: FakeAnthropic, tmp_path: Path) -> None:
+    server.key = "sk-ant-test-some-other-key-000"
+    with pytest.raises(FatalBackendError, match="ANTHROPIC_API_KEY") as info:
+        await backend(server, tmp_path).text(Request(role="loss", prompt="x"))
+    assert "\n" not in str(info.value) and KEY not in str(info.value)
+
+
+async def test_server_errors_cost_the_work_not_the_run(server: FakeAnthropic, tmp_path: Path) -> None:
+    server.script = lambda r: Error(500, message="boom")
+    with pytest.raises(BackendError) as info:
+        await backend(server, tmp_path).text(Request(role="loss", prompt="x"))
+    assert not isinstance(info.value, FatalBackendError)
+    assert "boom" in str(info.value)
+    assert info.value.partial.transcript[-1]["event"] == "error"
+
+
+async def test_unknown_model_reports_tokens_without_a_guessed_price(server: FakeAnthropic, tmp_path: Path) -> None:
+    server.script = lambda r: Reply([text("fine")])
+    result = await backend(server, tmp_path, "claude-someday-9").text(Request(role="loss", prompt="x"))
+    assert result.cost_usd is None
+    assert result.usage.total > 0
+
+
+def test_permission_rules_are_scoped_to_the_roots(tmp_path: Path) -> None:
+    read, write, denied = tmp_path / "pool", tmp_path / "scripts", tmp_path / "work" / "human"
+    for p in (read, write, denied):
+        p.mkdir(parents=True)
+    rules = _permissions([read], [write], [denied])["permissions"]
+    assert f"Read(/{read}/**)" in rules["allow"] and f"Edit(/{write}/**)" in rules["allow"]
+    assert all("(" in r for r in rules["allow"])  # never an unscoped Read, Write or Edit
+    assert not any(r.startswith(("Edit", "Write")) and str(read) in r for r in rules["allow"])
+    assert f"Read(/{denied}/**)" in rules["deny"] and "Bash" in rules["deny"]
+
+
+def test_missing_extra_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "claude_agent_sdk", None)
+    with pytest.raises(UsageError, match=r"pip install 'skilltui\[claude-code\]'"):
+        ClaudeCodeBackend()
