@@ -1,0 +1,83 @@
+"""The history subcommands, registered into `skilltui` by `skilltui.cli._extra_commands()`.
+
+    skilltui review RUN [--runs-dir DIR]                  browse, diff, revert and reset a run's pool
+    skilltui runs [--runs-dir DIR]                        a table of runs and where each stands
+    skilltui export RUN --to DIR [--commit REV] [--force] the pool as an Agent Skill folder
+
+RUN is a run folder or a run id under --runs-dir (default ./runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+from .locate import find_run
+
+
+def _runs_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs are (default ./runs)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "review",
+        help="browse a run's pool history: diffs, evidence, revert and reset, by keyboard",
+        description="Open the review app on a run, running or finished: every commit of the pool with the "
+        "micro-step that made it, its decision and the loss around it. enter diff, e evidence, / search, "
+        "space+d diff two, t revert, g reset, q quit.",
+    )
+    p.add_argument("run", metavar="RUN", help="a run folder, or a run id under --runs-dir")
+    _runs_dir(p)
+    p.set_defaults(handler=cmd_review)
+
+    p = sub.add_parser(
+        "runs",
+        help="a table of runs: works, progress, decisions, loss, cost, state",
+        description="List the runs in --runs-dir with what each has done and whether it is running, "
+        "finished, stopped (and why) or was interrupted.",
+    )
+    _runs_dir(p)
+    p.set_defaults(handler=cmd_runs)
+
+    p = sub.add_parser(
+        "export",
+        help="write a run's pool as an Agent Skill folder (SKILL.md + notes)",
+        description="Write the pool at HEAD (or --commit) as an Agent Skill: DIR/SKILL.md indexes the notes, "
+        "which sit beside it in their folders. Refuses a non-empty DIR unless --force.",
+    )
+    p.add_argument("run", metavar="RUN", help="a run folder, or a run id under --runs-dir")
+    p.add_argument("--to", required=True, type=Path, metavar="DIR", help="the skill folder to write")
+    p.add_argument("--commit", default=None, metavar="REV", help="a pool commit to export (default HEAD)")
+    p.add_argument("--force", action="store_true", help="replace DIR even if it is not empty")
+    _runs_dir(p)
+    p.set_defaults(handler=cmd_export)
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    run = find_run(args.run, args.runs_dir)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("`skilltui review` is a terminal app; run it in a terminal (`skilltui runs` prints a table)")
+    from .app import ReviewApp
+
+    ReviewApp(run).run()
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from .overview import print_runs
+
+    return print_runs(args.runs_dir)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .export import export_skill
+
+    run = find_run(args.run, args.runs_dir)
+    done = export_skill(run, args.to, commit=args.commit, force=args.force)
+    print(f"exported {done.notes} note(s) of run {run.id} at {done.commit[:10]} to {done.folder} (skill {done.name})")
+    if done.warning:
+        print(f"skilltui: note: {done.warning}", file=sys.stderr)
+    return 0

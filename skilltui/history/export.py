@@ -1,0 +1,186 @@
+"""Export a trained pool as an Agent Skill, so any agent that reads skills can use it directly.
+
+An Agent Skill (https://agentskills.io/specification) is a folder holding a `SKILL.md`:
+YAML front matter with a `name` (lowercase letters, digits and single hyphens, at most 64
+characters, the same as the folder's name) and a `description` (what the skill does and
+when to use it, at most 1024 characters), then a markdown body the agent reads when the
+skill applies. The pool's notes go beside it in their folders, and the body indexes them
+with each note's one-line description: the same headers-first, bodies-on-demand reading
+the writer agent does in training.
+
+The notes are read from a commit (HEAD by default), never from the working tree, so an
+export during training is exactly one point of the pool's history. Nothing is written on
+refusal, and the folder is built beside the target and renamed into place, so a failure
+never leaves half an export behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+import yaml
+
+from ..engine.pool import FOLDERS, NOTE_NAME, parse_note
+from ..engine.run import Run, read_json
+from ..errors import UsageError
+
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+FALLBACK_NAME = "screenwriting-craft-notes"
+
+
+@dataclass(frozen=True)
+class Exported:
+    folder: Path
+    name: str
+    commit: str
+    notes: int
+    warning: str | None
+
+
+def skill_name(folder: Path) -> str:
+    """A valid skill name from the folder's name: lowercase, hyphens for anything else, no double hyphens."""
+    slug = re.sub(r"[^a-z0-9]+", "-", folder.name.lower()).strip("-")[:MAX_NAME].strip("-")
+    return slug or FALLBACK_NAME
+
+
+def _notes_at(run: Run, commit: str) -> dict[str, bytes]:
+    """Every note of the pool at `commit`: markdown files directly inside one of the note folders."""
+    tree = run.pool.repo.commit(commit).tree
+    notes: dict[str, bytes] = {}
+    for folder in FOLDERS:
+        try:
+            sub = tree / folder
+        except KeyError:
+            continue
+        for blob in getattr(sub, "blobs", []):
+            if NOTE_NAME.match(blob.name):
+                notes[f"{folder}/{blob.name}"] = blob.data_stream.read()
+    return dict(sorted(notes.items()))
+
+
+def _description(run: Run) -> str:
+    try:
+        works = list(read_json(run.config_path).get("works") or [])
+    except (OSError, ValueError):
+        works = []
+    trained = ""
+    if works:
+        shown = ", ".join(works[:5]) + (f" and {len(works) - 5} more" if len(works) > 5 else "")
+        trained = f" Trained by skilltui on {shown}."
+    text = (
+        "Craft notes for adapting a prose story into screenplay episodes in Fountain: episode structure, "
+        "scene headings and transitions, dialogue, characters and action lines."
+        f"{trained} Use when writing, adapting or revising screenplay episodes, or when checking a script's "
+        "scenes, cues and action lines against screenwriting practice."
+    )
+    return text[:MAX_DESCRIPTION]
+
+
+def render_skill(name: str, description: str, run: Run, commit: str, notes: dict[str, bytes]) -> str:
+    """The SKILL.md text: front matter, how to use the notes, and an index of them by folder."""
+    front = yaml.safe_dump(
+        {
+            "name": name,
+            "description": description,
+            "metadata": {"source": "skilltui", "run": run.id, "commit": commit},
+        },
+        sort_keys=False,
+        allow_unicode=True,
+        width=10_000,
+    )
+    lines = [
+        "---",
+        front.rstrip("\n"),
+        "---",
+        "# Screenwriting craft notes",
+        "",
+        f"{len(notes)} short notes learned by training (run `{run.id}`, pool commit `{commit[:10]}`). "
+        "Each note says in one line when it applies. Read the index, open only the notes that fit "
+        "the scene or problem at hand, and follow their guidance while writing.",
+        "",
+    ]
+    for folder, about in FOLDERS.items():
+        rows = [(rel, data) for rel, data in notes.items() if rel.startswith(f"{folder}/")]
+        if not rows:
+            continue
+        lines += [f"## {folder}: {about}", ""]
+        for rel, data in rows:
+            meta, _, problem = parse_note(data.decode("utf-8", errors="replace"))
+            description = str(meta.get("description", "")).strip() if meta and not problem else ""
+            lines.append(f"- [{rel}]({rel})" + (f": {description}" if description else ""))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _check_target(target: Path, run: Run, force: bool) -> None:
+    """Refuse before writing anything: a file in the way, a folder with content, or a folder that must never go."""
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"--to {target} is a file; pass a folder for the skill")
+    if not target.is_dir() or not any(target.iterdir()):
+        return
+    if not force:
+        raise UsageError(f"--to {target} is not empty; pass --force to replace it, or choose a new folder")
+    resolved = target.resolve()
+    protected = [run.root.resolve(), Path.cwd().resolve(), Path.home().resolve()]
+    if any(resolved == p or resolved in p.parents for p in protected) or resolved == Path(resolved.anchor):
+        raise UsageError(f"--to {target} holds the run, the current folder or your home; --force will not replace it")
+    if (resolved / ".git").exists():
+        raise UsageError(f"--to {target} is a git repository; --force will not replace it, choose a new folder")
+
+
+def export_skill(run: Run, target: Path, commit: str | None = None, force: bool = False) -> Exported:
+    """Write the pool at `commit` (default HEAD) as an Agent Skill folder at `target`."""
+    pool = run.pool
+    rev = commit or "HEAD"
+    try:
+        sha = pool.git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except git.GitCommandError:
+        raise UsageError(
+            f"--commit {rev} is not a commit of run {run.id}'s pool; `skilltui review {run.root}` lists them"
+        ) from None
+    notes = _notes_at(run, sha)
+    if not notes:
+        raise UsageError(f"the pool of run {run.id} has no notes at {sha[:10]}; there is nothing to export")
+    target = Path(target).expanduser()
+    _check_target(target, run, force)
+    name = skill_name(target)
+    warning = None
+    if name != target.name:
+        warning = f"skill clients expect the folder to be named like the skill; rename {target.name!r} to {name!r}"
+    text = render_skill(name, _description(run), run, sha, notes)
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    old: Path | None = None
+    try:
+        (staging / "SKILL.md").write_text(text, encoding="utf-8")
+        for rel, data in notes.items():
+            (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+            (staging / rel).write_bytes(data)
+        os.chmod(staging, 0o755)
+        if target.exists():
+            # Move the old folder aside first, so the swap is two renames and a failure between them
+            # is undone below rather than leaving no skill at all.
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            os.rmdir(old)
+            os.rename(target, old)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if old is not None:
+                os.rename(old, target)
+                old = None
+            raise
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return Exported(folder=target, name=name, commit=sha, notes=len(notes), warning=warning)

@@ -1,0 +1,37 @@
+"""Finding the run a history command was pointed at: a run folder, or a run id under --runs-dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..engine.run import RUN_ID, Run
+from ..errors import UsageError
+
+
+def is_run(folder: Path) -> bool:
+    """A folder is a run when it holds the settings the engine writes first and a pool."""
+    return (folder / "config.json").is_file() and (folder / "memory" / ".git").is_dir()
+
+
+def lister(runs_dir: Path) -> str:
+    """The command that lists the runs in `runs_dir`, for error messages that say what to do."""
+    return "`skilltui runs`" if Path(runs_dir) == Path("runs") else f"`skilltui runs --runs-dir {runs_dir}`"
+
+
+def find_run(spec: str, runs_dir: Path) -> Run:
+    """The run named by `spec` (a path to a run folder, or an id under `runs_dir`); UsageError if none."""
+    runs_dir = Path(runs_dir).expanduser()
+    candidates = [Path(spec).expanduser()]
+    if RUN_ID.match(spec):
+        candidates.append(runs_dir / spec)
+    for folder in candidates:
+        if is_run(folder):
+            return Run(folder.resolve())
+    for folder in candidates:
+        if (folder / "config.json").is_file():
+            raise UsageError(f"run {folder} has no pool (memory/ is not a git repository); there is no history to read")
+        if folder.is_dir():
+            raise UsageError(
+                f"{folder} is a folder but not a skilltui run (no config.json); {lister(runs_dir)} lists runs"
+            )
+    raise UsageError(f"no run named {spec} in {runs_dir}/; {lister(runs_dir)} lists them")

@@ -1,0 +1,147 @@
+"""Undoing what training did, after the fact: revert one commit, or reset the pool to one.
+
+Both change the pool's history, so both keep the engine's promises:
+
+- nothing is lost: a reset keeps the dropped head under `refs/skilltui/reset/<stamp>`, and
+  a revert adds an inverse commit rather than rewriting anything;
+- the pool stays valid: the inverse commit must pass the linter, or it is undone;
+- a conflict changes nothing: the revert is aborted and the pool is as it was;
+- every change is on record: a `history` event in the run's events.jsonl;
+- nobody changes a pool under a training process: while one holds the run's lock, both are
+  refused, and while one runs here the lock is held, so training cannot start mid-change.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import git
+
+from ..engine.events import HistoryAction, JsonlSink
+from ..engine.pool import Pool
+from ..engine.run import Run, RunLock, is_locked
+from ..errors import UsageError
+
+
+class Refused(Exception):
+    """The operation did not happen; the message says why and the pool is exactly as it was."""
+
+
+@dataclass(frozen=True)
+class Done:
+    """What an operation did: the pool's head before and after, the ref that keeps what was dropped."""
+
+    action: str
+    target: str
+    before: str
+    after: str
+    ref: str | None
+    message: str
+
+
+def training_refusal(run: Run) -> str | None:
+    """Why history may not change right now, or None when it may."""
+    if is_locked(run.root):
+        return (
+            f"run {run.id} is being trained by another process; history can change only when it stops (reading is fine)"
+        )
+    return None
+
+
+@contextmanager
+def _hold(run: Run) -> Iterator[Pool]:
+    """Hold the run's lock for the length of one change, so training cannot start under it."""
+    refusal = training_refusal(run)
+    if refusal:
+        raise Refused(refusal)
+    lock = RunLock(run.root)
+    try:
+        lock.acquire()
+    except UsageError:
+        raise Refused(training_refusal(run) or f"run {run.id} is locked by another process") from None
+    try:
+        pool = run.pool
+        if not pool.is_clean():
+            raise Refused(
+                f"the pool of run {run.id} has uncommitted changes; commit or discard them in {pool.root} first"
+            )
+        yield pool
+    finally:
+        lock.release()
+
+
+def _record(run: Run, done: Done) -> None:
+    sink = JsonlSink(run.events_path)
+    try:
+        sink(HistoryAction(action=done.action, target=done.target, before=done.before, after=done.after, ref=done.ref))
+    finally:
+        sink.close()
+
+
+def _resolve(pool: Pool, rev: str) -> str:
+    try:
+        return pool.git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except git.GitCommandError:
+        raise Refused(f"{rev} is not a commit of this pool") from None
+
+
+def revert(run: Run, rev: str) -> Done:
+    """Add one commit that undoes `rev`. Refused (pool untouched) on a conflict or a linter failure."""
+    with _hold(run) as pool:
+        sha = _resolve(pool, rev)
+        short = sha[:7]
+        head = pool.head()
+        try:
+            pool.git("merge-base", "--is-ancestor", sha, head)
+        except git.GitCommandError:
+            raise Refused(
+                f"{short} is not in the pool's history (it was dropped); there is nothing to revert"
+            ) from None
+        parents = pool.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
+        if not parents:
+            raise Refused(f"{short} is the pool's first commit; reset (g) to a commit instead")
+        if len(parents) > 1:
+            raise Refused(f"{short} is a merge; revert the commit that made the change instead")
+        if not pool.git("diff", "--name-only", parents[0], sha):
+            raise Refused(f"{short} changes no note (an empty micro-step); there is nothing to revert")
+        try:
+            pool.git("revert", "--no-edit", sha)
+        except git.GitCommandError:
+            conflicted = pool.git("diff", "--name-only", "--diff-filter=U").split()
+            try:
+                pool.git("revert", "--abort")
+            except git.GitCommandError:
+                pass
+            pool.reset(head)
+            where = ", ".join(conflicted) or "the notes it touched"
+            raise Refused(
+                f"reverting {short} conflicts with later commits ({where} changed since); nothing changed. "
+                "Revert the later commits first, or reset (g) to a commit before it"
+            ) from None
+        after = pool.head()
+        problems = pool.lint(pool.changes(head, after).touched)
+        if problems:
+            pool.reset(head)
+            raise Refused(f"the inverse of {short} fails the linter ({problems[0]}); nothing changed")
+        done = Done("revert", sha, head, after, None, f"reverted {short} with {after[:7]}: {pool.subject(after)}")
+        _record(run, done)
+        return done
+
+
+def reset(run: Run, rev: str) -> Done:
+    """Move the pool to `rev`, keeping the dropped head reachable under refs/skilltui/reset/<stamp>."""
+    with _hold(run) as pool:
+        sha = _resolve(pool, rev)
+        head = pool.head()
+        if sha == head:
+            raise Refused(f"the pool is already at {sha[:7]}; nothing to reset")
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        ref = pool.keep(f"reset/{stamp}", head)
+        pool.reset(sha)
+        message = f"reset the pool to {sha[:7]}; the old head {head[:7]} is kept as {ref}"
+        done = Done("reset", sha, head, sha, ref, message)
+        _record(run, done)
+        return done

@@ -1,0 +1,104 @@
+"""`skilltui runs`: every run in a runs folder at a glance, from each run's own records."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich import box
+from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from ..engine.run import Run
+from ..errors import UsageError
+from .locate import is_run
+from .status import RunStatus, run_status
+
+WIDE = 110
+STATE_STYLES = {"running": "bold green", "finished": "green", "interrupted": "yellow", "not started": "yellow"}
+
+
+def list_runs(runs_dir: Path) -> list[RunStatus]:
+    """The status of every run under `runs_dir`, most recently started first."""
+    runs_dir = Path(runs_dir).expanduser()
+    if not runs_dir.is_dir():
+        raise UsageError(f"no runs folder at {runs_dir}/; pass --runs-dir, or train first (`skilltui demo`)")
+    found = [run_status(Run(p.resolve())) for p in sorted(runs_dir.iterdir()) if p.is_dir() and is_run(p)]
+    return sorted(found, key=lambda s: (s.started or "", s.id), reverse=True)
+
+
+def money(status: RunStatus) -> str:
+    amount = f"${status.cost_usd:.2f}" if status.cost_usd >= 1 or status.cost_usd == 0 else f"${status.cost_usd:.4f}"
+    return amount if status.cost_known else f"{amount}+?"
+
+
+def works_text(works: list[str]) -> str:
+    if len(works) <= 3:
+        return ", ".join(works)
+    return ", ".join(works[:2]) + f" +{len(works) - 2}"
+
+
+def runs_table(statuses: list[RunStatus], runs_dir: Path) -> Table:
+    table = Table(
+        title=f"runs in {runs_dir}", title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, expand=False
+    )
+    table.add_column("id", min_width=8, overflow="fold")
+    table.add_column("works", min_width=12)
+    table.add_column("epochs", justify="right", no_wrap=True)
+    table.add_column("steps", justify="right", no_wrap=True)
+    table.add_column("approved", justify="right", no_wrap=True)
+    table.add_column("rerun", justify="right", no_wrap=True)
+    table.add_column("rolled\nback", justify="right", no_wrap=True)
+    table.add_column("mean\nloss", justify="right", no_wrap=True)
+    table.add_column("cost", justify="right", no_wrap=True)
+    table.add_column("state", min_width=10)
+    for s in statuses:
+        table.add_row(
+            Text(s.id),
+            Text(works_text(s.works)),
+            f"{s.epochs_done}/{s.epochs}" if s.epochs else str(s.epochs_done),
+            str(s.steps_done),
+            str(s.approved),
+            str(s.rerun),
+            str(s.rolled_back),
+            f"{s.latest_loss:.3f}" if s.latest_loss is not None else "-",
+            money(s),
+            Text(s.state, style=_style(s.state)),
+        )
+    table.caption = (
+        "micro-steps approved, rerun and rolled back; mean loss of the latest finished step (lower is better)"
+    )
+    table.caption_justify = "left"
+    return table
+
+
+def print_runs(runs_dir: Path, console: Console | None = None) -> int:
+    statuses = list_runs(runs_dir)
+    # A pipe has no width; give the table room instead of Rich's 80 columns, which squeeze it.
+    console = console or Console(width=None if sys.stdout.isatty() else 200)
+    if not statuses:
+        console.print(f"no runs in {runs_dir}/ yet; `skilltui demo` or `skilltui train` makes one")
+        return 0
+    if console.width >= WIDE:
+        console.print(runs_table(statuses, runs_dir))
+    else:
+        # Ten columns do not fit a narrow terminal; one short block per run reads better than a crushed table.
+        for s in statuses:
+            console.print(Text.assemble((s.id, "bold"), "  ", (s.state, _style(s.state))))
+            console.print(Padding(Text(runs_line(s)), (0, 0, 0, 2)))
+    return 0
+
+
+def runs_line(s: RunStatus) -> str:
+    loss = f"{s.latest_loss:.3f}" if s.latest_loss is not None else "-"
+    epochs = f"{s.epochs_done}/{s.epochs}" if s.epochs else str(s.epochs_done)
+    return (
+        f"works {works_text(s.works)}; epochs {epochs}, steps {s.steps_done}; micro-steps {s.approved} approved, "
+        f"{s.rerun} rerun, {s.rolled_back} rolled back; mean loss {loss}; cost {money(s)}"
+    )
+
+
+def _style(state: str) -> str:
+    return STATE_STYLES.get(state.split(":", 1)[0], "red")
