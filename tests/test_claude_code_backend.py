@@ -149,6 +149,12 @@ async def test_bad_key_is_fatal_with_one_line(server: FakeAnthropic, tmp_path: P
     assert "\n" not in str(info.value) and KEY not in str(info.value)
 
 
+async def test_unknown_model_404_is_fatal(server: FakeAnthropic, tmp_path: Path) -> None:
+    server.script = lambda r: Error(404, message="model: claude-nope")
+    with pytest.raises(FatalBackendError, match="claude-nope"):
+        await backend(server, tmp_path, "claude-nope").text(Request(role="loss", prompt="x"))
+
+
 async def test_server_errors_cost_the_work_not_the_run(server: FakeAnthropic, tmp_path: Path) -> None:
     server.script = lambda r: Error(500, message="boom")
     with pytest.raises(BackendError) as info:

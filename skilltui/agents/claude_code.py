@@ -297,7 +297,7 @@ def _classify(assistant_error: str | None, status: int | None, detail: str, mode
                       "or run `claude /login`")
     if assistant_error == "billing_error" or status == 402:
         return True, f"the API refused for billing reasons: {detail}"
-    if status == 404:
+    if assistant_error == "model_not_found" or status == 404:
         return True, f"the API does not know model {model!r} (404): check --model and the per-role models"
     return False, f"Claude Code failed: {detail}"
 
