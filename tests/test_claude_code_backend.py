@@ -128,8 +128,8 @@ async def test_backward_gets_commit_and_it_reaches_on_commit(server: FakeAnthrop
         if not OURS & set(r.tool_names):
             return Reply([text("ok")])
         if not r.tool_results():
-            return Reply([tool_use("mcp__files__str_replace", {"path": "dialogue/subtext.md",
-                                                               "old_str": "Say less.", "new_str": "Say less, mean more."}),
+            edit = {"path": "dialogue/subtext.md", "old_str": "Say less.", "new_str": "Say less, mean more."}
+            return Reply([tool_use("mcp__files__str_replace", edit),
                           tool_use("mcp__files__commit", {"message": "subtext: mean more"})])
         return Reply([text("committed")])
 
