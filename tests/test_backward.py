@@ -172,3 +172,28 @@ def test_review_request_carries_the_diff_evidence_and_changes(tmp_path, make_wor
     assert request.added and request.added[0] in request.patch
     assert "Commonality report" in request.evidence  # two works: the reduce summary is the evidence
     assert set(request.reports) == {"loam", "silt"} and request.lint_ok
+
+
+class PricedOffline(OfflineBackend):
+    """The offline backend with a price: every call costs a cent."""
+
+    def _result(self, request, text, transcript=None):
+        result = super()._result(request, text, transcript)
+        result.cost_usd = 0.01
+        return result
+
+
+def test_max_cost_stops_before_the_next_stage_and_the_run_resumes(tmp_path, make_work):
+    works = [make_work("coin", 4), make_work("purse", 4)]
+    run, outcome = train_once(tmp_path, works, PricedOffline(), AutoReviewer(), steps=2, max_cost=0.03)
+    assert outcome.status == "stopped" and "--max-cost" in outcome.reason
+    calls = [e for e in read_events(run.events_path) if e["kind"] == "call"]
+    # Two forwards start together; each stage checks the cap before it starts, so at most the
+    # calls already in flight finish past it.
+    assert 3 <= len(calls) <= 4
+    run, outcome = train_once(tmp_path, works, PricedOffline(), AutoReviewer(), steps=2, max_cost=1.0)
+    assert outcome.status == "finished"
+    finished = [e for e in read_events(run.events_path) if e["kind"] == "run_finished"]
+    total = sum(e["cost_usd"] for e in read_events(run.events_path) if e["kind"] == "call")
+    assert finished[-1]["cost_usd"] == round(total, 6)
+    assert (run.backward_dir(0, 1, 1) / "commit.txt").exists()

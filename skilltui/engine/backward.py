@@ -258,6 +258,7 @@ async def _attempt(
             removed=checked["removed"],
             lint_ok=True,
             patch=str(adir / "patch.diff"),
+            message=checked.get("message", ""),
         )
     )
     ctx.bus.emit(ev.PoolChanged(head=checked["after"], reason=f"commit {label}"))
@@ -274,15 +275,24 @@ def _check(pool: Pool, before: str, subject: str) -> tuple[str | None, dict]:
     commits = pool.commits_between(before, after)
     if len(commits) > 1:
         # One micro-step is one commit: an agent that committed twice gets its commits folded together.
-        after = pool.squash(before, f"{subject}\n\n" + "\n".join(f"- {s}" for _, s in commits))
+        after = pool.squash(before, f"{subject}\n\n" + "\n".join(f"- {s}" for _, s, _ in commits))
         commits = pool.commits_between(before, after)
     patch, changes = pool.diff(before, after)
     problems = pool.lint(changes.touched)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return f"the pool fails the linter: {problems[0]}{more}", {}
-    return None, {"before": before, "after": after, "subject": commits[-1][1], "added": changes.added,
-                  "changed": changes.changed, "removed": changes.removed, "lint": [], "patch": patch}
+    return None, {
+        "before": before,
+        "after": after,
+        "subject": commits[-1][1],
+        "message": commits[-1][2],
+        "added": changes.added,
+        "changed": changes.changed,
+        "removed": changes.removed,
+        "lint": [],
+        "patch": patch,
+    }
 
 
 async def _fail(
@@ -324,6 +334,7 @@ async def _review(
         before=checked["before"],
         after=checked["after"],
         subject=checked["subject"],
+        message=checked.get("message", ""),
         patch=(adir / "patch.diff").read_text(encoding="utf-8"),
         evidence=evidence,
         reports={s.work: s.report.read_text(encoding="utf-8") for s in samples},

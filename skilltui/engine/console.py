@@ -110,7 +110,8 @@ class ConsoleSink:
             line = f"[loss] {event.work}: {event.loss:.3f} ({parts})"
         elif isinstance(event, ev.MicroStep):
             touched = len(event.added) + len(event.changed) + len(event.removed)
-            line = f"[commit] {event.label}: {event.subject} ({touched} note(s) touched)"
+            what = event.message.splitlines()[0] if event.message else event.subject
+            line = f"[commit] {event.label}: {what} ({touched} note(s) touched)"
         elif isinstance(event, ev.DecisionMade):
             line = f"[review] {event.decision} by {event.by}" + (f": {event.note}" if event.note else "")
         elif isinstance(event, ev.StepFinished):

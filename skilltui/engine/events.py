@@ -176,6 +176,7 @@ class MicroStep(Event):
     removed: list[str]
     lint_ok: bool
     patch: str
+    message: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

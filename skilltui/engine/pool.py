@@ -180,10 +180,15 @@ class Pool:
                 clean = False
         return head, clean
 
-    def commits_between(self, before: str, after: str) -> list[tuple[str, str]]:
-        """(sha, subject) of each commit after `before` up to `after`, oldest first."""
-        out = self.git("log", "--reverse", "--format=%H%x1f%s", f"{before}..{after}")
-        return [tuple(line.split("\x1f", 1)) for line in out.splitlines() if line]  # type: ignore[misc]
+    def commits_between(self, before: str, after: str) -> list[tuple[str, str, str]]:
+        """(sha, subject, body) of each commit after `before` up to `after`, oldest first."""
+        out = self.git("log", "--reverse", "--format=%H%x1f%s%x1f%b%x1e", f"{before}..{after}")
+        commits = []
+        for record in out.split("\x1e"):
+            if record.strip():
+                sha, subject, body = record.strip("\n").split("\x1f", 2)
+                commits.append((sha, subject, body.strip()))
+        return commits
 
     def squash(self, before: str, message: str) -> str:
         """Fold every commit after `before` into one, so a micro-step is always exactly one commit."""

@@ -43,6 +43,7 @@ class ReviewRequest:
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    message: str = ""
 
 
 @dataclass(frozen=True)
