@@ -24,8 +24,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from ..agents.base import BackendError
-from ..agents.tools import Sandbox, ToolError
+from ..agents.tools import Sandbox
 from . import events as ev
 from .pool import Pool
 from .review import Decision, Reviewer, ReviewRequest
@@ -225,7 +224,7 @@ async def _attempt(
     started = time.monotonic()
     try:
         await ctx.call(request, adir / "transcript.json", sandbox, epoch=epoch, step=step, **where)
-    except (BackendError, ToolError) as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the agent did, the pool goes back to `before`
         await _fail(ctx, pool, before, epoch, step, group, attempt, f"{label}: the backward agent failed ({exc})")
     problem, checked = await asyncio.to_thread(_check, pool, before, subject)
     if problem:

@@ -167,7 +167,7 @@ class Trainer:
             async with limit:
                 return await self._forward_and_loss(work, epoch, step, first, last)
 
-        results = await asyncio.gather(*(one(w) for w in active))
+        results = await _all_or_none([one(w) for w in active])
         done = {s.work: s for s in results if s is not None}
         failed = [w.name for w in active if w.name not in done]
         if not done:
@@ -273,3 +273,18 @@ class Trainer:
 def _spent_so_far(opened: OpenedRun) -> float:
     """What earlier sessions of this run spent, so --max-cost counts the whole run."""
     return sum(e.get("cost_usd") or 0.0 for e in ev.read_events(opened.run.events_path) if e.get("kind") == "call")
+
+
+async def _all_or_none(coroutines: list) -> list:
+    """gather, except that when one raises (a stop, a fatal backend error) the others are cancelled.
+
+    Plain gather would leave them running unattended after the step has been abandoned.
+    """
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..agents.base import Backend, BackendError, CallResult, Request
 from ..agents.redact import redact
-from ..agents.tools import Sandbox, ToolError
+from ..agents.tools import Sandbox
 from . import events as ev
 from .pool import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
 from .prompts import Prompts
@@ -104,8 +104,8 @@ class Context:
             error = f"{request.role} call took longer than {request.timeout:.0f} s"
             self.save_transcript(transcript, request, None, error)
             raise BackendError(error) from None
-        except (BackendError, ToolError) as exc:
-            self.save_transcript(transcript, request, None, str(exc))
+        except Exception as exc:
+            self.save_transcript(transcript, request, None, f"{type(exc).__name__}: {exc}")
             raise
         self.save_transcript(transcript, request, result)
         self.call_event(request.role, result, time.monotonic() - started, transcript, **where)
