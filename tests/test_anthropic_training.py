@@ -1,0 +1,266 @@
+"""Training through the real SDKs: `skilltui diffuse` and `skilltui train` against the fake Messages API.
+
+These tests type the commands a user types (`--backend anthropic`, `--model`,
+`--max-cost`) with `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` pointing at
+`tests/fakeapi.py` on 127.0.0.1. The fake model plays every role from the prompts it is
+sent: the writer views the story and creates episode files with the text editor tool, the
+judge and the reducer answer in prose, the backward agent writes a note and commits.
+Nothing is mocked between the engine and the socket.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from skilltui.cli import main
+from skilltui.engine.events import read_events
+from skilltui.engine.pool import Pool, render_note
+from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, thinking, tool_use
+
+KEY = "sk-ant-test-XXXX-training-5a5a5a5a5a5a"
+EDITOR = "str_replace_based_edit_tool"
+NOTE = render_note("Keep every line of dialogue short and said by someone present.",
+                   "Write dialogue as character cues with short lines. Cut speeches in half.")
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch):
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        yield fake
+    assert fake.failures == [], fake.failures
+
+
+def role_of(r: Recorded) -> str:
+    system = json.dumps(r.body.get("system", ""))
+    if "# Retell episode" in r.last_user_text and not r.body.get("tools"):
+        return "diffuse"
+    for role in ("forward", "loss", "reduce", "backward"):
+        if f"You are the {role} agent" in system:
+            return role
+    return "other"
+
+
+def call(r: Recorded, command: str, **args: object) -> dict:
+    """A file-tool call in whichever dialect the client offers: the text editor tool or MCP tools."""
+    if EDITOR in r.tool_names:
+        return tool_use(EDITOR, {"command": command, **args})
+    return tool_use(f"mcp__files__{command}", dict(args))
+
+
+def assistant_turns(r: Recorded) -> int:
+    return sum(1 for m in r.body.get("messages", []) if m.get("role") == "assistant")
+
+
+class FakeModel:
+    """Plays every role from the prompt alone, the way a model would have to."""
+
+    def __init__(self, works_dir: Path) -> None:
+        self.works_dir = works_dir
+        self.refused: list[str] = []
+
+    def __call__(self, r: Recorded) -> Reply:
+        role = role_of(r)
+        if role == "forward":
+            return self.writer(r)
+        if role == "backward":
+            return self.optimizer(r)
+        if role == "loss":
+            # A judge that echoes a key it saw somewhere: the report on disk must not carry it.
+            return Reply([text(f"## What went wrong\n\nThe writer turned dialogue into action ({KEY}).")])
+        if role == "reduce":
+            return Reply([text("## Common to every work\n\nDialogue is flattened into action lines.")])
+        return Reply([text("ok")])
+
+    def writer(self, r: Recorded) -> Reply:
+        prompt = r.body["messages"][0]["content"]
+        prompt = prompt if isinstance(prompt, str) else " ".join(b.get("text", "") for b in prompt)
+        first, last = map(int, re.search(r"# Write episodes (\d+) to (\d+)", prompt).groups())
+        title = re.search(r'of "([^"]+)"', prompt).group(1).lower()
+        story = re.search(r"The story: `([^`]+)`", prompt).group(1)
+        scripts = re.search(r"Write each episode to `([^`]+)/NN\.fountain`", prompt).group(1)
+        turn = assistant_turns(r)
+        if turn == 0:
+            human = self.works_dir / title / "human" / f"{first:02d}.fountain"
+            return Reply([thinking("Read the story first; try the originals too."),
+                          call(r, "view", path=story), call(r, "view", path=str(human))])
+        if turn == 1:
+            for result in r.tool_results():
+                if result.get("is_error"):
+                    self.refused.append(json.dumps(result.get("content")))
+            return Reply([call(r, "create", path=f"{scripts}/{n:02d}.fountain",
+                               file_text=f"INT. ROOM - DAY\n\nEpisode {n} begins.\n\nADA\nHello.\n")
+                          for n in range(first, last + 1)])
+        return Reply([text(f"I wrote episodes {first} to {last}.")])
+
+    def optimizer(self, r: Recorded) -> Reply:
+        turn = assistant_turns(r)
+        if turn == 0:
+            return Reply([call(r, "create", path="dialogue/keep-lines-short.md", file_text=NOTE)])
+        if turn == 1:
+            return Reply([tool_use("commit" if EDITOR in r.tool_names else "mcp__files__commit",
+                                   {"message": "Add a dialogue note: every work flattened its dialogue."})])
+        return Reply([text("Committed one note.")])
+
+
+def train(runs: Path, works: list[Path], *extra: str) -> int:
+    argv = ["train", "--auto", "--backend", "anthropic", "--runs-dir", str(runs), "--run-id", "r"]
+    for work in works:
+        argv += ["--work", str(work)]
+    return main(argv + list(extra))
+
+
+def assert_no_key_anywhere(*roots: Path) -> None:
+    checked = 0
+    for root in roots:
+        for path in root.rglob("*"):
+            if path.is_file():
+                checked += 1
+                assert KEY.encode() not in path.read_bytes(), f"the API key leaked into {path}"
+    assert checked
+
+
+def transcript_costs(path: str) -> float:
+    record = json.loads(Path(path).read_text())
+    return sum(e.get("cost_usd") or 0.0 for e in record["transcript"] if e.get("event") == "response")
+
+
+def test_a_training_step_through_the_sdk_writes_episodes_commits_and_resumes(
+        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    works = [make_work("kestrel", 4), make_work("lantern", 4)]
+    model = FakeModel(tmp_path / "works")
+    server.script = model
+    runs = tmp_path / "runs"
+
+    assert train(runs, works, "--steps", "1", "--group-size", "2", "--model", "claude-sonnet-5-5",
+                 "--role-model", "loss=claude-haiku-5-5") == 0
+    run = runs / "r"
+    events = read_events(run / "events.jsonl")
+
+    # The writer wrote its episodes with the editor tool and was refused the originals.
+    for name in ("kestrel", "lantern"):
+        for n in (1, 2):
+            assert (run / "epoch0" / "step0" / "works" / name / "scripts" / f"{n:02d}.fountain").exists()
+    assert len(model.refused) == 2 and all("off-limits" in m for m in model.refused)
+    written = [e for e in events if e["kind"] == "episode_written"]
+    assert sorted((e["work"], e["episode"]) for e in written) == [("kestrel", 1), ("kestrel", 2),
+                                                                  ("lantern", 1), ("lantern", 2)]
+
+    # Each role got its model and its tools.
+    by_role: dict[str, list[Recorded]] = {}
+    for r in server.messages_requests:
+        by_role.setdefault(role_of(r), []).append(r)
+    assert {r.body["model"] for r in by_role["loss"]} == {"claude-haiku-5-5"}
+    assert {r.body["model"] for r in by_role["forward"] + by_role["backward"]} == {"claude-sonnet-5-5"}
+    assert all(r.tool_names == [EDITOR, "delete_file"] for r in by_role["forward"])
+    assert all(r.tool_names == [EDITOR, "delete_file", "commit"] for r in by_role["backward"])
+    assert len(by_role["reduce"]) == 1 and not any(r.body.get("tools") for r in by_role["loss"])
+    assert server.altered_thinking == []
+
+    # The backward pass made exactly one commit holding the note.
+    pool = Pool(run / "memory")
+    assert pool.git("log", "-1", "--format=%s").startswith("train ")
+    assert (run / "memory" / "dialogue" / "keep-lines-short.md").read_text() == NOTE
+    assert pool.lint() == []
+
+    # Costs add up: each call event matches its transcript, and the run total is their sum.
+    calls = [e for e in events if e["kind"] == "call"]
+    assert {e["role"] for e in calls} == {"forward", "loss", "reduce", "backward"}
+    assert all(e["backend"] == "anthropic" and e["cost_usd"] is not None for e in calls)
+    for e in calls:
+        assert e["cost_usd"] == pytest.approx(transcript_costs(e["transcript"]))
+    finished = [e for e in events if e["kind"] == "run_finished"][-1]
+    assert finished["status"] == "finished"
+    assert finished["cost_usd"] == pytest.approx(sum(e["cost_usd"] for e in calls), abs=1e-6)
+    # The stable prefix was read from the cache on later turns.
+    assert any(e["cache_read_tokens"] > 0 for e in calls if e["role"] == "forward")
+
+    # Running the same command again calls nobody and commits nothing.
+    requests, head = len(server.requests), pool.head()
+    assert train(runs, works, "--steps", "1", "--group-size", "2", "--model", "claude-sonnet-5-5",
+                 "--role-model", "loss=claude-haiku-5-5") == 0
+    assert len(server.requests) == requests and pool.head() == head
+
+    assert {r.api_key for r in server.requests} == {KEY}
+    assert "[REDACTED]" in (run / "epoch0" / "step0" / "loss" / "kestrel.md").read_text()
+    assert_no_key_anywhere(runs, tmp_path / "works")
+    assert KEY not in capsys.readouterr().err
+
+
+def test_max_cost_stops_cleanly_before_a_stage_and_the_run_resumes(
+        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    works = [make_work("quarry", 4)]
+    server.script = FakeModel(tmp_path / "works")
+    runs = tmp_path / "runs"
+    assert train(runs, works, "--steps", "1", "--max-cost", "0.000001") == 0
+    assert "--max-cost" in capsys.readouterr().err
+    events = read_events(runs / "r" / "events.jsonl")
+    assert events[-1]["kind"] == "run_finished" and events[-1]["status"] == "stopped"
+    stopped_calls = [e for e in events if e["kind"] == "call"]
+    assert [e["role"] for e in stopped_calls] == ["forward"]
+
+    assert train(runs, works, "--steps", "1") == 0
+    events = read_events(runs / "r" / "events.jsonl")
+    calls = [e for e in events if e["kind"] == "call"]
+    assert [e["role"] for e in calls] == ["forward", "loss", "backward"]  # forward was not paid twice
+    assert events[-1]["status"] == "finished"
+    assert events[-1]["cost_usd"] == pytest.approx(sum(e["cost_usd"] for e in calls), abs=1e-6)
+    assert_no_key_anywhere(runs, tmp_path / "works")
+
+
+def test_a_text_only_model_diffuses_but_a_run_without_episodes_fails_clearly(
+        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The stand-in that only ever answers with text, from the issue's "must hold" list."""
+    answers = iter([Error(529, retry_after=0), Error(529, retry_after=0)])
+    server.script = lambda r: next(answers, None) or Reply([text(f"PROSE RETELLING, key {KEY}")])
+    work = make_work("orchard", 2, story=False)
+
+    assert main(["diffuse", "--work", str(work), "--backend", "anthropic", "--model", "claude-opus-5-5"]) == 0
+    story = (work / "story.md").read_text()
+    assert "## Episode 1" in story and "## Episode 2" in story and "PROSE RETELLING" in story
+    diffuse = server.messages_requests
+    assert len(diffuse) == 4  # two overloaded answers, then one call per episode
+    assert {r.body["model"] for r in diffuse} == {"claude-opus-5-5"}
+    capsys.readouterr()
+
+    runs = tmp_path / "runs"
+    code = train(runs, [work], "--steps", "1", "--model", "claude-opus-5-5")
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "Traceback" not in err and "every work failed" in err
+    agents = [r for r in server.messages_requests if role_of(r) == "forward"]
+    assert agents and all(EDITOR in r.tool_names for r in agents)
+    assert {r.body["model"] for r in agents} == {"claude-opus-5-5"}
+    stage = [e for e in read_events(runs / "r" / "events.jsonl") if e["kind"] == "stage" and e["status"] == "failed"]
+    assert stage and "did not write episode" in stage[0]["error"]
+    assert_no_key_anywhere(runs, work)
+
+
+def test_claude_code_backend_trains_a_step_against_the_same_server(
+        server: FakeAnthropic, make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("claude_agent_sdk")
+    config = tmp_path / "claude-config"
+    config.mkdir()
+    for name, value in {"CLAUDE_CONFIG_DIR": str(config), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                        "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}.items():
+        monkeypatch.setenv(name, value)
+    works = [make_work("willow", 2)]
+    model = FakeModel(tmp_path / "works")
+    server.script = model
+    runs = tmp_path / "runs"
+    argv = ["train", "--auto", "--backend", "claude-code", "--runs-dir", str(runs), "--run-id", "r",
+            "--work", str(works[0]), "--steps", "1"]
+    assert main(argv) == 0
+    run = runs / "r"
+    assert (run / "epoch0" / "step0" / "works" / "willow" / "scripts" / "02.fountain").exists()
+    assert len(model.refused) == 1
+    assert (run / "memory" / "dialogue" / "keep-lines-short.md").read_text() == NOTE
+    calls = [e for e in read_events(run / "events.jsonl") if e["kind"] == "call"]
+    assert [e["role"] for e in calls] == ["forward", "loss", "backward"]
+    assert all(e["backend"] == "claude-code" and e["cost_usd"] for e in calls)
+    assert_no_key_anywhere(runs, tmp_path / "works")
