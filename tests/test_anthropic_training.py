@@ -264,3 +264,57 @@ def test_claude_code_backend_trains_a_step_against_the_same_server(
     assert [e["role"] for e in calls] == ["forward", "loss", "backward"]
     assert all(e["backend"] == "claude-code" and e["cost_usd"] for e in calls)
     assert_no_key_anywhere(runs, tmp_path / "works")
+
+
+def test_one_works_failing_call_costs_only_that_work(
+        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    works = [make_work("kestrel", 2), make_work("lantern", 2)]
+    model = FakeModel(tmp_path / "works")
+
+    def script(r: Recorded) -> Reply | Error:
+        if role_of(r) == "forward" and 'of "Kestrel"' in r.all_text:
+            return Error(400, message="prompt is too long")
+        return model(r)
+
+    server.script = script
+    runs = tmp_path / "runs"
+    assert train(runs, works, "--steps", "1", "--group-size", "2") == 0
+    events = read_events(runs / "r" / "events.jsonl")
+    failed = [e for e in events if e["kind"] == "stage" and e["status"] == "failed"]
+    assert [(e["stage"], e["work"]) for e in failed] == [("forward", "kestrel")]
+    assert "prompt is too long" in failed[0]["error"]
+    assert (runs / "r" / "epoch0" / "step0" / "loss" / "lantern.md").exists()
+    assert Pool(runs / "r" / "memory").git("log", "-1", "--format=%s").startswith("train ")
+    assert events[-1]["status"] == "finished"
+
+
+def test_a_rejected_key_stops_the_run_with_one_clear_line(
+        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    server.key = "sk-ant-test-not-the-one-you-sent-000"
+    code = train(tmp_path / "runs", [make_work("birch", 2)], "--steps", "1")
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "the API rejected the key (401): check ANTHROPIC_API_KEY" in err
+    assert "Traceback" not in err and KEY not in err
+    assert len(server.messages_requests) == 1  # stopped at once: no retries, no other work started
+
+
+def test_no_key_exits_2_with_how_to_set_it(make_work, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    work = make_work("cedar", 2, story=False)
+    assert main(["diffuse", "--work", str(work), "--backend", "anthropic"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "export ANTHROPIC_API_KEY" in err and len(err.splitlines()) == 1
+    assert not (work / "story.md").exists()
+
+
+@pytest.mark.xfail(strict=True, reason="cli.cmd_diffuse does not catch BackendError: a bad key ends in a traceback")
+def test_diffuse_with_a_rejected_key_ends_with_one_line(
+        server: FakeAnthropic, make_work, capsys: pytest.CaptureFixture) -> None:
+    server.key = "sk-ant-test-not-the-one-you-sent-000"
+    work = make_work("aspen", 2, story=False)
+    assert main(["diffuse", "--work", str(work), "--backend", "anthropic"]) != 0
+    err = capsys.readouterr().err
+    assert "ANTHROPIC_API_KEY" in err and "Traceback" not in err
+    assert not (work / "story.md").exists()
