@@ -1,0 +1,1 @@
+"""Widgets of the review app, one per file, each with its CSS beside it."""
