@@ -9,16 +9,16 @@ Sources (USD per million tokens, checked for this release):
 
 - Anthropic's pricing page, https://platform.claude.com/docs/en/about-claude/pricing
   ("Model pricing": base input, 5m cache writes, 1h cache writes, cache hits, output),
-  for the Fable 5 / 5.1, Mythos 5 / 5.1, Opus 4.5-5, Sonnet 4.5 / 4.6 and Haiku 4.5 rows;
+  for the Fable 5 / 5.1, Mythos 5 / 5.1, Opus 4.1-5, Sonnet 4.5 / 4.6 and Haiku 4.5 rows;
 - the per-model overview pages, https://platform.claude.com/docs/en/models/<id>/overview,
   for Opus 5.5 (opus-5-5), Sonnet 5 (sonnet-5), Sonnet 5.5 (sonnet-5-5) and Haiku 5.5
   (haiku-5-5, two bands by prompt length);
-- Sonnet 5.5 cache hits were cut from $0.20 to $0.10 on 2026-10-07 (0.05x input, like
-  Opus 5.5); the table carries the new rate;
-- Fable 5.2 ($8 / $40, cache write $10 / $16, cache hit $0.20) as listed for
-  claude-fable-5-2 at its release on 2026-11-09; Mythos models share the Fable model's
-  specifications and prices (the Fable overview pages say so), so Mythos 5.2 carries the
-  Fable 5.2 row.
+- newer than the snapshots of those pages available here, and taken from price trackers
+  that re-checked the live pricing page: Sonnet 5.5 cache hits cut from $0.20 to $0.10 on
+  2026-10-07 (0.05x input, like Opus 5.5), and Fable 5.2 at list price ($8 / $40, cache
+  writes $10 / $16, cache hits $0.20) from its release on 2026-11-09. Mythos models share
+  their Fable model's specifications and prices (the Fable overview pages say so), so
+  Mythos 5.2 carries the Fable 5.2 row. Re-check these three rows first when prices move.
 
 Model ids come from the installed SDK (`anthropic.types.Model`). `claude-mythos-preview`
 has no published per-token price here, so it stays unpriced on purpose.
