@@ -74,6 +74,8 @@ class Commit:
     loss_before: float | None = None
     loss_after: float | None = None
     kept_as: list[str] = field(default_factory=list)
+    # Earlier attempts that produced this very commit (a deterministic agent reruns to the same one).
+    earlier: list[MicroStepRecord] = field(default_factory=list)
     reverts: str | None = None
     reverted_by: str | None = None
 
@@ -108,15 +110,15 @@ class History:
         return [c for c in self.commits if c.in_history]
 
 
-def micro_steps(run: Run, events: list[dict[str, Any]]) -> dict[str, MicroStepRecord]:
-    """Every checked backward attempt of the run, keyed by the commit it produced."""
+def micro_steps(run: Run, events: list[dict[str, Any]]) -> dict[str, list[MicroStepRecord]]:
+    """Every checked backward attempt of the run, keyed by the commit it produced, in the order they ran."""
     labels = {
         (e["epoch"], e["step"], e["group"], e["attempt"]): e.get("label", "")
         for e in events
         if e.get("kind") == "micro_step"
     }
-    found: dict[str, MicroStepRecord] = {}
-    for checked_path in sorted(run.root.glob("epoch*/step*/backward/g*/attempt*/checked.json")):
+    found: dict[str, list[MicroStepRecord]] = {}
+    for checked_path in run.root.glob("epoch*/step*/backward/g*/attempt*/checked.json"):
         adir = checked_path.parent
         gdir = adir.parent
         try:
@@ -129,18 +131,22 @@ def micro_steps(run: Run, events: list[dict[str, Any]]) -> dict[str, MicroStepRe
             continue
         review = _read_or_none(adir / "review.json") or {}
         batch = _read_or_none(gdir / "batch.json") or []
-        found[checked["after"]] = MicroStepRecord(
-            epoch=epoch,
-            step=step,
-            group=group,
-            attempt=attempt,
-            label=labels.get((epoch, step, group, attempt)) or f"epoch {epoch} step {step} micro {group}",
-            folder=gdir,
-            works=[b.get("work", "?") for b in batch if isinstance(b, dict)],
-            decision=review.get("decision"),
-            by=review.get("by"),
-            note=review.get("note") or "",
+        found.setdefault(checked["after"], []).append(
+            MicroStepRecord(
+                epoch=epoch,
+                step=step,
+                group=group,
+                attempt=attempt,
+                label=labels.get((epoch, step, group, attempt)) or f"epoch {epoch} step {step} micro {group}",
+                folder=gdir,
+                works=[b.get("work", "?") for b in batch if isinstance(b, dict)],
+                decision=review.get("decision"),
+                by=review.get("by"),
+                note=review.get("note") or "",
+            )
         )
+    for attempts in found.values():
+        attempts.sort(key=lambda m: (m.epoch, m.step, m.group, m.attempt))
     return found
 
 
@@ -202,7 +208,9 @@ def load_history(run: Run) -> History:
     commits: list[Commit] = []
     for sha, parents, stamp, message, files in _log(pool):
         commit = Commit(sha, parents, stamp, message, files, sha in in_history, kept_as=kept.get(sha, []))
-        micro = records.get(sha)
+        attempts = records.get(sha, [])
+        micro = attempts[-1] if attempts else None
+        commit.earlier = attempts[:-1]
         reverted = REVERTS.search(message)
         if micro is not None:
             commit.micro = micro

@@ -7,7 +7,7 @@ import datetime as _dt
 from rich.text import Text
 from textual.widgets import Static
 
-from ..records import Commit
+from ..records import DECISION_WORDS, Commit
 
 STATUS_WORDS = {"A": "added", "M": "changed", "D": "removed"}
 
@@ -53,6 +53,10 @@ def describe(commit: Commit, head: str) -> Text:
         if micro.note:
             text.append(f" (note: {micro.note})")
         text.append("\n")
+        for earlier in commit.earlier:
+            word = DECISION_WORDS.get(earlier.decision or "", "awaiting review")
+            note = f" (note: {earlier.note})" if earlier.note else ""
+            text.append(f"attempt {earlier.attempt} made this same commit: {word} by {earlier.by}{note}\n", style="dim")
         before = f"{commit.loss_before:.3f}" if commit.loss_before is not None else "?"
         after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "not measured yet"
         text.append(f"loss {before} → {after}", style="bold")

@@ -60,6 +60,8 @@ class CommitList(DataTable):
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
+        Binding("home", "scroll_top", "First", show=False),
+        Binding("end,G", "scroll_bottom", "Last", show=False),
         Binding("enter", "screen.open_diff", "Diff"),
         Binding("e", "screen.evidence", "Evidence"),
         Binding("space", "screen.mark", "Mark"),

@@ -1,0 +1,171 @@
+"""Revert and reset on a trained pool: one inverse commit, nothing lost, refused while training, on record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skilltui.cli import main
+from skilltui.engine.events import read_events
+from skilltui.engine.pool import render_note
+from skilltui.engine.run import Run, RunLock
+from skilltui.history import operations
+from skilltui.history.records import load_history
+
+
+@pytest.fixture
+def run(make_work, tmp_path: Path) -> Run:
+    works = [make_work("lantern-fen"), make_work("cold-orchard")]
+    args = ["train", "--auto", "--steps", "2", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
+    for w in works:
+        args += ["--work", str(w)]
+    assert main(args) == 0
+    return Run(tmp_path / "runs" / "r")
+
+
+def tree(run: Run, rev: str) -> str:
+    return run.pool.git("rev-parse", f"{rev}^{{tree}}")
+
+
+def count(run: Run) -> int:
+    return int(run.pool.git("rev-list", "--count", "HEAD"))
+
+
+def history_events(run: Run) -> list[dict]:
+    return [e for e in read_events(run.events_path) if e["kind"] == "history"]
+
+
+def test_revert_adds_one_inverse_commit_that_passes_the_linter(run: Run) -> None:
+    pool = run.pool
+    head, n = pool.head(), count(run)
+    done = operations.revert(run, head)
+    assert count(run) == n + 1
+    assert pool.git("rev-parse", "HEAD~1") == head
+    assert tree(run, "HEAD") == tree(run, f"{head}~1")
+    assert pool.is_clean() and pool.lint() == []
+    assert history_events(run)[-1] | {"time": None} == {
+        "kind": "history",
+        "time": None,
+        "action": "revert",
+        "target": head,
+        "before": head,
+        "after": done.after,
+        "ref": None,
+        "by": "human",
+    }
+
+
+def test_revert_of_an_older_commit_undoes_only_that_commit(run: Run) -> None:
+    pool = run.pool
+    older = pool.git("rev-parse", "HEAD~1")
+    removed = pool.changes(f"{older}~1", older).added
+    kept_at_head = set(pool.note_paths()) - set(removed)
+    operations.revert(run, older)
+    assert set(pool.note_paths()) == kept_at_head
+
+
+def test_revert_that_conflicts_changes_nothing_and_says_which_note(run: Run) -> None:
+    pool = run.pool
+    target = pool.git("rev-parse", "HEAD")
+    note = pool.changes(f"{target}~1", target).added[0]
+    (pool.root / note).write_text(render_note("Rewritten by hand after training.", "A new body."), encoding="utf-8")
+    pool.commit_all("hand edit")
+    head, n, events = pool.head(), count(run), len(read_events(run.events_path))
+    with pytest.raises(operations.Refused, match=f"conflicts.*{note}.*nothing changed"):
+        operations.revert(run, target)
+    assert pool.head() == head and count(run) == n and pool.is_clean()
+    assert not (pool.root / ".git" / "REVERT_HEAD").exists()
+    assert len(read_events(run.events_path)) == events
+
+
+def test_revert_whose_inverse_fails_the_linter_is_undone(run: Run) -> None:
+    pool = run.pool
+    (pool.root / "dialogue").mkdir(exist_ok=True)
+    (pool.root / "dialogue" / "rough.md").write_text("no front matter yet\n", encoding="utf-8")
+    pool.commit_all("a rough note made by hand")
+    (pool.root / "dialogue" / "rough.md").write_text(render_note("Now a proper note.", "Body."), encoding="utf-8")
+    pool.commit_all("fix the rough note")
+    head = pool.head()
+    with pytest.raises(operations.Refused, match="fails the linter.*nothing changed"):
+        operations.revert(run, head)
+    assert pool.head() == head and pool.is_clean()
+
+
+@pytest.mark.parametrize("which", ["root", "empty", "dropped"])
+def test_revert_refuses_what_there_is_nothing_to_revert(run: Run, which: str) -> None:
+    pool = run.pool
+    if which == "root":
+        rev = pool.git("rev-list", "--max-parents=0", "HEAD")
+    elif which == "empty":
+        rev = pool.commit_all("nothing worth changing")
+    else:
+        rev = pool.head()
+        operations.reset(run, "HEAD~1")
+    head = pool.head()
+    with pytest.raises(operations.Refused):
+        operations.revert(run, rev)
+    assert pool.head() == head
+
+
+def test_reset_keeps_the_dropped_head_under_a_named_ref(run: Run) -> None:
+    pool = run.pool
+    head = pool.head()
+    target = pool.git("rev-parse", "HEAD~2")
+    done = operations.reset(run, target)
+    assert pool.head() == target and pool.is_clean()
+    assert done.ref and done.ref.startswith("refs/skilltui/reset/")
+    assert pool.git("rev-parse", done.ref) == head
+    event = history_events(run)[-1]
+    assert (event["action"], event["target"], event["before"], event["after"], event["ref"]) == (
+        "reset",
+        target,
+        head,
+        target,
+        done.ref,
+    )
+    # The dropped commits are still read, marked as off the pool's history.
+    history = load_history(run)
+    assert not history.find(head).in_history
+
+
+def test_reset_to_the_head_is_refused(run: Run) -> None:
+    with pytest.raises(operations.Refused, match="already at"):
+        operations.reset(run, "HEAD")
+
+
+@pytest.mark.parametrize("action", [operations.revert, operations.reset])
+def test_history_cannot_change_while_training_holds_the_run(run: Run, action) -> None:
+    pool = run.pool
+    head, events = pool.head(), len(read_events(run.events_path))
+    lock = RunLock(run.root)
+    lock.acquire()
+    try:
+        with pytest.raises(operations.Refused, match="being trained by another process"):
+            action(run, "HEAD~1")
+    finally:
+        lock.release()
+    assert pool.head() == head and len(read_events(run.events_path)) == events
+
+
+def test_history_cannot_change_under_uncommitted_edits(run: Run) -> None:
+    pool = run.pool
+    note = pool.note_paths()[0]
+    (pool.root / note).write_text("edited by hand\n", encoding="utf-8")
+    with pytest.raises(operations.Refused, match="uncommitted changes"):
+        operations.reset(run, "HEAD~1")
+    assert (pool.root / note).read_text(encoding="utf-8") == "edited by hand\n"
+
+
+def test_an_operation_holds_the_lock_so_training_cannot_start_under_it(run: Run, monkeypatch) -> None:
+    seen = []
+    real_reset = run.pool.__class__.reset
+
+    def spy(self, rev):
+        seen.append(operations.training_refusal(run) is not None)
+        return real_reset(self, rev)
+
+    monkeypatch.setattr(run.pool.__class__, "reset", spy)
+    operations.reset(run, "HEAD~1")
+    assert seen == [True]
+    assert operations.training_refusal(run) is None

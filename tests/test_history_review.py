@@ -1,0 +1,398 @@
+"""`skilltui review`: every key of the review app, driven with Pilot on runs the offline engine trained."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from skilltui.agents.offline import OfflineBackend
+from skilltui.cli import main
+from skilltui.engine.events import EventBus, JsonlSink, read_events
+from skilltui.engine.loop import Trainer
+from skilltui.engine.pool import render_note
+from skilltui.engine.review import Decision, ReviewRequest
+from skilltui.engine.run import Run, RunLock
+from skilltui.engine.session import Settings, open_run
+from skilltui.history.app import ReviewApp
+from skilltui.history.screens.confirm_screen import ConfirmScreen
+from skilltui.history.screens.diff_screen import DiffScreen
+from skilltui.history.screens.evidence_screen import EvidenceScreen
+from skilltui.history.screens.history_screen import HistoryScreen
+from skilltui.history.widgets.commit_list import CommitList
+from skilltui.history.widgets.run_header import RunHeader
+from skilltui.history.widgets.status_line import StatusLine
+
+SIZE = (120, 36)
+
+
+class Scripted:
+    """Answers the first reviews from a list and approves the rest."""
+
+    def __init__(self, *actions: str) -> None:
+        self.actions = list(actions)
+
+    async def review(self, request: ReviewRequest) -> Decision:
+        action = self.actions.pop(0) if self.actions else "approve"
+        return Decision(action, "human")
+
+
+def train(runs: Path, works: list[Path], reviewer, steps: int = 2) -> Run:
+    opened = open_run(Settings(works=works, steps=steps, runs_dir=runs, run_id="r", auto=True))
+    bus = EventBus()
+    sink = JsonlSink(opened.run.events_path)
+    bus.subscribe(sink)
+    try:
+        asyncio.run(Trainer(opened, OfflineBackend(), reviewer, bus).train())
+    finally:
+        sink.close()
+        opened.lock.release()
+    return opened.run
+
+
+@pytest.fixture
+def run(make_work, tmp_path: Path) -> Run:
+    return train(tmp_path / "runs", [make_work("moth-ferry"), make_work("glass-choir")], Scripted())
+
+
+async def settle(pilot) -> None:
+    """Let the thread workers finish and their results land on screen."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def screen_of(app) -> HistoryScreen:
+    screen = app.screen_stack[1] if len(app.screen_stack) > 1 else app.screen
+    assert isinstance(screen, HistoryScreen)
+    return screen
+
+
+def status(app) -> StatusLine:
+    return screen_of(app).query_one(StatusLine)
+
+
+def log(run: Run) -> list[str]:
+    return run.pool.git("rev-list", "HEAD").split()
+
+
+async def test_review_opens_on_the_newest_commit_with_its_records(run: Run) -> None:
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(app)
+        table = screen.query_one(CommitList)
+        assert [c.sha for c in table.shown] == log(run)
+        assert table.cursor_row == 0 and screen.selected.sha == run.pool.head()
+        head = screen.selected
+        means = [e["mean_loss"] for e in read_events(run.events_path) if e["kind"] == "step_finished"]
+        assert head.micro.label == "epoch 0 step 1 micro 1/1"
+        assert head.decision == "approved by human"
+        assert (head.loss_before, head.loss_after) == (means[1], None)
+        first = table.shown[1]
+        assert (first.loss_before, first.loss_after) == (means[0], means[1])
+        row = [str(cell) for cell in table.get_row_at(1)]
+        assert row[1] == first.short and row[3] == "e0 s0 m1/1" and row[4] == "approved by human"
+        assert row[5] == f"{means[0]:.3f}→{means[1]:.3f}" and row[6] == first.files[0][1]
+        assert "finished" in str(screen.query_one(RunHeader).render())
+
+
+async def test_j_k_and_the_arrows_move_the_selection(run: Run) -> None:
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = screen_of(app).query_one(CommitList)
+        await pilot.press("j")
+        assert table.cursor_row == 1
+        await pilot.press("down")
+        assert table.cursor_row == 2
+        await pilot.press("k")
+        assert table.cursor_row == 1
+        await pilot.press("up")
+        assert table.cursor_row == 0
+        await pilot.press("j")
+        assert screen_of(app).selected.sha == log(run)[1]
+
+
+async def test_enter_shows_the_newest_commits_added_lines_and_esc_goes_back(run: Run) -> None:
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen)
+        patch = run.pool.git("show", "--format=", "HEAD")
+        added = [line for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++")]
+        assert added
+        shown = str(app.screen.query_one("#diff-body").render())
+        for line in added:
+            assert line in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, HistoryScreen)
+        assert app.screen.selected.sha == run.pool.head()
+
+
+async def test_space_marks_a_commit_d_diffs_the_two_and_n_N_walk_the_files(run: Run) -> None:
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("d")
+        assert "mark a commit with space first" in status(app).message
+        await pilot.press("space")
+        await pilot.press("d")
+        assert "select another commit" in status(app).message
+        await pilot.press("j", "j", "d")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        root, head = log(run)[-1], log(run)[0]
+        assert screen.patch == run.pool.patch(root, head)
+        files = [f.path for f in screen.view.files]
+        assert files == sorted(run.pool.note_paths()) and len(files) >= 2
+
+        def header() -> str:
+            return str(screen.query_one("#diff-file").render())
+
+        assert header().startswith(f"file 1/{len(files)}: {files[0]}")
+        await pilot.press("n")
+        assert header().startswith(f"file 2/{len(files)}: {files[1]}")
+        assert files[1] in str(screen.query_one("#diff-body").render())
+        await pilot.press("N")
+        assert header().startswith(f"file 1/{len(files)}: {files[0]}")
+        await pilot.press("N")
+        assert header().startswith(f"file {len(files)}/{len(files)}")
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("space")
+        assert screen_of(app).marked == root  # the mark moves to the selected commit
+        await pilot.press("space")
+        assert "unmarked" in status(app).message and screen_of(app).marked is None
+
+
+async def test_e_shows_the_summary_and_loss_reports_the_micro_step_read(run: Run) -> None:
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, EvidenceScreen)
+        text = app.screen.markdown
+        folder = run.backward_dir(0, 1, 1)
+        summary = (folder / "summary.md").read_text(encoding="utf-8")
+        weakest = next(line for line in summary.splitlines() if line.startswith("The ") or line.startswith("- "))
+        assert weakest in text
+        for work in ("moth-ferry", "glass-choir"):
+            report = run.loss_report(0, 1, work).read_text(encoding="utf-8")
+            assert f"## Loss report: {work}" in text
+            assert report.splitlines()[2] in text  # "Loss 0.xxx (lower is better)."
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("end", "e")
+        await settle(pilot)
+        assert isinstance(app.screen, HistoryScreen)
+        assert "not made by a micro-step" in status(app).message
+
+
+async def test_slash_searches_messages_and_note_contents(run: Run) -> None:
+    pool = run.pool
+    head = pool.head()
+    note = pool.changes(f"{head}~1", head).added[0]
+    body_words = (pool.root / note).read_text(encoding="utf-8").split("## Guidance", 1)[1].split()
+    messages = pool.git("log", "--format=%B").casefold()
+    word = next(w for w in body_words if len(w) > 5 and w.isalpha() and w.casefold() not in messages)
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = screen_of(app).query_one(CommitList)
+        await pilot.press("slash")
+        await pilot.press(*word.upper())
+        await pilot.press("enter")
+        await settle(pilot)
+        assert [c.sha for c in table.shown] == [head]
+        assert "1 commit(s) mention" in status(app).message
+        await pilot.press("escape")
+        assert len(table.shown) == len(log(run))
+        await pilot.press("slash", *"start empty", "enter")
+        await settle(pilot)
+        assert [c.subject for c in table.shown] == ["pool: start empty"]
+        await pilot.press("escape", "slash", *"zzzqqq", "enter")
+        await settle(pilot)
+        assert "no commit mentions" in status(app).message and len(table.shown) == len(log(run))
+        # Letters typed into the search box never reach the list's keys (t would revert).
+        assert log(run)[0] == head
+
+
+async def test_t_then_y_adds_exactly_one_inverse_commit(run: Run) -> None:
+    pool = run.pool
+    head, before = pool.head(), log(run)
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("escape", "t")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(pilot)
+        assert log(run)[1:] == before
+        assert pool.git("rev-parse", "HEAD^{tree}") == pool.git("rev-parse", f"{head}~1^{{tree}}")
+        assert pool.is_clean()
+        screen = screen_of(app)
+        assert screen.selected.sha == pool.head() and screen.selected.decision == "revert by human"
+        assert screen.history.find(head).reverted_by == pool.head()
+        assert "reverted" in status(app).message
+        [event] = [e for e in read_events(run.events_path) if e["kind"] == "history"]
+        assert (event["action"], event["target"], event["after"]) == ("revert", head, pool.head())
+
+
+async def test_any_key_but_y_cancels_and_changes_nothing(run: Run) -> None:
+    before = log(run)
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("t", "n")
+        await settle(pilot)
+        assert "cancelled" in status(app).message
+        await pilot.press("j", "g", "escape")
+        await settle(pilot)
+        assert "cancelled" in status(app).message
+    assert log(run) == before
+    assert not [e for e in read_events(run.events_path) if e["kind"] == "history"]
+
+
+async def test_t_on_a_conflict_changes_nothing_and_says_why(run: Run) -> None:
+    pool = run.pool
+    target = pool.head()
+    note = pool.changes(f"{target}~1", target).added[0]
+    (pool.root / note).write_text(render_note("Changed by hand later.", "Another body."), encoding="utf-8")
+    pool.commit_all("hand edit after training")
+    before = log(run)
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("j", "t", "y")
+        await settle(pilot)
+        message = status(app).message
+        assert "revert refused" in message and "conflicts" in message and note in message
+        assert "-error" in status(app).classes
+    assert log(run) == before and pool.is_clean()
+
+
+async def test_g_then_y_resets_and_keeps_the_dropped_commits_under_a_ref(run: Run) -> None:
+    pool = run.pool
+    head = pool.head()
+    root = log(run)[-1]
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        assert "already at" in status(app).message
+        await pilot.press("end", "g")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "leave the pool's history" in str(app.screen.query_one("#confirm-question").render())
+        await pilot.press("y")
+        await settle(pilot)
+        assert pool.head() == root and pool.is_clean()
+        [ref] = pool.git("for-each-ref", "--format=%(refname)", "refs/skilltui/reset").split()
+        assert pool.git("rev-parse", ref) == head
+        table = screen_of(app).query_one(CommitList)
+        assert [c.sha for c in table.shown] == [root]
+        # The dropped commits are a key away, marked as dropped, and can be restored.
+        await pilot.press("a")
+        assert head in [c.sha for c in table.shown]
+        table.move_cursor(row=[c.sha for c in table.shown].index(head))
+        await pilot.press("t")
+        assert "not in the pool's history" in status(app).message
+        await pilot.press("g", "y")
+        await settle(pilot)
+        assert pool.head() == head
+    actions = [(e["action"], e["after"]) for e in read_events(run.events_path) if e["kind"] == "history"]
+    assert actions == [("reset", root), ("reset", head)]
+
+
+async def test_t_and_g_are_refused_while_training_holds_the_run(run: Run) -> None:
+    before = log(run)
+    lock = RunLock(run.root)
+    lock.acquire()
+    try:
+        app = ReviewApp(run, poll=None)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert "running" in str(screen_of(app).query_one(RunHeader).render())
+            await pilot.press("j", "t")
+            await settle(pilot)
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert "revert refused" in status(app).message and "being trained" in status(app).message
+            await pilot.press("g")
+            await settle(pilot)
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert "reset refused" in status(app).message
+    finally:
+        lock.release()
+    assert log(run) == before
+    assert not [e for e in read_events(run.events_path) if e["kind"] == "history"]
+
+
+async def test_training_that_starts_while_the_question_is_open_still_wins(run: Run) -> None:
+    before = log(run)
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        lock = RunLock(run.root)
+        lock.acquire()
+        try:
+            await pilot.press("y")
+            await settle(pilot)
+        finally:
+            lock.release()
+        assert "revert refused" in status(app).message
+    assert log(run) == before
+
+
+@pytest.fixture
+def reviewed_run(make_work, tmp_path: Path) -> Run:
+    return train(tmp_path / "runs", [make_work("reed-lamp")], Scripted("rerun", "rollback"))
+
+
+async def test_rolled_back_and_rerun_attempts_show_with_their_decision(reviewed_run: Run) -> None:
+    run = reviewed_run
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = screen_of(app).query_one(CommitList)
+        assert all(c.in_history for c in table.shown)
+        await pilot.press("a")
+        dropped = [c for c in table.shown if not c.in_history]
+        decisions = {c.decision for c in dropped} | {f"rerun by {m.by}" for c in dropped for m in c.earlier}
+        assert decisions == {"rerun by human", "rolled back by human"}
+        assert all(c.kept_as for c in dropped)
+        await pilot.press("a")
+        assert all(c.in_history for c in table.shown)
+
+
+async def test_the_list_follows_new_commits_while_training_runs(run: Run) -> None:
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(app)
+        pool = run.pool
+        (pool.root / "action").mkdir(exist_ok=True)
+        (pool.root / "action" / "late.md").write_text(render_note("Arrived later.", "Body."), encoding="utf-8")
+        new = pool.commit_all("a commit made while the app was open")
+        screen.check_for_changes()
+        await settle(pilot)
+        assert screen.selected.sha == new and screen.query_one(CommitList).shown[0].sha == new
+
+
+def test_review_of_an_unknown_run_says_how_to_list_runs(tmp_path: Path, capsys) -> None:
+    assert main(["review", "nope", "--runs-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no run named nope" in err and "skilltui runs" in err

@@ -1,0 +1,146 @@
+"""`skilltui runs`: one row per run with its progress, decisions, loss, cost and state."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from skilltui.agents.offline import OfflineBackend
+from skilltui.cli import main
+from skilltui.engine.events import EventBus, JsonlSink, RunFinished, read_events
+from skilltui.engine.loop import Trainer
+from skilltui.engine.review import Decision, ReviewRequest
+from skilltui.engine.run import Run, RunLock
+from skilltui.engine.session import Settings, open_run
+from skilltui.history.overview import list_runs, runs_line
+from skilltui.history.status import run_state
+
+
+class Scripted:
+    """Answers the first reviews from a list and approves the rest."""
+
+    def __init__(self, *actions: str) -> None:
+        self.actions = list(actions)
+
+    async def review(self, request: ReviewRequest) -> Decision:
+        action = self.actions.pop(0) if self.actions else "approve"
+        return Decision(action, "human", note="say less" if action == "rerun" else "")
+
+
+class Priced(OfflineBackend):
+    """The offline backend with a price on every call, so the cost column has something to add."""
+
+    async def agent(self, request, sandbox):
+        result = await super().agent(request, sandbox)
+        result.cost_usd = 0.01
+        return result
+
+    async def text(self, request):
+        result = await super().text(request)
+        result.cost_usd = 0.01
+        return result
+
+
+def train(runs: Path, run_id: str, works: list[Path], reviewer, backend=None, steps: int = 2) -> Run:
+    opened = open_run(Settings(works=works, steps=steps, runs_dir=runs, run_id=run_id, auto=True))
+    bus = EventBus()
+    sink = JsonlSink(opened.run.events_path)
+    bus.subscribe(sink)
+    try:
+        asyncio.run(Trainer(opened, backend or OfflineBackend(), reviewer, bus).train())
+    finally:
+        sink.close()
+        opened.lock.release()
+    return opened.run
+
+
+@pytest.fixture
+def runs(make_work, tmp_path: Path) -> Path:
+    folder = tmp_path / "runs"
+    works = [make_work("salt-road"), make_work("brass-key")]
+    train(folder, "reviewed", works, Scripted("rerun", "rollback"))
+    train(folder, "plain", works[:1], Scripted(), steps=1)
+    (folder / "not-a-run").mkdir()
+    return folder
+
+
+def test_runs_counts_what_each_run_did(runs: Path) -> None:
+    by_id = {s.id: s for s in list_runs(runs)}
+    assert set(by_id) == {"reviewed", "plain"}
+    reviewed = by_id["reviewed"]
+    events = read_events(runs / "reviewed" / "events.jsonl")
+    decisions = [e["decision"] for e in events if e["kind"] == "decision"]
+    assert decisions[:2] == ["rerun", "rollback"]
+    assert (reviewed.approved, reviewed.rerun, reviewed.rolled_back) == (
+        decisions.count("approve"),
+        1,
+        1,
+    )
+    last_mean = [e["mean_loss"] for e in events if e["kind"] == "step_finished"][-1]
+    assert reviewed.latest_loss == last_mean
+    assert reviewed.steps_done == 2 and reviewed.epochs_done == 1 and reviewed.epochs == 1
+    assert reviewed.works == ["brass-key", "salt-road"]
+    assert reviewed.state == "finished"
+
+
+def test_runs_adds_up_the_cost_of_every_call(make_work, tmp_path: Path) -> None:
+    run = train(tmp_path / "runs", "priced", [make_work("tin-bell")], Scripted(), backend=Priced(), steps=1)
+    calls = [e for e in read_events(run.events_path) if e["kind"] == "call"]
+    [status] = list_runs(tmp_path / "runs")
+    assert status.cost_usd == pytest.approx(0.01 * len(calls)) and status.cost_known
+
+
+def test_runs_state_says_running_stopped_failed_or_interrupted(runs: Path) -> None:
+    run = Run(runs / "plain")
+    events = lambda: read_events(run.events_path)  # noqa: E731
+    assert run_state(run, events()) == "finished"
+    lock = RunLock(run.root)
+    lock.acquire()
+    try:
+        assert run_state(run, events()) == "running"
+    finally:
+        lock.release()
+    sink = JsonlSink(run.events_path)
+    sink(RunFinished(status="stopped", reason="spend $1.00 reached --max-cost $1.00"))
+    sink.close()
+    assert run_state(run, events()) == "stopped: spend $1.00 reached --max-cost $1.00"
+    sink = JsonlSink(run.events_path)
+    sink(RunFinished(status="failed", reason="every work failed"))
+    sink.close()
+    assert run_state(run, events()) == "failed: every work failed"
+    # A session that started and never finished was killed: its run_started is the last word.
+    started = next(e for e in events() if e["kind"] == "run_started")
+    with open(run.events_path, "a", encoding="utf-8") as f:
+        import json
+
+        f.write(json.dumps(started) + "\n")
+    assert run_state(run, events()) == "interrupted"
+
+
+def test_runs_prints_one_row_per_run(runs: Path, capsys) -> None:
+    assert main(["runs", "--runs-dir", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert "reviewed" in out and "plain" in out and "not-a-run" not in out
+    row = next(line for line in out.splitlines() if "reviewed" in line)
+    assert "finished" in row and "brass-key, salt-road" in row
+
+
+def test_runs_in_a_narrow_terminal_prints_a_block_per_run(runs: Path) -> None:
+    from rich.console import Console
+
+    from skilltui.history.overview import print_runs
+
+    console = Console(width=60, record=True)
+    print_runs(runs, console)
+    text = console.export_text()
+    assert "reviewed  finished" in text
+    status = {s.id: s for s in list_runs(runs)}["reviewed"]
+    assert "1 rerun, 1 rolled back" in runs_line(status)
+
+
+def test_runs_without_a_runs_folder_says_what_to_do(tmp_path: Path, capsys) -> None:
+    assert main(["runs", "--runs-dir", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no runs folder" in err and "--runs-dir" in err
