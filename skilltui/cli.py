@@ -21,6 +21,7 @@ from pathlib import Path
 
 from . import __version__
 from .agents import BACKENDS, default_backend, make_backend
+from .agents.base import BackendError
 from .agents.redact import env_secrets
 from .errors import UsageError
 
@@ -200,7 +201,11 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
                 last[0] = number
             print(text, end="", file=sys.stderr, flush=True)
 
-        story = asyncio.run(diffuse_with_model(work, backend, Prompts(), noise=args.noise, on_delta=show))
+        try:
+            story = asyncio.run(diffuse_with_model(work, backend, Prompts(), noise=args.noise, on_delta=show))
+        except BackendError as exc:
+            print(f"\nskilltui: diffuse failed: {exc}; {work.story_path} is unchanged", file=sys.stderr)
+            return 1
         print(file=sys.stderr)
     write_atomic(work.story_path, story)
     print(f"wrote {work.story_path} ({len(work.episodes)} episodes)")

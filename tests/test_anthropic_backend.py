@@ -320,7 +320,7 @@ async def test_agent_call_times_out(server: FakeAnthropic, roots: dict[str, Path
 
 async def test_stable_prefix_is_cached_across_turns_and_works(server: FakeAnthropic, roots: dict[str, Path]) -> None:
     system = "You are the writer. " * 200
-    story = "The story. " * 400
+    pool = "The pool's headers. " * 400  # shared word for word by every work of a step
 
     def script(recorded: Recorded) -> Reply:
         if not recorded.tool_results():
@@ -329,22 +329,27 @@ async def test_stable_prefix_is_cached_across_turns_and_works(server: FakeAnthro
 
     server.script = script
     b = backend(server)
-    first = await b.agent(Request(role="forward", prompt=story + "work A", system=system), writer_sandbox(roots))
-    second = await b.agent(Request(role="forward", prompt=story + "work B", system=system), writer_sandbox(roots))
+    first = await b.agent(Request(role="forward", prefix=pool, prompt="story A " * 300, system=system),
+                          writer_sandbox(roots))
+    second = await b.agent(Request(role="forward", prefix=pool, prompt="story B " * 300, system=system),
+                           writer_sandbox(roots))
 
     body = server.messages_requests[1].body
     marks = json.dumps(body).count('"cache_control"')
-    assert 3 <= marks <= 4  # the API allows four breakpoints
-    assert "cache_control" in body["tools"][-1] and "cache_control" in body["system"][-1]
+    assert marks == 4  # the API allows four breakpoints
+    # The system breakpoint covers the tools before it; the shared prefix has its own.
+    assert "cache_control" not in body["tools"][-1] and "cache_control" in body["system"][-1]
+    assert body["messages"][0]["content"][0]["text"] == pool
+    assert "cache_control" in body["messages"][0]["content"][0]
     assert "cache_control" in body["messages"][0]["content"][-1]
     assert "cache_control" in body["messages"][-1]["content"][-1]  # the rolling breakpoint
 
     turns = [e for e in first.transcript if e["event"] == "response"]
     assert turns[0]["usage"]["cache_write_tokens"] > 0
     assert turns[1]["usage"]["cache_read_tokens"] > turns[0]["usage"]["cache_write_tokens"] // 2
-    # Another work shares tools and system: its first turn reads them from the cache.
+    # Another work shares tools, system and the pool's headers: its first turn reads them from cache.
     other = [e for e in second.transcript if e["event"] == "response"]
-    assert other[0]["usage"]["cache_read_tokens"] >= len(system) // 4 - 10
+    assert other[0]["usage"]["cache_read_tokens"] >= (len(system) + len(pool)) // 4 - 10
     assert first.cost_usd is not None and second.cost_usd is not None
 
 

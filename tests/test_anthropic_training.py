@@ -309,7 +309,6 @@ def test_no_key_exits_2_with_how_to_set_it(make_work, monkeypatch: pytest.Monkey
     assert not (work / "story.md").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="cli.cmd_diffuse does not catch BackendError: a bad key ends in a traceback")
 def test_diffuse_with_a_rejected_key_ends_with_one_line(
         server: FakeAnthropic, make_work, capsys: pytest.CaptureFixture) -> None:
     server.key = "sk-ant-test-not-the-one-you-sent-000"

@@ -225,7 +225,7 @@ class AnthropicBackend:
         """One streamed answer, no tools (diffuse, loss, reduce)."""
         call = _Call(model=request.model or self.model, secrets=self._secrets)
         params = self._params(call.model, request, tools=None)
-        params["messages"] = [{"role": "user", "content": [{"type": "text", "text": request.prompt}]}]
+        params["messages"] = [{"role": "user", "content": _opening(request, mark=False)}]
         call.record({"event": "request", "role": request.role, **_loggable(params)})
         try:
             async with asyncio.timeout(request.timeout), self._client() as client:
@@ -247,12 +247,10 @@ class AnthropicBackend:
         tools = [dict(EDITOR_TOOL), dict(DELETE_TOOL)]
         if sandbox.on_commit is not None:
             tools.append(dict(COMMIT_TOOL))
-        tools[-1]["cache_control"] = EPHEMERAL
+        if not request.system:  # otherwise the system breakpoint covers the tools, which come before it
+            tools[-1]["cache_control"] = EPHEMERAL
         params = self._params(call.model, request, tools=tools)
-        messages: list[dict[str, Any]] = [{
-            "role": "user",
-            "content": [{"type": "text", "text": request.prompt, "cache_control": EPHEMERAL}],
-        }]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": _opening(request, mark=True)}]
         params["messages"] = messages
         call.record({"event": "request", "role": request.role, **_loggable(params)})
         try:
@@ -414,6 +412,21 @@ class AnthropicBackend:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _opening(request: Request, *, mark: bool) -> list[dict[str, Any]]:
+    """The first user turn: the shared prefix (marked, so other works read it from cache), then the prompt.
+
+    At most four breakpoints are allowed: system (covering the tools before it), the shared
+    prefix, the prompt, and the rolling one on the latest turn.
+    """
+    blocks: list[dict[str, Any]] = []
+    if request.prefix:
+        blocks.append({"type": "text", "text": request.prefix, "cache_control": EPHEMERAL})
+    blocks.append({"type": "text", "text": request.prompt})
+    if mark:
+        blocks[-1]["cache_control"] = EPHEMERAL
+    return blocks
 
 
 def _block_dict(block: Any) -> dict[str, Any]:

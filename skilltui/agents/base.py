@@ -28,7 +28,13 @@ ROLES = ("diffuse", "forward", "loss", "reduce", "backward")
 
 
 class BackendError(Exception):
-    """A call failed after whatever retries the backend does. Costs the work, not the run."""
+    """A call failed after whatever retries the backend does. Costs the work, not the run.
+
+    `partial` holds what the call did before it failed (usage, cost, transcript), so a
+    failed call is still recorded and still counts toward the run's spend.
+    """
+
+    partial: CallResult | None = None
 
 
 class FatalBackendError(BackendError):
@@ -60,6 +66,10 @@ class Request:
     role: str
     prompt: str
     system: str = ""
+    # Text shared, word for word, by every call of this role in a step (the pool's headers,
+    # the note rules). Backends that cache send it ahead of `prompt` and mark it, so other
+    # works read it from cache; the others may ignore it, since `prompt` repeats nothing of it.
+    prefix: str = ""
     model: str | None = None
     context: dict[str, Any] = field(default_factory=dict)
     on_delta: Callable[[str], None] = lambda text: None

@@ -213,9 +213,11 @@ class ClaudeCodeBackend:
         model = options.model
         stderr: list[str] = []
         options.stderr = stderr.append
+        # Claude Code manages its own caching; the shared prefix simply leads the prompt.
+        prompt = f"{request.prefix}\n{request.prompt}" if request.prefix else request.prompt
         transcript: list[dict[str, Any]] = [redact({
             "event": "request", "role": request.role, "model": model, "system": options.system_prompt,
-            "prompt": request.prompt, "cwd": str(options.cwd), "allowed_tools": options.allowed_tools,
+            "prompt": prompt, "cwd": str(options.cwd), "allowed_tools": options.allowed_tools,
             "settings": json.loads(options.settings), "max_turns": options.max_turns}, secrets)]
         texts: list[str] = []
         result: Any = None
@@ -223,7 +225,7 @@ class ClaudeCodeBackend:
         failure: str | None = None
         try:
             async with asyncio.timeout(request.timeout):
-                async for message in sdk.query(prompt=request.prompt, options=options):
+                async for message in sdk.query(prompt=prompt, options=options):
                     if isinstance(message, sdk.StreamEvent):
                         delta = message.event.get("delta", {}) if message.event.get("type") == \
                             "content_block_delta" else {}

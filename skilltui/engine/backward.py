@@ -29,7 +29,7 @@ from . import events as ev
 from .pool import Pool
 from .review import Decision, Reviewer, ReviewRequest
 from .run import read_json, write_atomic, write_json
-from .stages import Context, Sample, note_policy
+from .stages import Context, Sample, pool_context
 
 
 class BackwardFailed(Exception):
@@ -188,14 +188,13 @@ async def _attempt(
         "backward",
         label=label,
         pool_dir=str(pool.root),
-        headers=pool.headers_text(headers),
         summary=str(summary) if summary else None,
         samples=[s.to_dict() for s in samples],
-        note_policy=note_policy(ctx),
         commit_subject=subject,
         reviewer_notes=notes,
     )
-    write_atomic(adir / "prompt.md", prompt)
+    prefix = pool_context(ctx, headers)
+    write_atomic(adir / "prompt.md", f"{prefix}\n{prompt}")
     loss_dir = ctx.run.loss_dir(epoch, step)
     commits: list[str] = []
 
@@ -218,6 +217,7 @@ async def _attempt(
             "reports": [str(s.report) for s in samples],
             "notes": notes,
         },
+        prefix=prefix,
         **where,
     )
     ctx.bus.emit(ev.Stage(stage="backward", status="started", epoch=epoch, step=step, group=group, attempt=attempt))

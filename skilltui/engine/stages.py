@@ -81,6 +81,7 @@ class Context:
             "role": request.role,
             "model": (result.model if result else None) or request.model,
             "system": request.system,
+            "prefix": request.prefix,
             "prompt": request.prompt,
             "transcript": result.transcript if result else [],
             "text": result.text if result else None,
@@ -95,23 +96,29 @@ class Context:
     ) -> CallResult:
         """One backend call with its transcript saved and its usage emitted, success or failure."""
         started = time.monotonic()
+        # The backend enforces request.timeout itself and reports what the call cost; this
+        # outer bound, a little longer, only catches a backend that fails to.
+        bound = request.timeout + 30
         try:
             if sandbox is None:
-                result = await asyncio.wait_for(self.backend.text(request), request.timeout)
+                result = await asyncio.wait_for(self.backend.text(request), bound)
             else:
-                result = await asyncio.wait_for(self.backend.agent(request, sandbox), request.timeout)
+                result = await asyncio.wait_for(self.backend.agent(request, sandbox), bound)
         except TimeoutError:
             error = f"{request.role} call took longer than {request.timeout:.0f} s"
             self.save_transcript(transcript, request, None, error)
             raise BackendError(error) from None
         except Exception as exc:
-            self.save_transcript(transcript, request, None, f"{type(exc).__name__}: {exc}")
+            partial = getattr(exc, "partial", None)
+            self.save_transcript(transcript, request, partial, f"{type(exc).__name__}: {exc}")
+            if isinstance(partial, CallResult):
+                self.call_event(request.role, partial, time.monotonic() - started, transcript, **where)
             raise
         self.save_transcript(transcript, request, result)
         self.call_event(request.role, result, time.monotonic() - started, transcript, **where)
         return result
 
-    def request(self, role: str, prompt: str, context: dict[str, Any], **where: Any) -> Request:
+    def request(self, role: str, prompt: str, context: dict[str, Any], prefix: str = "", **where: Any) -> Request:
         def on_delta(text: str) -> None:
             self.bus.emit(ev.Delta(role=role, text=text, **where))
 
@@ -122,6 +129,7 @@ class Context:
             role=role,
             prompt=prompt,
             system=self.prompts.render("system", role=role),
+            prefix=prefix,
             model=self.settings.model_for(role),
             context=context,
             on_delta=on_delta,
@@ -177,10 +185,9 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         story_path=str(story),
         pool_dir=str(pool.root),
         scripts_dir=str(scripts),
-        headers=pool.headers_text(headers),
-        note_policy=note_policy(ctx),
     )
-    write_atomic(out / "prompt.md", prompt)
+    prefix = pool_context(ctx, headers)
+    write_atomic(out / "prompt.md", f"{prefix}\n{prompt}")
     sandbox = Sandbox(
         read_roots=[story, pool.root],
         write_roots=[scripts],
@@ -199,6 +206,7 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
             "last": last,
             "headers": headers,
         },
+        prefix=prefix,
         **where,
     )
     seen: set[int] = set()
@@ -295,13 +303,16 @@ async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, gro
     return out, True
 
 
-def note_policy(ctx: Context) -> str:
-    """The rules a note must follow, rendered for the prompts of every role that reads or writes notes."""
-    return ctx.prompts.render(
+def pool_context(ctx: Context, headers: list[tuple[str, str]]) -> str:
+    """The pool's headers and the note rules: the prompt prefix every work of a step shares."""
+    policy = ctx.prompts.render(
         "note_policy",
         folders=FOLDERS,
         body_heading=BODY_HEADING,
         max_lines=MAX_LINES,
         max_body_chars=MAX_BODY_CHARS,
         max_description_chars=MAX_DESCRIPTION_CHARS,
+    )
+    return ctx.prompts.render(
+        "pool_context", pool_dir=str(ctx.run.pool.root), headers=ctx.run.pool.headers_text(headers), note_policy=policy
     )
