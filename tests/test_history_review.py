@@ -16,13 +16,13 @@ from skilltui.engine.review import Decision, ReviewRequest
 from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
 from skilltui.history.app import ReviewApp
-from skilltui.history.screens.confirm_screen import ConfirmScreen
 from skilltui.history.screens.diff_screen import DiffScreen
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
 from skilltui.history.widgets.commit_list import CommitList
 from skilltui.history.widgets.run_header import RunHeader
 from skilltui.history.widgets.status_line import StatusLine
+from skilltui.tui.screens.confirm import ConfirmScreen
 
 SIZE = (120, 36)
 
@@ -125,7 +125,7 @@ async def test_enter_shows_the_newest_commits_added_lines_and_esc_goes_back(run:
         patch = run.pool.git("show", "--format=", "HEAD")
         added = [line for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++")]
         assert added
-        shown = str(app.screen.query_one("#diff-body").render())
+        shown = "\n".join(str(block.render()) for block in app.screen.view.query(".diff-file"))
         for line in added:
             assert line in shown
         await pilot.press("escape")
@@ -136,7 +136,8 @@ async def test_enter_shows_the_newest_commits_added_lines_and_esc_goes_back(run:
 
 async def test_space_marks_a_commit_d_diffs_the_two_and_n_N_walk_the_files(run: Run) -> None:
     app = ReviewApp(run, poll=None)
-    async with app.run_test(size=SIZE) as pilot:
+    # A short terminal, so the diff does not fit and n has to scroll to the next file.
+    async with app.run_test(size=(120, 16)) as pilot:
         await settle(pilot)
         await pilot.press("d")
         assert "mark a commit with space first" in status(app).message
@@ -149,16 +150,18 @@ async def test_space_marks_a_commit_d_diffs_the_two_and_n_N_walk_the_files(run: 
         assert isinstance(screen, DiffScreen)
         root, head = log(run)[-1], log(run)[0]
         assert screen.patch == run.pool.patch(root, head)
-        files = [f.path for f in screen.view.files]
+        files = [f.path for f in screen.files]
         assert files == sorted(run.pool.note_paths()) and len(files) >= 2
 
         def header() -> str:
-            return str(screen.query_one("#diff-file").render())
+            return str(screen.query_one("#diff-position").render())
 
         assert header().startswith(f"file 1/{len(files)}: {files[0]}")
         await pilot.press("n")
+        await pilot.pause()
         assert header().startswith(f"file 2/{len(files)}: {files[1]}")
-        assert files[1] in str(screen.query_one("#diff-body").render())
+        second = list(screen.view.query(".diff-file"))[1]
+        assert screen.view.scroll_y > 0 and abs(screen.view.scroll_y - second.virtual_region.y) <= 1
         await pilot.press("N")
         assert header().startswith(f"file 1/{len(files)}: {files[0]}")
         await pilot.press("N")
@@ -185,7 +188,7 @@ async def test_e_shows_the_summary_and_loss_reports_the_micro_step_read(run: Run
         assert weakest in text
         for work in ("moth-ferry", "glass-choir"):
             report = run.loss_report(0, 1, work).read_text(encoding="utf-8")
-            assert f"## Loss report: {work}" in text
+            assert f"## Loss report: {work}, episodes 3-4 (loss " in text
             assert report.splitlines()[2] in text  # "Loss 0.xxx (lower is better)."
         await pilot.press("escape")
         await pilot.pause()
@@ -248,7 +251,7 @@ async def test_t_then_y_adds_exactly_one_inverse_commit(run: Run) -> None:
         assert (event["action"], event["target"], event["after"]) == ("revert", head, pool.head())
 
 
-async def test_any_key_but_y_cancels_and_changes_nothing(run: Run) -> None:
+async def test_n_or_esc_cancels_and_changes_nothing(run: Run) -> None:
     before = log(run)
     app = ReviewApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
@@ -294,7 +297,7 @@ async def test_g_then_y_resets_and_keeps_the_dropped_commits_under_a_ref(run: Ru
         await pilot.press("end", "g")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        assert "leave the pool's history" in str(app.screen.query_one("#confirm-question").render())
+        assert "leave the pool's history" in str(app.screen.query_one("#detail").render())
         await pilot.press("y")
         await settle(pilot)
         assert pool.head() == root and pool.is_clean()
@@ -396,3 +399,19 @@ def test_review_of_an_unknown_run_says_how_to_list_runs(tmp_path: Path, capsys) 
     assert main(["review", "nope", "--runs-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no run named nope" in err and "skilltui runs" in err
+
+
+async def test_t_on_an_empty_commit_is_refused_before_asking(run: Run) -> None:
+    run.pool.commit_all("nothing worth changing")
+    before = log(run)
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert "changes no note" in status(app).message
+        await pilot.press("end", "t")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert log(run) == before

@@ -55,7 +55,7 @@ def evidence_markdown(run: Run, commit: Commit) -> str:
     decision = DECISION_WORDS.get(micro.decision or "", "awaiting review")
     who = f" by {micro.by}" if micro.by else ""
     before = f"{commit.loss_before:.3f}" if commit.loss_before is not None else "-"
-    after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "not yet measured"
+    after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "none yet (no later step has finished)"
     parts = [
         f"# Evidence for {micro.label}",
         "",
@@ -76,7 +76,12 @@ def evidence_markdown(run: Run, commit: Commit) -> str:
     for work in micro.works:
         report = _read(run.loss_report(micro.epoch, micro.step, work))
         loss = _loss(run, micro, work)
-        title = f"## Loss report: {work}" + (f" (loss {loss:.3f})" if loss is not None else "")
+        title = f"Loss report: {work}"
+        if report is not None and report.startswith("# "):
+            # The report's own title (it names the episodes) becomes the section's title.
+            first, _, report = report.partition("\n")
+            title = first[2:].strip()
+        title = f"## {title}" + (f" (loss {loss:.3f})" if loss is not None else "")
         parts += ["", title, "", _embedded(report) if report is not None else "(the report is missing from the run)"]
     return "\n".join(parts) + "\n"
 

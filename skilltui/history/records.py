@@ -222,6 +222,9 @@ def load_history(run: Run) -> History:
             commit.decision = f"revert by {history_actions[sha].get('by', 'human')}"
         elif reverted:
             commit.decision = "revert"
+        elif LABEL.fullmatch(commit.subject.removeprefix("train ")):
+            # A backward commit whose checks have not been written yet (or never were: the attempt died).
+            commit.decision = "being checked" if status.running else "unchecked"
         elif not parents:
             commit.decision = "start"
         elif commit.subject.startswith("pool: seed"):

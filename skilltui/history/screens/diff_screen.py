@@ -1,4 +1,9 @@
-"""A full-screen diff, file by file: what `enter` (one commit) and `d` (two marked commits) open."""
+"""A full-screen diff, file by file: what `enter` (one commit) and `d` (two marked commits) open.
+
+The patch is drawn by the live-training app's `DiffView` (one bordered block per note),
+so a diff reads the same in both apps; this screen adds the lazygit/tig keys on top:
+`n` / `N` jump to the next and previous note, `esc` goes back to the list.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ..widgets.diff_view import DiffView
+from ...tui.widgets.diff_view import DiffView, parse_patch
 
 
 class DiffScreen(Screen):
-    """n / N step through the files the diff touches; esc goes back to the list where you were."""
+    """One patch; the line under the title says which file the view is on."""
 
     DEFAULT_CSS = """
     DiffScreen > #diff-title {
@@ -20,6 +25,14 @@ class DiffScreen(Screen):
         padding: 0 1;
         background: $panel;
         text-style: bold;
+    }
+    DiffScreen > #diff-position {
+        height: 1;
+        padding: 0 1;
+        color: $text-accent;
+    }
+    DiffScreen > DiffView {
+        height: 1fr;
     }
     """
 
@@ -36,24 +49,48 @@ class DiffScreen(Screen):
         self.title_text = title
         self.patch = patch
         self.empty = empty
+        self.files = parse_patch(patch)
+        self.index = 0
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self.title_text), id="diff-title")
-        yield DiffView(self.patch, self.empty, id="diff")
+        yield Static(id="diff-position")
+        yield DiffView(self.patch, empty_text=self.empty, id="diff")
         yield Footer()
 
     @property
     def view(self) -> DiffView:
         return self.query_one(DiffView)
 
+    @property
+    def position(self) -> str:
+        if not self.files:
+            return "no files"
+        current = self.files[self.index]
+        counts = f"+{current.added} -{current.removed}"
+        return (
+            f"file {self.index + 1}/{len(self.files)}: {current.path} ({current.status}, {counts})   n/N: next/previous"
+        )
+
     def on_mount(self) -> None:
         self.view.focus()
+        self.query_one("#diff-position", Static).update(Text(self.position))
+
+    def show_file(self, index: int) -> None:
+        """Bring file `index` (wrapping around) to the top of the view."""
+        if not self.files:
+            return
+        self.index = index % len(self.files)
+        blocks = list(self.view.query(".diff-file"))
+        if self.index < len(blocks):
+            self.view.scroll_to_widget(blocks[self.index], top=True, animate=False)
+        self.query_one("#diff-position", Static).update(Text(self.position))
 
     def action_next_file(self) -> None:
-        self.view.show_file(self.view.index + 1)
+        self.show_file(self.index + 1)
 
     def action_previous_file(self) -> None:
-        self.view.show_file(self.view.index - 1)
+        self.show_file(self.index - 1)
 
     def action_scroll(self, lines: int) -> None:
         self.view.scroll_relative(y=lines, animate=False)

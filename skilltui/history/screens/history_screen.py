@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input
 
 from ...engine.run import Run, is_locked
+from ...tui.screens.confirm import ConfirmScreen
 from .. import operations
 from ..evidence import evidence_markdown
 from ..records import Commit, History, commit_patch, load_history, range_patch, search_text
@@ -30,7 +31,6 @@ from ..widgets.commit_list import CommitList
 from ..widgets.run_header import RunHeader
 from ..widgets.search_bar import SearchBar
 from ..widgets.status_line import StatusLine
-from .confirm_screen import ConfirmScreen
 from .diff_screen import DiffScreen
 from .evidence_screen import EvidenceScreen
 
@@ -166,7 +166,7 @@ class HistoryScreen(Screen):
     def _open_diff(self, commit: Commit) -> None:
         patch = commit_patch(self.run.pool, commit.sha)
         label = f" ({commit.micro.label})" if commit.micro else ""
-        title = f"{commit.short} {commit.subject}{label}   n/N: next/previous file   esc: back"
+        title = f"{commit.short} {commit.subject}{label}   esc: back"
         empty = "this commit changes no note" + (
             ": an empty micro-step, the backward pass found nothing worth changing" if commit.micro else ""
         )
@@ -184,7 +184,8 @@ class HistoryScreen(Screen):
     @work(thread=True, group="read")
     def _open_evidence(self, commit: Commit) -> None:
         markdown = evidence_markdown(self.run, commit)
-        self.app.call_from_thread(self.app.push_screen, EvidenceScreen(markdown))
+        title = f"evidence for {commit.short} ({commit.micro.label if commit.micro else commit.subject})   esc: back"
+        self.app.call_from_thread(self.app.push_screen, EvidenceScreen(markdown, title))
 
     def action_mark(self) -> None:
         commit = self.selected
@@ -217,7 +218,7 @@ class HistoryScreen(Screen):
     @work(thread=True, group="read")
     def _open_range(self, older: str, newer: str) -> None:
         patch = range_patch(self.run.pool, older, newer)
-        title = f"{older[:7]}..{newer[:7]}: what the pool gained from the older to the newer   n/N file   esc back"
+        title = f"{older[:7]}..{newer[:7]}: what the pool gained from the older to the newer   esc: back"
         self.app.call_from_thread(self.app.push_screen, DiffScreen(title, patch, "the two commits hold the same notes"))
 
     # -- search -----------------------------------------------------------------------------
@@ -299,11 +300,15 @@ class HistoryScreen(Screen):
         if not commit.in_history:
             self.say(f"revert refused: {commit.short} is not in the pool's history; nothing to revert", error=True)
             return
-        question = (
-            f"Revert {commit.short} “{commit.subject}”?\n\n"
-            "A new commit will undo its changes to the notes. The commit itself stays in the history."
+        if not commit.files:
+            # Asking first and refusing after the y would waste the person's yes.
+            self.say(f"revert refused: {commit.short} changes no note; there is nothing to revert", error=True)
+            return
+        question = f"Revert {commit.short} “{commit.subject}”?"
+        detail = "A new commit will undo its changes to the notes. The commit itself stays in the history."
+        self.app.push_screen(
+            ConfirmScreen(question, detail, yes="y revert"), lambda yes: self._confirmed("revert", commit, yes)
         )
-        self.app.push_screen(ConfirmScreen(question), lambda yes: self._confirmed("revert", commit, yes))
 
     def action_reset(self) -> None:
         commit = self.selected
@@ -322,11 +327,11 @@ class HistoryScreen(Screen):
             if newer is not None
             else "The pool moves to this dropped commit"
         )
-        question = (
-            f"Reset the pool to {commit.short} “{commit.subject}”?\n\n"
-            f"{dropped}; the current head {self.history.head[:7]} stays reachable as refs/skilltui/reset/<time>."
+        question = f"Reset the pool to {commit.short} “{commit.subject}”?"
+        detail = f"{dropped}; the current head {self.history.head[:7]} stays reachable as refs/skilltui/reset/<time>."
+        self.app.push_screen(
+            ConfirmScreen(question, detail, yes="y reset"), lambda yes: self._confirmed("reset", commit, yes)
         )
-        self.app.push_screen(ConfirmScreen(question), lambda yes: self._confirmed("reset", commit, yes))
 
     def _confirmed(self, action: str, commit: Commit, yes: bool | None) -> None:
         if not yes:

@@ -58,7 +58,7 @@ def describe(commit: Commit, head: str) -> Text:
             note = f" (note: {earlier.note})" if earlier.note else ""
             text.append(f"attempt {earlier.attempt} made this same commit: {word} by {earlier.by}{note}\n", style="dim")
         before = f"{commit.loss_before:.3f}" if commit.loss_before is not None else "?"
-        after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "not measured yet"
+        after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "none yet"
         text.append(f"loss {before} → {after}", style="bold")
         text.append(": mean loss of the step whose reports it acted on → mean loss of the next step\n", style="dim")
     elif commit.decision:

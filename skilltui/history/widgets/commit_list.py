@@ -87,7 +87,8 @@ class CommitList(DataTable):
         self.shown = list(commits)
         for commit in commits:
             style = "" if commit.in_history else "dim"
-            mark = "●" if commit.sha == marked else ("@" if commit.sha == head else " ")
+            # Readable without colour too: ● marked for d, @ the pool's HEAD, × dropped from the history.
+            mark = "●" if commit.sha == marked else ("@" if commit.sha == head else ("×" if style else " "))
             cells = [
                 Text(mark, style="bold yellow" if commit.sha == marked else style),
                 Text(commit.short, style=style or "bold"),
