@@ -1,0 +1,172 @@
+"""The review screen: one backward micro-step, judged by a person before the next builds on it.
+
+It shows what the engine's `ReviewRequest` carries and nothing else: the commit's diff,
+the evidence the backward pass acted on (the commonality report, or the one loss report,
+and each work's report), lint status and the notes added, changed and removed. It
+answers with a `Decision` made `by="human"`; the engine records it and acts on it.
+
+The screen dismisses with None when the person wants to look at the main screen first;
+the micro-step keeps waiting and `v` brings the screen back.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from ...engine.review import Decision, ReviewRequest
+from ..widgets.diff_view import DiffView
+from ..widgets.report_view import ReportView
+from .confirm import ConfirmScreen
+from .rerun_note import RerunNoteScreen
+
+
+def facts(request: ReviewRequest) -> Content:
+    """The lines above the diff: what changed, whether it lints, where the pool goes on roll back."""
+    lint = (
+        ("lint ✓ passed", "$text-success bold")
+        if request.lint_ok
+        else ("lint ✗ " + "; ".join(request.lint_problems), "$text-error bold")
+    )
+    counts = f"+{len(request.added)} added  ~{len(request.changed)} changed  -{len(request.removed)} removed"
+    lines = [
+        Content.assemble(("commit ", "$text-muted"), (request.subject, "bold")),
+        Content.assemble(
+            lint,
+            ("  │  ", "$text-muted"),
+            counts,
+            ("  │  ", "$text-muted"),
+            (request.before[:7], "$text-accent"),
+            " → ",
+            (request.after[:7], "$text-accent"),
+        ),
+    ]
+    for sign, paths, style in (
+        ("+", request.added, "$text-success"),
+        ("~", request.changed, "$text-warning"),
+        ("-", request.removed, "$text-error"),
+    ):
+        for path in paths:
+            lines.append(Content.styled(f"  {sign} {path}", style))
+    if not (request.added or request.changed or request.removed):
+        empty = "  (an empty commit: the backward pass found nothing worth changing)"
+        lines.append(Content.styled(empty, "$text-muted"))
+    return Content("\n").join(lines)
+
+
+def keys_line() -> Content:
+    return Content.assemble(
+        (" a ", "$text-success bold reverse"),
+        " approve    ",
+        (" r ", "$text-warning bold reverse"),
+        " rerun with a note    ",
+        (" u ", "$text-error bold reverse"),
+        " roll back (then y)    ",
+        (" esc ", "$text-muted reverse"),
+        " later (v returns)",
+    )
+
+
+class ReviewScreen(Screen[Decision | None]):
+    """Review one micro-step; dismisses with the person's Decision, or None for "later"."""
+
+    DEFAULT_CSS = """
+    ReviewScreen { layout: vertical; }
+    ReviewScreen #review-title {
+        height: 1;
+        background: $accent 30%;
+        color: $foreground;
+        text-style: bold;
+        padding: 0 1;
+    }
+    ReviewScreen #review-facts {
+        height: auto;
+        max-height: 8;
+        padding: 0 1;
+        background: $panel;
+    }
+    ReviewScreen #review-keys {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+    }
+    ReviewScreen #review-body { height: 1fr; }
+    ReviewScreen #review-diff {
+        width: 3fr;
+        border: round $primary 60%;
+        border-title-color: $text-primary;
+    }
+    ReviewScreen #review-evidence {
+        width: 2fr;
+        border: round $secondary 60%;
+        border-title-color: $text-secondary;
+    }
+    ReviewScreen #review-evidence TabPane { padding: 0; }
+    """
+
+    BINDINGS = [
+        Binding("a", "approve", "Approve"),
+        Binding("r", "rerun", "Rerun…"),
+        Binding("u", "rollback", "Roll back…"),
+        Binding("escape", "later", "Later"),
+    ]
+
+    def __init__(self, request: ReviewRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        r = self.request
+        title = f"Review {r.label} · attempt {r.attempt} · works {', '.join(r.works)}"
+        yield Static(title, id="review-title", markup=False)
+        yield Static(facts(r), id="review-facts")
+        yield Static(keys_line(), id="review-keys")
+        with Horizontal(id="review-body"):
+            diff = DiffView(r.patch, empty_text="(an empty commit: nothing changed)", id="review-diff")
+            diff.border_title = "diff"
+            yield diff
+            with Vertical(id="review-evidence") as evidence:
+                evidence.border_title = "what it acted on"
+                with TabbedContent():
+                    if len(r.works) > 1:
+                        with TabPane("summary", id="evidence-summary"):
+                            yield ReportView(r.evidence)
+                    for index, work in enumerate(r.works):
+                        with TabPane(work, id=f"evidence-{index}"):
+                            yield ReportView(r.reports.get(work, ""))
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DiffView).focus()
+
+    def action_approve(self) -> None:
+        self.dismiss(Decision("approve", "human"))
+
+    def action_rerun(self) -> None:
+        def asked(note: str | None) -> None:
+            if note is not None:
+                self.dismiss(Decision("rerun", "human", note))
+
+        self.app.push_screen(RerunNoteScreen(self.request.label), asked)
+
+    def action_rollback(self) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.dismiss(Decision("rollback", "human"))
+
+        self.app.push_screen(
+            ConfirmScreen(
+                f"Roll back {self.request.label}?",
+                f"The pool goes back to {self.request.before[:7]}; the commit {self.request.after[:7]} is kept "
+                "aside under refs/skilltui, and training goes on without it.",
+                yes="y  roll back",
+            ),
+            answered,
+        )
+
+    def action_later(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,386 @@
+"""What the terminal app shows, folded from the engine's events. No Textual in here.
+
+The app's sink only queues events; a timer folds the queue into a `RunState` and redraws
+the panes it marked dirty. Folding is pure bookkeeping, so the same state can be rebuilt
+from a finished run's `events.jsonl` (that is how a resumed run gets its loss curve and
+its decisions back, and how `skilltui review` can reuse the panes) and tested without a
+screen.
+
+Every collection that grows with the length of a run is either small per step (one
+loss per work) or bounded (agent output keeps its last characters only), so the app's
+memory stays flat however many steps go by.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+StepKey = tuple[int, int]
+OUTPUT_LIMIT = 60_000
+NOTICE_LIMIT = 50
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
+
+
+@dataclass
+class WorkRow:
+    """One row of the works pane."""
+
+    name: str
+    stage: str = "waiting"  # waiting, forward, loss, done, failed, sits out
+    episodes: int = 0
+    needed: int = 0
+    loss: float | None = None
+    tokens: int = 0
+    cost: float | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Mark:
+    """How a reviewer decided about the commit a micro-step made."""
+
+    decision: str
+    by: str
+    label: str = ""
+
+
+class OutputBuffer:
+    """The last `limit` characters of one work's agent output.
+
+    `total` counts every character ever appended, so a reader that remembers how much it
+    has shown can ask for just the new text, or learn that it fell too far behind and must
+    reload the whole (bounded) buffer.
+    """
+
+    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
+        self.limit = limit
+        self._chunks: deque[str] = deque()
+        self._size = 0
+        self.total = 0
+
+    def _store(self, text: str) -> None:
+        if self._chunks and len(self._chunks[-1]) < 4096:
+            # Deltas are tiny; merging keeps the deque short without copying much.
+            self._size -= len(self._chunks[-1])
+            text = self._chunks.pop() + text
+        self._chunks.append(text)
+        self._size += len(text)
+        while self._size > self.limit:
+            excess = self._size - self.limit
+            first = self._chunks[0]
+            if len(first) <= excess:
+                self._chunks.popleft()
+                self._size -= len(first)
+            else:
+                self._chunks[0] = first[excess:]
+                self._size -= excess
+
+    def line(self, text: str) -> None:
+        """Append `text` as a line of its own, whatever the agent left unfinished before it."""
+        prefix = "" if self.ends_line() else "\n"
+        self.write(prefix + text + "\n")
+
+    def write(self, text: str) -> None:
+        if text:
+            self.total += len(text)
+            self._store(text)
+
+    def ends_line(self) -> bool:
+        return not self._chunks or self._chunks[-1].endswith("\n")
+
+    def text(self) -> str:
+        return "".join(self._chunks)
+
+    def since(self, seen: int) -> str | None:
+        """The text appended after the first `seen` characters, or None when part of it was dropped."""
+        new = self.total - seen
+        if new <= 0:
+            return ""
+        if new > self._size:
+            return None
+        text = self._chunks[-1] if len(self._chunks[-1]) >= new else self.text()
+        return text[len(text) - new :]
+
+
+class RunState:
+    """The facts every pane shows, folded event by event; `take_dirty()` says what changed."""
+
+    def __init__(self, run_id: str, run_dir: Path, works: list[str], output_limit: int = OUTPUT_LIMIT) -> None:
+        self.run_id = run_id
+        self.run_dir = Path(run_dir)
+        self.output_limit = output_limit
+        self.rows: dict[str, WorkRow] = {name: WorkRow(name) for name in works}
+        self.outputs: dict[str, OutputBuffer] = {name: OutputBuffer(output_limit) for name in works}
+        self.epoch: int | None = None
+        self.step: int | None = None
+        self.first: int | None = None
+        self.last: int | None = None
+        self.groups: list[list[str]] = []
+        self.tokens = 0
+        self.cost = 0.0
+        self.cost_known = True
+        self.status = "starting"  # starting, running, review, finished, stopped, failed
+        self.reason = ""
+        self.paused = False
+        self.reviewing: str | None = None
+        self.steps: list[StepKey] = []
+        self.losses: dict[str, dict[StepKey, float]] = {name: {} for name in works}
+        self.reports: dict[str, dict[StepKey, str]] = {name: {} for name in works}
+        self.means: dict[StepKey, float] = {}
+        self.marks: dict[str, Mark] = {}
+        self.head: str | None = None
+        self.notices: deque[str] = deque(maxlen=NOTICE_LIMIT)
+        self._dirty: set[str] = set()
+        self._output_dirty: set[str] = set()
+
+    # -- reading ----------------------------------------------------------------------
+
+    def take_dirty(self) -> tuple[set[str], set[str]]:
+        """(panes to redraw, works whose output grew) since the last call."""
+        dirty, outputs = self._dirty, self._output_dirty
+        self._dirty, self._output_dirty = set(), set()
+        return dirty, outputs
+
+    @property
+    def active(self) -> bool:
+        return self.status in ("starting", "running", "review")
+
+    def loss_steps(self, work: str) -> list[StepKey]:
+        """The steps that have a loss report for `work`, in run order."""
+        have = self.reports.get(work, {})
+        return [key for key in self.steps if key in have]
+
+    # -- folding ----------------------------------------------------------------------
+
+    def apply(self, event: dict[str, Any], *, replay: bool = False) -> None:
+        """Fold one event (as `Event.to_dict()` or an events.jsonl line) into the state.
+
+        `replay` folds an earlier session's events: its numbers and decisions count, its
+        stages and output do not, because the live session will say where things stand.
+        """
+        handler = getattr(self, f"_on_{event.get('kind')}", None)
+        if handler is not None:
+            handler(event, replay)
+
+    def _row(self, name: str | None) -> WorkRow | None:
+        if name is None:
+            return None
+        if name not in self.rows:
+            self.rows[name] = WorkRow(name)
+            self.outputs[name] = OutputBuffer(self.output_limit)
+            self.losses[name] = {}
+            self.reports[name] = {}
+        return self.rows[name]
+
+    def _group_works(self, group: int | None) -> list[str]:
+        if group is None or not 1 <= group <= len(self.groups):
+            return []
+        return self.groups[group - 1]
+
+    def _say(self, work: str | None, group: int | None, text: str) -> None:
+        targets = [work] if work else self._group_works(group)
+        for name in targets:
+            if self._row(name) is not None:
+                self.outputs[name].line(text)
+                self._output_dirty.add(name)
+
+    def _on_run_started(self, e: dict[str, Any], replay: bool) -> None:
+        for name in e.get("works", []):
+            self._row(name)
+        if replay:
+            return
+        self.run_id = e.get("run_id", self.run_id)
+        self.status = "running"
+        self.reason = ""
+        self.paused = False
+        for row in self.rows.values():
+            row.stage, row.episodes, row.error = "waiting", 0, None
+        self._dirty |= {"header", "works"}
+
+    def _on_step_started(self, e: dict[str, Any], replay: bool) -> None:
+        key = (e["epoch"], e["step"])
+        if key not in self.steps:
+            self.steps.append(key)
+        self.groups = [list(g) for g in e.get("groups", [])]
+        if replay:
+            return
+        self.epoch, self.step, self.first, self.last = e["epoch"], e["step"], e["first"], e["last"]
+        active = set(e.get("works", []))
+        for name in active:
+            self._row(name)
+        for name, row in self.rows.items():
+            row.stage = "waiting" if name in active else "sits out"
+            row.episodes, row.needed, row.error = 0, e["last"] - e["first"] + 1, None
+        self._dirty |= {"header", "works", "curve"}
+
+    def _on_stage(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        stage, status, work = e["stage"], e["status"], e.get("work")
+        where = f"epoch {e['epoch']} step {e['step']}"
+        row = self._row(work)
+        if row is not None:
+            if status == "started":
+                row.stage = stage
+            elif status == "failed":
+                row.stage, row.error = "failed", e.get("error")
+            elif stage == "loss":
+                row.stage = "done"
+            self._dirty.add("works")
+        if status == "started":
+            attempt = f" attempt {e['attempt']}" if e.get("attempt") else ""
+            span = f" · episodes {self.first}-{self.last}" if work and self.first is not None else ""
+            group = f" group {e['group']}" if e.get("group") else ""
+            self._say(work, e.get("group"), f"── {stage}{group}{attempt} · {where}{span} ──")
+        elif status == "skipped":
+            self._say(work, e.get("group"), f"   {stage}: already done, skipped")
+        elif status == "failed":
+            self._say(work, e.get("group"), f"✗ {stage} failed: {e.get('error')}")
+            self.notices.append(f"{stage} {work or 'group ' + str(e.get('group'))} failed: {e.get('error')}")
+            self._dirty.add("notices")
+
+    def _on_delta(self, e: dict[str, Any], replay: bool) -> None:
+        text = e.get("text", "")
+        targets = [e["work"]] if e.get("work") else self._group_works(e.get("group"))
+        for name in targets:
+            if self._row(name) is not None:
+                self.outputs[name].write(text)
+                self._output_dirty.add(name)
+
+    def _on_tool(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        path = self._short(e.get("path", ""))
+        if e.get("ok"):
+            self._say(e.get("work"), e.get("group"), f"  ▸ {e['tool']} {path}")
+        else:
+            self._say(e.get("work"), e.get("group"), f"  ✗ {e['tool']} {path}: {e.get('error')}")
+
+    def _short(self, path: str) -> str:
+        """A tool path as the person thinks of it: relative to the run (or the pool), not the disk."""
+        try:
+            relative = Path(path).relative_to(self.run_dir)
+        except ValueError:
+            return path
+        parts = relative.parts
+        return str(Path(*parts[1:])) if parts and parts[0] == "memory" and len(parts) > 1 else str(relative)
+
+    def _on_episode_written(self, e: dict[str, Any], replay: bool) -> None:
+        row = self._row(e["work"])
+        if row is not None and not replay:
+            row.episodes += 1
+            self._dirty.add("works")
+
+    def _on_call(self, e: dict[str, Any], replay: bool) -> None:
+        tokens = sum(e.get(k) or 0 for k in TOKEN_FIELDS)
+        cost = e.get("cost_usd")
+        self.tokens += tokens
+        if cost is None:
+            self.cost_known = False
+        else:
+            self.cost += cost
+        row = self._row(e.get("work"))
+        if row is not None:
+            row.tokens += tokens
+            if cost is not None:
+                row.cost = (row.cost or 0.0) + cost
+            self._dirty.add("works")
+        self._dirty.add("header")
+
+    def _on_loss(self, e: dict[str, Any], replay: bool) -> None:
+        row = self._row(e["work"])
+        key = (e["epoch"], e["step"])
+        if key not in self.steps:
+            self.steps.append(key)
+        assert row is not None
+        row.loss = e["loss"]
+        self.losses[row.name][key] = e["loss"]
+        self.reports[row.name][key] = e["report"]
+        if not replay:
+            scores = ", ".join(f"{k} {v:.2f}" for k, v in e.get("scores", {}).items())
+            self._say(row.name, None, f"◆ loss {e['loss']:.3f}" + (f" ({scores})" if scores else ""))
+        self._dirty |= {"works", "curve", "report"}
+
+    def _on_summary(self, e: dict[str, Any], replay: bool) -> None:
+        if not replay:
+            self._say(None, e.get("group"), f"  commonality report: {self._short(e.get('path', ''))}")
+
+    def _on_micro_step(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        counts = f"+{len(e['added'])} ~{len(e['changed'])} -{len(e['removed'])}"
+        self._say(None, e["group"], f"✎ commit {e['after'][:7]} {e['subject']} ({counts})")
+        self._dirty |= {"pool", "commits"}
+
+    def _on_review_requested(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        self.status, self.reviewing = "review", e["label"]
+        self._dirty.add("header")
+
+    def _on_decision(self, e: dict[str, Any], replay: bool) -> None:
+        self.marks[e["after"]] = Mark(e["decision"], e["by"])
+        if not replay:
+            if self.status == "review":
+                self.status = "running"
+            self.reviewing = None
+            note = f": {e['note']}" if e.get("note") else ""
+            sign = {"approve": "✓", "rerun": "↻", "rollback": "↶"}.get(e["decision"], "?")
+            self._say(None, e["group"], f"{sign} {e['decision']} by {e['by']}{note}")
+        self._dirty |= {"header", "commits"}
+
+    def _on_pool_changed(self, e: dict[str, Any], replay: bool) -> None:
+        self.head = e["head"]
+        self._dirty |= {"pool", "commits"}
+
+    def _on_history(self, e: dict[str, Any], replay: bool) -> None:
+        self._dirty |= {"pool", "commits"}
+
+    def _on_step_finished(self, e: dict[str, Any], replay: bool) -> None:
+        if e.get("mean_loss") is not None:
+            self.means[(e["epoch"], e["step"])] = e["mean_loss"]
+            self._dirty.add("curve")
+
+    def _on_paused(self, e: dict[str, Any], replay: bool) -> None:
+        if not replay:
+            self.paused = bool(e["paused"])
+            self._dirty.add("header")
+
+    def _on_warning(self, e: dict[str, Any], replay: bool) -> None:
+        if not replay:
+            self.notices.append(e["message"])
+            if e.get("work"):
+                self._say(e["work"], None, f"! {e['message']}")
+            self._dirty.add("notices")
+
+    def _on_run_finished(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        self.status, self.reason, self.reviewing = e["status"], e.get("reason", ""), None
+        self._dirty |= {"header", "notices"}
+        self.notices.append(f"run {e['status']}" + (f": {e['reason']}" if e.get("reason") else ""))
+
+
+@dataclass
+class Commit:
+    """One commit of the pool as the commit list shows it."""
+
+    sha: str
+    subject: str
+    mark: Mark | None = None
+
+    @property
+    def short(self) -> str:
+        return self.sha[:7]
+
+
+@dataclass
+class PoolView:
+    """What a read of the pool returned: its notes (path, description) and its commits, newest first."""
+
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    commits: list[Commit] = field(default_factory=list)
+    head: str = ""

@@ -1,0 +1,135 @@
+"""A pool commit's patch, file by file, coloured by the theme.
+
+Every update to the pool is one commit, so this is where a person reads what a backward
+micro-step did to the "weights". The widget takes patch text (`git diff`/`git show`
+output) and nothing else, so the live app, the review screen and `skilltui review` all
+use it the same way.
+
+Colours are theme variables ($text-success, $text-error, ...) resolved when the widget
+renders, so the diff stays readable in every theme and follows a theme switch at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Static
+
+MAX_LINES_PER_FILE = 1500
+
+STYLES = {
+    "+": "$text-success on $success-muted 40%",
+    "-": "$text-error on $error-muted 40%",
+    "@": "$text-secondary",
+    " ": "",
+    "\\": "$text-muted italic",
+}
+
+
+@dataclass
+class FilePatch:
+    """One file's part of a patch."""
+
+    path: str
+    status: str = "changed"  # added, changed, removed
+    added: int = 0
+    removed: int = 0
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        sign = {"added": "+", "removed": "-"}.get(self.status, "~")
+        return f"{sign} {self.path} ({self.status}, +{self.added} -{self.removed})"
+
+
+def parse_patch(patch: str) -> list[FilePatch]:
+    """Split a unified git patch into its files, keeping hunk and content lines only."""
+    files: list[FilePatch] = []
+    current: FilePatch | None = None
+    for line in patch.splitlines():
+        if line.startswith("diff --git "):
+            # "diff --git a/<path> b/<path>": the b-side is the path the file has after the commit.
+            path = line.split(" b/", 1)[-1] if " b/" in line else line[len("diff --git ") :]
+            current = FilePatch(path)
+            files.append(current)
+        elif current is None:
+            continue
+        elif line.startswith("new file mode"):
+            current.status = "added"
+        elif line.startswith("deleted file mode"):
+            current.status = "removed"
+        elif line.startswith(("index ", "--- ", "+++ ", "old mode", "new mode", "similarity", "Binary files")):
+            if line.startswith("Binary files"):
+                current.lines.append("\\ binary file")
+        else:
+            if line.startswith("+"):
+                current.added += 1
+            elif line.startswith("-"):
+                current.removed += 1
+            current.lines.append(line)
+    return files
+
+
+def render_file(file: FilePatch) -> Content:
+    """One file's lines as styled content; a very long file is cut with a line saying so."""
+    lines = file.lines[:MAX_LINES_PER_FILE]
+    parts: list[Content] = []
+    for line in lines:
+        style = STYLES.get(line[:1], "")
+        parts.append(Content.styled(line or " ", style) if style else Content(line or " "))
+    if len(file.lines) > MAX_LINES_PER_FILE:
+        parts.append(Content.styled(f"… {len(file.lines) - MAX_LINES_PER_FILE} more lines", "$text-muted italic"))
+    if not parts:
+        parts.append(Content.styled("(no content change)", "$text-muted italic"))
+    return Content("\n").join(parts)
+
+
+class DiffView(VerticalScroll, can_focus=True):
+    """Show `patch` (unified diff text) as one bordered block per file."""
+
+    DEFAULT_CSS = """
+    DiffView {
+        background: $surface;
+        padding: 0 1;
+    }
+    DiffView > .diff-file {
+        border: round $panel-lighten-2;
+        border-title-color: $text-primary;
+        border-title-style: bold;
+        padding: 0 1;
+        margin-bottom: 1;
+        width: 1fr;
+    }
+    DiffView > .diff-file.-added { border-title-color: $text-success; }
+    DiffView > .diff-file.-removed { border-title-color: $text-error; }
+    DiffView > .diff-empty {
+        color: $text-muted;
+        padding: 1 0;
+    }
+    """
+
+    patch: reactive[str] = reactive("", recompose=True)
+    empty_text: reactive[str] = reactive("no commit selected", recompose=True)
+
+    def __init__(self, patch: str = "", *, empty_text: str = "no commit selected", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.set_reactive(DiffView.patch, patch)
+        self.set_reactive(DiffView.empty_text, empty_text)
+
+    @property
+    def files(self) -> list[FilePatch]:
+        return parse_patch(self.patch)
+
+    def compose(self) -> ComposeResult:
+        files = parse_patch(self.patch)
+        if not files:
+            yield Static(self.empty_text, classes="diff-empty", markup=False)
+            return
+        for file in files:
+            block = Static(render_file(file), classes=f"diff-file -{file.status}", markup=False)
+            block.border_title = file.title
+            yield block

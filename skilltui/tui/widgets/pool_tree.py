@@ -1,0 +1,86 @@
+"""The pool as a tree: its folders and the notes in them (never `.git`).
+
+The pool is the network's weights; this is the person's map of them. The tree takes the
+pool's headers (path and description of every note) as data, rebuilds itself only when
+they change, and keeps the person's place and open folders across rebuilds, because it
+refreshes after every commit while the person may be reading.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.message import Message
+from textual.widgets import Tree
+
+
+class PoolTree(Tree[str]):
+    """Folders and notes of the pool; highlighting a note posts `PoolTree.NoteChosen`."""
+
+    DEFAULT_CSS = """
+    PoolTree {
+        background: $surface;
+        padding: 0 1;
+    }
+    """
+
+    class NoteChosen(Message):
+        """A note was highlighted; `path` is relative to the pool."""
+
+        def __init__(self, path: str, description: str) -> None:
+            super().__init__()
+            self.path = path
+            self.description = description
+
+    def __init__(self, notes: list[tuple[str, str]] | None = None, **kwargs) -> None:
+        super().__init__("pool", data="", **kwargs)
+        self.show_root = False
+        self.guide_depth = 2
+        self._notes: list[tuple[str, str]] | None = None
+        self._descriptions: dict[str, str] = {}
+        self._folded: set[str] = set()
+        if notes is not None:
+            self.show(notes)
+
+    @property
+    def notes(self) -> list[tuple[str, str]]:
+        return list(self._notes or [])
+
+    def show(self, notes: list[tuple[str, str]]) -> None:
+        """Show these (path, description) pairs; a no-op when nothing changed."""
+        if notes == self._notes:
+            return
+        previous = self.cursor_node.data if self.cursor_node is not None else None
+        for node in self.root.children:
+            if node.data and not node.is_expanded:
+                self._folded.add(node.data)
+            elif node.data:
+                self._folded.discard(node.data)
+        self._notes = list(notes)
+        self._descriptions = dict(notes)
+        self.clear()
+        self.root.expand()
+        folders: dict[str, list[str]] = {}
+        for path, _ in notes:
+            folder, _, _ = path.partition("/")
+            folders.setdefault(folder, []).append(path)
+        target = None
+        if not folders:
+            self.root.add_leaf(Text("(no notes yet)", style="italic dim"), data="")
+        for folder in sorted(folders):
+            # Tree labels are Rich text, not Content, so folders stand out by weight, not by colour.
+            label = Text.assemble((f"{folder}/", "bold"), (f" {len(folders[folder])}", "dim"))
+            branch = self.root.add(label, data=f"{folder}/", expand=f"{folder}/" not in self._folded)
+            for path in sorted(folders[folder]):
+                leaf = branch.add_leaf(path.partition("/")[2], data=path)
+                if path == previous:
+                    target = leaf
+        if target is not None:
+            self.call_after_refresh(self.move_cursor, target)
+
+    @on(Tree.NodeHighlighted)
+    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+        event.stop()
+        path = event.node.data
+        if path and not path.endswith("/"):
+            self.post_message(self.NoteChosen(path, self._descriptions.get(path, "")))

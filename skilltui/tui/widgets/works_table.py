@@ -1,0 +1,115 @@
+"""One row per work: its stage in the step, episodes written, latest loss, tokens and cost.
+
+This is the batch of the training picture at a glance. The table takes `WorkRow`s and
+touches only the cells whose text changed, because with sixteen works streaming it is
+redrawn many times a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual import on
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import DataTable
+
+from ..state import WorkRow
+
+# (label, key, width): fixed widths for the columns that change while a run streams, so an
+# update never has to measure the whole column again; the work column sizes to its names.
+COLUMNS: tuple[tuple[str, str, int | None], ...] = (
+    ("work", "work", None),
+    ("stage", "stage", 8),
+    ("eps", "eps", 5),
+    ("loss", "loss", 5),
+    ("tokens", "tokens", 6),
+    ("cost", "cost", 9),
+)
+STAGE_STYLES = {
+    "forward": "$text-primary bold",
+    "loss": "$text-accent bold",
+    "done": "$text-success",
+    "failed": "$text-error bold",
+    "sits out": "$text-muted",
+    "waiting": "$text-muted",
+}
+
+
+def tokens_text(tokens: int) -> str:
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:.1f}M"
+    if tokens >= 10_000:
+        return f"{tokens / 1000:.0f}k"
+    if tokens >= 1000:
+        return f"{tokens / 1000:.1f}k"
+    return str(tokens)
+
+
+def cells(row: WorkRow) -> tuple[Content | str, ...]:
+    stage = Content.styled(row.stage, STAGE_STYLES.get(row.stage, ""))
+    episodes = f"{row.episodes}/{row.needed}" if row.needed else "-"
+    loss = "-" if row.loss is None else f"{row.loss:.3f}"
+    cost = "-" if row.cost is None else f"${row.cost:.4f}"
+    return (row.name, stage, episodes, loss, tokens_text(row.tokens), cost)
+
+
+class WorksTable(DataTable):
+    """The works of the run; moving the cursor posts `WorksTable.WorkChosen`."""
+
+    DEFAULT_CSS = """
+    WorksTable {
+        height: 1fr;
+        background: $surface;
+    }
+    """
+
+    class WorkChosen(Message):
+        """The person moved to another work; the output and report panes follow it."""
+
+        def __init__(self, work: str) -> None:
+            super().__init__()
+            self.work = work
+
+    def __init__(self, rows: Iterable[WorkRow] = (), **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        self._shown: dict[str, tuple[str, ...]] = {}
+        self._initial = list(rows)
+
+    def on_mount(self) -> None:
+        for label, key, width in COLUMNS:
+            self.add_column(label, key=key, width=width)
+        if self._initial:
+            self.show(self._initial)
+
+    @property
+    def chosen(self) -> str | None:
+        if not self.row_count:
+            return None
+        row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
+        return row_key.value
+
+    def show(self, rows: Iterable[WorkRow]) -> None:
+        """Bring the table up to date with these rows, touching only what changed."""
+        for row in rows:
+            values = cells(row)
+            plain = tuple(str(v) if isinstance(v, str) else v.plain for v in values)
+            shown = self._shown.get(row.name)
+            if shown is None:
+                self.add_row(*values, key=row.name)
+            elif shown != plain:
+                for (_, key, _), value, old, new in zip(COLUMNS, values, shown, plain, strict=True):
+                    if old != new:
+                        self.update_cell(row.name, key, value)
+            self._shown[row.name] = plain
+
+    def choose(self, work: str) -> None:
+        """Put the cursor on `work` (from the command palette, say)."""
+        if work in self._shown:
+            self.move_cursor(row=self.get_row_index(work))
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.row_key.value is not None:
+            self.post_message(self.WorkChosen(event.row_key.value))
