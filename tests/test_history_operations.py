@@ -169,3 +169,32 @@ def test_an_operation_holds_the_lock_so_training_cannot_start_under_it(run: Run,
     operations.reset(run, "HEAD~1")
     assert seen == [True]
     assert operations.training_refusal(run) is None
+
+
+def test_a_commit_awaiting_its_checks_is_not_called_a_hand_edit(run: Run) -> None:
+    pool = run.pool
+    (pool.root / "action").mkdir(exist_ok=True)
+    (pool.root / "action" / "fresh.md").write_text(render_note("Fresh.", "Body."), encoding="utf-8")
+    sha = pool.commit_all("train epoch 0 step 2 micro 1/1")
+    assert load_history(run).find(sha).decision == "unchecked"
+    lock = RunLock(run.root)
+    lock.acquire()
+    try:
+        assert load_history(run).find(sha).decision == "being checked"
+    finally:
+        lock.release()
+    other = pool.commit_all("tidy by hand")
+    assert load_history(run).find(other).decision == "made outside training"
+
+
+def test_the_history_core_imports_no_textual() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import skilltui.history.records, skilltui.history.operations, skilltui.history.export, "
+        "skilltui.history.overview, skilltui.history.evidence, skilltui.history.cli; "
+        "print('textual' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -415,3 +415,8 @@ async def test_t_on_an_empty_commit_is_refused_before_asking(run: Run) -> None:
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmScreen)
     assert log(run) == before
+
+
+def test_review_outside_a_terminal_says_so(run: Run, capsys) -> None:
+    assert main(["review", str(run.root)]) == 2
+    assert "terminal app" in capsys.readouterr().err
