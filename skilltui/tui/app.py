@@ -191,7 +191,7 @@ class TrainingApp(App[int]):
         self._install_themes()
         self._jsonl = ev.JsonlSink(self.opened.run.events_path)
         self._unsubscribe = [self.bus.subscribe(self._jsonl), self.bus.subscribe(self._queue.append)]
-        self.set_interval(FLUSH_SECONDS, self._flush)
+        self.set_interval(FLUSH_SECONDS, self._flush_events)
         self.set_interval(1.0, self._tick)
         self._tick()
         self.query_one(WorksTable).focus()
@@ -228,8 +228,9 @@ class TrainingApp(App[int]):
         history = await asyncio.to_thread(ev.read_events, self.opened.run.events_path)
         for event in history:
             self.state.apply(event, replay=True)
-        self._flush(force=True)
-        self._trainer_worker = self.run_worker(self._train(), name="trainer", group="trainer", exit_on_error=False)
+        self._flush_events(force=True)
+        if self.outcome is None:  # the person may have quit while the history was read
+            self._trainer_worker = self.run_worker(self._train, name="trainer", group="trainer", exit_on_error=False)
 
     async def _train(self) -> None:
         try:
@@ -262,7 +263,7 @@ class TrainingApp(App[int]):
 
     # -- events in, panes out ------------------------------------------------------------
 
-    def _flush(self, force: bool = False) -> None:
+    def _flush_events(self, force: bool = False) -> None:
         """Fold queued events into the state and redraw what they changed."""
         queue, state = self._queue, self.state
         if not queue and not force:

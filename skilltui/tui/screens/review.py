@@ -11,6 +11,7 @@ the micro-step keeps waiting and `v` brings the screen back.
 
 from __future__ import annotations
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -34,12 +35,12 @@ def facts(request: ReviewRequest) -> Content:
     )
     counts = f"+{len(request.added)} added  ~{len(request.changed)} changed  -{len(request.removed)} removed"
     lines = [
-        Content.assemble(("commit ", "$text-muted"), (request.subject, "bold")),
+        Content.assemble(("commit ", "$foreground-muted"), (request.subject, "bold")),
         Content.assemble(
             lint,
-            ("  │  ", "$text-muted"),
+            ("  │  ", "$foreground-muted"),
             counts,
-            ("  │  ", "$text-muted"),
+            ("  │  ", "$foreground-muted"),
             (request.before[:7], "$text-accent"),
             " → ",
             (request.after[:7], "$text-accent"),
@@ -54,7 +55,7 @@ def facts(request: ReviewRequest) -> Content:
             lines.append(Content.styled(f"  {sign} {path}", style))
     if not (request.added or request.changed or request.removed):
         empty = "  (an empty commit: the backward pass found nothing worth changing)"
-        lines.append(Content.styled(empty, "$text-muted"))
+        lines.append(Content.styled(empty, "$foreground-muted"))
     return Content("\n").join(lines)
 
 
@@ -66,7 +67,7 @@ def keys_line() -> Content:
         " rerun with a note    ",
         (" u ", "$text-error bold reverse"),
         " roll back (then y)    ",
-        (" esc ", "$text-muted reverse"),
+        (" esc ", "$foreground-muted reverse"),
         " later (v returns)",
     )
 
@@ -118,6 +119,12 @@ class ReviewScreen(Screen[Decision | None]):
     def __init__(self, request: ReviewRequest) -> None:
         super().__init__()
         self.request = request
+        # (pane id, tab label, markdown): the summary first when there is one, then each work's report.
+        self._evidence: list[tuple[str, str, str]] = []
+        if len(request.works) > 1:
+            self._evidence.append(("evidence-summary", "summary", request.evidence))
+        for index, work in enumerate(request.works):
+            self._evidence.append((f"evidence-{index}", work, request.reports.get(work, "")))
 
     def compose(self) -> ComposeResult:
         r = self.request
@@ -131,14 +138,20 @@ class ReviewScreen(Screen[Decision | None]):
             yield diff
             with Vertical(id="review-evidence") as evidence:
                 evidence.border_title = "what it acted on"
-                with TabbedContent():
-                    if len(r.works) > 1:
-                        with TabPane("summary", id="evidence-summary"):
-                            yield ReportView(r.evidence)
-                    for index, work in enumerate(r.works):
-                        with TabPane(work, id=f"evidence-{index}"):
-                            yield ReportView(r.reports.get(work, ""))
+                with TabbedContent(id="evidence-tabs"):
+                    for index, (pane, label, _) in enumerate(self._evidence):
+                        with TabPane(label, id=pane):
+                            # Only the first document is rendered now: markdown is costly to
+                            # mount, and a group of four would build five documents per review.
+                            yield ReportView(self._evidence[0][2] if index == 0 else "")
         yield Footer()
+
+    @on(TabbedContent.TabActivated, "#evidence-tabs")
+    def _fill_tab(self, event: TabbedContent.TabActivated) -> None:
+        view = event.pane.query_one(ReportView)
+        for pane_id, _, text in self._evidence:
+            if pane_id == event.pane.id and not view.text:
+                view.show(text)
 
     def on_mount(self) -> None:
         self.query_one(DiffView).focus()

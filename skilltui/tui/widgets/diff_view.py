@@ -26,7 +26,7 @@ STYLES = {
     "-": "$text-error on $error-muted 40%",
     "@": "$text-secondary",
     " ": "",
-    "\\": "$text-muted italic",
+    "\\": "$foreground-muted italic",
 }
 
 
@@ -82,9 +82,9 @@ def render_file(file: FilePatch) -> Content:
         style = STYLES.get(line[:1], "")
         parts.append(Content.styled(line or " ", style) if style else Content(line or " "))
     if len(file.lines) > MAX_LINES_PER_FILE:
-        parts.append(Content.styled(f"… {len(file.lines) - MAX_LINES_PER_FILE} more lines", "$text-muted italic"))
+        parts.append(Content.styled(f"… {len(file.lines) - MAX_LINES_PER_FILE} more lines", "$foreground-muted italic"))
     if not parts:
-        parts.append(Content.styled("(no content change)", "$text-muted italic"))
+        parts.append(Content.styled("(no content change)", "$foreground-muted italic"))
     return Content("\n").join(parts)
 
 

@@ -16,8 +16,8 @@ from ..state import StepKey
 
 MEAN_STYLE = "$text-primary bold"
 SELECTED_STYLE = "$text-accent bold"
-OTHER_STYLE = "$text-muted"
-AXIS_STYLE = "$text-muted"
+OTHER_STYLE = "$foreground-muted"
+AXIS_STYLE = "$foreground-muted"
 AXIS_WIDTH = 5
 
 
@@ -89,7 +89,7 @@ class LossCurve(Widget):
     def render(self) -> Content:
         width, height = self.content_size.width, self.content_size.height
         if not self._steps:
-            return Content.styled("no loss yet: the curve starts when the first work is scored", "$text-muted italic")
+            return Content.styled("no loss yet: the curve starts when the first work is scored", f"{AXIS_STYLE} italic")
         plot_height = height - 2
         plot_width = width - AXIS_WIDTH
         if plot_height < 3 or plot_width < 4:
@@ -103,7 +103,7 @@ class LossCurve(Widget):
         def y_of(value: float) -> int:
             return round((1.0 - min(1.0, max(0.0, value))) * (plot_height - 1))
 
-        def draw(values: dict[StepKey, float], point: str, style: str, priority: int, joined: bool) -> None:
+        def draw(values: dict[StepKey, float], point: str, style: str, line: int, dot: int, joined: bool) -> None:
             previous: tuple[int, int] | None = None
             for index, key in enumerate(self._steps):
                 if key not in values:
@@ -112,16 +112,18 @@ class LossCurve(Widget):
                 if joined and previous is not None:
                     (x0, y0), span = previous, x - previous[0]
                     for step in range(1, span):
-                        canvas.put(x0 + step, round(y0 + (y - y0) * step / span), "·", style, priority)
-                canvas.put(x, y, point, style, priority + 1)
+                        canvas.put(x0 + step, round(y0 + (y - y0) * step / span), "·", style, line)
+                canvas.put(x, y, point, style, dot)
                 previous = (x, y)
 
+        # Who wins a cell: the selected work's points (the person asked for them), then the
+        # mean's points, then the two lines, then the other works.
         for work, values in self._series.items():
             if work != self.selected:
-                draw(values, "•", OTHER_STYLE, 1, joined=False)
+                draw(values, "•", OTHER_STYLE, 1, 1, joined=False)
+        draw(self._means, "●", MEAN_STYLE, 2, 4, joined=True)
         if self.selected in self._series:
-            draw(self._series[self.selected], "◆", SELECTED_STYLE, 3, joined=True)
-        draw(self._means, "●", MEAN_STYLE, 5, joined=True)
+            draw(self._series[self.selected], "◆", SELECTED_STYLE, 3, 5, joined=True)
 
         lines = [self._legend(width)]
         for y in range(plot_height):

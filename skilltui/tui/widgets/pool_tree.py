@@ -64,7 +64,7 @@ class PoolTree(Tree[str]):
         for path, _ in notes:
             folder, _, _ = path.partition("/")
             folders.setdefault(folder, []).append(path)
-        target = None
+        target = first = None
         if not folders:
             self.root.add_leaf(Text("(no notes yet)", style="italic dim"), data="")
         for folder in sorted(folders):
@@ -73,8 +73,11 @@ class PoolTree(Tree[str]):
             branch = self.root.add(label, data=f"{folder}/", expand=f"{folder}/" not in self._folded)
             for path in sorted(folders[folder]):
                 leaf = branch.add_leaf(path.partition("/")[2], data=path)
+                first = first or leaf
                 if path == previous:
                     target = leaf
+        # Keep the person's note; with none chosen yet, open the first so the pane is never blank.
+        target = target or (first if previous is None or previous.endswith("/") or not previous else None)
         if target is not None:
             self.call_after_refresh(self.move_cursor, target)
 

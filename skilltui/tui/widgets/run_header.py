@@ -15,7 +15,7 @@ from textual.widget import Widget
 from .works_table import tokens_text
 
 STATUS_STYLES = {
-    "starting": "$text-muted",
+    "starting": "$foreground-muted",
     "running": "$text-success bold",
     "paused": "$text-warning bold",
     "review": "$text-accent bold reverse",
@@ -69,7 +69,7 @@ class RunHeader(Widget):
         label = {"review": "waiting for review"}.get(status, status)
         if f.paused and status == "review":
             label += " · paused"
-        sep = (" │ ", "$text-muted")
+        sep = (" │ ", "$foreground-muted")
         facts: list[str | tuple[str, str]] = [(f" {label} ", STATUS_STYLES.get(status, "")), sep, where]
         if f.first is not None:
             facts += [sep, f"episodes {f.first}..{f.last}"]

@@ -31,8 +31,8 @@ STAGE_STYLES = {
     "loss": "$text-accent bold",
     "done": "$text-success",
     "failed": "$text-error bold",
-    "sits out": "$text-muted",
-    "waiting": "$text-muted",
+    "sits out": "$foreground-muted",
+    "waiting": "$foreground-muted",
 }
 
 

@@ -1,0 +1,208 @@
+"""Benchmark: does the terminal app answer keys while sixteen works stream, and does it stay small?
+
+Drives the real app headless (`App.run_test`) on 16 generated works through the offline
+backend, which streams every call's output in pieces over `--latency` seconds, and
+approves every micro-step from the review screen like a person would. Meanwhile it presses
+keys and times each one from the moment the key reaches the app to the first screen
+refresh that shows its effect:
+
+- `down`/`up` in the works table: the live output switches to the other work;
+- `a` on the review screen (pressed 0.3 s after it appears): the screen is gone and the
+  main screen is back.
+
+The baseline is the same navigation key with the engine idle after the run finished (warm
+caches, full output buffers), in the same process; the key is also timed with the engine
+paused before training starts. The figures that matter are the ratio streaming / idle and
+the p95 over every key of the run against the 100 ms target. Memory is the process RSS
+after each finished step; the growth per step is the slope over the second half of the
+run, once caches have warmed up.
+
+    python bench/bench_tui.py                       # 16 works, 10 steps, 0.3 s per call
+    python bench/bench_tui.py --works 16 --steps 30 --latency 0.2
+
+Not part of the test suite: it prints figures, it does not pass or fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from conftest import write_work  # noqa: E402 - the tests' generator of works the project never saw
+from textual import events  # noqa: E402
+
+from skilltui.agents.offline import OfflineBackend  # noqa: E402
+from skilltui.engine.session import Settings, open_run  # noqa: E402
+from skilltui.tui.app import TrainingApp  # noqa: E402
+from skilltui.tui.screens.review import ReviewScreen  # noqa: E402
+from skilltui.tui.widgets.live_output import LiveOutput  # noqa: E402
+
+TARGET_MS = 100.0
+
+
+def rss_kb() -> int:
+    """Resident memory of this process now (Linux /proc; falls back to the peak elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    except OSError:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def slope(points: list[tuple[int, int]]) -> float:
+    """Least-squares slope of (step, kB) points: kB per step."""
+    if len(points) < 2:
+        return 0.0
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else 0.0
+
+
+class Bench:
+    def __init__(self, app: TrainingApp) -> None:
+        self.app = app
+        self.idle: list[float] = []
+        self.idle_after: list[float] = []
+        self.streaming: list[float] = []
+        self.approve: list[float] = []
+        self.memory: list[tuple[int, int]] = []
+
+    async def press(self, key: str, effect) -> float:
+        """Milliseconds from the key reaching the app to the refresh after `effect()` holds."""
+        app = self.app
+        refreshed = asyncio.get_running_loop().create_future()
+        started = time.perf_counter()
+        app._driver.send_message(events.Key(key, None))  # the path a real terminal's key takes
+        while not effect():
+            await asyncio.sleep(0.0005)
+        app.screen.call_after_refresh(lambda: refreshed.done() or refreshed.set_result(time.perf_counter()))
+        return (await refreshed - started) * 1000
+
+    async def navigate(self) -> float:
+        live = self.app.query_one(LiveOutput)
+        key = "down" if self.app.selected_work == min(self.app.state.rows) else "up"
+        before = live.work
+        return await self.press(key, lambda: live.work != before)
+
+    async def run(self, idle_presses: int, interval: float) -> None:
+        app = self.app
+        await wait(lambda: app.selected_work is not None and app.trainer is not None)
+        app.trainer.pause()  # the idle baseline: nothing streams, nothing trains
+        for _ in range(idle_presses):
+            self.idle.append(await self.navigate())
+            await asyncio.sleep(interval)
+        app.trainer.resume()
+        steps_seen = 0
+        while app.training:
+            if isinstance(app.screen, ReviewScreen):
+                screen = app.screen
+                await asyncio.sleep(0.3)  # nobody answers a review faster than they can see it
+                self.approve.append(await self.press("a", lambda s=screen: app.screen is not s))
+            elif app.screen is app.default_screen:
+                self.streaming.append(await self.navigate())
+            done = len(app.state.means)
+            if done > steps_seen:
+                steps_seen = done
+                gc.collect()
+                self.memory.append((done, rss_kb()))
+            await asyncio.sleep(interval)
+        # The same key with the engine done: warm caches and full buffers, nothing streaming.
+        for _ in range(idle_presses):
+            self.idle_after.append(await self.navigate())
+            await asyncio.sleep(interval)
+
+
+async def wait(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the app did not get there in time")
+        await asyncio.sleep(0.01)
+
+
+def summary(name: str, values: list[float]) -> str:
+    if not values:
+        return f"{name:<28} no samples"
+    return (
+        f"{name:<28} n={len(values):<5} p50 {percentile(values, 0.5):6.1f} ms   "
+        f"p95 {percentile(values, 0.95):6.1f} ms   max {max(values):6.1f} ms"
+    )
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-tui-") as tmp:
+        root = Path(tmp)
+        os.environ["XDG_CONFIG_HOME"] = str(root / "config")
+        episodes = args.steps * args.episodes_per_step
+        works = [write_work(root / "works", f"work-{n:02d}", episodes, seed=n) for n in range(args.works)]
+        settings = Settings(
+            works=works,
+            steps=args.steps,
+            episodes_per_step=args.episodes_per_step,
+            workers=args.works,
+            group_size=4,
+            runs_dir=root / "runs",
+            run_id="bench",
+            offline_latency=args.latency,
+        )
+        opened = open_run(settings)
+        app = TrainingApp(opened, OfflineBackend(latency=args.latency), secrets=[])
+        bench = Bench(app)
+        started = time.perf_counter()
+        try:
+            async with app.run_test(size=(120, 36)):
+                await bench.run(args.idle_presses, args.interval)
+        finally:
+            opened.lock.release()
+        seconds = time.perf_counter() - started
+
+    print(f"skilltui TUI benchmark: {args.works} works, {args.steps} steps, offline latency {args.latency} s per call")
+    print(f"run took {seconds:.1f} s; outcome {app.outcome.status if app.outcome else 'none'}")
+    print(summary("key, idle before training", bench.idle))
+    print(summary("key, idle after (baseline)", bench.idle_after))
+    print(summary(f"key, {args.works} works streaming", bench.streaming))
+    print(summary("approve on the review screen", bench.approve))
+    if bench.idle_after and bench.streaming:
+        ratio50 = percentile(bench.streaming, 0.5) / percentile(bench.idle_after, 0.5)
+        ratio95 = percentile(bench.streaming, 0.95) / percentile(bench.idle_after, 0.95)
+        print(f"ratio streaming / idle        p50 {ratio50:.2f}x   p95 {ratio95:.2f}x")
+        every = bench.streaming + bench.approve
+        verdict = "meets" if percentile(every, 0.95) <= TARGET_MS else "misses"
+        p95 = percentile(every, 0.95)
+        print(f"target p95 <= {TARGET_MS:.0f} ms: {verdict} ({p95:.1f} ms over every key in the run)")
+    if bench.memory:
+        half = bench.memory[len(bench.memory) // 2 :]
+        first, last = bench.memory[0], bench.memory[-1]
+        print(
+            f"memory (RSS) after step {first[0]}: {first[1] / 1024:.1f} MB; after step {last[0]}: "
+            f"{last[1] / 1024:.1f} MB; growth over the second half {slope(half):+.0f} kB/step"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--works", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--episodes-per-step", type=int, default=1)
+    parser.add_argument("--latency", type=float, default=0.3, help="seconds per offline call (default 0.3)")
+    parser.add_argument("--interval", type=float, default=0.05, help="seconds between key presses")
+    parser.add_argument("--idle-presses", type=int, default=60)
+    asyncio.run(main(parser.parse_args()))

@@ -1,0 +1,75 @@
+"""Write docs/app.svg and docs/review.svg: the app on the bundled works, mid-run.
+
+Trains the bundled example works through the offline backend, approves every micro-step
+of the first two steps from the review screen, and saves the main screen and the review
+screen at the third step's first micro-step. Git dates and the clock are pinned, so the
+same code makes the same pictures.
+
+    python docs/screenshots.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from skilltui.agents.offline import OfflineBackend
+from skilltui.cli import DEMO_SETTINGS
+from skilltui.engine.diffuse import noise_work
+from skilltui.engine.run import write_atomic
+from skilltui.engine.session import Settings, open_run
+from skilltui.engine.works import load_work
+from skilltui.tui.app import TrainingApp
+from skilltui.tui.screens.review import ReviewScreen
+
+DOCS = Path(__file__).resolve().parent
+EXAMPLES = DOCS.parent / "skilltui" / "examples"
+
+
+async def until(pilot, predicate) -> None:
+    for _ in range(2000):
+        if predicate():
+            return
+        await pilot.pause(0.02)
+    raise TimeoutError("the app did not get there")
+
+
+async def shoot(root: Path) -> None:
+    works = []
+    for source in sorted(EXAMPLES.iterdir()):
+        if (source / "human").is_dir():
+            copy = root / "works" / source.name
+            shutil.copytree(source, copy)
+            write_atomic(load_work(copy).story_path, noise_work(load_work(copy), seed=0, noise=0.3))
+            works.append(copy)
+    opened = open_run(Settings(works=works, runs_dir=root / "runs", run_id="demo", **DEMO_SETTINGS))
+    app = TrainingApp(opened, OfflineBackend(), secrets=[], clock=lambda: 754.0)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            while True:
+                await until(pilot, lambda: isinstance(app.screen, ReviewScreen))
+                await pilot.pause(0.3)
+                if app.screen.request.step == 2:
+                    break
+                screen = app.screen
+                await pilot.press("a")
+                await until(pilot, lambda s=screen: app.screen is not s)
+            app.save_screenshot("review.svg", path=str(DOCS))
+            await pilot.press("escape")
+            await pilot.pause(6)  # let the "review waits" notice fade
+            app.save_screenshot("app.svg", path=str(DOCS))
+            app.stop_training("screenshots taken")
+    finally:
+        opened.lock.release()
+
+
+if __name__ == "__main__":
+    os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = "2026-01-01T12:00:00+00:00"
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "config")
+        asyncio.run(shoot(Path(tmp)))
+    print(f"wrote {DOCS / 'app.svg'} and {DOCS / 'review.svg'}", file=sys.stderr)

@@ -1,0 +1,281 @@
+"""The app around the review: quitting and resuming, pausing, the palette, the panes, themes."""
+
+from __future__ import annotations
+
+import json
+
+import test_tui_support as support
+from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
+
+from skilltui.agents.base import FatalBackendError
+from skilltui.agents.offline import OfflineBackend
+from skilltui.engine import events as ev
+from skilltui.engine.events import read_events
+from skilltui.engine.pool import Pool
+from skilltui.tui.app import TrainingApp
+from skilltui.tui.screens.confirm import ConfirmScreen
+from skilltui.tui.screens.help import HelpScreen
+from skilltui.tui.screens.review import ReviewScreen
+from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME
+from skilltui.tui.widgets.live_output import LiveOutput
+from skilltui.tui.widgets.loss_curve import LossCurve
+from skilltui.tui.widgets.report_view import ReportView
+from skilltui.tui.widgets.works_table import WorksTable
+
+# The shared fixtures, registered in this module (autouse included).
+config_home = support.config_home
+open_training = support.open_training
+
+
+async def test_quit_while_training_asks_then_stops_and_the_same_command_resumes(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        request = (await wait_for_review(pilot, app)).request
+        await pilot.press("q")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        assert app.training and isinstance(app.screen, ReviewScreen)
+        await pilot.press("q", "y")
+        await wait_for(pilot, lambda: not app.is_running)
+    assert app.return_value == 0
+    assert app.outcome.status == "stopped"
+    assert read_events(opened.run.events_path)[-1]["kind"] == "run_finished"
+    assert decisions(opened) == []
+    opened.lock.release()
+
+    # The same settings reopen the same run; the micro-step that waited asks again,
+    # without paying for another backward pass.
+    again = open_training()
+    assert again.resumed and again.run.root == opened.run.root
+    app = make_app(again)
+    async with app.run_test(size=SIZE) as pilot:
+        resumed = (await wait_for_review(pilot, app)).request
+        assert (resumed.after, resumed.attempt) == (request.after, 1)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+    assert app.outcome.status == "finished"
+    assert [(d["decision"], d["by"]) for d in decisions(again)] == [("approve", "human")]
+    assert not (again.run.backward_dir(0, 0, 1) / "attempt2").exists()
+
+
+async def test_quit_after_the_run_finished_does_not_ask(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+        await wait_for(pilot, lambda: "finished" in screen_text(app))
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running)
+    assert app.return_value == 0
+
+
+class BrokenBackend(OfflineBackend):
+    """The writer's backend refuses every call the way a bad key does."""
+
+    async def agent(self, request, sandbox):
+        raise FatalBackendError("the key was rejected")
+
+
+async def test_a_failed_run_shows_why_and_quits_with_exit_code_1(open_training):
+    opened = open_training()
+    app = TrainingApp(opened, BrokenBackend(), secrets=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: not app.training)
+        assert app.outcome.status == "failed" and "rejected" in app.outcome.reason
+        await wait_for(pilot, lambda: "failed" in screen_text(app).splitlines()[0])
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running)
+    assert app.return_value == 1
+
+
+async def test_p_pauses_before_the_next_stage_and_p_again_resumes(open_training):
+    opened = open_training()
+    app = make_app(opened, latency=0.3)
+
+    def stages(status: str) -> list[tuple[str, str]]:
+        events = read_events(opened.run.events_path)
+        return [(e["stage"], e["work"]) for e in events if e["kind"] == "stage" and e["status"] == status]
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: stages("started"))
+        await pilot.press("p")
+        assert app.trainer.paused
+        in_flight = stages("started")
+        # The calls in flight finish; nothing new starts while paused.
+        await wait_for(pilot, lambda: len(stages("finished")) == len(in_flight))
+        await pilot.pause(0.8)
+        assert stages("started") == in_flight
+        assert "paused" in screen_text(app).splitlines()[0]
+        await pilot.press("p")
+        assert not app.trainer.paused
+        await wait_for_review(pilot, app)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+    kinds = [(e["kind"], e.get("paused")) for e in read_events(opened.run.events_path) if e["kind"] == "paused"]
+    assert kinds == [("paused", True), ("paused", False)]
+
+
+async def test_palette_pauses_resumes_and_jumps_to_a_work(open_training):
+    opened = open_training(("alpha", "beta"))
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("escape")
+        assert app.selected_work == "alpha"
+        await pilot.press("ctrl+p")
+        await pilot.press(*"jump to work beta")
+        await wait_for(pilot, lambda: "Jump to work beta" in screen_text(app))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.selected_work == "beta")
+        assert app.query_one(LiveOutput).work == "beta"
+        assert app.query_one(LossCurve).selected == "beta"
+        await pilot.press("ctrl+p")
+        await pilot.press(*"pause after")
+        await wait_for(pilot, lambda: "Pause after the current stage" in screen_text(app))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.trainer.paused)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"resume training")
+        await wait_for(pilot, lambda: "Resume training" in screen_text(app))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not app.trainer.paused)
+
+
+async def test_palette_copies_the_run_folder_path(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("escape", "ctrl+p")
+        await pilot.press(*"copy the run folder")
+        await wait_for(pilot, lambda: "Copy the run folder path" in screen_text(app))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.clipboard == str(opened.run.root))
+
+
+async def test_help_lists_the_keys(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("escape", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await wait_for(pilot, lambda: "roll back" in screen_text(app))
+        assert "command palette" in screen_text(app)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_output_follows_the_selected_work_and_the_report_renders(open_training):
+    opened = open_training(("alpha", "beta"))
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("escape")
+        live = app.query_one(LiveOutput)
+        await wait_for(pilot, lambda: "◆ loss" in "\n".join(live.lines))
+        assert "── forward · epoch 0 step 0 · episodes 1-2 ──" in live.lines
+        assert "  ▸ view stories/alpha.md" in live.lines
+        assert any("wrote episode 1" in line for line in live.lines)
+        await pilot.press("down")
+        await wait_for(pilot, lambda: live.work == "beta")
+        await wait_for(pilot, lambda: "  ▸ view stories/beta.md" in live.lines)
+        assert "  ▸ view stories/alpha.md" not in live.lines
+        await pilot.press("2")
+        report = app.query_one(ReportView)
+        await wait_for(pilot, lambda: "Loss report: beta" in report.text)
+        assert "beta · epoch 0 step 0" in report.title
+
+
+async def test_streamed_text_reaches_the_log_in_batches_not_per_delta(open_training):
+    opened = open_training(("alpha",))
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("escape")
+        live = app.query_one(LiveOutput)
+        writes = []
+        original = live.write
+
+        def counting_write(data, scroll_end=None):
+            writes.append(data)
+            return original(data, scroll_end)
+
+        live.write = counting_write
+        for n in range(500):
+            app.bus.emit(ev.Delta(role="forward", text=f"piece {n} ", work="alpha"))
+        await wait_for(pilot, lambda: "piece 499" in "".join(writes))
+        assert len(writes) <= 3
+        assert "piece 0 piece 1 " in "".join(writes)
+
+
+async def test_works_table_tracks_stage_episodes_and_loss(open_training):
+    opened = open_training(("alpha", "beta"))
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("escape")
+        table = app.query_one(WorksTable)
+        await wait_for(pilot, lambda: table.get_cell("alpha", "stage").plain == "done")
+        assert table.get_cell("alpha", "eps") == "2/2"
+        loss = [e for e in read_events(opened.run.events_path) if e["kind"] == "loss" and e["work"] == "alpha"][0]
+        assert table.get_cell("alpha", "loss") == f"{loss['loss']:.3f}"
+        curve = app.query_one(LossCurve)
+        assert "◆" in str(curve.render())
+
+
+async def test_theme_toggle_is_remembered_for_the_next_start(open_training, config_home):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == DEFAULT_THEME
+        await pilot.press("t")
+        assert app.theme == LIGHT_THEME
+        await wait_for(pilot, lambda: (config_home / "skilltui" / "tui.json").exists())
+        app.stop_training("test over")
+    saved = json.loads((config_home / "skilltui" / "tui.json").read_text())
+    assert saved["theme"] == LIGHT_THEME
+    opened.lock.release()
+    again = make_app(open_training())
+    async with again.run_test(size=SIZE) as pilot:
+        assert again.theme == LIGHT_THEME
+        again.stop_training("test over")
+
+
+async def test_user_themes_load_from_the_config_folder_and_a_broken_one_is_skipped(open_training, config_home):
+    folder = config_home / "skilltui" / "themes"
+    folder.mkdir(parents=True)
+    (folder / "plum.toml").write_text('name = "plum"\nprimary = "#8E4585"\nbackground = "#1E1420"\n')
+    (folder / "broken.toml").write_text('name = "broken"\nprimary = "not a colour"\n')
+    app = make_app(open_training())
+    async with app.run_test(size=SIZE) as pilot:
+        assert "plum" in app.available_themes
+        assert "broken" not in app.available_themes
+        assert any("broken.toml" in problem for problem in app._theme_problems)
+        app.theme = "plum"
+        await pilot.pause()
+        app.stop_training("test over")
+    assert app.theme == "plum"
+
+
+async def test_the_pool_pane_renders_the_note_a_micro_step_added(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        request = (await wait_for_review(pilot, app)).request
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+        await pilot.press("3")
+        # With no note chosen yet, the pane opens the first one.
+        note_view = app.query_one("#note-view")
+        await wait_for(pilot, lambda: note_view.path == request.added[0])
+        text = (Pool(opened.run.memory).root / request.added[0]).read_text()
+        description = text.split("description:", 1)[1].splitlines()[0].strip().strip("'")
+        await wait_for(pilot, lambda: description[:30] in screen_text(app))
+        await pilot.press("4")
+        diff = app.query_one("#commit-diff")
+        await wait_for(pilot, lambda: diff.patch and request.added[0] in diff.patch)
+        assert [f.path for f in diff.files] == request.added

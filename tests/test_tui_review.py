@@ -1,0 +1,148 @@
+"""The review of every backward micro-step, driven with Pilot on the offline engine.
+
+Each test trains fresh works the project never saw, waits for the review screen and
+presses the keys a person would; what it checks is what the engine recorded and where
+the pool ended up, not what the screen happened to print.
+"""
+
+from __future__ import annotations
+
+import test_tui_support as support
+from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
+
+from skilltui.engine.events import read_events
+from skilltui.engine.pool import Pool
+from skilltui.tui.screens.confirm import ConfirmScreen
+from skilltui.tui.screens.rerun_note import RerunNoteScreen
+from skilltui.tui.screens.review import ReviewScreen
+from skilltui.tui.widgets.commit_list import CommitList
+from skilltui.tui.widgets.pool_tree import PoolTree
+
+# The shared fixtures, registered in this module (autouse included).
+config_home = support.config_home
+open_training = support.open_training
+
+
+async def test_review_screen_shows_the_micro_step_and_names_its_keys(open_training):
+    opened = open_training(("alpha", "beta"))
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await wait_for_review(pilot, app)
+        request = screen.request
+        text = screen_text(app)
+        assert request.label in text
+        assert "a  approve" in text and "u  roll back" in text and "r  rerun" in text
+        assert "lint ✓ passed" in text
+        for path in request.added:
+            assert f"+ {path}" in text
+        # The evidence it acted on: a commonality report for two works, and each work's report.
+        assert "Commonality report" in text
+        assert set(request.works) == {"alpha", "beta"}
+
+
+async def test_approve_keeps_the_commit_and_records_a_human_decision(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        request = (await wait_for_review(pilot, app)).request
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+        assert app.outcome.status == "finished"
+        # The pool tree and the commit list refreshed after the commit.
+        await wait_for(pilot, lambda: request.added[0] in dict(app.query_one(PoolTree).notes))
+        commits = app.query_one(CommitList).commits
+        assert commits[0].sha == request.after
+        assert commits[0].mark is not None and (commits[0].mark.decision, commits[0].mark.by) == ("approve", "human")
+    [decision] = decisions(opened)
+    assert (decision["decision"], decision["by"], decision["after"]) == ("approve", "human", request.after)
+    assert Pool(opened.run.memory).head() == request.after
+
+
+async def test_roll_back_asks_for_y_then_returns_the_pool_to_the_commit_before(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        request = (await wait_for_review(pilot, app)).request
+        await pilot.press("u")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # "no" goes back to the review, nothing rolled back
+        assert isinstance(app.screen, ReviewScreen)
+        assert decisions(opened) == []
+        await pilot.press("u")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not app.training)
+    [decision] = decisions(opened)
+    assert (decision["decision"], decision["by"]) == ("rollback", "human")
+    pool = Pool(opened.run.memory)
+    assert pool.head() == request.before
+    assert request.added[0] not in pool.note_paths()
+
+
+async def test_rerun_note_reaches_the_next_backward_prompt(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    note = "keep notes under ten lines, plum"
+    async with app.run_test(size=SIZE) as pilot:
+        first = (await wait_for_review(pilot, app)).request
+        await pilot.press("r")
+        assert isinstance(app.screen, RerunNoteScreen)
+        await pilot.press(*note)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.request.attempt == 2)
+        second = app.screen.request
+        assert second.before == first.before
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+    prompt = (opened.run.backward_dir(0, 0, 1) / "attempt2" / "prompt.md").read_text(encoding="utf-8")
+    assert note in prompt
+    assert note not in (opened.run.backward_dir(0, 0, 1) / "attempt1" / "prompt.md").read_text(encoding="utf-8")
+    assert [(d["decision"], d["by"], d["note"]) for d in decisions(opened)] == [
+        ("rerun", "human", note),
+        ("approve", "human", ""),
+    ]
+
+
+async def test_escape_on_the_rerun_note_goes_back_to_the_review_without_deciding(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("r", "x", "escape")
+        assert isinstance(app.screen, ReviewScreen)
+        assert decisions(opened) == []
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+    assert [d["decision"] for d in decisions(opened)] == ["approve"]
+
+
+async def test_later_hides_the_review_and_v_brings_it_back(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        request = (await wait_for_review(pilot, app)).request
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ReviewScreen)
+        assert "waiting for review" in screen_text(app)
+        await pilot.press("v")
+        screen = await wait_for_review(pilot, app)
+        assert screen.request == request
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+    assert [d["by"] for d in decisions(opened)] == ["human"]
+
+
+async def test_every_micro_step_of_a_step_is_reviewed_in_order(open_training):
+    opened = open_training(("alpha", "beta", "gamma"), group_size=2)
+    app = make_app(opened)
+    seen = []
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(2):
+            screen = await wait_for_review(pilot, app)
+            seen.append((screen.request.group, tuple(screen.request.works)))
+            await pilot.press("a")
+            await wait_for(pilot, lambda s=screen: app.screen is not s)
+        await wait_for(pilot, lambda: not app.training)
+    assert seen == [(1, ("alpha", "beta")), (2, ("gamma",))]
+    assert [(d["group"], d["by"]) for d in decisions(opened)] == [(1, "human"), (2, "human")]
+    kinds = [e["kind"] for e in read_events(opened.run.events_path)]
+    assert kinds[-1] == "run_finished"

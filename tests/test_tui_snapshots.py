@@ -1,0 +1,65 @@
+"""Snapshots of the main screen and the review screen (pytest-textual-snapshot).
+
+The content is made deterministic rather than masked: the run trains real generated works
+through the offline engine with a fixed run id, git's commit dates are pinned (so commit
+hashes repeat), and the app's clock is frozen (so elapsed time reads 00:00:00).
+Update with `pytest tests/test_tui_snapshots.py --snapshot-update` after a deliberate change.
+"""
+
+from __future__ import annotations
+
+import pytest
+import test_tui_support as support
+from test_tui_support import make_app, wait_for, wait_for_review
+
+from skilltui.tui.widgets.commit_list import CommitList
+from skilltui.tui.widgets.report_view import ReportView
+
+config_home = support.config_home
+open_training = support.open_training
+
+SNAPSHOT_SIZE = (120, 36)
+FIXED_DATE = "2026-01-01T12:00:00+00:00"
+
+
+@pytest.fixture
+def pinned_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.setenv(name, FIXED_DATE)
+
+
+def frozen_app(open_training):
+    opened = open_training(("harbour", "quarry"), run_id="snapshot")
+    return make_app(opened, clock=lambda: 0.0)
+
+
+async def settle_on_review(pilot) -> None:
+    app = pilot.app
+    await wait_for_review(pilot, app)
+    await wait_for(pilot, lambda: len(app.query_one(CommitList).commits) == 2)
+    await wait_for(pilot, lambda: "Loss report" in app.query_one("#report-view", ReportView).text)
+    await pilot.pause(0.2)
+
+
+async def settle_on_main(pilot) -> None:
+    await settle_on_review(pilot)
+    await pilot.press("escape")
+    await pilot.pause(0.3)
+
+
+def test_review_screen(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=SNAPSHOT_SIZE, run_before=settle_on_review)
+
+
+def test_main_screen(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=SNAPSHOT_SIZE, run_before=settle_on_main)
+
+
+def test_review_screen_in_the_light_theme(snap_compare, open_training, pinned_git, config_home):
+    (config_home / "skilltui").mkdir(parents=True)
+    (config_home / "skilltui" / "tui.json").write_text('{"theme": "skilltui-light"}')
+    assert snap_compare(frozen_app(open_training), terminal_size=SNAPSHOT_SIZE, run_before=settle_on_review)
+
+
+def test_main_screen_at_the_smallest_supported_size(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=(100, 30), run_before=settle_on_main)

@@ -1,0 +1,249 @@
+"""The panes on their own, fed with data: diff, commits, pool tree, loss curve, works; themes and keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import test_tui_support as support
+from textual.app import App, ComposeResult
+from textual.color import Color
+from textual.widget import Widget
+
+from skilltui.engine.pool import Pool, render_note
+from skilltui.tui.app import TrainingApp
+from skilltui.tui.keys import KEYMAP, keymap_markdown
+from skilltui.tui.screens.review import ReviewScreen
+from skilltui.tui.state import Commit, Mark, WorkRow
+from skilltui.tui.themes import (
+    DEFAULT_THEME,
+    LIGHT_THEME,
+    ThemeFileError,
+    load_theme_file,
+    load_themes,
+    remember_theme,
+    remembered_theme,
+    shipped_dir,
+)
+from skilltui.tui.widgets.commit_list import CommitList
+from skilltui.tui.widgets.diff_view import DiffView, parse_patch
+from skilltui.tui.widgets.loss_curve import LossCurve
+from skilltui.tui.widgets.pool_tree import PoolTree
+from skilltui.tui.widgets.works_table import WorksTable
+
+ROOT = Path(__file__).resolve().parent.parent
+config_home = support.config_home
+
+
+class Harness(App):
+    """One widget on a screen, with skilltui's themes registered."""
+
+    def __init__(self, widget: Widget, theme: str = DEFAULT_THEME) -> None:
+        super().__init__()
+        self.widget = widget
+        self.wanted = theme
+
+    def compose(self) -> ComposeResult:
+        yield self.widget
+
+    def on_mount(self) -> None:
+        for theme in load_themes().themes:
+            self.register_theme(theme)
+        self.theme = self.wanted
+
+
+def pool_with_three_kinds_of_change(root: Path) -> tuple[Pool, str]:
+    pool = Pool(root)
+    pool.init()
+    for rel in ("scene/keep.md", "scene/gone.md"):
+        (root / "scene").mkdir(exist_ok=True)
+        (root / rel).write_text(render_note(f"note {rel}", "Body line one.\nBody line two."))
+    pool.commit_all("seed")
+    (root / "scene" / "keep.md").write_text(render_note("note kept", "Body line one.\nA new line two."))
+    (root / "scene" / "gone.md").unlink()
+    (root / "dialogue").mkdir()
+    (root / "dialogue" / "new.md").write_text(render_note("a new note", "Say it as dialogue."))
+    after = pool.commit_all("train: three changes")
+    return pool, after
+
+
+def test_parse_patch_splits_a_real_pool_commit_file_by_file(tmp_path: Path):
+    pool, after = pool_with_three_kinds_of_change(tmp_path / "pool")
+    files = {f.path: f for f in parse_patch(pool.patch(f"{after}~1", after))}
+    assert {path: f.status for path, f in files.items()} == {
+        "dialogue/new.md": "added",
+        "scene/gone.md": "removed",
+        "scene/keep.md": "changed",
+    }
+    keep = files["scene/keep.md"]
+    assert (keep.added, keep.removed) == (2, 2)
+    assert "+A new line two." in keep.lines and "-Body line two." in keep.lines
+    assert not any(line.startswith(("index ", "--- ", "+++ ")) for line in keep.lines)
+
+
+@pytest.mark.parametrize("theme", [DEFAULT_THEME, LIGHT_THEME])
+async def test_diff_view_draws_one_titled_block_per_file_with_added_and_removed_lines_apart(tmp_path: Path, theme):
+    pool, after = pool_with_three_kinds_of_change(tmp_path / "pool")
+    view = DiffView(pool.patch(f"{after}~1", after))
+    app = Harness(view, theme)
+    async with app.run_test(size=(100, 60)) as pilot:
+        await pilot.pause()
+        blocks = list(view.query(".diff-file"))
+        new = len((tmp_path / "pool" / "dialogue" / "new.md").read_text().splitlines())
+        gone = len(render_note("note scene/gone.md", "Body line one.\nBody line two.").splitlines())
+        assert [str(b.border_title) for b in blocks] == [
+            f"+ dialogue/new.md (added, +{new} -0)",
+            f"- scene/gone.md (removed, +0 -{gone})",
+            "~ scene/keep.md (changed, +2 -2)",
+        ]
+        text = blocks[2].render()
+        added = next(s for s in text.spans if text.plain[s.start : s.end] == "+A new line two.")
+        removed = next(s for s in text.spans if text.plain[s.start : s.end] == "-Body line two.")
+        assert "$text-success" in str(added.style) and "$text-error" in str(removed.style)
+
+
+async def test_diff_view_says_so_for_an_empty_commit():
+    view = DiffView("", empty_text="(an empty commit: nothing changed)")
+    async with Harness(view).run_test() as pilot:
+        await pilot.pause()
+        assert "empty commit" in str(view.query_one(".diff-empty").render())
+
+
+def contrast(a: Color, b: Color) -> float:
+    def luminance(c: Color) -> float:
+        def channel(v: int) -> float:
+            s = v / 255
+            return s / 12.92 if s <= 0.03928 else ((s + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * channel(c.r) + 0.7152 * channel(c.g) + 0.0722 * channel(c.b)
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("theme", [DEFAULT_THEME, LIGHT_THEME])
+async def test_diff_and_curve_colours_are_readable_in_every_shipped_theme(theme):
+    app = Harness(Widget(), theme)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        v = {k: Color.parse(app.theme_variables[k]) for k in ("surface", "success-muted", "error-muted")}
+        v |= {k: Color.parse(app.theme_variables[k]) for k in ("text-success", "text-error")}
+        v |= {k: Color.parse(app.theme_variables[k]) for k in ("text-primary", "text-accent")}
+        surface = v["surface"]
+        # Diff lines: text on a 40% tint of the muted colour over the pane's surface (WCAG AA: 4.5).
+        assert contrast(v["text-success"], surface.blend(v["success-muted"], 0.4)) >= 4.5
+        assert contrast(v["text-error"], surface.blend(v["error-muted"], 0.4)) >= 4.5
+        # Curve: the mean and the selected work on the surface.
+        assert contrast(v["text-primary"], surface) >= 4.5
+        assert contrast(v["text-accent"], surface) >= 4.5
+        # Added and removed must not look alike: green against red, well apart in hue.
+        hue_gap = abs(v["text-success"].hsl.h - v["text-error"].hsl.h) * 360
+        assert min(hue_gap, 360 - hue_gap) > 60
+
+
+async def test_commit_list_follows_new_commits_until_a_person_picks_an_older_one():
+    commits = CommitList()
+    async with Harness(commits).run_test() as pilot:
+        commits.show([Commit("b" * 40, "second"), Commit("a" * 40, "first")])
+        await pilot.pause()
+        assert commits.chosen.sha == "b" * 40
+        commits.show([Commit("c" * 40, "third", Mark("approve", "human")), *commits.commits])
+        await pilot.pause()
+        assert commits.chosen.sha == "c" * 40  # was on the newest: follows
+        commits.highlighted = 2  # the person goes back to "first"
+        commits.show([Commit("d" * 40, "fourth"), *commits.commits])
+        await pilot.pause()
+        assert commits.chosen.sha == "a" * 40  # stays where the person is
+        assert "✓ human" in str(commits.get_option_at_index(1).prompt)
+
+
+async def test_pool_tree_keeps_the_chosen_note_when_the_pool_changes():
+    tree = PoolTree()
+    async with Harness(tree).run_test() as pilot:
+        tree.show([("scene/a.md", "A"), ("scene/b.md", "B")])
+        await pilot.pause()
+        tree.move_cursor(tree.root.children[0].children[1])
+        await pilot.pause()
+        assert tree.cursor_node.data == "scene/b.md"
+        tree.show([("dialogue/c.md", "C"), ("scene/a.md", "A"), ("scene/b.md", "B")])
+        await pilot.pause()
+        await pilot.pause()
+        assert tree.cursor_node.data == "scene/b.md"
+        assert [n.data for n in tree.root.children] == ["dialogue/", "scene/"]
+
+
+async def test_loss_curve_draws_the_mean_and_the_selected_work_on_a_fixed_scale():
+    curve = LossCurve()
+    async with Harness(curve).run_test(size=(60, 14)) as pilot:
+        steps = [(0, 0), (0, 1), (0, 2)]
+        series = {"a": {(0, 0): 0.9, (0, 1): 0.5, (0, 2): 0.1}, "b": {(0, 0): 0.7}}
+        curve.show(steps, series, {(0, 0): 0.8, (0, 1): 0.5})
+        curve.selected = "a"
+        await pilot.pause()
+        lines = curve.render().plain.splitlines()
+        assert lines[0].startswith("━● mean 0.500") and "─◆ a 0.100" in lines[0]
+        plot = lines[1:-1]
+        assert plot[0].startswith("1.0 ┤") and plot[-1].startswith("0.0 ┤")
+        # The selected work's last point sits near the bottom, its first near the top.
+        rows_with = [i for i, line in enumerate(plot) if "◆" in line]
+        assert rows_with[0] <= 2 and rows_with[-1] >= len(plot) - 3
+        assert any("●" in line for line in plot) and any("•" in line for line in plot)
+        assert lines[-1].strip().startswith("e0·s0") and lines[-1].strip().endswith("e0·s2")
+
+
+async def test_works_table_touches_only_the_cells_that_changed():
+    table = WorksTable()
+    async with Harness(table).run_test() as pilot:
+        rows = [WorkRow("a", needed=2), WorkRow("b", needed=2)]
+        table.show(rows)
+        await pilot.pause()
+        updates = []
+        original = table.update_cell
+        table.update_cell = lambda *args, **kwargs: (updates.append(args[:2]), original(*args, **kwargs))
+        rows[0].stage, rows[0].episodes = "forward", 1
+        table.show(rows)
+        assert sorted(updates) == [("a", "eps"), ("a", "stage")]
+        assert table.get_cell("a", "eps") == "1/2"
+
+
+def test_the_shipped_folder_holds_a_dark_and_a_light_theme():
+    names = {t.name: t.dark for t in load_themes([shipped_dir()]).themes}
+    assert names == {DEFAULT_THEME: True, LIGHT_THEME: False}
+    assert shipped_dir() == ROOT / "themes"
+
+
+def test_a_theme_file_with_a_bad_colour_or_key_is_refused_with_its_path(tmp_path: Path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\nprimary = "#12345G"\n')
+    with pytest.raises(ThemeFileError, match="bad.toml: primary"):
+        load_theme_file(bad)
+    bad.write_text('name = "bad"\nprimary = "#123456"\nshiny = true\n')
+    with pytest.raises(ThemeFileError, match="unknown key"):
+        load_theme_file(bad)
+
+
+def test_the_remembered_theme_lives_in_the_xdg_config_folder(config_home: Path):
+    assert remembered_theme() is None
+    remember_theme(LIGHT_THEME)
+    assert remembered_theme() == LIGHT_THEME
+    assert (config_home / "skilltui" / "tui.json").is_file()
+
+
+def bound_keys(bindings) -> set[str]:
+    return {key.strip() for b in bindings for key in b.key.split(",")}
+
+
+def test_every_key_in_the_key_map_is_bound_where_it_says():
+    names = {"?": "question_mark", "[": "left_square_bracket", "]": "right_square_bracket", "esc": "escape"}
+    app_keys = bound_keys(TrainingApp.BINDINGS) | {"ctrl+p", "tab", "up", "down"}
+    review_keys = bound_keys(ReviewScreen.BINDINGS)
+    for screen, keys, _ in KEYMAP:
+        for key in keys.replace("/", " ").split():
+            key = names.get(key, key)
+            assert key in (app_keys if screen == "main" else review_keys), (screen, key)
+
+
+def test_the_docs_carry_the_key_map_and_the_screenshot():
+    docs = (ROOT / "docs" / "tui.md").read_text(encoding="utf-8")
+    assert keymap_markdown() in docs
+    assert "app.svg" in docs and (ROOT / "docs" / "app.svg").is_file()
