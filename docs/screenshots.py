@@ -55,9 +55,9 @@ async def shoot(root: Path) -> None:
                 await pilot.pause(0.3)
                 if app.screen.request.step == 2:
                     break
-                screen = app.screen
+                request = app.screen.request
                 await pilot.press("a")
-                await until(pilot, lambda s=screen: app.screen is not s)
+                await until(pilot, lambda r=request: getattr(app.screen, "request", None) is not r)
             app.save_screenshot("review.svg", path=str(DOCS))
             await pilot.press("escape")
             await pilot.pause(6)  # let the "review waits" notice fade

@@ -137,10 +137,10 @@ async def test_every_micro_step_of_a_step_is_reviewed_in_order(open_training):
     seen = []
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(2):
-            screen = await wait_for_review(pilot, app)
-            seen.append((screen.request.group, tuple(screen.request.works)))
+            request = (await wait_for_review(pilot, app)).request
+            seen.append((request.group, tuple(request.works)))
             await pilot.press("a")
-            await wait_for(pilot, lambda s=screen: app.screen is not s)
+            await wait_for(pilot, lambda r=request: getattr(app.screen, "request", None) is not r)
         await wait_for(pilot, lambda: not app.training)
     assert seen == [(1, ("alpha", "beta")), (2, ("gamma",))]
     assert [(d["group"], d["by"]) for d in decisions(opened)] == [(1, "human"), (2, "human")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -9,12 +10,13 @@ import test_tui_support as support
 from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.widget import Widget
+from textual.widgets._footer import FooterKey
 
 from skilltui.engine.pool import Pool, render_note
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.keys import KEYMAP, keymap_markdown
 from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.state import Commit, Mark, WorkRow
+from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
 from skilltui.tui.themes import (
     DEFAULT_THEME,
     LIGHT_THEME,
@@ -25,8 +27,10 @@ from skilltui.tui.themes import (
     remembered_theme,
     shipped_dir,
 )
+from skilltui.tui.widgets.app_footer import AppFooter
 from skilltui.tui.widgets.commit_list import CommitList
 from skilltui.tui.widgets.diff_view import DiffView, parse_patch
+from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
 from skilltui.tui.widgets.pool_tree import PoolTree
 from skilltui.tui.widgets.works_table import WorksTable
@@ -247,3 +251,36 @@ def test_the_docs_carry_the_key_map_and_the_screenshot():
     docs = (ROOT / "docs" / "tui.md").read_text(encoding="utf-8")
     assert keymap_markdown() in docs
     assert "app.svg" in docs and (ROOT / "docs" / "app.svg").is_file()
+
+
+async def test_live_output_loads_a_whole_buffer_and_goes_on_with_the_stream():
+    live = LiveOutput()
+    async with Harness(live).run_test() as pilot:
+        buffer = OutputBuffer(limit=10_000)
+        buffer.write("first line\n\nthird line after a blank\nhalf a")
+        live.follow("w", buffer)
+        await pilot.pause()
+        assert [line.rstrip() for line in live.lines] == ["first line", "", "third line after a blank", "half a"]
+        buffer.write(" line\nnext")
+        live.catch_up()
+        assert live.lines[-2:] == ["half a line", "next"]
+        for n in range(2000):  # far more than the buffer keeps: the log reloads what it keeps
+            buffer.write(f"row {n}\n")
+        live.catch_up()
+        assert "\n".join(live.lines).rstrip() == buffer.text().rstrip()
+
+
+class BoundHarness(Harness):
+    BINDINGS = [("x", "bell", "Ring"), ("y", "bell", "Ring again")]
+
+
+async def test_the_footer_frees_the_keys_it_replaces():
+    footer = AppFooter()
+    app = BoundHarness(footer)
+    async with app.run_test() as pilot:
+        for _ in range(20):
+            app.refresh_bindings()
+            await pilot.pause()
+        gc.collect()
+        keys = [o for o in gc.get_objects() if isinstance(o, FooterKey)]
+        assert len([key for key in keys if not key.is_attached]) <= 4

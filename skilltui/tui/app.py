@@ -37,7 +37,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker
 
 from ..agents.base import Backend
@@ -52,6 +52,7 @@ from .screens.confirm import ConfirmScreen
 from .screens.help import HelpScreen
 from .screens.review import ReviewScreen
 from .state import Commit, RunState, StepKey
+from .widgets.app_footer import AppFooter
 from .widgets.commit_list import CommitList
 from .widgets.diff_view import DiffView
 from .widgets.live_output import LiveOutput
@@ -64,6 +65,7 @@ from .widgets.works_table import WorksTable
 
 FLUSH_SECONDS = 0.06
 PANES = ("output", "report", "pool", "commits")
+REVIEW = "review"
 
 
 class WorkCommands(Provider):
@@ -160,6 +162,7 @@ class TrainingApp(App[int]):
         self._report_shown: tuple[str, StepKey, str] | None = None
         self._diff_shown: str | None = None
         self._theme_problems: list[str] = []
+        self._bindings_key: tuple[bool, bool, bool] | None = None
 
     # -- layout --------------------------------------------------------------------------
 
@@ -185,7 +188,7 @@ class TrainingApp(App[int]):
                 with Horizontal():
                     yield CommitList(id="commit-list")
                     yield DiffView(id="commit-diff")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self._install_themes()
@@ -240,7 +243,7 @@ class TrainingApp(App[int]):
             self.bus.emit(
                 ev.RunFinished(status="failed", reason=self.outcome.reason, cost_usd=round(self.trainer.ctx.spent, 6))
             )
-        self.refresh_bindings()
+        self._update_bindings()
 
     @property
     def training(self) -> bool:
@@ -292,7 +295,7 @@ class TrainingApp(App[int]):
                 bad = "failed" in message
                 self.notify(message, severity="error" if bad else "information", timeout=6)
         if "header" in dirty or "notices" in dirty:
-            self.refresh_bindings()
+            self._update_bindings()
 
     def _tick(self) -> None:
         s = self.state
@@ -410,18 +413,25 @@ class TrainingApp(App[int]):
         """The engine's review request, answered by a person on the review screen."""
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._pending = (request, future)
-        self.refresh_bindings()
+        self._update_bindings()
         try:
+            if self.is_screen_installed(REVIEW):
+                await self.get_screen(REVIEW, ReviewScreen).show(request)
+            else:
+                self.install_screen(ReviewScreen(request), REVIEW)
             self._show_review()
             return await future
         finally:
             self._pending = None
-            self.refresh_bindings()
+            self._update_bindings()
 
     def _show_review(self) -> None:
-        if self._pending is None or isinstance(self.screen, ReviewScreen):
+        if self._pending is None or not self.is_screen_installed(REVIEW):
             return
-        request, future = self._pending
+        screen = self.get_screen(REVIEW, ReviewScreen)
+        if screen in self.screen_stack:
+            return
+        future = self._pending[1]
 
         def decided(decision: Decision | None) -> None:
             if decision is None:
@@ -429,12 +439,19 @@ class TrainingApp(App[int]):
             elif not future.done():
                 future.set_result(decision)
 
-        self.push_screen(ReviewScreen(request), decided)
+        self.push_screen(screen, decided)
 
     def action_open_review(self) -> None:
         self._show_review()
 
     # -- controls ------------------------------------------------------------------------
+
+    def _update_bindings(self) -> None:
+        """Refresh the footer only when what it offers changed: each refresh composes it anew."""
+        key = (self.training, self.trainer.paused, self._pending is not None)
+        if key != self._bindings_key:
+            self._bindings_key = key
+            self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "pause":
@@ -449,12 +466,12 @@ class TrainingApp(App[int]):
         if self.training:
             self.trainer.pause()
             self.notify("Pausing: calls in flight finish, the next stage waits for resume (p).", timeout=4)
-        self.refresh_bindings()
+        self._update_bindings()
 
     def action_resume(self) -> None:
         if self.training:
             self.trainer.resume()
-        self.refresh_bindings()
+        self._update_bindings()
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

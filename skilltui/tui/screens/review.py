@@ -6,7 +6,8 @@ and each work's report), lint status and the notes added, changed and removed. I
 answers with a `Decision` made `by="human"`; the engine records it and acts on it.
 
 The screen dismisses with None when the person wants to look at the main screen first;
-the micro-step keeps waiting and `v` brings the screen back.
+the micro-step keeps waiting and `v` brings the screen back. The app installs one review
+screen and refills it (`show()`) for every micro-step.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Static, Tab, Tabs
 
 from ...engine.review import Decision, ReviewRequest
+from ..widgets.app_footer import AppFooter
 from ..widgets.diff_view import DiffView
 from ..widgets.report_view import ReportView
 from .confirm import ConfirmScreen
@@ -57,6 +59,20 @@ def facts(request: ReviewRequest) -> Content:
         empty = "  (an empty commit: the backward pass found nothing worth changing)"
         lines.append(Content.styled(empty, "$foreground-muted"))
     return Content("\n").join(lines)
+
+
+def title_of(request: ReviewRequest) -> str:
+    return f"Review {request.label} · attempt {request.attempt} · works {', '.join(request.works)}"
+
+
+def evidence_of(request: ReviewRequest) -> list[tuple[str, str, str]]:
+    """(tab id, tab label, markdown): the commonality report first when there is one, then each work's."""
+    evidence = []
+    if len(request.works) > 1:
+        evidence.append(("evidence-summary", "summary", request.evidence))
+    for index, work in enumerate(request.works):
+        evidence.append((f"evidence-{index}", work, request.reports.get(work, "")))
+    return evidence or [("evidence-summary", "evidence", request.evidence)]
 
 
 def keys_line() -> Content:
@@ -106,7 +122,7 @@ class ReviewScreen(Screen[Decision | None]):
         border: round $secondary 60%;
         border-title-color: $text-secondary;
     }
-    ReviewScreen #review-evidence TabPane { padding: 0; }
+    ReviewScreen #evidence-view { height: 1fr; }
     """
 
     BINDINGS = [
@@ -119,17 +135,11 @@ class ReviewScreen(Screen[Decision | None]):
     def __init__(self, request: ReviewRequest) -> None:
         super().__init__()
         self.request = request
-        # (pane id, tab label, markdown): the summary first when there is one, then each work's report.
-        self._evidence: list[tuple[str, str, str]] = []
-        if len(request.works) > 1:
-            self._evidence.append(("evidence-summary", "summary", request.evidence))
-        for index, work in enumerate(request.works):
-            self._evidence.append((f"evidence-{index}", work, request.reports.get(work, "")))
+        self._evidence = evidence_of(request)
 
     def compose(self) -> ComposeResult:
         r = self.request
-        title = f"Review {r.label} · attempt {r.attempt} · works {', '.join(r.works)}"
-        yield Static(title, id="review-title", markup=False)
+        yield Static(title_of(r), id="review-title", markup=False)
         yield Static(facts(r), id="review-facts")
         yield Static(keys_line(), id="review-keys")
         with Horizontal(id="review-body"):
@@ -138,22 +148,42 @@ class ReviewScreen(Screen[Decision | None]):
             yield diff
             with Vertical(id="review-evidence") as evidence:
                 evidence.border_title = "what it acted on"
-                with TabbedContent(id="evidence-tabs"):
-                    for index, (pane, label, _) in enumerate(self._evidence):
-                        with TabPane(label, id=pane):
-                            # Only the first document is rendered now: markdown is costly to
-                            # mount, and a group of four would build five documents per review.
-                            yield ReportView(self._evidence[0][2] if index == 0 else "")
-        yield Footer()
+                yield Tabs(*(Tab(label, id=pane) for pane, label, _ in self._evidence), id="evidence-tabs")
+                yield ReportView(self._evidence[0][2], id="evidence-view")
+        yield AppFooter()
 
-    @on(TabbedContent.TabActivated, "#evidence-tabs")
-    def _fill_tab(self, event: TabbedContent.TabActivated) -> None:
-        view = event.pane.query_one(ReportView)
-        for pane_id, _, text in self._evidence:
-            if pane_id == event.pane.id and not view.text:
-                view.show(text)
+    async def show(self, request: ReviewRequest) -> None:
+        """Review another micro-step on this same screen.
+
+        The app keeps one review screen for the whole run and refills it, because building
+        a screen per micro-step and tearing it down after the decision held up the keys
+        pressed right after it.
+        """
+        if request is self.request:
+            return
+        self.request, self._evidence = request, evidence_of(request)
+        self.query_one("#review-title", Static).update(title_of(request))
+        self.query_one("#review-facts", Static).update(facts(request))
+        self.query_one(DiffView).patch = request.patch
+        self.query_one(DiffView).scroll_home(animate=False)
+        tabs = self.query_one(Tabs)
+        await tabs.clear()
+        for pane, label, _ in self._evidence:
+            await tabs.add_tab(Tab(label, id=pane))
+        tabs.active = self._evidence[0][0]
+        self.query_one(ReportView).show(self._evidence[0][2])
+
+    @on(Tabs.TabActivated, "#evidence-tabs")
+    def _show_evidence(self, event: Tabs.TabActivated) -> None:
+        event.stop()
+        for pane, _, text in self._evidence:
+            if event.tab is not None and pane == event.tab.id:
+                self.query_one(ReportView).show(text)
 
     def on_mount(self) -> None:
+        self.query_one(DiffView).focus()
+
+    def on_screen_resume(self) -> None:
         self.query_one(DiffView).focus()
 
     def action_approve(self) -> None:

@@ -40,7 +40,19 @@ class LiveOutput(Log):
         self.work = work
         self.clear()
         self._seen = 0
-        self.catch_up()
+        if buffer is not None:
+            self._load(buffer.text())
+            self._seen = buffer.total
+
+    def _load(self, text: str) -> None:
+        """Write a whole buffer at once: `write_lines` measures lines off the loop, `write` per line."""
+        *complete, tail = text.split("\n")
+        if complete:
+            # A blank line would vanish in write_lines; a space keeps it, and looks the same.
+            self.write_lines([line or " " for line in complete], scroll_end=True)
+            self.write("\n", scroll_end=True)  # open the line the stream goes on writing into
+        if tail:
+            self.write(tail, scroll_end=True)
 
     def catch_up(self) -> None:
         """Write whatever the buffer gained since the last call."""
@@ -51,7 +63,9 @@ class LiveOutput(Log):
         if new is None:
             # The buffer dropped text this log never showed: start again from what it keeps.
             self.clear()
-            new = buffer.text()
+            self._load(buffer.text())
+            self._seen = buffer.total
+            return
         self._seen = buffer.total
         if new:
             # Follow the stream only while the person is at its end; reading back stays put.

@@ -4,14 +4,24 @@ The loss report is the judge's reading of one work-step and the evidence the bac
 acts on, so a person reads the same text the optimizer read. The view takes the report's
 text; where it came from (a live run, a finished one, a review request) is the caller's
 business.
+
+It draws with Rich's markdown inside one `Static` rather than with Textual's `Markdown`
+widget, which mounts a widget per paragraph, list item and table cell: a review screen with
+a group's reports mounted hundreds of widgets each time, and tearing them down again held
+up the key that approved it.
 """
 
 from __future__ import annotations
 
+from rich.markdown import Markdown as RichMarkdown
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.reactive import reactive
-from textual.widgets import Markdown
+from textual.widgets import Static
+
+
+def rendered(text: str) -> RichMarkdown:
+    return RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False)
 
 
 class ReportView(VerticalScroll, can_focus=True):
@@ -22,10 +32,9 @@ class ReportView(VerticalScroll, can_focus=True):
         background: $surface;
         padding: 0 1;
     }
-    ReportView > Markdown {
+    ReportView > Static {
+        width: 1fr;
         background: $surface;
-        margin: 0;
-        padding: 0;
     }
     """
 
@@ -41,7 +50,7 @@ class ReportView(VerticalScroll, can_focus=True):
         return self._text
 
     def compose(self) -> ComposeResult:
-        yield Markdown(self._text, open_links=False)
+        yield Static(rendered(self._text), id="report-body")
 
     def watch_title(self, title: str) -> None:
         self.border_title = title or None
@@ -52,5 +61,5 @@ class ReportView(VerticalScroll, can_focus=True):
         if text == self._text:
             return
         self._text = text
-        self.query_one(Markdown).update(text)
+        self.query_one("#report-body", Static).update(rendered(text))
         self.scroll_home(animate=False)
