@@ -15,7 +15,8 @@ caches, full output buffers), in the same process; the key is also timed with th
 paused before training starts. The figures that matter are the ratio streaming / idle and
 the p95 over every key of the run against the 100 ms target. Memory is the process RSS
 after each finished step; the growth per step is the slope over the second half of the
-run, once caches have warmed up.
+run, once caches have warmed up, with the count of live Python allocations beside it
+(RSS rarely shrinks once Python has taken memory; the allocation count shows what is kept).
 
     python bench/bench_tui.py                       # 16 works, 10 steps, 0.3 s per call
     python bench/bench_tui.py --works 16 --steps 30 --latency 0.2
@@ -84,6 +85,7 @@ class Bench:
         self.streaming: list[float] = []
         self.approve: list[float] = []
         self.memory: list[tuple[int, int]] = []
+        self.blocks: list[tuple[int, int]] = []
         self.lost = 0
 
     async def press(self, key: str, effect, screen) -> float | None:
@@ -140,6 +142,7 @@ class Bench:
                 steps_seen = done
                 gc.collect()
                 self.memory.append((done, rss_kb()))
+                self.blocks.append((done, sys.getallocatedblocks()))
             await asyncio.sleep(interval)
         # The same key with the engine done: warm caches and full buffers, nothing streaming.
         for _ in range(idle_presses):
@@ -212,6 +215,11 @@ async def main(args: argparse.Namespace) -> None:
         print(
             f"memory (RSS) after step {first[0]}: {first[1] / 1024:.1f} MB; after step {last[0]}: "
             f"{last[1] / 1024:.1f} MB; growth over the second half {slope(half):+.0f} kB/step"
+        )
+        blocks = bench.blocks[len(bench.blocks) // 2 :]
+        print(
+            f"live Python objects (allocated blocks) after step {bench.blocks[0][0]}: {bench.blocks[0][1]:,}; "
+            f"after step {bench.blocks[-1][0]}: {bench.blocks[-1][1]:,}; second half {slope(blocks):+,.0f} blocks/step"
         )
 
 

@@ -15,6 +15,7 @@ from skilltui.engine.pool import Pool
 from skilltui.tui.screens.confirm import ConfirmScreen
 from skilltui.tui.screens.rerun_note import RerunNoteScreen
 from skilltui.tui.screens.review import ReviewScreen
+from skilltui.tui.themes import DEFAULT_THEME
 from skilltui.tui.widgets.commit_list import CommitList
 from skilltui.tui.widgets.pool_tree import PoolTree
 
@@ -87,6 +88,9 @@ async def test_rerun_note_reaches_the_next_backward_prompt(open_training):
         await pilot.press("r")
         assert isinstance(app.screen, RerunNoteScreen)
         await pilot.press(*note)
+        # The note's letters went into the note, not to the app's keys (t: theme, p: pause).
+        assert app.screen.query_one("#note").value == note
+        assert app.theme == DEFAULT_THEME and not app.trainer.paused
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.request.attempt == 2)
         second = app.screen.request

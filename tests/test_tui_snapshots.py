@@ -13,7 +13,6 @@ import test_tui_support as support
 from test_tui_support import make_app, wait_for, wait_for_review
 
 from skilltui.tui.widgets.commit_list import CommitList
-from skilltui.tui.widgets.report_view import ReportView
 
 config_home = support.config_home
 open_training = support.open_training
@@ -37,7 +36,7 @@ async def settle_on_review(pilot) -> None:
     app = pilot.app
     await wait_for_review(pilot, app)
     await wait_for(pilot, lambda: len(app.query_one(CommitList).commits) == 2)
-    await wait_for(pilot, lambda: "Loss report" in app.query_one("#report-view", ReportView).text)
+    await wait_for(pilot, lambda: app.query_one("#pool-tree").notes)
     await pilot.pause(0.2)
 
 

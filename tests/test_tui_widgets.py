@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,6 @@ import test_tui_support as support
 from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.widget import Widget
-from textual.widgets._footer import FooterKey
 
 from skilltui.engine.pool import Pool, render_note
 from skilltui.tui.app import TrainingApp
@@ -27,9 +25,9 @@ from skilltui.tui.themes import (
     remembered_theme,
     shipped_dir,
 )
-from skilltui.tui.widgets.app_footer import AppFooter
 from skilltui.tui.widgets.commit_list import CommitList
 from skilltui.tui.widgets.diff_view import DiffView, parse_patch
+from skilltui.tui.widgets.key_bar import KeyBar
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
 from skilltui.tui.widgets.pool_tree import PoolTree
@@ -247,10 +245,11 @@ def test_every_key_in_the_key_map_is_bound_where_it_says():
             assert key in (app_keys if screen == "main" else review_keys), (screen, key)
 
 
-def test_the_docs_carry_the_key_map_and_the_screenshot():
-    docs = (ROOT / "docs" / "tui.md").read_text(encoding="utf-8")
-    assert keymap_markdown() in docs
-    assert "app.svg" in docs and (ROOT / "docs" / "app.svg").is_file()
+def test_the_readme_carries_the_key_map_and_the_screenshots():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert keymap_markdown() in readme
+    for picture in ("docs/app.svg", "docs/review.svg"):
+        assert picture in readme and (ROOT / picture).is_file()
 
 
 async def test_live_output_loads_a_whole_buffer_and_goes_on_with_the_stream():
@@ -271,16 +270,29 @@ async def test_live_output_loads_a_whole_buffer_and_goes_on_with_the_stream():
 
 
 class BoundHarness(Harness):
-    BINDINGS = [("x", "bell", "Ring"), ("y", "bell", "Ring again")]
+    BINDINGS = [("x", "ring", "Ring"), ("y", "ring_twice", "Ring twice"), ("z", "hidden", "Hidden")]
+    rang = 0
+
+    def action_ring(self) -> None:
+        self.rang += 1
+
+    def action_ring_twice(self) -> None:
+        self.rang += 2
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "hidden"
 
 
-async def test_the_footer_frees_the_keys_it_replaces():
-    footer = AppFooter()
-    app = BoundHarness(footer)
-    async with app.run_test() as pilot:
-        for _ in range(20):
-            app.refresh_bindings()
-            await pilot.pause()
-        gc.collect()
-        keys = [o for o in gc.get_objects() if isinstance(o, FooterKey)]
-        assert len([key for key in keys if not key.is_attached]) <= 4
+async def test_key_bar_shows_the_active_bindings_and_a_click_presses_one():
+    bar = KeyBar()
+    app = BoundHarness(bar)
+    async with app.run_test(size=(80, 5)) as pilot:
+        await pilot.pause()
+        text = bar.render().plain
+        assert " x Ring " in text and " y Ring twice " in text
+        assert "Hidden" not in text  # an action its screen disables is not offered
+        assert text.rstrip().endswith("^p palette")
+        start = text.index(" y Ring twice")
+        await pilot.click(KeyBar, offset=(start + 2, 0))
+        await pilot.pause()
+        assert app.rang == 2

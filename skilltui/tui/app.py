@@ -35,6 +35,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
@@ -52,9 +53,9 @@ from .screens.confirm import ConfirmScreen
 from .screens.help import HelpScreen
 from .screens.review import ReviewScreen
 from .state import Commit, RunState, StepKey
-from .widgets.app_footer import AppFooter
 from .widgets.commit_list import CommitList
 from .widgets.diff_view import DiffView
+from .widgets.key_bar import KeyBar
 from .widgets.live_output import LiveOutput
 from .widgets.loss_curve import LossCurve
 from .widgets.note_view import NoteView
@@ -188,7 +189,7 @@ class TrainingApp(App[int]):
                 with Horizontal():
                     yield CommitList(id="commit-list")
                     yield DiffView(id="commit-diff")
-        yield AppFooter()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self._install_themes()
@@ -201,6 +202,9 @@ class TrainingApp(App[int]):
         self._boot()
 
     def on_unmount(self) -> None:
+        # However the app ends, the trainer stops with it and the record says so before
+        # the run's events file is closed.
+        self.stop_training("the app closed; run the same command to resume")
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         if self._jsonl is not None:
@@ -268,9 +272,15 @@ class TrainingApp(App[int]):
 
     def _flush_events(self, force: bool = False) -> None:
         """Fold queued events into the state and redraw what they changed."""
-        queue, state = self._queue, self.state
-        if not queue and not force:
+        if not self._queue and not force:
             return
+        try:
+            self._redraw(force)
+        except NoMatches:
+            pass  # the app is closing and its panes are already gone
+
+    def _redraw(self, force: bool) -> None:
+        queue, state = self._queue, self.state
         while queue:
             event = queue.popleft()
             state.apply({"kind": event.kind, **event.__dict__})
@@ -299,7 +309,10 @@ class TrainingApp(App[int]):
 
     def _tick(self) -> None:
         s = self.state
-        self.query_one(RunHeader).facts = HeaderFacts(
+        header = self.query_one_optional(RunHeader)
+        if header is None:
+            return  # the app is closing
+        header.facts = HeaderFacts(
             run_id=s.run_id,
             epoch=s.epoch,
             step=s.step,
@@ -322,7 +335,9 @@ class TrainingApp(App[int]):
     def watch_selected_work(self, work: str | None) -> None:
         self.query_one(LiveOutput).follow(work, self.state.outputs.get(work) if work else None)
         self.query_one(LossCurve).selected = work
-        self.query_one(TabbedContent).get_tab("output").label = f"Output · {work}" if work else "Output"
+        # The works table's cursor and the curve's legend name the work; a tab label that
+        # changed width on every move would cost a layout of the whole screen each time.
+        self.query_one("#works-box").border_subtitle = work or ""
         self._report_pin = None
         self._refresh_report()
 
@@ -351,7 +366,16 @@ class TrainingApp(App[int]):
         self.action_show_pane("report")
         self._refresh_report()
 
+    @on(TabbedContent.TabActivated, "#panes")
+    def _pane_shown(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "report":
+            self._refresh_report()
+
     def _refresh_report(self) -> None:
+        # A hidden report is not drawn: re-rendering it would cost a layout of the whole
+        # screen on every move between works. It catches up when its tab is shown.
+        if self.query_one("#panes", TabbedContent).active != "report":
+            return
         work = self.selected_work
         keys = self.state.loss_steps(work) if work else []
         if not work or not keys:
@@ -423,7 +447,8 @@ class TrainingApp(App[int]):
             return await future
         finally:
             self._pending = None
-            self._update_bindings()
+            # After the next paint: the screen the person returns to should show first.
+            self.call_after_refresh(self._update_bindings)
 
     def _show_review(self) -> None:
         if self._pending is None or not self.is_screen_installed(REVIEW):
@@ -447,7 +472,7 @@ class TrainingApp(App[int]):
     # -- controls ------------------------------------------------------------------------
 
     def _update_bindings(self) -> None:
-        """Refresh the footer only when what it offers changed: each refresh composes it anew."""
+        """Refresh the key bar only when what it offers changed (pause, resume, a waiting review)."""
         key = (self.training, self.trainer.paused, self._pending is not None)
         if key != self._bindings_key:
             self._bindings_key = key

@@ -21,8 +21,8 @@ from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
 
 from ...engine.review import Decision, ReviewRequest
-from ..widgets.app_footer import AppFooter
 from ..widgets.diff_view import DiffView
+from ..widgets.key_bar import KeyBar
 from ..widgets.report_view import ReportView
 from .confirm import ConfirmScreen
 from .rerun_note import RerunNoteScreen
@@ -150,7 +150,7 @@ class ReviewScreen(Screen[Decision | None]):
                 evidence.border_title = "what it acted on"
                 yield Tabs(*(Tab(label, id=pane) for pane, label, _ in self._evidence), id="evidence-tabs")
                 yield ReportView(self._evidence[0][2], id="evidence-view")
-        yield AppFooter()
+        yield KeyBar()
 
     async def show(self, request: ReviewRequest) -> None:
         """Review another micro-step on this same screen.

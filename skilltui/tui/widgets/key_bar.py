@@ -1,0 +1,81 @@
+"""The footer of bindings, drawn as one line of text instead of a widget per key.
+
+Textual's `Footer` composes a widget per key again whenever the active bindings change,
+which they do at every focus change and at every review (its `v`, its `a r u`). Each
+recompose mounts and styles a dozen widgets, and measured over a run that was most of
+what the approve key cost before the screen showed its effect; it also kept every key it
+replaced alive (in Textual 8.2 each new key binds to the footer's `compact` reactive and
+the binding outlives the key). This bar renders the same facts, key and description of
+every shown binding of the active screen, in one `render()`; a click on a key presses it.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.content import Content
+from textual.screen import Screen
+from textual.widget import Widget
+
+KEY_STYLE = "$footer-key-foreground bold"
+DESCRIPTION_STYLE = "$footer-description-foreground"
+DISABLED_STYLE = "$footer-description-foreground 50%"
+
+
+class KeyBar(Widget):
+    """The active screen's shown bindings, then the command palette key on the right."""
+
+    DEFAULT_CSS = """
+    KeyBar {
+        dock: bottom;
+        height: 1;
+        background: $footer-background;
+        color: $footer-foreground;
+    }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._spans: list[tuple[int, int, str]] = []
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, screen: Screen) -> None:
+        self.refresh()
+
+    def render(self) -> Content:
+        app = self.app
+        parts: list[tuple[str, str]] = []
+        spans: list[tuple[int, int, str]] = []
+        position = 0
+        seen: set[str] = set()
+        palette = app.COMMAND_PALETTE_BINDING if app.ENABLE_COMMAND_PALETTE else None
+        for key, active in self.screen.active_bindings.items():
+            binding = active.binding
+            if not binding.show or binding.action in seen or key == palette:
+                continue
+            seen.add(binding.action)
+            shown = f" {app.get_key_display(binding)} "
+            label = f"{binding.description} "
+            style = KEY_STYLE if active.enabled else DISABLED_STYLE
+            parts += [(shown, style), (label, DESCRIPTION_STYLE if active.enabled else DISABLED_STYLE)]
+            spans.append((position, position + len(shown) + len(label), key))
+            position += len(shown) + len(label)
+        left = Content.assemble(*parts)
+        right = Content.styled("") if palette is None else Content.assemble(("▏^p ", KEY_STYLE), ("palette ", ""))
+        room = max(0, self.size.width - right.cell_length)
+        left = left.truncate(room, ellipsis=True, pad=True)
+        self._spans = [(start, end, key) for start, end, key in spans if end <= room]
+        if palette is not None:
+            self._spans.append((room, room + right.cell_length, palette))
+        return Content.assemble(left, right)
+
+    def _on_click(self, event: events.Click) -> None:
+        for start, end, key in self._spans:
+            if start <= event.x < end:
+                event.stop()
+                self.app.simulate_key(key)
+                return
