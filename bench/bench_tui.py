@@ -44,7 +44,7 @@ from textual import events  # noqa: E402
 
 from skilltui.agents.offline import OfflineBackend  # noqa: E402
 from skilltui.engine.session import Settings, open_run  # noqa: E402
-from skilltui.tui.app import TrainingApp  # noqa: E402
+from skilltui.tui.app import TrainingApp, settle_heap  # noqa: E402
 from skilltui.tui.screens.review import ReviewScreen  # noqa: E402
 from skilltui.tui.widgets.live_output import LiveOutput  # noqa: E402
 
@@ -185,6 +185,7 @@ async def main(args: argparse.Namespace) -> None:
         )
         opened = open_run(settings)
         app = TrainingApp(opened, OfflineBackend(latency=args.latency), secrets=[])
+        settle_heap()  # as run_app does before it starts the app
         bench = Bench(app)
         started = time.perf_counter()
         try:

@@ -296,3 +296,15 @@ async def test_key_bar_shows_the_active_bindings_and_a_click_presses_one():
         await pilot.click(KeyBar, offset=(start + 2, 0))
         await pilot.pause()
         assert app.rang == 2
+
+
+async def test_works_table_render_caches_stay_near_the_size_of_the_table():
+    table = WorksTable()
+    async with Harness(table).run_test(size=(100, 30)) as pilot:
+        rows = [WorkRow(f"work-{n:02d}", needed=2) for n in range(16)]
+        for tick in range(150):  # works streaming: a cell changes on every flush
+            rows[tick % 16].tokens += 10
+            table.show(rows)
+            await pilot.pause()
+        assert len(table._cell_render_cache) <= 1000
+        assert len(table._line_cache) <= 200

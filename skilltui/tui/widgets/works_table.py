@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from textual import on
+from textual.cache import LRUCache
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable
@@ -26,6 +27,12 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("tokens", "tokens", 6),
     ("cost", "cost", 9),
 )
+CACHE_SIZES = {
+    "_cell_render_cache": 1000,
+    "_row_render_cache": 200,
+    "_line_cache": 200,
+    "_row_renderable_cache": 200,
+}
 STAGE_STYLES = {
     "forward": "$text-primary bold",
     "loss": "$text-accent bold",
@@ -75,6 +82,19 @@ class WorksTable(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._shown: dict[str, tuple[str, ...]] = {}
         self._initial = list(rows)
+        self._size_caches()
+
+    def _size_caches(self) -> None:
+        """Keep DataTable's render caches near the size of the table.
+
+        Its caches are keyed by an update counter that every changed cell moves on, so with
+        works streaming they fill with renders nobody will ask for again, up to 10,000
+        cells and 1,000 rows: tens of thousands of objects that every full garbage
+        collection then walks, in the middle of someone's key press.
+        """
+        for name, size in CACHE_SIZES.items():
+            if isinstance(getattr(self, name, None), LRUCache):
+                setattr(self, name, LRUCache(size))
 
     def on_mount(self) -> None:
         for label, key, width in COLUMNS:
