@@ -100,14 +100,7 @@ class Sandbox:
                     entries.append("... (listing cut short)")
                     break
             return "\n".join(entries) or "(empty folder)"
-        if not real.exists():
-            raise ToolError(f"{path} does not exist")
-        try:
-            text = real.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise ToolError(f"{path} is not UTF-8 text") from exc
-        self._trace(real)
-        lines = text.splitlines()
+        lines = self.read_text(path).splitlines()
         if view_range:
             if len(view_range) != 2:
                 raise ToolError("view_range takes two numbers: [first_line, last_line]")
@@ -125,7 +118,7 @@ class Sandbox:
         """The file's text as is (no line numbers), for backends that read files whole."""
         real = self.resolve(path)
         if not real.is_file():
-            raise ToolError(f"{path} is not a file")
+            raise ToolError(f"{path} does not exist" if not real.exists() else f"{path} is not a file")
         try:
             text = real.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
