@@ -21,6 +21,8 @@ events and awaits a reviewer.
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +131,11 @@ class Trainer:
                 resumed=self.opened.resumed,
             )
         )
+        # What reopening repaired or adopted goes on record before anything else happens.
+        for notice in self.opened.notices:
+            self.bus.emit(ev.Warning_(message=notice))
+        if self.opened.pool_moved_to:
+            self.bus.emit(ev.PoolChanged(head=self.opened.pool_moved_to, reason="moved outside training"))
         epochs_done = 0
         try:
             for epoch in range(s.epochs):
@@ -143,7 +150,13 @@ class Trainer:
         except RunStopped as exc:
             return self._finish("stopped", str(exc), epochs_done)
         except (RunFailed, BackwardFailed, FatalBackendError) as exc:
+            if no_room(exc, self.run.root):
+                return self._finish("stopped", disk_problem(exc, self.run.root), epochs_done)
             return self._finish("failed", str(exc), epochs_done)
+        except OSError as exc:
+            # The run's own folder cannot be written (a full disk, a quota, a folder made
+            # read-only): nothing later could be recorded, so stop here; every finished stage is kept.
+            return self._finish("stopped", disk_problem(exc, self.run.root), epochs_done)
         return self._finish("finished", "", epochs_done)
 
     def _finish(self, status: str, reason: str, epochs_done: int) -> Outcome:
@@ -195,10 +208,19 @@ class Trainer:
             return sample
         except (RunStopped, FatalBackendError):
             raise
+        except OSError as exc:
+            if no_room(exc, self.run.root):
+                raise
+            self._stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
+            return None
         except (BackendError, StageError, ToolError) as exc:
+            if no_room(exc, self.run.root):
+                raise OSError(errno.ENOSPC, f"no space left on the device while {stage} ran: {exc}") from exc
             self._stage(stage, "failed", epoch, step, work=work.name, error=str(exc))
             return None
         except Exception as exc:  # noqa: BLE001 - a misbehaving agent or file costs this work only
+            if no_room(exc, self.run.root):
+                raise OSError(errno.ENOSPC, f"no space left on the device while {stage} ran: {exc}") from exc
             self._stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
             return None
 
@@ -268,6 +290,39 @@ class Trainer:
                 stage=stage, status=status, epoch=epoch, step=step, work=work, group=group, seconds=seconds, error=error
             )
         )
+
+
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def no_room(exc: BaseException, root: Path) -> bool:
+    """True when a failure comes from a disk that cannot take more, not from the work itself.
+
+    A tool's write failing inside an agent reaches the loop as that agent's error, so the
+    free space of the run's disk is asked too: a work must not be marked failed (and the
+    next works with it) for what is the disk's fault.
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in NO_ROOM:
+            return True
+        if "No space left on device" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    try:
+        stat = os.statvfs(root)
+    except OSError:
+        return False
+    return stat.f_bavail * stat.f_frsize < 64 * 1024
+
+
+def disk_problem(exc: BaseException, root: Path) -> str:
+    """One line for a run stopped by its folder refusing writes."""
+    if no_room(exc, root):
+        return f"the disk under {root} is full; free some space and run the same command to resume"
+    where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+    cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return f"the run folder could not be written{where}: {cause}; fix that and run the same command to resume"
 
 
 def _spent_so_far(opened: OpenedRun) -> float:
