@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import UsageError
 
 EPISODE_NAME = re.compile(r"^0*(\d+)\.fountain$")
+STORY_EPISODE = re.compile(r"^## Episode \d+\s*$", re.MULTILINE)  # the headings diffuse writes
 
 
 @dataclass(frozen=True)
@@ -116,3 +117,5 @@ def _check_story(work: Work) -> None:
         raise UsageError(f"{work.story_path} is not UTF-8 text (byte {exc.start}); {again} to write it again") from None
     if not text.strip():
         raise UsageError(f"{work.story_path} is empty; {again} to write it again")
+    if not STORY_EPISODE.search(text):
+        raise UsageError(f"{work.story_path} has no '## Episode N' sections for the writer to find; {again}")
