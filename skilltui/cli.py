@@ -11,19 +11,36 @@ stops early resumes when the same command is run again.
 
 from __future__ import annotations
 
-import argparse
-import os
-import shutil
+import signal
 import sys
-from importlib import resources
-from pathlib import Path
+import threading
 
-# Only light imports up here: a Ctrl-C while the heavy ones load (inside main) must end in
-# one line, not a KeyboardInterrupt traceback, and only main's try can promise that.
-from . import __version__
-from .agents import BACKENDS, default_backend, make_backend
-from .errors import UsageError
-from .signals import STOP_SIGNALS, Terminated, exit_code, install_stop_signals, name_of, signal_of
+from . import _before_start, _stopped_while_starting
+
+# A Ctrl-C (or SIGTERM, SIGHUP) while this module's imports load ends in one line, not a
+# traceback (launched as the command, the package did this already, before this module
+# loaded); main() takes over from here, and importing this module elsewhere (tests) keeps
+# its own handlers once the imports are done.
+_before = (
+    {sig: signal.signal(sig, _stopped_while_starting) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    if threading.current_thread() is threading.main_thread()
+    else {}
+)
+_before.update(_before_start)
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+from importlib import resources  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from . import __version__  # noqa: E402
+from .agents import BACKENDS, default_backend, make_backend  # noqa: E402
+from .errors import UsageError  # noqa: E402
+from .signals import STOP_SIGNALS, Terminated, exit_code, install_stop_signals, name_of, signal_of  # noqa: E402
+
+for _sig, _handler in _before.items():
+    signal.signal(_sig, _handler)
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
 
@@ -267,7 +284,7 @@ def _train_headless(opened, backend) -> int:
 
     from .agents.redact import env_secrets
     from .engine.console import ConsoleSink
-    from .engine.events import EventBus, JsonlSink, Warning_
+    from .engine.events import EventBus, JsonlSink, RunFinished, Warning_
     from .engine.loop import Trainer
     from .engine.review import AutoReviewer
 
@@ -309,9 +326,11 @@ def _train_headless(opened, backend) -> int:
 
     try:
         outcome = asyncio.run(train_until_signal())
-    except asyncio.CancelledError:
+    except asyncio.CancelledError:  # a second signal: stopped at once, still on record
         outcome = None
+        bus.emit(RunFinished(status="stopped", reason=f"stopped by {name_of(caught[0])}"))
     finally:
+        install_stop_signals()  # asyncio put the defaults back; the last moments end in one line too
         console.close()
         jsonl.close()
     if caught:

@@ -149,10 +149,6 @@ class Trainer:
                 epochs_done = epoch + 1
         except RunStopped as exc:
             return self._finish("stopped", str(exc), epochs_done)
-        except asyncio.CancelledError:
-            # Stopped at once (a second signal, the app closing): still on record, and resumable.
-            self._finish("stopped", self._stop_reason or "cancelled", epochs_done)
-            raise
         except (RunFailed, BackwardFailed, FatalBackendError) as exc:
             if no_room(exc, self.run.root):
                 return self._finish("stopped", disk_problem(exc, self.run.root), epochs_done)

@@ -31,6 +31,7 @@ from ..durable import write_atomic
 from ..engine.pool import FOLDERS, NOTE_NAME, parse_note
 from ..engine.run import Run, read_json
 from ..errors import UsageError
+from ..signals import raising_signals
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -179,19 +180,27 @@ def export_skill(run: Run, target: Path, commit: str | None = None, force: bool 
     target = Path(target).expanduser()
     _check_target(target, run, force)
     name = skill_name(target.absolute())
+    warning = None
+    if name != target.absolute().name:
+        shown = target.absolute().name
+        warning = f"skill clients expect the folder to be named like the skill; rename {shown!r} to {name!r}"
     # A symlinked skill folder (a dotfiles setup) is kept: the skill is written where it points.
     if target.is_symlink():
         target = target.resolve()
-    warning = None
-    if name != target.name:
-        warning = f"skill clients expect the folder to be named like the skill; rename {target.name!r} to {name!r}"
     text = render_skill(name, _description(run), run, sha, notes)
 
-    target = target.absolute()
+    # A stop signal in here raises, so the staging folder is removed on the way out.
+    with raising_signals():
+        target = _write(target.absolute(), text, notes)
+    return Exported(folder=target, name=name, commit=sha, notes=len(notes), warning=warning)
+
+
+def _write(target: Path, text: str, notes: dict[str, bytes]) -> Path:
+    """Build the skill beside `target` and rename it into place (or fill the current folder)."""
     if target.is_dir() and target.resolve() in (Path.cwd().resolve(), *Path.cwd().resolve().parents):
         # The current folder (empty, or _check_target refused) cannot be renamed over; fill it instead.
         _fill_in_place(target, text, notes)
-        return Exported(folder=target, name=name, commit=sha, notes=len(notes), warning=warning)
+        return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     old: Path | None = None
@@ -222,7 +231,7 @@ def export_skill(run: Run, target: Path, commit: str | None = None, force: bool 
             old.unlink()
         else:
             shutil.rmtree(old, ignore_errors=True)
-    return Exported(folder=target, name=name, commit=sha, notes=len(notes), warning=warning)
+    return target
 
 
 def _fill_in_place(target: Path, text: str, notes: dict[str, bytes]) -> None:
