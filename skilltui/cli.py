@@ -397,15 +397,37 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except OSError as exc:
-        # A full disk or a folder that cannot be written, outside a training loop (which
-        # reports its own): one line, and every record is whole, so the command can be repeated.
-        print(f"skilltui: error: {_os_problem(exc)}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - no traceback reaches the user; it goes to a file
+        print(f"skilltui: error: {_problem(exc)}", file=sys.stderr)
         return 1
     finally:
         restore()
 
 
-def _os_problem(exc: OSError) -> str:
-    where = f" ({exc.filename})" if exc.filename else ""
-    return f"{exc.strerror or exc}{where}; fix that and run the same command again"
+def _problem(exc: Exception) -> str:
+    """One line for a failure outside a training loop (which reports its own).
+
+    A full disk or a folder that cannot be written says so; anything else is a bug, whose
+    traceback is kept in a file the line names. Every record is written whole, so the
+    command can be run again once the cause is fixed.
+    """
+    from .durable import no_room
+
+    again = "run the same command again"
+    if no_room(exc):
+        return f"the disk is full ({_first_line(exc)}); free some space and {again}"
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}; fix that and {again}"
+    import tempfile
+    import traceback
+
+    with tempfile.NamedTemporaryFile("w", prefix="skilltui-error-", suffix=".txt", delete=False) as f:
+        traceback.print_exception(exc, file=f)
+    return f"{type(exc).__name__}: {_first_line(exc)} (a bug; the details are in {f.name})"
+
+
+def _first_line(exc: BaseException) -> str:
+    """The line of an error that says the most (for a git command, its stderr's last line)."""
+    lines = [line.strip().removeprefix("stderr: ").strip("'") for line in str(exc).splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if "space" in line.lower()), lines[0] if lines else "")

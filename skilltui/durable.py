@@ -13,6 +13,7 @@ A process killed between the temporary file and the rename leaves `.NAME.tmpPID`
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -104,3 +105,31 @@ def clean_temps(root: Path, *, skip: tuple[str, ...] = (".git",), all_dead: bool
                     (Path(dirpath) / name).unlink()
                     removed.append(Path(dirpath) / name)
     return removed
+
+
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+# How a full disk reads in the stderr of a git command that hit it.
+NO_ROOM_WORDS = ("No space left on device", "Disk quota exceeded", "Out of diskspace", "File too large")
+
+
+def no_room(exc: BaseException, root: Path | None = None) -> bool:
+    """True when a failure comes from a disk that cannot take more, not from the work itself.
+
+    The error may arrive wrapped (a tool's write inside an agent, a git command's stderr),
+    so the chain and the message are read; with `root`, the free space of its disk is
+    asked too, since a work must not be marked failed for what is the disk's fault.
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in NO_ROOM:
+            return True
+        if any(words in str(seen) for words in NO_ROOM_WORDS):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    if root is None:
+        return False
+    try:
+        stat = os.statvfs(root)
+    except OSError:
+        return False
+    return stat.f_bavail * stat.f_frsize < 64 * 1024

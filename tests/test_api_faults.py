@@ -132,8 +132,20 @@ def test_a_work_whose_calls_keep_failing_fails_alone_with_its_reason_in_runs(
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
         monkeypatch.setattr(AnthropicBackend, "__init__", _fast_retries(AnthropicBackend.__init__))
-        argv = ["train", "--auto", "--backend", "anthropic", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r",
-                "--steps", "1", "--group-size", "1"]
+        argv = [
+            "train",
+            "--auto",
+            "--backend",
+            "anthropic",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--run-id",
+            "r",
+            "--steps",
+            "1",
+            "--group-size",
+            "1",
+        ]
         for work in works:
             argv += ["--work", str(work)]
         assert main(argv) == 0
@@ -168,9 +180,19 @@ def scripted(r: Recorded) -> Reply:
 
             first, last = map(int, re.search(r"# Write episodes (\d+) to (\d+)", prompt).groups())
             scripts = re.search(r"Write each episode to `([^`]+)/NN\.fountain`", prompt).group(1)
-            return Reply([tool_use(EDITOR, {"command": "create", "path": f"{scripts}/{n:02d}.fountain",
-                                            "file_text": "INT. ROOM - DAY\n\nADA\nHello.\n"})
-                          for n in range(first, last + 1)])
+            return Reply(
+                [
+                    tool_use(
+                        EDITOR,
+                        {
+                            "command": "create",
+                            "path": f"{scripts}/{n:02d}.fountain",
+                            "file_text": "INT. ROOM - DAY\n\nADA\nHello.\n",
+                        },
+                    )
+                    for n in range(first, last + 1)
+                ]
+            )
         return Reply([text("Written.")])
     if "You are the backward agent" in system:
         if turns == 0:

@@ -32,8 +32,20 @@ def wait_for(condition, timeout: float = 30.0, what: str = "condition") -> None:
 
 
 def train_argv(runs: Path, works: list[Path]) -> list[str]:
-    argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", "r", "--steps", "2", "--group-size", "1",
-            "--offline-latency", "0.3"]
+    argv = [
+        "train",
+        "--auto",
+        "--runs-dir",
+        str(runs),
+        "--run-id",
+        "r",
+        "--steps",
+        "2",
+        "--group-size",
+        "1",
+        "--offline-latency",
+        "0.3",
+    ]
     for work in works:
         argv += ["--work", str(work)]
     return argv
@@ -50,8 +62,13 @@ def test_a_signal_stops_training_at_a_safe_point_and_the_run_resumes(make_work, 
     works = [make_work("harrow", 4), make_work("ferry", 4)]
     runs = tmp_path / "runs"
     events = runs / "r" / "events.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "skilltui", *train_argv(runs, works)], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skilltui", *train_argv(runs, works)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for(lambda: started_stages(events) >= 1, what="the first stage")
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
@@ -62,11 +79,13 @@ def test_a_signal_stops_training_at_a_safe_point_and_the_run_resumes(make_work, 
     assert lines == [f"skilltui: run stopped by {name}; run the same command to resume"]
     last = read_events(events)[-1]
     assert last["kind"] == "run_finished" and last["status"] == "stopped" and name in last["reason"]
-    runs_out = subprocess.run([sys.executable, "-m", "skilltui", "runs", "--runs-dir", str(runs)],
-                              capture_output=True, text=True, check=True).stdout
+    runs_out = subprocess.run(
+        [sys.executable, "-m", "skilltui", "runs", "--runs-dir", str(runs)], capture_output=True, text=True, check=True
+    ).stdout
     assert f"stopped: stopped by {name}" in " ".join(runs_out.split())
-    again = subprocess.run([sys.executable, "-m", "skilltui", *train_argv(runs, works)], cwd=tmp_path,
-                           capture_output=True, text=True)
+    again = subprocess.run(
+        [sys.executable, "-m", "skilltui", *train_argv(runs, works)], cwd=tmp_path, capture_output=True, text=True
+    )
     assert again.returncode == 0, again.stderr
     assert read_events(events)[-1]["status"] == "finished"
     assert len(list((runs / "r").glob("epoch0/step*/backward/g*/commit.txt"))) == 4
@@ -82,9 +101,13 @@ def test_sigint_while_the_modules_still_load_ends_in_one_line(make_work, tmp_pat
     works = [make_work("loading", 2)]
     seen = []
     for delay in (0.0, 0.005, 0.01, 0.02, 0.04, 0.07, 0.1, 0.15):
-        proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "skilltui",
-                                 *train_argv(tmp_path / "runs", works)],
-                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "skilltui", *train_argv(tmp_path / "runs", works)],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         while not proc.stderr.readline().rstrip().endswith("| skilltui"):
             pass
         time.sleep(delay)
@@ -101,15 +124,24 @@ def test_sigint_while_the_modules_still_load_ends_in_one_line(make_work, tmp_pat
 
 def test_sigterm_while_opening_a_run_leaves_it_resumable(make_work, tmp_path: Path):
     works = [make_work("opening", 4)]
-    proc = subprocess.Popen([sys.executable, "-c", STARTER, *train_argv(tmp_path / "runs", works)],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STARTER, *train_argv(tmp_path / "runs", works)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline() == "up\n"
     wait_for(lambda: (tmp_path / "runs" / "r").exists(), what="the run folder")
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and "Traceback" not in err, err
-    again = subprocess.run([sys.executable, "-m", "skilltui", *train_argv(tmp_path / "runs", works)],
-                           cwd=tmp_path, capture_output=True, text=True)
+    again = subprocess.run(
+        [sys.executable, "-m", "skilltui", *train_argv(tmp_path / "runs", works)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert again.returncode == 0, again.stderr
     config = json.loads((tmp_path / "runs" / "r" / "config.json").read_text())
     assert config["steps"] == 2

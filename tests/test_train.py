@@ -81,7 +81,8 @@ def test_resume_after_a_crash_runs_only_what_is_missing(tmp_path, make_work):
 
 def test_groups_are_built_from_scheduled_works_even_when_one_fails(tmp_path, make_work):
     works = [make_work("ash", 4), make_work("elm", 4), make_work("fir", 4)]
-    (works[1] / "story.md").write_text("# no episodes here\n", encoding="utf-8")  # elm's writer will fail
+    # elm's story tells only a later episode, so its writer fails at step 0.
+    (works[1] / "story.md").write_text("# Elm\n\n## Episode 9\n\nOnly the ending.\n", encoding="utf-8")
     runs = tmp_path / "runs"
     assert train(runs, works, "--steps", "1", "--group-size", "2") == 0
     started = events(runs, "step_started")[0]

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
+from ..durable import no_room
 from . import events as ev
 from .backward import BackwardFailed, micro_step
 from .review import Reviewer
@@ -151,12 +151,19 @@ class Trainer:
             return self._finish("stopped", str(exc), epochs_done)
         except (RunFailed, BackwardFailed, FatalBackendError) as exc:
             if no_room(exc, self.run.root):
-                return self._finish("stopped", disk_problem(exc, self.run.root), epochs_done)
+                return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
             return self._finish("failed", str(exc), epochs_done)
         except OSError as exc:
             # The run's own folder cannot be written (a full disk, a quota, a folder made
-            # read-only): nothing later could be recorded, so stop here; every finished stage is kept.
-            return self._finish("stopped", disk_problem(exc, self.run.root), epochs_done)
+            # read-only): nothing later could be recorded, so end here; every finished stage
+            # is kept and the same command resumes once the cause is fixed.
+            return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
+        except Exception as exc:
+            # A git command that hit a full disk fails as git does; anything else is a bug
+            # and goes up to the command line, which keeps its traceback in a file.
+            if no_room(exc, self.run.root):
+                return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
+            raise
         return self._finish("finished", "", epochs_done)
 
     def _finish(self, status: str, reason: str, epochs_done: int) -> Outcome:
@@ -290,30 +297,6 @@ class Trainer:
                 stage=stage, status=status, epoch=epoch, step=step, work=work, group=group, seconds=seconds, error=error
             )
         )
-
-
-NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-
-
-def no_room(exc: BaseException, root: Path) -> bool:
-    """True when a failure comes from a disk that cannot take more, not from the work itself.
-
-    A tool's write failing inside an agent reaches the loop as that agent's error, so the
-    free space of the run's disk is asked too: a work must not be marked failed (and the
-    next works with it) for what is the disk's fault.
-    """
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, OSError) and seen.errno in NO_ROOM:
-            return True
-        if "No space left on device" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    try:
-        stat = os.statvfs(root)
-    except OSError:
-        return False
-    return stat.f_bavail * stat.f_frsize < 64 * 1024
 
 
 def disk_problem(exc: BaseException, root: Path) -> str:

@@ -171,29 +171,36 @@ class Pool:
         self.root.parent.mkdir(parents=True, exist_ok=True)
         build = self.root.with_name(f".{self.root.name}.tmp{os.getpid()}")
         shutil.rmtree(build, ignore_errors=True)
-        repo = git.Repo.init(build, initial_branch="main")
-        with repo.config_writer() as config:
-            config.set_value("user", "name", "skilltui")
-            config.set_value("user", "email", "skilltui@localhost")
-            config.set_value("commit", "gpgsign", "false")
-            config.set_value("core", "autocrlf", "false")
-            config.set_value("core", "excludesFile", os.devnull)
-        repo.git.execute(["git", "commit", "--allow-empty", "-q", "-m", "pool: start empty"])
-        if seed is not None:
-            notes = donor_notes(seed)
-            for rel in notes:
-                (build / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(Path(seed) / rel, build / rel)
-            repo.git.execute(["git", "add", "-A", "-f"])
-            repo.git.execute(["git", "commit", "-q", "--no-verify", "-m", f"pool: seed {len(notes)} notes from {seed}"])
-        repo.close()
-        if self.root.is_dir():
-            # Files already there (a pool folder made by hand, or one whose .git was removed above)
-            # stay; the repository moves in under them and reconcile() keeps them under a ref.
-            os.rename(build / ".git", self.root / ".git")
-            shutil.rmtree(build, ignore_errors=True)
-        else:
-            os.rename(build, self.root)
+        try:
+            # No template: the sample hooks are a dozen files nobody runs here.
+            git.Git().execute(["git", "init", "-q", "--template=", "--initial-branch=main", str(build)])
+            repo = git.Repo(build)
+            with repo.config_writer() as config:
+                config.set_value("user", "name", "skilltui")
+                config.set_value("user", "email", "skilltui@localhost")
+                config.set_value("commit", "gpgsign", "false")
+                config.set_value("core", "autocrlf", "false")
+                config.set_value("core", "excludesFile", os.devnull)
+            repo.git.execute(["git", "commit", "--allow-empty", "-q", "-m", "pool: start empty"])
+            if seed is not None:
+                notes = donor_notes(seed)
+                for rel in notes:
+                    (build / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(Path(seed) / rel, build / rel)
+                repo.git.execute(["git", "add", "-A", "-f"])
+                message = f"pool: seed {len(notes)} notes from {seed}"
+                repo.git.execute(["git", "commit", "-q", "--no-verify", "-m", message])
+            repo.close()
+            if self.root.is_dir():
+                # Files already there (a pool folder made by hand, or one whose .git was removed above)
+                # stay; the repository moves in under them and reconcile() keeps them under a ref.
+                os.rename(build / ".git", self.root / ".git")
+                shutil.rmtree(build, ignore_errors=True)
+            else:
+                os.rename(build, self.root)
+        except BaseException:
+            shutil.rmtree(build, ignore_errors=True)  # a failed start leaves nothing half-made
+            raise
         fsync_dir(self.root.parent)
         self._repo = None
         return self.head()
