@@ -96,7 +96,7 @@ def test_groups_are_built_from_scheduled_works_even_when_one_fails(tmp_path, mak
 
 def test_every_work_failing_stops_the_run_with_exit_1(tmp_path, make_work, capsys):
     work = make_work("void", 4)
-    (work / "story.md").write_text("# nothing\n", encoding="utf-8")
+    (work / "story.md").write_text("# Void\n\n## Episode 9\n\nOnly the ending.\n", encoding="utf-8")
     assert train(tmp_path / "runs", [work], "--steps", "1") == 1
     assert "every work failed" in capsys.readouterr().err
     assert events(tmp_path / "runs", "run_finished")[-1]["status"] == "failed"

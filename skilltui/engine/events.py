@@ -17,7 +17,6 @@ import json
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -312,6 +311,7 @@ class JsonlSink:
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the run
         self._interval = sync_interval
         self._dirty = threading.Event()
+        self._stop = threading.Event()
         self._closed = False
         self.error: OSError | None = None
         self._syncer = threading.Thread(target=self._sync_loop, name="events-fsync", daemon=True)
@@ -328,10 +328,11 @@ class JsonlSink:
             # short here is cut off on the next open. Writing on would only tear more lines.
             self.error = exc
             return
-        self._dirty.set()
+        if not self._dirty.is_set():  # a plain read; set() takes a lock every time
+            self._dirty.set()
 
     def _sync_loop(self) -> None:
-        while not self._closed:
+        while True:
             self._dirty.wait()
             if self._closed:
                 return
@@ -340,12 +341,14 @@ class JsonlSink:
                 os.fsync(self._file.fileno())
             except (OSError, ValueError):  # closed under us, or a disk that cannot sync
                 return
-            time.sleep(self._interval)
+            if self._stop.wait(self._interval):  # close() ends the pause at once
+                return
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        self._stop.set()
         self._dirty.set()
         self._syncer.join()
         try:
