@@ -207,3 +207,31 @@ def scripted(r: Recorded) -> Reply:
             return Reply([tool_use("commit", {"message": "Nothing worth changing yet."})])
         return Reply([text("Committed.")])
     return Reply([text("## What went wrong\n\nLittle.")])
+
+
+def test_diffuse_prints_and_records_its_tokens_and_cost_as_train_does(
+    make_work, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    work = make_work("tally-marsh", 3, story=False)
+    with FakeAnthropic(lambda r: Reply([text("She walks in and says she is late.")], usage=USAGE)) as fake:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        assert main(["diffuse", "--work", str(work), "--backend", "anthropic"]) == 0
+    calls = [e for e in read_events(work / "diffuse.jsonl") if e["kind"] == "call"]
+    assert len(calls) == 3 and all(e["role"] == "diffuse" and e["input_tokens"] == 1000 for e in calls)
+    assert sum(e["cost_usd"] for e in calls) == pytest.approx(3 * priced(1000, 200))
+    err = capsys.readouterr().err
+    assert f"diffuse: 3 call(s), {3 * 1200:,} tokens, cost ${3 * priced(1000, 200):.4f}" in err
+
+
+def test_a_failed_diffuse_still_counts_what_its_calls_cost(make_work, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    work = make_work("tally-fen", 2, story=False)
+    script = [Reply([text("Told.")], usage=USAGE), Error(400, message="no")]
+    with FakeAnthropic(script) as fake:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        assert main(["diffuse", "--work", str(work), "--backend", "anthropic"]) == 1
+    assert not (work / "story.md").exists()
+    err = capsys.readouterr().err
+    assert "diffuse failed" in err and "story.md is unchanged (2 call(s)" in err
+    assert len([e for e in read_events(work / "diffuse.jsonl") if e["kind"] == "call"]) == 2
