@@ -181,7 +181,7 @@ class Pool:
                 config.set_value("commit", "gpgsign", "false")
                 config.set_value("core", "autocrlf", "false")
                 config.set_value("core", "excludesFile", os.devnull)
-            repo.git.execute(["git", "commit", "--allow-empty", "-q", "-m", "pool: start empty"])
+            repo.git.execute(["git", "commit", "--allow-empty", "-q", "--no-verify", "-m", "pool: start empty"])
             if seed is not None:
                 notes = donor_notes(seed)
                 for rel in notes:
