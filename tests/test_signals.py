@@ -145,3 +145,50 @@ def test_sigterm_while_opening_a_run_leaves_it_resumable(make_work, tmp_path: Pa
     assert again.returncode == 0, again.stderr
     config = json.loads((tmp_path / "runs" / "r" / "config.json").read_text())
     assert config["steps"] == 2
+
+
+def test_sigterm_stops_the_app_and_restores_the_terminal(make_work, tmp_path: Path):
+    """In the terminal app too: the run is recorded as stopped, the app closes, one line, 143."""
+    import os
+    import pty
+    import threading
+
+    works = [make_work("quay", 4), make_work("loom", 4)]
+    runs = tmp_path / "runs"
+    events = runs / "r" / "events.jsonl"
+    master, slave = pty.openpty()
+    argv = [a for a in train_argv(runs, works) if a != "--auto"]
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "36"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skilltui", *argv],
+        cwd=tmp_path,
+        stdin=slave,
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    os.close(slave)
+
+    def drain() -> None:  # the app draws on the terminal; someone must read it
+        try:
+            while os.read(master, 65536):
+                pass
+        except OSError:
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
+    wait_for(lambda: started_stages(events) >= 1, what="the first stage in the app")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    os.close(master)
+    assert proc.returncode == 143, err[-2000:]
+    assert "Traceback" not in err
+    assert "\x1b[?1049l" in err and "\x1b[?25h" in err  # the screen is given back, the cursor shown again
+    assert (
+        err.rstrip("\n")
+        .rsplit("\n", 1)[-1]
+        .endswith("skilltui: run stopped by SIGTERM; run the same command to resume")
+    )
+    last = read_events(events)[-1]
+    assert last["kind"] == "run_finished" and last["status"] == "stopped" and last["reason"] == "stopped by SIGTERM"
