@@ -11,19 +11,36 @@ stops early resumes when the same command is run again.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import os
-import shutil
+import signal
 import sys
-from importlib import resources
-from pathlib import Path
+import threading
 
-from . import __version__
-from .agents import BACKENDS, default_backend, make_backend
-from .agents.base import BackendError
-from .agents.redact import env_secrets
-from .errors import UsageError
+from . import _before_start, _stopped_while_starting
+
+# A Ctrl-C (or SIGTERM, SIGHUP) while this module's imports load ends in one line, not a
+# traceback (launched as the command, the package did this already, before this module
+# loaded); main() takes over from here, and importing this module elsewhere (tests) keeps
+# its own handlers once the imports are done.
+_before = (
+    {sig: signal.signal(sig, _stopped_while_starting) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    if threading.current_thread() is threading.main_thread()
+    else {}
+)
+_before.update(_before_start)
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+from importlib import resources  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from . import __version__  # noqa: E402
+from .agents import BACKENDS, default_backend, make_backend  # noqa: E402
+from .errors import UsageError  # noqa: E402
+from .signals import STOP_SIGNALS, Terminated, exit_code, install_stop_signals, name_of, signal_of  # noqa: E402
+
+for _sig, _handler in _before.items():
+    signal.signal(_sig, _handler)
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
 
@@ -180,33 +197,22 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_diffuse(args: argparse.Namespace) -> int:
-    from .engine.diffuse import diffuse_with_model, noise_work
-    from .engine.prompts import Prompts
+    from .engine.diffuse import noise_work
     from .engine.run import write_atomic
     from .engine.works import load_work
 
-    if not 0.0 <= args.noise <= 1.0:
+    if not (0.0 <= args.noise <= 1.0):  # written so that nan fails too
         raise UsageError("--noise must be between 0 and 1")
     work = load_work(args.work)
     backend_name = args.backend or default_backend()
     if backend_name == "offline":
         story = noise_work(work, seed=args.seed, noise=args.noise)
     else:
-        backend = make_backend(backend_name, args.model)
-        last = [0]
+        from .engine.diffuse_calls import diffuse_and_record
 
-        def show(number: int, text: str) -> None:
-            if number != last[0]:
-                print(f"\n--- episode {number} ---", file=sys.stderr)
-                last[0] = number
-            print(text, end="", file=sys.stderr, flush=True)
-
-        try:
-            story = asyncio.run(diffuse_with_model(work, backend, Prompts(), noise=args.noise, on_delta=show))
-        except BackendError as exc:
-            print(f"\nskilltui: diffuse failed: {exc}; {work.story_path} is unchanged", file=sys.stderr)
+        story = diffuse_and_record(work, make_backend(backend_name, args.model), args.noise)
+        if story is None:
             return 1
-        print(file=sys.stderr)
     write_atomic(work.story_path, story)
     print(f"wrote {work.story_path} ({len(work.episodes)} episodes)")
     return 0
@@ -251,6 +257,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def train(settings, backend) -> int:
     """Open the run and train it, headless (--auto, or no terminal) or in the app."""
+    from .agents.redact import env_secrets
     from .engine.session import open_run
 
     opened = open_run(settings)
@@ -273,8 +280,11 @@ def _has_app() -> bool:
 
 
 def _train_headless(opened, backend) -> int:
+    import asyncio
+
+    from .agents.redact import env_secrets
     from .engine.console import ConsoleSink
-    from .engine.events import EventBus, JsonlSink
+    from .engine.events import EventBus, JsonlSink, RunFinished, Warning_
     from .engine.loop import Trainer
     from .engine.review import AutoReviewer
 
@@ -284,11 +294,48 @@ def _train_headless(opened, backend) -> int:
     bus.subscribe(jsonl)
     bus.subscribe(console)
     trainer = Trainer(opened, backend, AutoReviewer(), bus, secrets=env_secrets())
+    caught: list[int] = []
+
+    async def train_until_signal():
+        # SIGINT, SIGTERM and SIGHUP: the first stops before the next stage, a second at once.
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+
+        def on_signal(signum: int) -> None:
+            caught.append(signum)
+            if len(caught) == 1:
+                trainer.stop(f"stopped by {name_of(signum)}")
+                bus.emit(
+                    Warning_(message=f"{name_of(signum)}: stopping once the calls in flight finish; again stops now")
+                )
+            elif task is not None:
+                task.cancel()
+
+        installed = []
+        for signum in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(signum, on_signal, signum)
+                installed.append(signum)
+            except (RuntimeError, ValueError):  # not the main thread: the caller keeps its handlers
+                break
+        try:
+            return await trainer.train()
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+
     try:
-        outcome = asyncio.run(trainer.train())
+        outcome = asyncio.run(train_until_signal())
+    except asyncio.CancelledError:  # a second signal: stopped at once, still on record
+        outcome = None
+        bus.emit(RunFinished(status="stopped", reason=f"stopped by {name_of(caught[0])}"))
     finally:
+        install_stop_signals()  # asyncio put the defaults back; the last moments end in one line too
         console.close()
         jsonl.close()
+    if caught:
+        print(f"skilltui: run stopped by {name_of(caught[0])}; run the same command to resume", file=sys.stderr)
+        return exit_code(caught[0])
     if outcome.status == "failed":
         print(f"skilltui: run failed: {outcome.reason}", file=sys.stderr)
         return 1
@@ -334,17 +381,53 @@ COMMANDS = {"lint": cmd_lint, "diffuse": cmd_diffuse, "train": cmd_train, "demo"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = COMMANDS.get(args.command) or getattr(args, "handler", None)
+    restore = install_stop_signals()
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        handler = COMMANDS.get(args.command) or getattr(args, "handler", None)
         return handler(args)
     except UsageError as exc:
         print(f"skilltui: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("\nskilltui: interrupted; run the same command to resume", file=sys.stderr)
-        return 130
+    except (KeyboardInterrupt, Terminated) as exc:
+        signum = signal_of(exc)
+        print(f"\nskilltui: stopped by {name_of(signum)}; a run resumes with the same command", file=sys.stderr)
+        return exit_code(signum)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as exc:  # noqa: BLE001 - no traceback reaches the user; it goes to a file
+        print(f"skilltui: error: {_problem(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        restore()
+
+
+def _problem(exc: Exception) -> str:
+    """One line for a failure outside a training loop (which reports its own).
+
+    A full disk or a folder that cannot be written says so; anything else is a bug, whose
+    traceback is kept in a file the line names. Every record is written whole, so the
+    command can be run again once the cause is fixed.
+    """
+    from .durable import no_room
+
+    again = "run the same command again"
+    if no_room(exc):
+        return f"the disk is full ({_first_line(exc)}); free some space and {again}"
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}; fix that and {again}"
+    import tempfile
+    import traceback
+
+    with tempfile.NamedTemporaryFile("w", prefix="skilltui-error-", suffix=".txt", delete=False) as f:
+        traceback.print_exception(exc, file=f)
+    return f"{type(exc).__name__}: {_first_line(exc)} (a bug; the details are in {f.name})"
+
+
+def _first_line(exc: BaseException) -> str:
+    """The line of an error that says the most (for a git command, its stderr's last line)."""
+    lines = [line.strip().removeprefix("stderr: ").strip("'") for line in str(exc).splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if "space" in line.lower()), lines[0] if lines else "")

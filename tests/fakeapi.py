@@ -43,6 +43,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
+    "Cut",
     "Drop",
     "Error",
     "FakeAnthropic",
@@ -125,7 +126,17 @@ class Drop:
     partial_stream: bool = False
 
 
-Answer = Reply | Error | Drop
+@dataclass
+class Cut:
+    """Stream `reply` and close the connection after `events` SSE events (a stream cut off
+    mid-answer: in the middle of a tool call's JSON, say). The events before the cut,
+    `message_start` with its usage among them, reach the client as the real API sends them."""
+
+    reply: Reply
+    events: int
+
+
+Answer = Reply | Error | Drop | Cut
 Script = Iterable[Answer] | Callable[["Recorded"], Answer]
 
 
@@ -399,6 +410,9 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             if isinstance(answer, Error):
                 self._error(answer, body)
                 return
+            if isinstance(answer, Cut):
+                self._reply(answer.reply, body, cut_after=answer.events)
+                return
             self._reply(answer, body)
 
         # -- plumbing --------------------------------------------------------------------------
@@ -447,7 +461,7 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 return
             self._json(error.status, _error_body(error.type, error.message), headers)
 
-        def _reply(self, reply: Reply, body: dict[str, Any]) -> None:
+        def _reply(self, reply: Reply, body: dict[str, Any], cut_after: int | None = None) -> None:
             if reply.delay:
                 time.sleep(reply.delay)
             content = [dict(b) for b in reply.content]
@@ -463,18 +477,22 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 return
             self._start_stream()
             start_usage = {k: v for k, v in usage.items() if k != "output_tokens"} | {"output_tokens": 1}
-            self._event("message_start", {"type": "message_start",
-                                          "message": _message_shell(body, model, start_usage)})
-            self._event("ping", {"type": "ping"})
+            events = [("message_start", {"type": "message_start",
+                                         "message": _message_shell(body, model, start_usage)}),
+                      ("ping", {"type": "ping"})]
             for index, block in enumerate(content):
-                for event, data in _block_events(index, block):
-                    self._event(event, data)
-            self._event("message_delta", {
+                events += _block_events(index, block)
+            events.append(("message_delta", {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop, "stop_sequence": None},
                 "usage": {"output_tokens": usage["output_tokens"]},
-            })
-            self._event("message_stop", {"type": "message_stop"})
+            }))
+            events.append(("message_stop", {"type": "message_stop"}))
+            for n, (event, data) in enumerate(events):
+                if cut_after is not None and n >= cut_after:
+                    self._drop()
+                    return
+                self._event(event, data)
             self._end_stream()
 
         def _start_stream(self) -> None:

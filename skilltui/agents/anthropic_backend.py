@@ -32,7 +32,9 @@ What it owns, and why:
   no other work could succeed either; anything else raises `BackendError`, which costs
   only that work. The per-call timeout and the turn bound also raise `BackendError`.
   Every raised error carries `.partial`, a `CallResult` with the usage, cost and
-  transcript up to the failure, because a failed call was still paid for.
+  transcript up to the failure, because a failed call was still paid for; a stream cut
+  off mid-answer counts the usage its `message_start` had reported. Retries stop after
+  `max_retries`, or when their waits would pass `max_retry_wait` seconds in one request.
 - Records: `CallResult.transcript` is the whole conversation as JSON-able dicts (request,
   each response's content blocks, each tool call and result, retries, usage and cost),
   passed through `redact` so neither the key nor anything shaped like one is in it. The
@@ -154,6 +156,24 @@ class _Call:
             self.cost_usd = (self.cost_usd or 0.0) + cost
         return turn, cost
 
+    def add_partial(self, usage: Any, output_tokens: int | None) -> None:
+        """Count what a request that broke off had already reported (its `message_start` usage,
+        and the output count of a `message_delta` if one came): it was billed all the same."""
+        turn = Usage(
+            input_tokens=getattr(usage, "input_tokens", 0) or 0,
+            output_tokens=(output_tokens if output_tokens is not None else getattr(usage, "output_tokens", 0)) or 0,
+            cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
+            cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
+        )
+        self.usage.add(turn)
+        cost = pricing.cost_usd(self.model, turn)
+        if cost is None:
+            self.priced = False
+            self.cost_usd = None
+        elif self.priced:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+        self.record({"event": "partial_usage", "turn": self.turns + 1, "usage": _usage_dict(turn), "cost_usd": cost})
+
     def record(self, entry: dict[str, Any]) -> None:
         self.transcript.append(redact(entry, self.secrets))
 
@@ -180,6 +200,8 @@ class AnthropicBackend:
     `model` is the default for calls whose `request.model` is None. `backoff_base` and
     `backoff_cap` (seconds) shape the retry waits: attempt n waits about
     `min(cap, base * 2**n)`, with jitter so concurrent works do not retry in lockstep.
+    Retries stop after `max_retries`, or sooner when the waits of one request would add up
+    to more than `max_retry_wait` seconds.
     """
 
     name = "anthropic"
@@ -195,6 +217,7 @@ class AnthropicBackend:
         backoff_base: float = 1.0,
         backoff_cap: float = 60.0,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_retry_wait: float = 300.0,
     ) -> None:
         key = (api_key or os.environ.get("ANTHROPIC_API_KEY") or "").strip()
         if not key:
@@ -205,6 +228,7 @@ class AnthropicBackend:
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
         self.max_tokens = max_tokens
+        self.max_retry_wait = max_retry_wait
         self._api_key = key
         self._base_url = base_url
 
@@ -335,19 +359,31 @@ class AnthropicBackend:
                     request: Request) -> Any:
         """One streamed Messages request, retried on transient failures. Returns the final Message."""
         attempt = 0
+        waited = 0.0
         while True:
             streamed = False
             started = time.monotonic()
+            # The usage a stream reported before it broke off: the request was billed for it.
+            reported: Any = None
+            reported_output: int | None = None
             try:
                 async with client.messages.stream(**params) as stream:
                     async for event in stream:
-                        if event.type == "text" and event.text:
+                        if event.type == "message_start":
+                            reported = event.message.usage
+                        elif event.type == "message_delta" and getattr(event, "usage", None) is not None:
+                            reported_output = event.usage.output_tokens
+                        elif event.type == "text" and event.text:
                             streamed = True
                             request.on_delta(event.text)
                     message = await stream.get_final_message()
             except anthropic.APIStatusError as exc:
+                if reported is not None:
+                    call.add_partial(reported, reported_output)
                 failure = self._classify(exc, call)
             except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+                if reported is not None:
+                    call.add_partial(reported, reported_output)
                 failure = _Failure(True, f"the connection failed ({type(exc).__name__}: {exc})")
             else:
                 turn_usage, cost = call.add_turn(message)
@@ -364,6 +400,14 @@ class AnthropicBackend:
             if attempt >= self.max_retries:
                 raise call.fail(f"{failure.message}; gave up after {attempt + 1} attempts") from None
             wait = failure.wait if failure.wait is not None else self._backoff(attempt)
+            if waited + wait > self.max_retry_wait:
+                # Retries are capped in time too: a long retry-after or a storm is not waited out
+                # inside one call; the work fails (only it), and the next step or a resume tries again.
+                raise call.fail(
+                    f"{failure.message}; gave up after {attempt + 1} attempts rather than wait "
+                    f"{waited + wait:.0f}s in all (the limit is {self.max_retry_wait:.0f}s)"
+                ) from None
+            waited += wait
             call.record({"event": "retry", "turn": call.turns + 1, "attempt": attempt + 1,
                          "error": failure.message, "wait_seconds": round(wait, 3)})
             if streamed:

@@ -21,12 +21,14 @@ events and awaits a reviewer.
 from __future__ import annotations
 
 import asyncio
+import errno
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
+from ..durable import no_room
 from . import events as ev
 from .backward import BackwardFailed, micro_step
 from .review import Reviewer
@@ -129,6 +131,11 @@ class Trainer:
                 resumed=self.opened.resumed,
             )
         )
+        # What reopening repaired or adopted goes on record before anything else happens.
+        for notice in self.opened.notices:
+            self.bus.emit(ev.Warning_(message=notice))
+        if self.opened.pool_moved_to:
+            self.bus.emit(ev.PoolChanged(head=self.opened.pool_moved_to, reason="moved outside training"))
         epochs_done = 0
         try:
             for epoch in range(s.epochs):
@@ -143,7 +150,20 @@ class Trainer:
         except RunStopped as exc:
             return self._finish("stopped", str(exc), epochs_done)
         except (RunFailed, BackwardFailed, FatalBackendError) as exc:
+            if no_room(exc, self.run.root):
+                return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
             return self._finish("failed", str(exc), epochs_done)
+        except OSError as exc:
+            # The run's own folder cannot be written (a full disk, a quota, a folder made
+            # read-only): nothing later could be recorded, so end here; every finished stage
+            # is kept and the same command resumes once the cause is fixed.
+            return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
+        except Exception as exc:
+            # A git command that hit a full disk fails as git does; anything else is a bug
+            # and goes up to the command line, which keeps its traceback in a file.
+            if no_room(exc, self.run.root):
+                return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
+            raise
         return self._finish("finished", "", epochs_done)
 
     def _finish(self, status: str, reason: str, epochs_done: int) -> Outcome:
@@ -195,10 +215,19 @@ class Trainer:
             return sample
         except (RunStopped, FatalBackendError):
             raise
+        except OSError as exc:
+            if no_room(exc, self.run.root):
+                raise
+            self._stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
+            return None
         except (BackendError, StageError, ToolError) as exc:
+            if no_room(exc, self.run.root):
+                raise OSError(errno.ENOSPC, f"no space left on the device while {stage} ran: {exc}") from exc
             self._stage(stage, "failed", epoch, step, work=work.name, error=str(exc))
             return None
         except Exception as exc:  # noqa: BLE001 - a misbehaving agent or file costs this work only
+            if no_room(exc, self.run.root):
+                raise OSError(errno.ENOSPC, f"no space left on the device while {stage} ran: {exc}") from exc
             self._stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
             return None
 
@@ -268,6 +297,15 @@ class Trainer:
                 stage=stage, status=status, epoch=epoch, step=step, work=work, group=group, seconds=seconds, error=error
             )
         )
+
+
+def disk_problem(exc: BaseException, root: Path) -> str:
+    """One line for a run stopped by its folder refusing writes."""
+    if no_room(exc, root):
+        return f"the disk under {root} is full; free some space and run the same command to resume"
+    where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+    cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return f"the run folder could not be written{where}: {cause}; fix that and run the same command to resume"
 
 
 def _spent_so_far(opened: OpenedRun) -> float:
