@@ -110,7 +110,8 @@ def test_known_answers():
     parts = score_episode(cut_end(TWO_SCENES), TWO_SCENES)
     assert parts["scenes"] == pytest.approx(0.5) and parts["order"] == 1.0
     porch = len("She kept the swing. I thought she would have burned it.")
-    kitchen = len("You said you would call before you came.") + len("I did call. Nobody picks up the phone in this house.")
+    kitchen = len("You said you would call before you came.")
+    kitchen += len("I did call. Nobody picks up the phone in this house.")
     assert parts["dialogue"] == pytest.approx(kitchen / (kitchen + porch), abs=0.01)
 
 
