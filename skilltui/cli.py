@@ -353,6 +353,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _read_script(path: Path, flag: str) -> str:
+    if path.is_dir():
+        raise UsageError(f"{flag} {path} is a folder; pass one Fountain script")
     if not path.is_file():
         raise UsageError(f"{flag} {path}: no such file; pass a Fountain script")
     try:

@@ -45,7 +45,7 @@ def test_a_good_rubric_is_kept_and_blended_by_weight():
     ("answer", "error"),
     [
         ("## Report without a rubric\n", "no rubric"),
-        ("```json\n{\"scene_purpose\": 0.5,\n```\n", "not valid JSON"),
+        ('```json\n{"scene_purpose": 0.5,\n```\n', "not valid JSON"),
         (fenced([1, 2]), "not a JSON object"),
         (fenced({k: v for k, v in GOOD.items() if k != "voice"}), "missing voice"),
         (fenced({**GOOD, "pacing": {"score": 1, "reason": "x"}}), "unknown pacing"),
@@ -95,7 +95,7 @@ class RubricJudge(FakeModel):
 
     ANSWERS = {
         "kestrel": "## What went wrong\n\nDialogue became action.\n\n" + fenced(GOOD),
-        "lantern": "## What went wrong\n\nScenes run together.\n\n```json\n{\"voice\": {\"score\": 2}}\n```\n",
+        "lantern": '## What went wrong\n\nScenes run together.\n\n```json\n{"voice": {"score": 2}}\n```\n',
         "meadow": "## What went wrong\n\nThe writer skipped the ending.\n",
     }
 
