@@ -128,3 +128,22 @@ def test_length_costs_the_same_in_both_directions():
     assert score_episode(long, short)["length"] == pytest.approx(score_episode(short, long)["length"]) == 0.0
     assert sum(WEIGHTS.values()) == pytest.approx(1.0) and WEIGHTS["format"] < min(WEIGHTS["scenes"], 0.1)
     assert combine({**half, "length": 0.0}) == WEIGHTS["length"]
+
+
+def test_similarity_is_sacrebleus_sentence_bleu():
+    from sacrebleu.metrics import BLEU
+
+    from skilltui.engine.scores import parse, similarity
+
+    bleu = BLEU(effective_order=True)
+    texts = [
+        s.text
+        for work in EXAMPLES.iterdir()
+        if (work / "human").is_dir()
+        for s in parse(folder_episodes(work)[0]).scenes
+    ]
+    texts += ["", "   ", "One word.", "One word. One word."]
+    for a in texts:
+        for b in texts[:6] + texts[-4:]:
+            expected = bleu.sentence_score(a, [b]).score / 100 if a.strip() and b.strip() else 0.0
+            assert similarity(a, b) == pytest.approx(expected, abs=1e-12)

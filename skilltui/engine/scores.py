@@ -36,15 +36,19 @@ from __future__ import annotations
 
 import io
 import math
+from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 from sacrebleu.metrics import BLEU
+from sacrebleu.metrics.helpers import extract_all_word_ngrams
 from screenplain.parsers import fountain
 from screenplain.types import Action, Dialog, DualDialog, Slug, Transition
 
 WEIGHTS = {"scenes": 0.50, "order": 0.10, "dialogue": 0.30, "length": 0.05, "format": 0.05}
 _BLEU = BLEU(effective_order=True)
+_ORDER = _BLEU.max_ngram_order
 
 
 @dataclass(frozen=True)
@@ -123,11 +127,26 @@ def similarity(written: str, human: str) -> float:
 
     BLEU rather than chrF because two unrelated scenes of one show share characters, names
     and common words, which chrF scores near 0.3 and BLEU near 0: a wrong scene must count
-    as wrong for the ranking to hold.
+    as wrong for the ranking to hold. Equal to `BLEU(effective_order=True).sentence_score`;
+    each text's n-grams are extracted once, because every written scene meets every human
+    one and a long episode makes thousands of pairs.
     """
     if not written.strip() or not human.strip():
         return 0.0
-    return _BLEU.sentence_score(written, [human]).score / 100.0
+    hyp, hyp_len = _ngrams(written)
+    ref, ref_len = _ngrams(human)
+    correct, total = [0] * _ORDER, [0] * _ORDER
+    for gram, count in hyp.items():
+        total[len(gram) - 1] += count
+        if gram in ref:
+            correct[len(gram) - 1] += min(count, ref[gram])
+    score = BLEU.compute_bleu(correct, total, hyp_len, ref_len, smooth_method="exp", effective_order=True)
+    return score.score / 100.0
+
+
+@lru_cache(maxsize=8192)
+def _ngrams(text: str) -> tuple[Counter, int]:
+    return extract_all_word_ngrams(_BLEU.tokenizer(text.rstrip()), 1, _ORDER)
 
 
 def _closeness(a: float, b: float) -> float:
