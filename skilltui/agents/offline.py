@@ -51,7 +51,7 @@ MOVES: tuple[Move, ...] = (
         "on its own line in capitals (MARA), and the spoken line on the next line. Never leave a\n"
         "spoken line inside an action paragraph.",
         ("character cue", "dialogue"),
-        "speakers",
+        "dialogue",
     ),
     Move(
         "scene",
