@@ -1,8 +1,9 @@
 """The engine's loss ranks damaged scripts the way a screenwriter would, on every human episode.
 
 The table (issue 8) is checked on the bundled works, on varied works generated here, and on
-a work written by hand for this test (tests/data/lighthouse-keepers) that the weights were
-never tuned on. Known answers are checked exactly where the parts can be worked out by hand.
+works written by hand for this test (tests/data/): night-shift-radio was written after the
+weights were fixed and never used to choose them. Known answers are checked exactly where
+the parts can be worked out by hand.
 """
 
 from __future__ import annotations
@@ -69,9 +70,9 @@ def test_the_table_holds_on_generated_episodes(seed):
     assert_table(generated_episodes(seed))
 
 
-def test_the_table_holds_on_episodes_written_by_hand_for_this_test():
+def test_the_table_holds_on_works_written_by_hand_for_this_test():
     works = [p for p in HAND.iterdir() if (p / "human").is_dir()]
-    assert works
+    assert {w.name for w in works} >= {"lighthouse-keepers", "night-shift-radio"}
     for work in works:
         assert_table(folder_episodes(work))
 
