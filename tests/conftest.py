@@ -83,16 +83,22 @@ def make_work(tmp_path: Path) -> Callable[..., Path]:
 # Varied episodes: two to six scenes of different length, sentences put together from word
 # pools, so no two episodes of a work share their lines the way make_episode's do. The loss
 # table is checked on these, episodes nobody tuned its weights on.
-SUBJECTS = ["the kettle", "a gull", "the ferry", "her brother", "the landlord", "a stray dog", "the night bus",
-            "the old radio", "a letter", "the rent", "the harbour lights", "his mother", "the ice", "the drummer"]
-VERBS = ["waits by", "circles", "ruins", "remembers", "ignores", "belongs to", "follows", "frightens", "outlives",
-         "pays for", "wakes", "blocks"]
-OBJECTS = ["the back door", "the whole street", "everyone in this town", "my one good coat", "the last train",
-           "the spare key", "a bucket of paint", "the winter", "the wedding", "the borrowed car", "the tide"]
-OPENERS = ["Listen,", "Honestly,", "Look,", "Fine.", "No.", "Wait.", "You know what?", ""]
-DOINGS = ["wipes down", "stares at", "pockets", "kicks", "unlocks", "photographs", "drops", "straightens", "sniffs"]
-THINGS = ["a chipped mug", "the fuse box", "a parking ticket", "the guest book", "a cold pie", "a bent spoon",
-          "the ledger", "a wet umbrella", "the shop bell", "a roll of tape", "the calendar", "a tin of biscuits"]
+SUBJECTS = (
+    "the kettle|a gull|the ferry|her brother|the landlord|a stray dog|the night bus|the old radio|"
+    "a letter|the rent|the harbour lights|his mother|the ice|the drummer"
+).split("|")
+VERBS = ["waits by", "circles", "ruins", "remembers", "ignores", "belongs to"]
+VERBS += ["follows", "frightens", "outlives", "pays for", "wakes", "blocks"]
+OBJECTS = (
+    "the back door|the whole street|everyone in this town|my one good coat|the last train|the spare key|"
+    "a bucket of paint|the winter|the wedding|the borrowed car|the tide"
+).split("|")
+OPENERS = "Listen,|Honestly,|Look,|Fine.|No.|Wait.|You know what?|".split("|")
+DOINGS = "wipes down|stares at|pockets|kicks|unlocks|photographs|drops|straightens|sniffs".split("|")
+THINGS = (
+    "a chipped mug|the fuse box|a parking ticket|the guest book|a cold pie|a bent spoon|the ledger|"
+    "a wet umbrella|the shop bell|a roll of tape|the calendar|a tin of biscuits"
+).split("|")
 
 
 def _sentence(rng: random.Random) -> str:
