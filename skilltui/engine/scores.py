@@ -8,8 +8,8 @@ clearly worse than a small slip; another episode of the same show worse still.
 
 Both scripts are parsed with screenplain into scenes (a scene heading and what follows it).
 Every written scene is compared with every human one by sentence BLEU (sacrebleu) of their
-text, and they are matched one to one, best pairs first. Five parts, each a similarity in
-[0, 1]:
+text, less what two different scenes of the human episode share by chance, and they are
+matched one to one, best pairs first. Five parts, each a similarity in [0, 1]:
 
 - `scenes` (0.50): the human scenes the written ones cover, in order: the similarity of the
   matched pairs on the heaviest chain that runs in the human order, summed, over the larger
@@ -154,13 +154,32 @@ def _closeness(a: float, b: float) -> float:
     return 1.0 if top == 0 else 1.0 - abs(a - b) / top
 
 
+def chance_similarity(human: Script) -> float:
+    """What two different scenes of this human episode share on average: names, stock words.
+
+    A written scene is credited only for what it shares beyond that, so a scene of another
+    episode, which shares no more than any two scenes do, counts for nothing. Capped at 0.5:
+    an episode whose scenes are mostly alike has no chance level worth the name.
+    """
+    scenes = human.scenes
+    if len(scenes) < 2:
+        return 0.0
+    pairs = [similarity(a.text, b.text) for i, a in enumerate(scenes) for j, b in enumerate(scenes) if i != j]
+    return min(0.5, sum(pairs) / len(pairs))
+
+
 def match_scenes(written: Script, human: Script) -> list[tuple[int, int, float]]:
-    """Pairs (human scene, written scene, similarity), one to one, best pairs first.
+    """Pairs (human scene, written scene, similarity above chance), one to one, best pairs first.
 
     Ties go to the earlier written scene, so a script written twice matches its first copy.
     """
+    chance = chance_similarity(human)
     pairs = sorted(
-        ((similarity(w.text, h.text), i, j) for i, h in enumerate(human.scenes) for j, w in enumerate(written.scenes)),
+        (
+            (max(0.0, (similarity(w.text, h.text) - chance) / (1.0 - chance)), i, j)
+            for i, h in enumerate(human.scenes)
+            for j, w in enumerate(written.scenes)
+        ),
         key=lambda p: (-p[0], p[2], p[1]),
     )
     used_h: set[int] = set()
