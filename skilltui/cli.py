@@ -4,6 +4,7 @@
     skilltui diffuse --work DIR           write DIR/story.md, the writer's input
     skilltui train --work DIR [--auto]    train a pool on one or more works
     skilltui lint POOL                    check a pool's notes
+    skilltui score --human F --written F  the loss of one script against another
 
 Bad input ends with one line on stderr that says what to do and exit code 2; a run that
 stops early resumes when the same command is run again.
@@ -107,6 +108,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("pool", type=Path, help="the pool folder (a run's memory/)")
 
+    p = sub.add_parser(
+        "score",
+        help="the engine's loss of one written script against a human one, and its parts",
+        description="Score a written Fountain script against the human one with the loss training "
+        "uses: scenes aligned in order, dialogue with its speaker, length, format. Prints the loss "
+        "(0 = the human script, 1 = nothing alike) and each part's similarity.",
+    )
+    p.add_argument("--human", required=True, type=Path, metavar="FILE", help="the human episode (Fountain)")
+    p.add_argument("--written", required=True, type=Path, metavar="FILE", help="the written episode (Fountain)")
+    p.add_argument("--json", action="store_true", help="print the loss, parts and counts as JSON")
+
     for extra in _extra_commands():
         extra.register(sub)
     return parser
@@ -164,6 +176,15 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="USD",
         help="stop before the next stage once the run has spent this much; resumable",
+    )
+    p.add_argument(
+        "--judge-weight",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="blend the judge's rubric (scene purpose, voice, visual action, structure) into the loss: "
+        "(1-W) * engine loss + W * rubric loss; default 0, the engine's loss alone. A missing or "
+        "malformed rubric falls back to the engine's loss and is recorded",
     )
     p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
 
@@ -245,6 +266,7 @@ def _settings(args: argparse.Namespace):
         offline_latency=args.offline_latency,
         auto=args.auto,
         max_cost=args.max_cost,
+        judge_weight=args.judge_weight,
     )
 
 
@@ -377,7 +399,54 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return train(settings, make_backend("offline", offline_latency=settings.offline_latency))
 
 
-COMMANDS = {"lint": cmd_lint, "diffuse": cmd_diffuse, "train": cmd_train, "demo": cmd_demo}
+def _read_script(path: Path, flag: str) -> str:
+    if path.is_dir():
+        raise UsageError(f"{flag} {path} is a folder; pass one Fountain script")
+    if not path.is_file():
+        raise UsageError(f"{flag} {path}: no such file; pass a Fountain script")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{flag} {path} is not UTF-8 text; save it as UTF-8 and try again") from None
+    except OSError as exc:
+        raise UsageError(f"{flag} {path} cannot be read ({exc.strerror}); check its permissions") from None
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    import json
+
+    from .engine.scores import WEIGHTS, score_step
+
+    human = _read_script(args.human, "--human")
+    written = _read_script(args.written, "--written")
+    if not human.strip():
+        raise UsageError(f"--human {args.human} is empty; pass the human episode")
+    scores = score_step({1: written}, {1: human})
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "loss": scores["loss"],
+                    "scores": scores["scores"],
+                    "weights": WEIGHTS,
+                    "counts": scores["counts"]["1"],
+                },
+                indent=1,
+            )
+        )
+        return 0
+    print(f"loss {scores['loss']:.3f}  (0 = the human script, 1 = nothing alike)")
+    for name, value in scores["scores"].items():
+        print(f"  {name:<9} {value:.3f}  weight {WEIGHTS[name]:.2f}  costs {WEIGHTS[name] * (1 - value):.3f}")
+    counts = scores["counts"]["1"]
+    print(
+        f"  scenes {counts['written_scenes']} written / {counts['human_scenes']} human, "
+        f"pairs in order {counts['scene_pairs_in_order']}; words {counts['written_words']} / {counts['human_words']}"
+    )
+    return 0
+
+
+COMMANDS = {"score": cmd_score, "lint": cmd_lint, "diffuse": cmd_diffuse, "train": cmd_train, "demo": cmd_demo}
 
 
 def main(argv: list[str] | None = None) -> int:

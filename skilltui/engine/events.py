@@ -148,6 +148,11 @@ class Loss(Event):
     loss: float
     scores: dict[str, float]
     report: str
+    # The engine's own number and the judge's rubric; `loss` differs from `engine_loss` only
+    # with --judge-weight. `rubric_error` says why no rubric was used (missing, malformed).
+    engine_loss: float | None = None
+    rubric: dict[str, Any] | None = None
+    rubric_error: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

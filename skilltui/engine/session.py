@@ -44,6 +44,7 @@ class Settings:
     offline_latency: float = 0.0
     auto: bool = False
     max_cost: float | None = None
+    judge_weight: float = 0.0
 
     def check(self) -> None:
         for name in ("steps", "episodes_per_step", "epochs", "workers"):
@@ -54,6 +55,8 @@ class Settings:
         # nan compares false with everything, so each bound is written to fail for it too.
         if not (math.isfinite(self.offline_latency) and self.offline_latency >= 0):
             raise UsageError("--offline-latency must be 0 or more seconds")
+        if not 0.0 <= self.judge_weight <= 1.0:
+            raise UsageError("--judge-weight must be between 0 (the engine's loss alone) and 1 (the rubric's alone)")
         if self.max_cost is not None and not (math.isfinite(self.max_cost) and self.max_cost > 0):
             raise UsageError("--max-cost must be a positive number of US dollars")
 
@@ -88,6 +91,8 @@ class Settings:
             "model": self.model,
             "role_models": dict(sorted(self.role_models.items())),
             "prompts": str(Path(self.prompts).resolve()) if self.prompts else None,
+            # Only when set, so runs started before the flag existed still reopen.
+            **({"judge_weight": self.judge_weight} if self.judge_weight else {}),
         }
 
 

@@ -4,7 +4,8 @@
   episodes first..last as Fountain. Its tools cannot reach the work's human episodes or
   any loss report.
 - loss: the engine scores the written episodes against the human ones; a judge turns the
-  scores into a markdown report.
+  scores into a markdown report and a small rubric (engine/rubric.py), blended in only
+  with --judge-weight.
 - reduce: a group's loss reports folded into one commonality report (only when the group
   has more than one report).
 
@@ -27,6 +28,7 @@ from ..agents.base import Backend, BackendError, CallResult, Request
 from ..agents.redact import redact
 from ..agents.tools import Sandbox
 from . import events as ev
+from . import rubric
 from .pool import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
 from .prompts import Prompts
 from .run import Run, read_json, write_atomic, write_json
@@ -259,30 +261,42 @@ async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last
         episodes=[{"number": n, "human": human[n], "written": written.get(n, "")} for n in sorted(human)],
     )
     where = {"work": work.name}
-    request = ctx.request("loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores}, **where)
+    context = {"work": work.name, "first": first, "last": last, "scores": scores, "written": written}
+    request = ctx.request("loss", prompt, context, **where)
     result = await ctx.call(
         request, run.loss_dir(epoch, step) / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
     )
-    if not result.text.strip():
+    # The rubric is optional: a missing or malformed one leaves the engine's number in charge.
+    text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
+    if not text.strip():
         raise StageError(f"the judge wrote an empty loss report for {work.name}")
-    write_atomic(report, _with_scores(result.text, scores))
+    write_atomic(report, _with_scores(text, scores))
     write_json(scores_path, scores)
     ctx.bus.emit(
         ev.Loss(
-            epoch=epoch, step=step, work=work.name, loss=scores["loss"], scores=scores["scores"], report=str(report)
+            epoch=epoch,
+            step=step,
+            work=work.name,
+            loss=scores["loss"],
+            scores=scores["scores"],
+            report=str(report),
+            engine_loss=scores["engine_loss"],
+            rubric=scores["rubric"],
+            rubric_error=scores["rubric_error"],
         )
     )
     return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
 
 
 def _with_scores(report: str, scores: dict[str, Any]) -> str:
-    """The judge's report with the engine's numbers appended, so the evidence carries the truth."""
+    """The judge's report with the engine's numbers and the rubric appended, so the evidence carries the truth."""
+    judged = rubric.render(scores)
     if "<!-- scores:" in report:
-        return report if report.endswith("\n") else report + "\n"
+        return f"{report.rstrip()}\n\n{judged}"
     table = "\n".join(f"| {name} | {value:.3f} |" for name, value in scores["scores"].items())
     return (
-        f"{report.rstrip()}\n\n## Scores computed by the engine\n\nLoss {scores['loss']:.3f}.\n\n"
-        f"| part | similarity |\n|---|---|\n{table}\n\n"
+        f"{report.rstrip()}\n\n## Scores computed by the engine\n\nLoss {scores['engine_loss']:.3f}.\n\n"
+        f"| part | similarity |\n|---|---|\n{table}\n\n{judged}\n"
         f"<!-- scores: {json.dumps(scores['scores'], sort_keys=True)} -->\n"
     )
 
