@@ -18,10 +18,11 @@ What it owns, and why:
   our sandbox. A `delete_file` tool covers what the editor lacks, and `commit` (backward
   only) records the micro-step. A refused call goes back as an `is_error` tool result the
   model can act on; it never ends the call.
-- Caching: the stable prefix (tool definitions, system prompt, the first prompt with the
-  pool headers and the story) carries `cache_control` breakpoints, and the latest turn
-  carries a rolling one, so every later turn of an agent and every other work of the
-  same step reads that prefix from the cache at a tenth of the price (or less).
+- Caching: marks go only where a later request reads them (`cache_policy.py`): the
+  system prompt and tools, a re-read `lead` (a work's story, a judge's human episodes),
+  the pool listing shared by a step's works, and an agent's latest turn; never a
+  one-shot prompt or the tail of an agent whose task is done, never a prefix under the
+  model's minimum cacheable length; the 1-hour life only where the re-read is later.
 - Accounting: each API request's usage (input, output, cache writes, cache reads) is
   priced on its own by `pricing.cost_usd` and summed into the call's `CallResult`. An
   unknown model has `cost_usd=None`: tokens, never an invented price.
@@ -61,8 +62,9 @@ import anthropic
 import httpx2
 
 from ..errors import UsageError
-from . import pricing
+from . import cache_policy, pricing
 from .base import BackendError, CallResult, FatalBackendError, Request, Usage
+from .cache_policy import Marks
 from .redact import redact
 from .tools import MAX_VIEW_CHARS, Sandbox, ToolError
 
@@ -72,8 +74,6 @@ KEY_HELP = (
     "--backend anthropic needs an API key: export ANTHROPIC_API_KEY=sk-ant-... "
     "(create one at https://console.anthropic.com/settings/keys), or use --backend offline"
 )
-
-EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 
 EDITOR_TOOL_NAME = "str_replace_based_edit_tool"
 EDITOR_TOOL: dict[str, Any] = {
@@ -143,6 +143,7 @@ class _Call:
             output_tokens=u.output_tokens or 0,
             cache_write_tokens=u.cache_creation_input_tokens or 0,
             cache_read_tokens=u.cache_read_input_tokens or 0,
+            cache_write_1h_tokens=getattr(getattr(u, "cache_creation", None), "ephemeral_1h_input_tokens", 0) or 0,
         )
         self.usage.add(turn)
         self.turns += 1
@@ -224,8 +225,10 @@ class AnthropicBackend:
     async def text(self, request: Request) -> CallResult:
         """One streamed answer, no tools (diffuse, loss, reduce)."""
         call = _Call(model=request.model or self.model, secrets=self._secrets)
-        params = self._params(call.model, request, tools=None)
-        params["messages"] = [{"role": "user", "content": _opening(request, mark=False)}]
+        marks = Marks(call.model)
+        params = self._params(call.model, request, tools=None, marks=marks)
+        # A one-shot answer: only what other requests re-read is marked, never the prompt itself.
+        params["messages"] = [{"role": "user", "content": _opening(request, marks, agent=False)}]
         call.record({"event": "request", "role": request.role, **_loggable(params)})
         try:
             async with asyncio.timeout(request.timeout), self._client() as client:
@@ -247,15 +250,18 @@ class AnthropicBackend:
         tools = [dict(EDITOR_TOOL), dict(DELETE_TOOL)]
         if sandbox.on_commit is not None:
             tools.append(dict(COMMIT_TOOL))
-        if not request.system:  # otherwise the system breakpoint covers the tools, which come before it
-            tools[-1]["cache_control"] = EPHEMERAL
-        params = self._params(call.model, request, tools=tools)
-        messages: list[dict[str, Any]] = [{"role": "user", "content": _opening(request, mark=True)}]
+        marks = Marks(call.model)
+        if request.system:  # the system mark covers the tools, which come before it
+            marks.grow(cache_policy.tokens(tools))
+        else:
+            marks.offer(tools[-1], cache_policy.tokens(tools), "5m")
+        params = self._params(call.model, request, tools=tools, marks=marks)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": _opening(request, marks, agent=True)}]
         params["messages"] = messages
         call.record({"event": "request", "role": request.role, **_loggable(params)})
         try:
             async with asyncio.timeout(request.timeout), self._client() as client:
-                return await self._loop(client, params, messages, call, request, sandbox)
+                return await self._loop(client, params, messages, call, request, sandbox, marks)
         except TimeoutError:
             raise call.fail(
                 f"the {request.role} agent took longer than {request.timeout:g}s "
@@ -265,8 +271,7 @@ class AnthropicBackend:
 
     async def _loop(self, client: anthropic.AsyncAnthropic, params: dict[str, Any],
                     messages: list[dict[str, Any]], call: _Call, request: Request,
-                    sandbox: Sandbox) -> CallResult:
-        rolling: dict[str, Any] | None = None  # the block carrying the moving cache breakpoint
+                    sandbox: Sandbox, marks: Marks) -> CallResult:
         for _ in range(request.max_turns):
             message = await self._turn(client, params, call, request)
             content = [_block_dict(b) for b in message.content]
@@ -289,10 +294,10 @@ class AnthropicBackend:
                     "and keep each call small enough to fit.")}]
             else:
                 return call.result(_text_of(content))
-            if rolling is not None:
-                rolling.pop("cache_control", None)
-            rolling = results[-1]
-            rolling["cache_control"] = EPHEMERAL
+            # The latest turn is marked so the next one reads it, unless the task is done:
+            # then the next answer is the last request and this tail is never re-read.
+            done = request.finished is not None and request.finished()
+            marks.rolling(None if done else results[-1], cache_policy.tokens(content) + cache_policy.tokens(results))
             messages.append({"role": "user", "content": results})
         raise call.fail(f"the {request.role} agent did not finish within {request.max_turns} turns")
 
@@ -402,10 +407,13 @@ class AnthropicBackend:
 
     # -- request parameters ---------------------------------------------------------------------
 
-    def _params(self, model: str, request: Request, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    def _params(self, model: str, request: Request, tools: list[dict[str, Any]] | None,
+                marks: Marks) -> dict[str, Any]:
         params: dict[str, Any] = {"model": model, "max_tokens": self.max_tokens}
-        if request.system:
-            params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
+        if request.system:  # every call of the role sends it again: worth a mark once long enough
+            block = {"type": "text", "text": request.system}
+            marks.offer(block, cache_policy.tokens(request.system), "5m")
+            params["system"] = [block]
         if tools:
             params["tools"] = tools
         return params
@@ -414,18 +422,25 @@ class AnthropicBackend:
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def _opening(request: Request, *, mark: bool) -> list[dict[str, Any]]:
-    """The first user turn: the shared prefix (marked, so other works read it from cache), then the prompt.
+def _opening(request: Request, marks: Marks, *, agent: bool) -> list[dict[str, Any]]:
+    """The first user turn: the re-read lead, the shared prefix, then the prompt.
 
-    At most four breakpoints are allowed: system (covering the tools before it), the shared
-    prefix, the prompt, and the rolling one on the latest turn.
+    The lead and the prefix are marked when later requests re-read them (`cache_policy`);
+    an agent's prompt carries the rolling mark its next turn reads; a one-shot prompt none.
     """
     blocks: list[dict[str, Any]] = []
+    if request.lead:
+        blocks.append({"type": "text", "text": request.lead})
+        marks.offer(blocks[-1], cache_policy.tokens(request.lead), request.lead_ttl)
     if request.prefix:
-        blocks.append({"type": "text", "text": request.prefix, "cache_control": EPHEMERAL})
+        blocks.append({"type": "text", "text": request.prefix})
+        # Behind a lead, the prefix is this request's own (the lead differs per work): the
+        # rolling mark covers it. Otherwise the other works of the step re-read it.
+        shared = request.prefix_shared and not request.lead
+        marks.offer(blocks[-1], cache_policy.tokens(request.prefix), "5m" if shared else None)
     blocks.append({"type": "text", "text": request.prompt})
-    if mark:
-        blocks[-1]["cache_control"] = EPHEMERAL
+    if agent:
+        marks.rolling(blocks[-1], cache_policy.tokens(request.prompt))
     return blocks
 
 
@@ -442,7 +457,8 @@ def _text_of(content: list[dict[str, Any]]) -> str:
 
 def _usage_dict(usage: Usage) -> dict[str, int]:
     return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-            "cache_write_tokens": usage.cache_write_tokens, "cache_read_tokens": usage.cache_read_tokens}
+            "cache_write_tokens": usage.cache_write_tokens, "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_1h_tokens": usage.cache_write_1h_tokens}
 
 
 def _loggable(params: dict[str, Any]) -> dict[str, Any]:

@@ -138,7 +138,9 @@ class Trainer:
                     if not active:
                         # Out of data for this epoch: the next epoch starts over at step 0.
                         break
+                    started = time.monotonic()
                     await self._step(epoch, step, first, last, active)
+                    self.ctx.last_step_seconds = time.monotonic() - started
                 epochs_done = epoch + 1
         except RunStopped as exc:
             return self._finish("stopped", str(exc), epochs_done)

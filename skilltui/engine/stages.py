@@ -52,6 +52,18 @@ class Context:
     bus: ev.EventBus
     secrets: list[str] = field(default_factory=list)
     spent: float = 0.0
+    # How long the last step took, so a re-read one step later is cached for 5 minutes or
+    # for an hour (cache_policy); None before the first step has finished.
+    last_step_seconds: float | None = None
+
+    def reread_ttl(self) -> str:
+        """The cache life for text the next step re-reads: 1 hour unless steps are known to be quick.
+
+        Before any step was timed, a run a person reviews is assumed slow and an --auto run quick.
+        """
+        if self.last_step_seconds is None:
+            return "5m" if self.settings.auto else "1h"
+        return "5m" if self.last_step_seconds < 240 else "1h"
 
     def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
         if result.cost_usd is not None:
@@ -187,7 +199,10 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         scripts_dir=str(scripts),
     )
     prefix = pool_context(ctx, headers)
-    write_atomic(out / "prompt.md", f"{prefix}\n{prompt}")
+    # The story leads the prompt: the same work's forward re-reads it word for word every
+    # step, so it is cached across steps when one comes later (cache_policy).
+    lead = f"# The story\n\n{story.read_text(encoding='utf-8')}"
+    write_atomic(out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(
         read_roots=[story, pool.root],
         write_roots=[scripts],
@@ -209,6 +224,9 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         prefix=prefix,
         **where,
     )
+    request.lead = lead
+    request.lead_ttl = ctx.reread_ttl() if _reread_later(ctx, work, epoch, last) else None
+    request.finished = lambda: all((scripts / f"{n:02d}.fountain").is_file() for n in range(first, last + 1))
     seen: set[int] = set()
     inner_tool = request.on_tool
 
@@ -273,6 +291,14 @@ async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last
         )
     )
     return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
+
+
+def _reread_later(ctx: Context, work: Work, epoch: int, last: int) -> bool:
+    """Whether a later step of this run gives this work another forward (so re-reads its story)."""
+    s = ctx.settings
+    reach = s.steps * s.episodes_per_step
+    return epoch < s.epochs - 1 or any(last < e <= reach for e in work.episodes if
+                                       e % s.episodes_per_step == 0)
 
 
 def _with_scores(report: str, scores: dict[str, Any]) -> str:
