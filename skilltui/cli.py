@@ -193,6 +193,8 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
         story = noise_work(work, seed=args.seed, noise=args.noise)
     else:
         backend = make_backend(backend_name, args.model)
+        print(f"diffuse: model {backend.model} ({backend_name}{'' if args.model else ', its default'})",
+              file=sys.stderr)
         last = [0]
 
         def show(number: int, text: str) -> None:

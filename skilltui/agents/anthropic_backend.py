@@ -66,6 +66,7 @@ from . import cache_policy, pricing
 from .base import BackendError, CallResult, FatalBackendError, Request, Usage
 from .cache_policy import Marks
 from .redact import redact
+from .throttle import Throttle
 from .tools import MAX_VIEW_CHARS, Sandbox, ToolError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -208,6 +209,7 @@ class AnthropicBackend:
         self.max_tokens = max_tokens
         self._api_key = key
         self._base_url = base_url
+        self.throttle = Throttle()
 
     @property
     def _secrets(self) -> list[str]:
@@ -344,7 +346,7 @@ class AnthropicBackend:
             streamed = False
             started = time.monotonic()
             try:
-                async with client.messages.stream(**params) as stream:
+                async with self.throttle.slot(), client.messages.stream(**params) as stream:
                     async for event in stream:
                         if event.type == "text" and event.text:
                             streamed = True
@@ -352,9 +354,13 @@ class AnthropicBackend:
                     message = await stream.get_final_message()
             except anthropic.APIStatusError as exc:
                 failure = self._classify(exc, call)
+                if exc.status_code == 429 and exc.response is not None:
+                    # Every call of this backend slows down, not only this one (throttle.py).
+                    failure.wait = self.throttle.rate_limited(exc.response.headers)
             except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
                 failure = _Failure(True, f"the connection failed ({type(exc).__name__}: {exc})")
             else:
+                self.throttle.succeeded()
                 turn_usage, cost = call.add_turn(message)
                 call.record({
                     "event": "response", "turn": call.turns, "attempts": attempt + 1,

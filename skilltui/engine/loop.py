@@ -82,6 +82,9 @@ class Trainer:
             secrets=list(secrets or []),
             spent=_spent_so_far(opened),
         )
+        throttle = getattr(backend, "throttle", None)
+        if throttle is not None:  # a backend that slows down on 429 says so through the events
+            throttle.on_change = lambda **facts: bus.emit(ev.Throttled(**facts))
         self._running = asyncio.Event()
         self._running.set()
         self._stop_reason: str | None = None
@@ -127,6 +130,8 @@ class Trainer:
                 works=[w.name for w in self.works],
                 config=self.opened.config,
                 resumed=self.opened.resumed,
+                models=role_models(self.settings, self.ctx.backend),
+                backend=self.ctx.backend.name,
             )
         )
         epochs_done = 0
@@ -270,6 +275,12 @@ class Trainer:
                 stage=stage, status=status, epoch=epoch, step=step, work=work, group=group, seconds=seconds, error=error
             )
         )
+
+
+def role_models(settings, backend: Backend) -> dict[str, str]:
+    """The model each training role calls: its --role-model, else --model, else the backend's default."""
+    roles = ("forward", "loss", "reduce", "backward")
+    return {role: settings.model_for(role) or backend.model or "default" for role in roles}
 
 
 def _spent_so_far(opened: OpenedRun) -> float:
