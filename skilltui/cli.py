@@ -148,6 +148,12 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         metavar="USD",
         help="stop before the next stage once the run has spent this much; resumable",
     )
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="send each step's loss-judge calls, and its reduce calls, as one Message Batch at half price "
+        "(--backend anthropic; slower: for runs nobody watches). A killed run resumes polling the same batch",
+    )
     p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
 
 
@@ -241,12 +247,15 @@ def _settings(args: argparse.Namespace):
         offline_latency=args.offline_latency,
         auto=args.auto,
         max_cost=args.max_cost,
+        batch=args.batch,
     )
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     settings = _settings(args)
     settings.check()
+    if settings.batch and settings.backend != "anthropic":
+        raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
     backend = make_backend(settings.backend, settings.model, offline_latency=settings.offline_latency)
     return train(settings, backend)
 

@@ -11,6 +11,7 @@ What it speaks:
   (`message_start`, `content_block_start`, text / input_json / thinking / signature
   deltas, `content_block_stop`, `message_delta`, `message_stop`);
 - `POST /v1/messages/count_tokens` (the Claude Code CLI asks for it);
+- the Message Batches endpoints (`fakebatches.py`): create, retrieve, results;
 - anything else: a 404 in the API's error shape.
 
 What a test scripts: a list of replies taken in order, or a callable that looks at each
@@ -43,6 +44,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakebatches import FakeBatches
 from tests.fakecache import PromptCache
 
 __all__ = [
@@ -214,6 +216,7 @@ class FakeAnthropic:
         # The API's prompt cache; `min_cache_tokens` is the models' minimum cacheable length.
         self.cache = PromptCache(min_tokens=min_cache_tokens, clock=clock)
         self.usage_by_request: dict[int, dict[str, Any]] = {}  # what each answered request was billed
+        self.batches = FakeBatches(self)  # the Message Batches endpoints
         self.key = key
         self.requests: list[Recorded] = []
         self.failures: list[str] = []
@@ -342,6 +345,21 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802
             self._record({})
+            path = self.path.split("?")[0]
+            if path.startswith("/v1/messages/batches/"):
+                batch_id, _, rest = path[len("/v1/messages/batches/"):].partition("/")
+                if rest == "results":
+                    data = fake.batches.results(batch_id)
+                    if data is not None:
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/binary")
+                        self.send_header("Content-Length", str(len(data)))
+                        self.end_headers()
+                        self.wfile.write(data)
+                        return
+                elif (view := fake.batches.retrieve(batch_id)) is not None:
+                    self._json(200, view)
+                    return
             self._json(404, _error_body("not_found_error", f"fake server has no {self.path}"))
 
         def do_POST(self) -> None:  # noqa: N802
@@ -361,6 +379,9 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             if path == "/v1/messages/count_tokens":
                 size = len(json.dumps(body))
                 self._json(200, {"input_tokens": max(1, size // 4)})
+                return
+            if path == "/v1/messages/batches":
+                self._json(200, fake.batches.create(body, recorded.headers))
                 return
             if path != "/v1/messages":
                 self._json(404, _error_body("not_found_error", f"fake server has no {path}"))

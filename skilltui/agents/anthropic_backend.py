@@ -227,10 +227,7 @@ class AnthropicBackend:
     async def text(self, request: Request) -> CallResult:
         """One streamed answer, no tools (diffuse, loss, reduce)."""
         call = _Call(model=request.model or self.model, secrets=self._secrets)
-        marks = Marks(call.model)
-        params = self._params(call.model, request, tools=None, marks=marks)
-        # A one-shot answer: only what other requests re-read is marked, never the prompt itself.
-        params["messages"] = [{"role": "user", "content": _opening(request, marks, agent=False)}]
+        params = self.text_params(request, call.model)
         call.record({"event": "request", "role": request.role, **_loggable(params)})
         try:
             async with asyncio.timeout(request.timeout), self._client() as client:
@@ -268,6 +265,14 @@ class AnthropicBackend:
             raise call.fail(
                 f"the {request.role} agent took longer than {request.timeout:g}s "
                 f"({call.turns} turns)") from None
+
+    def text_params(self, request: Request, model: str) -> dict[str, Any]:
+        """The Messages parameters of a text call (also what `--batch` sends for it)."""
+        marks = Marks(model)
+        params = self._params(model, request, tools=None, marks=marks)
+        # A one-shot answer: only what other requests re-read is marked, never the prompt itself.
+        params["messages"] = [{"role": "user", "content": _opening(request, marks, agent=False)}]
+        return params
 
     # -- the agent loop -------------------------------------------------------------------------
 

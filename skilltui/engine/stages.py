@@ -55,6 +55,8 @@ class Context:
     # How long the last step took, so a re-read one step later is cached for 5 minutes or
     # for an hour (cache_policy); None before the first step has finished.
     last_step_seconds: float | None = None
+    # --batch: the step's StepBatch per role ("loss", "reduce"); their text calls wait for it.
+    batches: dict[str, Any] = field(default_factory=dict)
 
     def reread_ttl(self) -> str:
         """The cache life for text the next step re-reads: 1 hour unless steps are known to be quick.
@@ -111,8 +113,11 @@ class Context:
         # The backend enforces request.timeout itself and reports what the call cost; this
         # outer bound, a little longer, only catches a backend that fails to.
         bound = request.timeout + 30
+        batch = self.batches.get(request.role) if sandbox is None else None
         try:
-            if sandbox is None:
+            if batch is not None:  # no outer bound: a batch may take hours, and polls on its own
+                result = await batch.text(str(where.get("work") or f"g{where.get('group')}"), request)
+            elif sandbox is None:
                 result = await asyncio.wait_for(self.backend.text(request), bound)
             else:
                 result = await asyncio.wait_for(self.backend.agent(request, sandbox), bound)
