@@ -103,12 +103,24 @@ class Model:
         return Reply([text(f"I wrote episodes {first} to {last}, scene by scene from the story.")])
 
     def loss(self, r: Recorded) -> Reply:
-        return Reply([text("## What went wrong\n\n" + "The written episode loses the subtext of the human "
-                           "one: lines are said outright where the original lets a look carry them. " * 6)])
+        return Reply(
+            [
+                text(
+                    "## What went wrong\n\n" + "The written episode loses the subtext of the human "
+                    "one: lines are said outright where the original lets a look carry them. " * 6
+                )
+            ]
+        )
 
     def reduce(self, r: Recorded) -> Reply:
-        return Reply([text("## Common to every work\n\n" + "Dialogue states what the human scripts imply; "
-                           "scene headings drift from the story's places. " * 6)])
+        return Reply(
+            [
+                text(
+                    "## Common to every work\n\n" + "Dialogue states what the human scripts imply; "
+                    "scene headings drift from the story's places. " * 6
+                )
+            ]
+        )
 
     def backward(self, r: Recorded) -> Reply:
         """Read the summary and each report one by one, open a note, write one, commit, report."""
@@ -118,12 +130,16 @@ class Model:
         notes = re.findall(r"^- ([a-z]+/[a-z0-9-]+\.md):", opening, re.M)[:1]
         label = re.search(r"epoch (\d+) step (\d+).*?(\d+)", opening)
         name = f"dialogue/subtext-{'-'.join(label.groups()) if label else 'x'}.md"
-        note = ("---\ndescription: Let a look or an action carry what a line would say outright.\n---\n"
-                "## Guidance\n\nWhen a character would state a feeling, cut the line and give the actor "
-                "something to do instead. Keep the line only if the scene fails without it.\n")
+        note = (
+            "---\ndescription: Let a look or an action carry what a line would say outright.\n---\n"
+            "## Guidance\n\nWhen a character would state a feeling, cut the line and give the actor "
+            "something to do instead. Keep the line only if the scene fails without it.\n"
+        )
         plan = [edit("view", path=p) for p in evidence] + [edit("view", path=p) for p in notes]
-        plan += [edit("create", path=name, file_text=note),
-                 tool_use("commit", {"message": "Add a subtext note: every work said too much."})]
+        plan += [
+            edit("create", path=name, file_text=note),
+            tool_use("commit", {"message": "Add a subtext note: every work said too much."}),
+        ]
         n = turns(r)
         if n < len(plan):
             return Reply([plan[n]])
@@ -143,12 +159,31 @@ def measure(min_tokens: int, keep: Path | None) -> dict[str, dict[str, float]]:
             os.environ["ANTHROPIC_BASE_URL"] = fake.base_url
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 for name in names:
-                    if skilltui(["diffuse", "--work", str(works / name), "--backend", "anthropic",
-                                 "--model", MODEL]) != 0:
+                    if (
+                        skilltui(["diffuse", "--work", str(works / name), "--backend", "anthropic", "--model", MODEL])
+                        != 0
+                    ):
                         raise SystemExit(f"diffuse failed for {name}")
-                argv = ["train", "--auto", "--backend", "anthropic", "--model", MODEL, "--runs-dir",
-                        str(tmp / "runs"), "--run-id", "bench", "--steps", "3", "--episodes-per-step", "2",
-                        "--group-size", "2", "--workers", "3"]
+                argv = [
+                    "train",
+                    "--auto",
+                    "--backend",
+                    "anthropic",
+                    "--model",
+                    MODEL,
+                    "--runs-dir",
+                    str(tmp / "runs"),
+                    "--run-id",
+                    "bench",
+                    "--steps",
+                    "3",
+                    "--episodes-per-step",
+                    "2",
+                    "--group-size",
+                    "2",
+                    "--workers",
+                    "3",
+                ]
                 for name in names:
                     argv += ["--work", str(works / name)]
                 code = skilltui(argv)
@@ -168,19 +203,26 @@ def tally(fake: FakeAnthropic) -> dict[str, dict[str, float]]:
         role = role_of(fake.requests[index])
         s = sums[role]
         w1h = (usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0)
-        billed = Usage(usage["input_tokens"], usage["output_tokens"], usage["cache_creation_input_tokens"],
-                       usage["cache_read_input_tokens"])
-        w5m = Usage(billed.input_tokens, billed.output_tokens, billed.cache_write_tokens - w1h,
-                    billed.cache_read_tokens)
+        billed = Usage(
+            usage["input_tokens"],
+            usage["output_tokens"],
+            usage["cache_creation_input_tokens"],
+            usage["cache_read_input_tokens"],
+        )
+        w5m = Usage(
+            billed.input_tokens, billed.output_tokens, billed.cache_write_tokens - w1h, billed.cache_read_tokens
+        )
         h1 = Usage(0, 0, w1h, 0)
-        plain = Usage(billed.input_tokens + billed.cache_write_tokens + billed.cache_read_tokens,
-                      billed.output_tokens)
+        plain = Usage(billed.input_tokens + billed.cache_write_tokens + billed.cache_read_tokens, billed.output_tokens)
         s["requests"] += 1
         s["input"] += plain.input_tokens
         s["read"] += billed.cache_read_tokens
         s["written"] += billed.cache_write_tokens
-        s["cost"] += pricing.cost_usd(MODEL, w5m) + pricing.cost_usd(MODEL, h1, cache_ttl="1h") - \
-            pricing.cost_usd(MODEL, Usage())
+        s["cost"] += (
+            pricing.cost_usd(MODEL, w5m)
+            + pricing.cost_usd(MODEL, h1, cache_ttl="1h")
+            - pricing.cost_usd(MODEL, Usage())
+        )
         s["cost_none"] += pricing.cost_usd(MODEL, plain)
     for write in fake.cache.writes:
         if not write.read:
@@ -192,20 +234,28 @@ def line(name: str, s: dict[str, float]) -> str:
     read = s["read"] / s["input"] if s["input"] else 0.0
     unread = s["unread"] / s["written"] if s["written"] else 0.0
     ratio = s["cost"] / s["cost_none"] if s["cost_none"] else 1.0
-    return (f"{name:9} {int(s['requests']):>5} {int(s['input']):>9,} {read:>7.1%} {int(s['written']):>9,} "
-            f"{unread:>7.1%} {s['cost']:>10.4f} {s['cost_none']:>10.4f} {ratio:>8.2f}x")
+    return (
+        f"{name:9} {int(s['requests']):>5} {int(s['input']):>9,} {read:>7.1%} {int(s['written']):>9,} "
+        f"{unread:>7.1%} {s['cost']:>10.4f} {s['cost_none']:>10.4f} {ratio:>8.2f}x"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--min-tokens", type=int, default=1024,
-                        help="the model's minimum cacheable length the server applies (Sonnet 5.5: 1024)")
+    parser.add_argument(
+        "--min-tokens",
+        type=int,
+        default=1024,
+        help="the model's minimum cacheable length the server applies (Sonnet 5.5: 1024)",
+    )
     parser.add_argument("--keep", type=Path, default=None, help="keep the run folder (prints where)")
     args = parser.parse_args()
     sums = measure(args.min_tokens, args.keep)
     print(f"one epoch of the bundled works, {MODEL}, minimum cacheable length {args.min_tokens} tokens")
-    print(f"{'role':9} {'calls':>5} {'input':>9} {'read':>7} {'written':>9} {'unread':>7} "
-          f"{'$ paid':>10} {'$ no marks':>10} {'ratio':>9}")
+    print(
+        f"{'role':9} {'calls':>5} {'input':>9} {'read':>7} {'written':>9} {'unread':>7} "
+        f"{'$ paid':>10} {'$ no marks':>10} {'ratio':>9}"
+    )
     epoch: dict[str, float] = defaultdict(float)
     for role in ROLES:
         if role in sums:
@@ -216,8 +266,10 @@ def main() -> int:
     print(line("epoch", epoch))
     read = epoch["read"] / epoch["input"] if epoch["input"] else 0.0
     unread = epoch["unread"] / epoch["written"] if epoch["written"] else 0.0
-    print(f"targets: read >= 75% ({'met' if read >= 0.75 else 'MISSED'}), "
-          f"unread <= 10% ({'met' if unread <= 0.10 else 'MISSED'})")
+    print(
+        f"targets: read >= 75% ({'met' if read >= 0.75 else 'MISSED'}), "
+        f"unread <= 10% ({'met' if unread <= 0.10 else 'MISSED'})"
+    )
     return 0
 
 

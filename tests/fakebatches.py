@@ -58,20 +58,41 @@ class FakeBatches:
             if kind != "succeeded":
                 recorded.answer = f"batch {kind}"
                 error = {"type": "error", "error": {"type": "api_error", "message": "fake batch error"}}
-                batch.results.append({"custom_id": custom_id, "result": {"type": kind, **(
-                    {"error": error} if kind == "errored" else {})}})
+                batch.results.append(
+                    {
+                        "custom_id": custom_id,
+                        "result": {"type": kind, **({"error": error} if kind == "errored" else {})},
+                    }
+                )
                 continue
             answer = self.fake._next_answer(recorded)
             if not isinstance(answer, Reply):
                 status = answer.status if isinstance(answer, Error) else 500
-                batch.results.append({"custom_id": custom_id, "result": {"type": "errored", "error": {
-                    "type": "error", "error": {"type": "api_error", "message": f"fake status {status}"}}}})
+                batch.results.append(
+                    {
+                        "custom_id": custom_id,
+                        "result": {
+                            "type": "errored",
+                            "error": {
+                                "type": "error",
+                                "error": {"type": "api_error", "message": f"fake status {status}"},
+                            },
+                        },
+                    }
+                )
                 continue
             content = [dict(b) for b in answer.content]
             usage = self.fake._usage_for(params, content)
-            message = {"id": f"msg_fakebatch{next(_ids):04d}", "type": "message", "role": "assistant",
-                       "model": params.get("model") or self.fake.model, "content": content,
-                       "stop_reason": answer.stop_reason or "end_turn", "stop_sequence": None, "usage": usage}
+            message = {
+                "id": f"msg_fakebatch{next(_ids):04d}",
+                "type": "message",
+                "role": "assistant",
+                "model": params.get("model") or self.fake.model,
+                "content": content,
+                "stop_reason": answer.stop_reason or "end_turn",
+                "stop_sequence": None,
+                "usage": usage,
+            }
             batch.results.append({"custom_id": custom_id, "result": {"type": "succeeded", "message": message}})
         self.created.append(batch)
         return self.view(batch, ended=False)
@@ -85,12 +106,15 @@ class FakeBatches:
         else:
             counts["processing"] = len(batch.requests)
         return {
-            "id": batch.id, "type": "message_batch",
+            "id": batch.id,
+            "type": "message_batch",
             "processing_status": "ended" if ended else "in_progress",
             "request_counts": counts,
-            "created_at": now.isoformat(), "expires_at": (now + timedelta(hours=24)).isoformat(),
+            "created_at": now.isoformat(),
+            "expires_at": (now + timedelta(hours=24)).isoformat(),
             "ended_at": now.isoformat() if ended else None,
-            "archived_at": None, "cancel_initiated_at": None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
             "results_url": f"{self.fake.base_url}/v1/messages/batches/{batch.id}/results" if ended else None,
         }
 

@@ -37,8 +37,21 @@ def server(monkeypatch: pytest.MonkeyPatch):
 
 
 def argv(runs: Path, works: list[Path]) -> list[str]:
-    args = ["train", "--auto", "--batch", "--backend", "anthropic", "--runs-dir", str(runs), "--run-id", "r",
-            "--steps", "1", "--group-size", "0"]
+    args = [
+        "train",
+        "--auto",
+        "--batch",
+        "--backend",
+        "anthropic",
+        "--runs-dir",
+        str(runs),
+        "--run-id",
+        "r",
+        "--steps",
+        "1",
+        "--group-size",
+        "0",
+    ]
     for work in works:
         args += ["--work", str(work)]
     return args
@@ -49,7 +62,8 @@ def loss_requests(server: FakeAnthropic) -> list:
 
 
 def test_a_steps_judge_calls_go_in_one_batch_at_half_price(
-        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     works = [make_work("kestrel", 2), make_work("lantern", 2), make_work("marlin", 2)]
     server.script = FakeModel(tmp_path / "works")
     runs = tmp_path / "runs"
@@ -61,20 +75,24 @@ def test_a_steps_judge_calls_go_in_one_batch_at_half_price(
     assert all(r.answer == "batch" for r in loss_requests(server))  # no judge was called on its own
     record = json.loads((run / "epoch0" / "step0" / "loss" / "batch.json").read_text())
     assert record["id"] == server.batches.created[0].id and sorted(record["ids"].values()) == [
-        "kestrel", "lantern", "marlin"]
+        "kestrel",
+        "lantern",
+        "marlin",
+    ]
     for name in ("kestrel", "lantern", "marlin"):
         assert "What went wrong" in (run / "epoch0" / "step0" / "loss" / f"{name}.md").read_text()
     events = read_events(run / "events.jsonl")
     states = [(e["purpose"], e["state"]) for e in events if e["kind"] == "batch"]
     assert states[0] == ("loss", "submitted") and ("loss", "ended") in states and ("reduce", "ended") in states
     for call in (e for e in events if e["kind"] == "call" and e["role"] == "loss"):
-        usage = Usage(call["input_tokens"], call["output_tokens"], call["cache_write_tokens"], call["cache_read_tokens"])
+        usage = Usage(*(call[k] for k in ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")))
         assert call["cost_usd"] == pytest.approx(pricing.cost_usd(call["model"], usage) / 2)
     assert "[batch] loss e0 s0 msgbatch_" in capsys.readouterr().out
 
 
 def test_errored_and_expired_results_fall_back_to_normal_calls(
-        server: FakeAnthropic, make_work, tmp_path: Path) -> None:
+    server: FakeAnthropic, make_work, tmp_path: Path
+) -> None:
     works = [make_work("kestrel", 2), make_work("lantern", 2), make_work("marlin", 2)]
     server.script = FakeModel(tmp_path / "works")
     outcomes = {"loss-0": "errored", "loss-1": "expired"}
@@ -92,15 +110,22 @@ def test_errored_and_expired_results_fall_back_to_normal_calls(
 
 
 def test_a_killed_run_resumes_polling_the_same_batch_and_never_submits_twice(
-        server: FakeAnthropic, make_work, tmp_path: Path) -> None:
+    server: FakeAnthropic, make_work, tmp_path: Path
+) -> None:
     works = [make_work("kestrel", 2), make_work("lantern", 2)]
     server.script = FakeModel(tmp_path / "works")
     server.batches.polls_to_end = 10**6  # the batch stays in progress until the run is killed
     runs = tmp_path / "runs"
     record = runs / "r" / "epoch0" / "step0" / "loss" / "batch.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "skilltui", *argv(runs, works)], env=env, cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skilltui", *argv(runs, works)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not (record.exists() and json.loads(record.read_text()).get("id")):
@@ -120,14 +145,26 @@ def test_a_killed_run_resumes_polling_the_same_batch_and_never_submits_twice(
     assert json.loads(record.read_text())["id"] == first_id
     for name in ("kestrel", "lantern"):
         assert (runs / "r" / "epoch0" / "step0" / "loss" / f"{name}.md").exists()
-    states = [e["state"] for e in read_events(runs / "r" / "events.jsonl") if e["kind"] == "batch"
-              and e["purpose"] == "loss"]
+    states = [
+        e["state"] for e in read_events(runs / "r" / "events.jsonl") if e["kind"] == "batch" and e["purpose"] == "loss"
+    ]
     assert "resumed" in states
     assert [r.answer for r in loss_requests(server)] == ["batch", "batch"]  # no judge paid twice
 
 
 def test_batch_needs_the_anthropic_backend(make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    code = main(["train", "--auto", "--batch", "--backend", "offline", "--runs-dir", str(tmp_path / "runs"),
-                 "--work", str(make_work("kestrel", 2))])
+    code = main(
+        [
+            "train",
+            "--auto",
+            "--batch",
+            "--backend",
+            "offline",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--work",
+            str(make_work("kestrel", 2)),
+        ]
+    )
     assert code == 2 and "--batch needs --backend anthropic" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()

@@ -69,8 +69,9 @@ async def test_a_lead_read_again_next_epoch_is_cached_for_an_hour(server: FakeAn
     second = await b.text(Request(role="loss", prompt="written B", lead=LONG, lead_ttl="1h"))
     assert second.usage.cache_read_tokens == first.usage.cache_write_tokens
     # The 1-hour write is billed at 2x input (Sonnet 5.5: $4 per million), the read at $0.10.
-    assert first.cost_usd == pytest.approx((first.usage.input_tokens * 2 + first.usage.output_tokens * 10
-                                            + first.usage.cache_write_tokens * 4) / 1e6)
+    assert first.cost_usd == pytest.approx(
+        (first.usage.input_tokens * 2 + first.usage.output_tokens * 10 + first.usage.cache_write_tokens * 4) / 1e6
+    )
 
 
 async def test_a_lead_nobody_reads_again_gets_no_mark(server: FakeAnthropic) -> None:
@@ -80,7 +81,8 @@ async def test_a_lead_nobody_reads_again_gets_no_mark(server: FakeAnthropic) -> 
 
 
 async def test_fake_cache_expires_after_five_minutes_and_ignores_short_prefixes(
-        server: FakeAnthropic, clock: Clock) -> None:
+    server: FakeAnthropic, clock: Clock
+) -> None:
     server.script = lambda r: Reply([text("ok")])
     b = backend(server)
     await b.text(Request(role="loss", prompt="a", lead=LONG, lead_ttl="5m"))
@@ -99,20 +101,26 @@ async def test_fake_cache_expires_after_five_minutes_and_ignores_short_prefixes(
 
 
 async def test_an_agent_whose_task_is_done_writes_nothing_on_its_last_request(
-        server: FakeAnthropic, tmp_path: Path) -> None:
+    server: FakeAnthropic, tmp_path: Path
+) -> None:
     out = tmp_path / "scripts"
     out.mkdir()
 
     def script(r: Recorded) -> Reply:
         done = sum(1 for m in r.body["messages"] if m["role"] == "assistant")
         if done < 2:
-            return Reply([tool_use(EDITOR, {"command": "create", "path": str(out / f"0{done + 1}.fountain"),
-                                            "file_text": LONG})])
+            return Reply(
+                [tool_use(EDITOR, {"command": "create", "path": str(out / f"0{done + 1}.fountain"), "file_text": LONG})]
+            )
         return Reply([text("wrote both")])
 
     server.script = script
-    request = Request(role="forward", prompt="Write episodes 1 and 2. " + LONG, system="You write.",
-                      finished=lambda: all((out / f"0{n}.fountain").exists() for n in (1, 2)))
+    request = Request(
+        role="forward",
+        prompt="Write episodes 1 and 2. " + LONG,
+        system="You write.",
+        finished=lambda: all((out / f"0{n}.fountain").exists() for n in (1, 2)),
+    )
     result = await backend(server).agent(request, Sandbox(read_roots=[out], write_roots=[out]))
     turns = [e for e in result.transcript if e["event"] == "response"]
     assert len(turns) == 3

@@ -31,9 +31,12 @@ def test_the_wait_comes_from_retry_after_or_the_exhausted_limits_reset() -> None
     assert wait_from_headers({"retry-after": "7"}) == (7.0, "retry-after")
     now = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
     reset = (now + timedelta(seconds=30)).isoformat().replace("+00:00", "Z")
-    headers = {"anthropic-ratelimit-requests-remaining": "12", "anthropic-ratelimit-requests-reset": reset,
-               "anthropic-ratelimit-input-tokens-remaining": "0",
-               "anthropic-ratelimit-input-tokens-reset": reset}
+    headers = {
+        "anthropic-ratelimit-requests-remaining": "12",
+        "anthropic-ratelimit-requests-reset": reset,
+        "anthropic-ratelimit-input-tokens-remaining": "0",
+        "anthropic-ratelimit-input-tokens-reset": reset,
+    }
     assert wait_from_headers(headers, now=now.timestamp()) == (30.0, "input-tokens limit")
     assert wait_from_headers({}) == (DEFAULT_WAIT, "rate limit")
 

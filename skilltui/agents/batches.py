@@ -45,9 +45,10 @@ class BatchClient:
         self.backend = backend
 
     async def submit(self, items: dict[str, Request]) -> str:
-        requests = [{"custom_id": custom_id, "params": self.backend.text_params(request,
-                                                                                  request.model or self.backend.model)}
-                    for custom_id, request in items.items()]
+        requests = [
+            {"custom_id": custom_id, "params": self.backend.text_params(request, request.model or self.backend.model)}
+            for custom_id, request in items.items()
+        ]
         async with self._errors("submit the batch"), self.backend._client() as client:
             batch = await client.messages.batches.create(requests=requests)  # type: ignore[arg-type]
         return batch.id
@@ -78,8 +79,18 @@ class BatchClient:
         if call.cost_usd is not None:
             call.cost_usd *= BATCH_DISCOUNT
         content = [_block_dict(b) for b in message.content]
-        call.record({"event": "response", "turn": 1, "model": message.model, "stop_reason": message.stop_reason,
-                     "content": content, "usage": vars(turn), "cost_usd": call.cost_usd, "batch": True})
+        call.record(
+            {
+                "event": "response",
+                "turn": 1,
+                "model": message.model,
+                "stop_reason": message.stop_reason,
+                "content": content,
+                "usage": vars(turn),
+                "cost_usd": call.cost_usd,
+                "batch": True,
+            }
+        )
         if message.stop_reason in ("max_tokens", "refusal"):
             return None  # a normal call reports this properly
         return call.result(_text_of(content))
@@ -101,8 +112,9 @@ class _Errors:
     async def __aexit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
         if isinstance(exc, anthropic.APIStatusError):
             if exc.status_code in (401, 403):
-                raise FatalBackendError(f"the API rejected the key ({exc.status_code}) trying to {self.what}: "
-                                        "check ANTHROPIC_API_KEY") from None
+                raise FatalBackendError(
+                    f"the API rejected the key ({exc.status_code}) trying to {self.what}: check ANTHROPIC_API_KEY"
+                ) from None
             raise BackendError(f"could not {self.what}: {exc.status_code} {exc.type or 'error'}") from None
         if isinstance(exc, anthropic.APIConnectionError):
             raise BackendError(f"could not {self.what}: the connection failed") from None

@@ -64,8 +64,9 @@ def wait_from_headers(headers: Mapping[str, str], now: float | None = None) -> t
 class Throttle:
     """How many calls of one backend may be in flight, lowered for a while after a 429."""
 
-    def __init__(self, *, hold: float = 60.0, clock: Callable[[], float] = time.monotonic,
-                 on_change: OnChange | None = None) -> None:
+    def __init__(
+        self, *, hold: float = 60.0, clock: Callable[[], float] = time.monotonic, on_change: OnChange | None = None
+    ) -> None:
         self.hold = hold
         self.clock = clock
         self.on_change = on_change

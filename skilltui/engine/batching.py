@@ -38,8 +38,18 @@ MAX_POLL = 60.0
 class StepBatch:
     """Collects one role's text calls of one step and answers them from one Message Batch."""
 
-    def __init__(self, client: BatchClient, backend, bus: ev.EventBus, record: Path, *, purpose: str,
-                 epoch: int, step: int, expected: set[str]) -> None:
+    def __init__(
+        self,
+        client: BatchClient,
+        backend,
+        bus: ev.EventBus,
+        record: Path,
+        *,
+        purpose: str,
+        epoch: int,
+        step: int,
+        expected: set[str],
+    ) -> None:
         self.client = client
         self.backend = backend
         self.bus = bus
@@ -106,9 +116,14 @@ class StepBatch:
             batch_id, ids = saved["id"], dict(saved["ids"])
             self._emit(batch_id, "resumed")
         elif saved:
-            self.bus.emit(ev.Warning_(message=(
-                f"epoch {self.epoch} step {self.step}: a {self.purpose} batch was being submitted when the run "
-                "stopped and its id was never saved; normal calls instead of a second batch")))
+            self.bus.emit(
+                ev.Warning_(
+                    message=(
+                        f"epoch {self.epoch} step {self.step}: a {self.purpose} batch was being submitted when the run "
+                        "stopped and its id was never saved; normal calls instead of a second batch"
+                    )
+                )
+            )
             return {}
         else:
             ids = {f"{self.purpose}-{i}": key for i, key in enumerate(sorted(self.pending))}
@@ -133,10 +148,21 @@ class StepBatch:
         return {ids[cid]: result for cid, result in results.items()}
 
     def _emit(self, batch_id: str, state: str, status=None, processing: int = 0) -> None:
-        counts = {} if status is None else {
-            "processing": status.processing, "succeeded": status.succeeded, "errored": status.errored,
-            "expired": status.expired, "canceled": status.canceled}
+        counts = (
+            {}
+            if status is None
+            else {
+                "processing": status.processing,
+                "succeeded": status.succeeded,
+                "errored": status.errored,
+                "expired": status.expired,
+                "canceled": status.canceled,
+            }
+        )
         if status is None and processing:
             counts["processing"] = processing
-        self.bus.emit(ev.BatchState(epoch=self.epoch, step=self.step, purpose=self.purpose, batch_id=batch_id,
-                                    state=state, **counts))
+        self.bus.emit(
+            ev.BatchState(
+                epoch=self.epoch, step=self.step, purpose=self.purpose, batch_id=batch_id, state=state, **counts
+            )
+        )
