@@ -210,6 +210,9 @@ class ClaudeCodeBackend:
             setting_sources=[],
             settings=json.dumps(settings),
             include_partial_messages=True,
+            # No session transcript under ~/.claude/projects: a loss prompt holds the human episodes,
+            # and the run folder keeps every transcript already.
+            extra_args={"no-session-persistence": None},
             cli_path=self._cli_path,
             env=dict(self._env),
         )
