@@ -95,6 +95,7 @@ class Context:
             "role": request.role,
             "model": (result.model if result else None) or request.model,
             "system": request.system,
+            "lead": request.lead,
             "prefix": request.prefix,
             "prompt": request.prompt,
             "transcript": result.transcript if result else [],
@@ -283,6 +284,13 @@ async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last
     )
     where = {"work": work.name}
     request = ctx.request("loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores}, **where)
+    # The human episodes lead the prompt: the judge of the next epoch re-reads them word for
+    # word, an epoch later (past 5 minutes), so they are cached for an hour when there is one.
+    request.lead = ctx.prompts.render(
+        "loss_targets", work=work.name, first=first, last=last,
+        episodes=[{"number": n, "human": human[n]} for n in sorted(human)],
+    )
+    request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else None
     result = await ctx.call(
         request, run.loss_dir(epoch, step) / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
     )
