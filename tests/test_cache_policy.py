@@ -135,3 +135,81 @@ def test_minimum_cacheable_length_follows_the_model() -> None:
     assert min_cacheable("claude-haiku-4-5-20251001") == 4096
     assert min_cacheable("claude-opus-5-5") == 512
     assert min_cacheable("claude-sonnet-5-5[1m]") == 1024
+
+
+def test_training_marks_the_story_and_the_human_episodes_only_where_a_later_step_reads_them(
+    make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from skilltui.cli import main
+    from skilltui.engine.diffuse import noise_work
+    from skilltui.engine.works import load_work
+    from tests.test_anthropic_training import FakeModel, role_of
+
+    works = [make_work("kestrel", 8, story=False), make_work("lantern", 4, story=False)]
+    for work in works:  # long enough episodes that a step's human episodes pass the minimum
+        for episode in (work / "human").glob("*.fountain"):
+            action = "The tide turns under the pier while the gulls argue over scraps. " * 6
+            episode.write_text(episode.read_text() + f"\nEXT. PIER - NIGHT\n\n{action}\n")
+        (work / "story.md").write_text(noise_work(load_work(work), seed=0, noise=0.3))
+    with FakeAnthropic(FakeModel(tmp_path / "works")) as fake:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        argv = [
+            "train",
+            "--auto",
+            "--backend",
+            "anthropic",
+            "--model",
+            "claude-opus-5-5",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--run-id",
+            "r",
+            "--steps",
+            "2",
+            "--epochs",
+            "2",
+            "--group-size",
+            "0",
+            "--episodes-per-step",
+            "4",
+        ]
+        for work in works:
+            argv += ["--work", str(work)]
+        assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "models (anthropic): forward claude-opus-5-5, loss claude-opus-5-5" in out
+
+    def tokens_of(block: dict) -> int:
+        return len(block["text"]) // 4
+
+    def opening(r: Recorded) -> list[dict]:
+        return r.body["messages"][0]["content"]
+
+    firsts = [r for r in fake.messages_requests if role_of(r) == "forward" and len(r.body["messages"]) == 1]
+    # kestrel (8 episodes) runs steps 0 and 1 in both epochs; lantern (4) only step 0.
+    assert len(firsts) == 6
+    story_marks = {}
+    for r in firsts:
+        lead = opening(r)[0]
+        assert lead["text"].startswith("# The story")
+        work = "kestrel" if "Kestrel" in lead["text"] else "lantern"
+        story_marks.setdefault(work, []).append("cache_control" in lead)
+    # Every forward of a work shares its story with an earlier or a later one: all marked.
+    assert story_marks["kestrel"] == [True] * 4 and story_marks["lantern"] == [True] * 2
+
+    judges = [r for r in fake.messages_requests if role_of(r) == "loss"]
+    assert len(judges) == 6
+    for r in judges:
+        lead = opening(r)[0]
+        assert lead["text"].startswith("# The human episodes") and "### Human" not in lead["text"]
+    epoch0, epoch1 = judges[:3], judges[3:]
+    assert all(tokens_of(opening(r)[0]) >= min_cacheable("claude-opus-5-5") for r in epoch0)
+    assert all(opening(r)[0].get("cache_control") == {"type": "ephemeral", "ttl": "1h"} for r in epoch0)
+    # The last epoch marks them only to read them back: it writes nothing nobody would read.
+    assert all(opening(r)[0].get("cache_control") == {"type": "ephemeral"} for r in epoch1)
+    billed = [fake.usage_by_request[fake.requests.index(r)] for r in epoch1]
+    assert all(
+        u["cache_read_input_tokens"] >= tokens_of(opening(r)[0]) - 10 for u, r in zip(billed, epoch1, strict=True)
+    )
+    assert all(u["cache_creation_input_tokens"] == 0 for u in billed)

@@ -73,10 +73,12 @@ class Request:
     # the note rules). Backends that cache send it ahead of `prompt` and mark it, so other
     # works read it from cache; the others may ignore it, since `prompt` repeats nothing of it.
     prefix: str = ""
-    # Text that leads the prompt because later requests re-read it word for word (a work's
+    # Text that leads the prompt because other requests send it word for word (a work's
     # story in every step's forward, the human episodes a judge sees again next epoch).
-    # `lead_ttl` says how long until that re-read: "5m", "1h", or None when nothing will
-    # re-read it, so a backend that caches marks it only when a later request can use it.
+    # `lead_ttl` is the cache life a mark on it needs: "1h" when the next re-read is more
+    # than 5 minutes away, "5m" when sooner (or only to read what an earlier request
+    # cached: a request reads the cache only up to a mark of its own), None when no other
+    # request sends it, so a backend that caches marks it only where a mark is read.
     lead: str = ""
     lead_ttl: str | None = None
     # Whether other calls of this role will send `prefix` again soon (other works of the step).

@@ -231,7 +231,10 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         **where,
     )
     request.lead = lead
-    request.lead_ttl = ctx.reread_ttl() if _reread_later(ctx, work, epoch, last) else None
+    # Marked when a later step re-reads it, or to read what an earlier step cached (a request
+    # reads the cache only up to a mark of its own); a story read once is left unmarked.
+    earlier = epoch > 0 or first > 1
+    request.lead_ttl = ctx.reread_ttl() if _reread_later(ctx, work, epoch, last) else ("5m" if earlier else None)
     request.finished = lambda: all((scripts / f"{n:02d}.fountain").is_file() for n in range(first, last + 1))
     seen: set[int] = set()
     inner_tool = request.on_tool
@@ -285,12 +288,13 @@ async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last
     where = {"work": work.name}
     request = ctx.request("loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores}, **where)
     # The human episodes lead the prompt: the judge of the next epoch re-reads them word for
-    # word, an epoch later (past 5 minutes), so they are cached for an hour when there is one.
+    # word, an epoch later (past 5 minutes), so they are cached for an hour when there is one;
+    # the last epoch's judge marks them only to read that entry (a read renews it, writes nothing).
     request.lead = ctx.prompts.render(
         "loss_targets", work=work.name, first=first, last=last,
         episodes=[{"number": n, "human": human[n]} for n in sorted(human)],
     )
-    request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else None
+    request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
     result = await ctx.call(
         request, run.loss_dir(epoch, step) / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
     )
