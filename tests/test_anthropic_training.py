@@ -172,6 +172,8 @@ def test_a_training_step_through_the_sdk_writes_episodes_commits_and_resumes(
     calls = [e for e in events if e["kind"] == "call"]
     assert {e["role"] for e in calls} == {"forward", "loss", "reduce", "backward"}
     assert all(e["backend"] == "anthropic" and e["cost_usd"] is not None for e in calls)
+    # turns are model requests, counted as the claude-code backend counts them.
+    assert {(e["role"], e["turns"]) for e in calls} == {("forward", 3), ("loss", 1), ("reduce", 1), ("backward", 3)}
     for e in calls:
         assert e["cost_usd"] == pytest.approx(transcript_costs(e["transcript"]))
     finished = [e for e in events if e["kind"] == "run_finished"][-1]
@@ -261,6 +263,8 @@ def test_claude_code_backend_trains_a_step_against_the_same_server(
     calls = [e for e in read_events(run / "events.jsonl") if e["kind"] == "call"]
     assert [e["role"] for e in calls] == ["forward", "loss", "backward"]
     assert all(e["backend"] == "claude-code" and e["cost_usd"] for e in calls)
+    # turns are model requests: the writer views, writes, then answers; the judge answers once.
+    assert [e["turns"] for e in calls] == [3, 1, 3]
     assert_no_key_anywhere(runs, tmp_path / "works")
 
 

@@ -136,6 +136,7 @@ class Call(Event):
     cost_usd: float | None = None
     seconds: float = 0.0
     transcript: str | None = None
+    turns: int = 1  # model requests the call made (every backend counts them the same way)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -83,6 +83,7 @@ class Context:
                 cost_usd=result.cost_usd,
                 seconds=round(seconds, 3),
                 transcript=str(transcript),
+                turns=result.turns,
                 **where,
             )
         )
