@@ -223,6 +223,7 @@ def test_a_text_only_model_diffuses_but_a_run_without_episodes_fails_clearly(
     work = make_work("orchard", 2, story=False)
 
     assert main(["diffuse", "--work", str(work), "--backend", "anthropic", "--model", "claude-opus-5-5"]) == 0
+    assert "diffuse: model claude-opus-5-5 (anthropic)" in capsys.readouterr().err
     story = (work / "story.md").read_text()
     assert "## Episode 1" in story and "## Episode 2" in story and "PROSE RETELLING" in story
     diffuse = server.messages_requests

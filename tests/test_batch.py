@@ -168,3 +168,58 @@ def test_batch_needs_the_anthropic_backend(make_work, tmp_path: Path, capsys: py
     )
     assert code == 2 and "--batch needs --backend anthropic" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
+
+
+async def test_a_run_killed_during_the_submit_never_submits_again(tmp_path: Path) -> None:
+    """The record is written before the submit; without an id, a resumed run makes normal calls."""
+    from skilltui.agents.base import CallResult, Request
+    from skilltui.engine import events as ev
+    from skilltui.engine.batching import StepBatch
+
+    class NoSubmit:
+        async def submit(self, items):  # pragma: no cover - failing is the point
+            raise AssertionError("a second batch was submitted")
+
+    class Backend:
+        calls: list[str] = []
+
+        async def text(self, request: Request) -> CallResult:
+            self.calls.append(request.prompt)
+            return CallResult(text=f"report for {request.prompt}")
+
+    record = tmp_path / "batch.json"
+    record.write_text(json.dumps({"id": None, "ids": {"loss-0": "kestrel", "loss-1": "lantern"}}))
+    seen: list = []
+    bus = ev.EventBus()
+    bus.subscribe(seen.append)
+    backend = Backend()
+    batch = StepBatch(
+        NoSubmit(), backend, bus, record, purpose="loss", epoch=0, step=0, expected={"kestrel", "lantern"}
+    )
+    import asyncio
+
+    results = await asyncio.gather(
+        batch.text("kestrel", Request(role="loss", prompt="kestrel")),
+        batch.text("lantern", Request(role="loss", prompt="lantern")),
+    )
+    assert [r.text for r in results] == ["report for kestrel", "report for lantern"]
+    assert sorted(backend.calls) == ["kestrel", "lantern"]
+    assert any(isinstance(e, ev.Warning_) and "never saved" in e.message for e in seen)
+
+
+def test_the_app_shows_the_batch_state() -> None:
+    from skilltui.engine import events as ev
+    from skilltui.tui.state import RunState
+
+    state = RunState("r", Path("runs/r"), ["a"])
+    state.apply(
+        ev.BatchState(
+            epoch=0, step=1, purpose="loss", batch_id="msgbatch_1", state="in_progress", processing=3
+        ).to_dict()
+    )
+    assert state.batch == "batch loss in_progress (3 processing)"
+    assert "batch msgbatch_1 for loss e0 s1: in_progress (3 processing)" in state.notices
+    state.apply(
+        ev.BatchState(epoch=0, step=1, purpose="loss", batch_id="msgbatch_1", state="ended", succeeded=3).to_dict()
+    )
+    assert state.batch == ""

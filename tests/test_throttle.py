@@ -101,3 +101,14 @@ def test_console_and_app_say_throttled() -> None:
     assert state.throttled and "throttled: rate limit (429)" in state.notices
     state.apply(ev.Throttled(throttled=False, reason="eased").to_dict())
     assert not state.throttled
+
+
+def test_the_header_says_throttled_and_shows_a_pending_batch() -> None:
+    from skilltui.tui.widgets.run_header import HeaderFacts, RunHeader
+
+    header = RunHeader()
+    header.facts = HeaderFacts(run_id="r", status="running", throttled=True, batch="batch loss in_progress")
+    line = header.render().plain
+    assert "│ throttled │" in line and "batch loss in_progress" in line
+    header.facts = HeaderFacts(run_id="r", status="running")
+    assert "throttled" not in header.render().plain
