@@ -64,7 +64,7 @@ import httpx2
 from ..errors import UsageError
 from . import cache_policy, pricing
 from .base import BackendError, CallResult, FatalBackendError, Request, Usage
-from .cache_policy import Marks
+from .cache_policy import Marks, opening
 from .redact import redact
 from .throttle import Throttle
 from .tools import MAX_VIEW_CHARS, Sandbox, ToolError
@@ -255,7 +255,7 @@ class AnthropicBackend:
         else:
             marks.offer(tools[-1], cache_policy.tokens(tools), "5m")
         params = self._params(call.model, request, tools=tools, marks=marks)
-        messages: list[dict[str, Any]] = [{"role": "user", "content": _opening(request, marks, agent=True)}]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": opening(request, marks, agent=True)}]
         params["messages"] = messages
         call.record({"event": "request", "role": request.role, **_loggable(params)})
         try:
@@ -271,7 +271,7 @@ class AnthropicBackend:
         marks = Marks(model)
         params = self._params(model, request, tools=None, marks=marks)
         # A one-shot answer: only what other requests re-read is marked, never the prompt itself.
-        params["messages"] = [{"role": "user", "content": _opening(request, marks, agent=False)}]
+        params["messages"] = [{"role": "user", "content": opening(request, marks, agent=False)}]
         return params
 
     # -- the agent loop -------------------------------------------------------------------------
@@ -431,28 +431,6 @@ class AnthropicBackend:
 
 
 # -- helpers -------------------------------------------------------------------------------------
-
-
-def _opening(request: Request, marks: Marks, *, agent: bool) -> list[dict[str, Any]]:
-    """The first user turn: the re-read lead, the shared prefix, then the prompt.
-
-    The lead and the prefix are marked when later requests re-read them (`cache_policy`);
-    an agent's prompt carries the rolling mark its next turn reads; a one-shot prompt none.
-    """
-    blocks: list[dict[str, Any]] = []
-    if request.lead:
-        blocks.append({"type": "text", "text": request.lead})
-        marks.offer(blocks[-1], cache_policy.tokens(request.lead), request.lead_ttl)
-    if request.prefix:
-        blocks.append({"type": "text", "text": request.prefix})
-        # Behind a lead, the prefix is this request's own (the lead differs per work): the
-        # rolling mark covers it. Otherwise the other works of the step re-read it.
-        shared = request.prefix_shared and not request.lead
-        marks.offer(blocks[-1], cache_policy.tokens(request.prefix), "5m" if shared else None)
-    blocks.append({"type": "text", "text": request.prompt})
-    if agent:
-        marks.rolling(blocks[-1], cache_policy.tokens(request.prompt))
-    return blocks
 
 
 def _block_dict(block: Any) -> dict[str, Any]:

@@ -32,6 +32,7 @@ import json
 from typing import Any
 
 from . import pricing
+from .base import Request
 
 FIVE_MINUTES: dict[str, str] = {"type": "ephemeral"}
 ONE_HOUR: dict[str, str] = {"type": "ephemeral", "ttl": "1h"}
@@ -116,3 +117,25 @@ class Marks:
             self._rolling.pop("cache_control", None)
         block["cache_control"] = dict(FIVE_MINUTES)
         self._rolling = block
+
+
+def opening(request: Request, marks: Marks, *, agent: bool) -> list[dict[str, Any]]:
+    """The first user turn: the re-read lead, the shared prefix, then the prompt.
+
+    The lead and the prefix are marked when other requests send them again; an agent's
+    prompt carries the rolling mark its next turn reads; a one-shot prompt carries none.
+    """
+    blocks: list[dict[str, Any]] = []
+    if request.lead:
+        blocks.append({"type": "text", "text": request.lead})
+        marks.offer(blocks[-1], tokens(request.lead), request.lead_ttl)
+    if request.prefix:
+        blocks.append({"type": "text", "text": request.prefix})
+        # Behind a lead, the prefix is this request's own (the lead differs per work): the
+        # rolling mark covers it. Otherwise the other works of the step re-read it.
+        shared = request.prefix_shared and not request.lead
+        marks.offer(blocks[-1], tokens(request.prefix), "5m" if shared else None)
+    blocks.append({"type": "text", "text": request.prompt})
+    if agent:
+        marks.rolling(blocks[-1], tokens(request.prompt))
+    return blocks

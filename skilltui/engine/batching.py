@@ -91,11 +91,15 @@ class StepBatch:
     async def _run(self) -> None:
         try:
             answers = await self._batch()
-        except BaseException as exc:  # noqa: BLE001 - every waiting call hears of it
+        except asyncio.CancelledError:
+            for _, future in self.pending.values():
+                future.cancel()
+            raise
+        except Exception as exc:  # noqa: BLE001 - every waiting call raises it (a bad key stops the run)
             for _, future in self.pending.values():
                 if not future.done():
-                    future.set_exception(exc if isinstance(exc, Exception) else asyncio.CancelledError())
-            raise
+                    future.set_exception(exc)
+            return
         await asyncio.gather(*(self._settle(key, answers.get(key)) for key in self.pending))
 
     async def _settle(self, key: str, answer: CallResult | None) -> None:
