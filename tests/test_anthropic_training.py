@@ -266,6 +266,8 @@ def test_claude_code_backend_trains_a_step_against_the_same_server(
     assert all(e["backend"] == "claude-code" and e["cost_usd"] for e in calls)
     # turns are model requests: the writer views, writes, then answers; the judge answers once.
     assert [e["turns"] for e in calls] == [3, 1, 3]
+    # Every request that reached the API was one of the agents' own (no title generation, no probes).
+    assert [role_of(r) for r in server.messages_requests] == ["forward"] * 3 + ["loss"] + ["backward"] * 3
     assert_no_key_anywhere(runs, tmp_path / "works")
 
 
