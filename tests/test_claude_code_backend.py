@@ -217,3 +217,17 @@ def test_missing_extra_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(sys.modules, "claude_agent_sdk", None)
     with pytest.raises(UsageError, match=r"pip install 'skilltui\[claude-code\]'"):
         ClaudeCodeBackend()
+
+
+async def test_a_429_throttles_and_the_lead_reaches_the_prompt(server: FakeAnthropic, tmp_path: Path) -> None:
+    answers = iter([Error(429, retry_after=0.2)])
+    server.script = lambda r: next(answers, None) or Reply([text("judged")])
+    b = backend(server, tmp_path)
+    b.throttle.hold = 0.0
+    changes: list[dict] = []
+    b.throttle.on_change = lambda **facts: changes.append(facts)
+    result = await b.text(Request(role="loss", prompt="Judge.", lead="# The human episodes\n\nHUMAN LINE"))
+    assert result.text == "judged"
+    assert "HUMAN LINE" in server.messages_requests[-1].all_text
+    assert changes[0]["throttled"] is True and changes[0]["reason"] == "retry-after (429)"
+    assert changes[-1]["throttled"] is False and b.throttle.limit is None

@@ -56,6 +56,7 @@ from typing import Any
 from ..errors import UsageError
 from .base import BackendError, CallResult, FatalBackendError, Request, Usage
 from .redact import env_secrets, redact
+from .throttle import Throttle
 from .tools import Sandbox, ToolError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -145,6 +146,8 @@ class ClaudeCodeBackend:
         self._sdk = sdk
         self._cli_path = cli_path or _find_cli(sdk)
         self._api_key = api_key
+        # Calls of this backend in flight at once, lowered for a while when the CLI reports a 429.
+        self.throttle = Throttle()
         self._env = {
             "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
             "API_TIMEOUT_MS": str(int(timeout * 1000)),
@@ -239,8 +242,8 @@ class ClaudeCodeBackend:
         model = options.model
         stderr: list[str] = []
         options.stderr = stderr.append
-        # Claude Code manages its own caching; the shared prefix simply leads the prompt.
-        prompt = f"{request.prefix}\n{request.prompt}" if request.prefix else request.prompt
+        # Claude Code places its own cache marks; the lead and the shared prefix simply open the prompt.
+        prompt = "\n".join(part for part in (request.lead, request.prefix, request.prompt) if part)
         transcript: list[dict[str, Any]] = [redact({
             "event": "request", "role": request.role, "model": model, "system": options.system_prompt,
             "prompt": prompt, "cwd": str(options.cwd), "allowed_tools": options.allowed_tools,
@@ -252,7 +255,7 @@ class ClaudeCodeBackend:
         requests = 0  # model requests the agent made, whatever the CLI calls a turn
         refused: int | None = None
         try:
-            async with asyncio.timeout(request.timeout), \
+            async with self.throttle.slot(), asyncio.timeout(request.timeout), \
                     contextlib.aclosing(sdk.query(prompt=prompt, options=options)) as messages:
                 async for message in messages:
                     if isinstance(message, sdk.StreamEvent):
@@ -272,12 +275,17 @@ class ClaudeCodeBackend:
                             # no retry can fix it, so the call stops at the first refusal.
                             refused, auth_error = status, "authentication_failed"
                             break
+                        if status == 429:  # this CLI retries on its own; fewer others start meanwhile
+                            delay = float(message.data.get("retry_delay_ms") or 0) / 1000
+                            self.throttle.rate_limited({"retry-after": f"{delay:g}"}, in_flight=True)
                     if isinstance(message, sdk.AssistantMessage) and message.parent_tool_use_id is None:
                         if message.error:
                             auth_error = message.error
                         texts = [b.text for b in message.content if isinstance(b, sdk.TextBlock)] or texts
                     elif isinstance(message, sdk.ResultMessage):
                         result = message
+                        if not message.is_error:
+                            self.throttle.succeeded()
         except TimeoutError:
             failure = f"the {request.role} call took longer than {request.timeout:g}s"
         except sdk.CLINotFoundError:

@@ -111,11 +111,15 @@ class Throttle:
                 self.in_flight -= 1
                 cond.notify_all()
 
-    def rate_limited(self, headers: Mapping[str, str]) -> float:
-        """A 429 arrived (its call has just left its slot): pause, lower the limit; the wait to use."""
+    def rate_limited(self, headers: Mapping[str, str], *, in_flight: bool = False) -> float:
+        """A 429 arrived: pause, lower the limit; returns the wait to use.
+
+        `in_flight` says whether the refused call still holds its slot (an agent CLI that
+        retries on its own) or has just left it (a request this process will retry).
+        """
         wait, reason = wait_from_headers(headers)
         now = self.clock()
-        flying = self.in_flight + 1
+        flying = self.in_flight + (0 if in_flight else 1)
         if self.limit is None:
             self._before = flying
         self.limit = max(1, min(self.limit or flying, flying) // 2)
