@@ -24,7 +24,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..agents.base import CallResult, Request
+from ..agents.base import BackendError, CallResult, FatalBackendError, Request
 from . import events as ev
 from .run import read_json, write_json
 
@@ -133,7 +133,19 @@ class StepBatch:
             ids = {f"{self.purpose}-{i}": key for i, key in enumerate(sorted(self.pending))}
             # Written before the submit, so a run killed during it never submits a second batch.
             write_json(self.record, {"id": None, "ids": ids, "purpose": self.purpose})
-            batch_id = await self.client.submit({cid: self.pending[key][0] for cid, key in ids.items()})
+            try:
+                batch_id = await self.client.submit({cid: self.pending[key][0] for cid, key in ids.items()})
+            except FatalBackendError:
+                raise
+            except BackendError as exc:
+                # Whether the API created the batch is unknown, so it is not sent again: normal calls.
+                self.bus.emit(
+                    ev.Warning_(
+                        message=f"epoch {self.epoch} step {self.step}: the {self.purpose} "
+                        f"batch could not be submitted ({exc}); normal calls instead"
+                    )
+                )
+                return {}
             write_json(self.record, {"id": batch_id, "ids": ids, "purpose": self.purpose})
             self._emit(batch_id, "submitted", processing=len(ids))
         delay, last = FIRST_POLL, None
