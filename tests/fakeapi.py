@@ -381,6 +381,10 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 self._json(200, {"input_tokens": max(1, size // 4)})
                 return
             if path == "/v1/messages/batches":
+                if fake.batches.create_status is not None:
+                    status = fake.batches.create_status
+                    self._json(status, _error_body(ERROR_TYPES.get(status, "api_error"), "fake batch refusal"))
+                    return
                 self._json(200, fake.batches.create(body, recorded.headers))
                 return
             if path != "/v1/messages":

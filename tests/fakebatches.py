@@ -40,6 +40,7 @@ class FakeBatches:
         self.fake = fake
         self.created: list[FakeBatch] = []
         self.polls_to_end = 1
+        self.create_status: int | None = None  # answer the create call with this error status
         self.outcome: Callable[[str, Any], str] = lambda custom_id, recorded: "succeeded"
 
     def find(self, batch_id: str) -> FakeBatch | None:

@@ -223,3 +223,15 @@ def test_the_app_shows_the_batch_state() -> None:
         ev.BatchState(epoch=0, step=1, purpose="loss", batch_id="msgbatch_1", state="ended", succeeded=3).to_dict()
     )
     assert state.batch == ""
+
+
+def test_a_batch_the_api_refuses_becomes_normal_calls(server: FakeAnthropic, make_work, tmp_path: Path) -> None:
+    works = [make_work("kestrel", 2), make_work("lantern", 2)]
+    server.script = FakeModel(tmp_path / "works")
+    server.batches.create_status = 500
+    runs = tmp_path / "runs"
+    assert main(argv(runs, works)) == 0
+    assert server.batches.created == []
+    assert sorted(r.answer for r in loss_requests(server)) == ["Reply", "Reply"]
+    warnings = [e["message"] for e in read_events(runs / "r" / "events.jsonl") if e["kind"] == "warning"]
+    assert any("could not be submitted" in w for w in warnings)
