@@ -185,6 +185,10 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         help="blend the judge's rubric (scene purpose, voice, visual action, structure) into the loss: "
         "(1-W) * engine loss + W * rubric loss; default 0, the engine's loss alone. A missing or "
         "malformed rubric falls back to the engine's loss and is recorded",
+        "--batch",
+        action="store_true",
+        help="send each step's loss-judge calls, and its reduce calls, as one Message Batch at half price "
+        "(--backend anthropic; slower: for runs nobody watches). A killed run resumes polling the same batch",
     )
     p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
 
@@ -230,8 +234,11 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
         story = noise_work(work, seed=args.seed, noise=args.noise)
     else:
         from .engine.diffuse_calls import diffuse_and_record
+        backend = make_backend(backend_name, args.model)
+        print(f"diffuse: model {backend.model} ({backend_name}{'' if args.model else ', its default'})",
+              file=sys.stderr)
 
-        story = diffuse_and_record(work, make_backend(backend_name, args.model), args.noise)
+        story = diffuse_and_record(work, backend, args.noise)
         if story is None:
             return 1
     write_atomic(work.story_path, story)
@@ -267,12 +274,15 @@ def _settings(args: argparse.Namespace):
         auto=args.auto,
         max_cost=args.max_cost,
         judge_weight=args.judge_weight,
+        batch=args.batch,
     )
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     settings = _settings(args)
     settings.check()
+    if settings.batch and settings.backend != "anthropic":
+        raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
     backend = make_backend(settings.backend, settings.model, offline_latency=settings.offline_latency)
     return train(settings, backend)
 

@@ -319,7 +319,7 @@ class OfflineBackend:
 
     def _result(self, request: Request, text: str, transcript: list[dict] | None = None) -> CallResult:
         # Offline "tokens" are a rough count of words, so the token columns move in demos.
-        usage = Usage(input_tokens=len(request.prompt.split()), output_tokens=len(text.split()))
+        usage = Usage(input_tokens=len(f"{request.lead} {request.prompt}".split()), output_tokens=len(text.split()))
         return CallResult(
             text=text,
             usage=usage,

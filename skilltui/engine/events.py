@@ -48,6 +48,9 @@ class RunStarted(Event):
     works: list[str]
     config: dict[str, Any]
     resumed: bool
+    # The model each role calls (role -> model id), said at start so nobody pays for a default unawares.
+    models: dict[str, str] = field(default_factory=dict)
+    backend: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,6 +138,7 @@ class Call(Event):
     cost_usd: float | None = None
     seconds: float = 0.0
     transcript: str | None = None
+    turns: int = 1  # model requests the call made (every backend counts them the same way)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -244,6 +248,34 @@ class Warning_(Event):
     kind: ClassVar[str] = "warning"
     message: str
     work: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Throttled(Event):
+    """The API rate-limited the key (429): fewer calls in flight for a while, or the limit lifted."""
+
+    kind: ClassVar[str] = "throttle"
+    throttled: bool
+    limit: int | None = None  # calls allowed in flight while throttled
+    wait_seconds: float = 0.0  # no new call starts before this wait is over
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchState(Event):
+    """A step's loss-judge (or reduce) calls sent as one Message Batch (`--batch`): where it stands."""
+
+    kind: ClassVar[str] = "batch"
+    epoch: int
+    step: int
+    purpose: str  # loss or reduce
+    batch_id: str
+    state: str  # submitted, in_progress, ended, resumed
+    processing: int = 0
+    succeeded: int = 0
+    errored: int = 0
+    expired: int = 0
+    canceled: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -45,6 +45,9 @@ class Settings:
     auto: bool = False
     max_cost: float | None = None
     judge_weight: float = 0.0
+    # Send the loss judge and reduce calls through the Message Batches API (half price, slower).
+    # How a run is paid for, not what it computes, so a run may resume with or without it.
+    batch: bool = False
 
     def check(self) -> None:
         for name in ("steps", "episodes_per_step", "epochs", "workers"):

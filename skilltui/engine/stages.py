@@ -54,6 +54,20 @@ class Context:
     bus: ev.EventBus
     secrets: list[str] = field(default_factory=list)
     spent: float = 0.0
+    # How long the last step took, so a re-read one step later is cached for 5 minutes or
+    # for an hour (cache_policy); None before the first step has finished.
+    last_step_seconds: float | None = None
+    # --batch: the step's StepBatch per role ("loss", "reduce"); their text calls wait for it.
+    batches: dict[str, Any] = field(default_factory=dict)
+
+    def reread_ttl(self) -> str:
+        """The cache life for text the next step re-reads: 1 hour unless steps are known to be quick.
+
+        Before any step was timed, a run a person reviews is assumed slow and an --auto run quick.
+        """
+        if self.last_step_seconds is None:
+            return "5m" if self.settings.auto else "1h"
+        return "5m" if self.last_step_seconds < 240 else "1h"
 
     def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
         if result.cost_usd is not None:
@@ -71,6 +85,7 @@ class Context:
                 cost_usd=result.cost_usd,
                 seconds=round(seconds, 3),
                 transcript=str(transcript),
+                turns=result.turns,
                 **where,
             )
         )
@@ -83,6 +98,7 @@ class Context:
             "role": request.role,
             "model": (result.model if result else None) or request.model,
             "system": request.system,
+            "lead": request.lead,
             "prefix": request.prefix,
             "prompt": request.prompt,
             "transcript": result.transcript if result else [],
@@ -101,8 +117,11 @@ class Context:
         # The backend enforces request.timeout itself and reports what the call cost; this
         # outer bound, a little longer, only catches a backend that fails to.
         bound = request.timeout + 30
+        batch = self.batches.get(request.role) if sandbox is None else None
         try:
-            if sandbox is None:
+            if batch is not None:  # no outer bound: a batch may take hours, and polls on its own
+                result = await batch.text(str(where.get("work") or f"g{where.get('group')}"), request)
+            elif sandbox is None:
                 result = await asyncio.wait_for(self.backend.text(request), bound)
             else:
                 result = await asyncio.wait_for(self.backend.agent(request, sandbox), bound)
@@ -189,7 +208,10 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         scripts_dir=str(scripts),
     )
     prefix = pool_context(ctx, headers)
-    write_atomic(out / "prompt.md", f"{prefix}\n{prompt}")
+    # The story leads the prompt: the same work's forward re-reads it word for word every
+    # step, so it is cached across steps when one comes later (cache_policy).
+    lead = f"# The story\n\n{story.read_text(encoding='utf-8')}"
+    write_atomic(out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(
         read_roots=[story, pool.root],
         write_roots=[scripts],
@@ -211,6 +233,12 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         prefix=prefix,
         **where,
     )
+    request.lead = lead
+    # Marked when a later step re-reads it, or to read what an earlier step cached (a request
+    # reads the cache only up to a mark of its own); a story read once is left unmarked.
+    earlier = epoch > 0 or first > 1
+    request.lead_ttl = ctx.reread_ttl() if _reread_later(ctx, work, epoch, last) else ("5m" if earlier else None)
+    request.finished = lambda: all((scripts / f"{n:02d}.fountain").is_file() for n in range(first, last + 1))
     seen: set[int] = set()
     inner_tool = request.on_tool
 
@@ -261,8 +289,20 @@ async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last
         episodes=[{"number": n, "human": human[n], "written": written.get(n, "")} for n in sorted(human)],
     )
     where = {"work": work.name}
-    context = {"work": work.name, "first": first, "last": last, "scores": scores, "written": written}
-    request = ctx.request("loss", prompt, context, **where)
+    request = ctx.request(
+        "loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores, "written": written}, **where
+    )
+    # The human episodes lead the prompt: the judge of the next epoch re-reads them word for
+    # word, an epoch later (past 5 minutes), so they are cached for an hour when there is one;
+    # the last epoch's judge marks them only to read that entry (a read renews it, writes nothing).
+    request.lead = ctx.prompts.render(
+        "loss_targets",
+        work=work.name,
+        first=first,
+        last=last,
+        episodes=[{"number": n, "human": human[n]} for n in sorted(human)],
+    )
+    request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
     result = await ctx.call(
         request, run.loss_dir(epoch, step) / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
     )
@@ -286,6 +326,13 @@ async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last
         )
     )
     return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
+
+
+def _reread_later(ctx: Context, work: Work, epoch: int, last: int) -> bool:
+    """Whether a later step of this run gives this work another forward (so re-reads its story)."""
+    s = ctx.settings
+    reach = s.steps * s.episodes_per_step
+    return epoch < s.epochs - 1 or any(last < e <= reach for e in work.episodes if e % s.episodes_per_step == 0)
 
 
 def _with_scores(report: str, scores: dict[str, Any]) -> str:

@@ -347,6 +347,8 @@ class TrainingApp(App[int]):
             cost_known=s.cost_known,
             status=s.status,
             paused=s.paused,
+            throttled=s.throttled,
+            batch=s.batch,
         )
 
     # -- selection -----------------------------------------------------------------------
