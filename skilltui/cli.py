@@ -185,6 +185,8 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         help="blend the judge's rubric (scene purpose, voice, visual action, structure) into the loss: "
         "(1-W) * engine loss + W * rubric loss; default 0, the engine's loss alone. A missing or "
         "malformed rubric falls back to the engine's loss and is recorded",
+    )
+    p.add_argument(
         "--batch",
         action="store_true",
         help="send each step's loss-judge calls, and its reduce calls, as one Message Batch at half price "
