@@ -18,6 +18,9 @@ from .prompts import Prompts
 from .run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
 from .works import Work, load_works
 
+# The default bound on lines one micro-step may add plus remove: two full notes' worth.
+DEFAULT_MAX_EDIT_LINES = 80
+
 
 @dataclass
 class Settings:
@@ -40,6 +43,13 @@ class Settings:
     offline_latency: float = 0.0
     auto: bool = False
     max_cost: float | None = None
+    # Per-role call timeouts in seconds (the seeds' defaults); reduce shares the loss bound.
+    forward_timeout: float = 2400.0
+    loss_timeout: float = 1800.0
+    backward_timeout: float = 5400.0
+    backward_retries: int = 2
+    strict: bool = False
+    max_edit_lines: int = DEFAULT_MAX_EDIT_LINES
 
     def check(self) -> None:
         for name in ("steps", "episodes_per_step", "epochs", "workers"):
@@ -51,6 +61,21 @@ class Settings:
             raise UsageError("--offline-latency must be 0 or more seconds")
         if self.max_cost is not None and self.max_cost <= 0:
             raise UsageError("--max-cost must be a positive number of US dollars")
+        for role in ("forward", "loss", "backward"):
+            if getattr(self, f"{role}_timeout") <= 0:
+                raise UsageError(f"--{role}-timeout must be a positive number of seconds")
+        if self.backward_retries < 0:
+            raise UsageError("--backward-retries must be 0 (no retry) or more")
+        if self.max_edit_lines < 1:
+            raise UsageError("--max-edit-lines must be at least 1 (lines one micro-step may add and remove)")
+
+    def timeout_for(self, role: str) -> float:
+        """The bound on one call of `role`: reduce folds loss reports, so it shares the loss bound."""
+        if role == "forward":
+            return self.forward_timeout
+        if role == "backward":
+            return self.backward_timeout
+        return self.loss_timeout
 
     def model_for(self, role: str) -> str | None:
         return self.role_models.get(role, self.model)
@@ -58,10 +83,12 @@ class Settings:
     def identity(self, works: list[Work]) -> dict[str, Any]:
         """The settings that decide what a run computes. Reopening with others is refused.
 
-        Workers, latency, auto and the cost cap change how fast or how far a run goes,
-        never what it computes, so they may differ between sessions of one run.
+        Workers, latency, auto, the cost cap, timeouts, retries and --strict change how fast
+        or how far a run goes, never what it computes, so they may differ between sessions
+        of one run. The edit budget is the learning rate: it is part of the identity, but
+        only when it is not the default, so runs started before it existed still resume.
         """
-        return {
+        identity: dict[str, Any] = {
             "works": sorted(w.name for w in works),
             "work_paths": {w.name: str(w.root) for w in sorted(works, key=lambda w: w.name)},
             "steps": self.steps,
@@ -75,6 +102,9 @@ class Settings:
             "role_models": dict(sorted(self.role_models.items())),
             "prompts": str(Path(self.prompts).resolve()) if self.prompts else None,
         }
+        if self.max_edit_lines != DEFAULT_MAX_EDIT_LINES:
+            identity["max_edit_lines"] = self.max_edit_lines
+        return identity
 
 
 @dataclass

@@ -52,6 +52,8 @@ class Context:
     bus: ev.EventBus
     secrets: list[str] = field(default_factory=list)
     spent: float = 0.0
+    # The training works (the leakage guard is built from them on first use).
+    works: list[Work] = field(default_factory=list)
 
     def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
         if result.cost_usd is not None:
@@ -134,6 +136,7 @@ class Context:
             context=context,
             on_delta=on_delta,
             on_tool=on_tool,
+            timeout=self.settings.timeout_for(role),
         )
 
 
@@ -193,6 +196,7 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         write_roots=[scripts],
         denied=[work.root, ctx.run.loss_dir(epoch, step), pool.root / ".git"],
         traced=pool.root,
+        base=pool.root,  # the prompt lists notes relative to the pool
     )
     where = {"work": work.name}
     request = ctx.request(
@@ -210,6 +214,8 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         **where,
     )
     seen: set[int] = set()
+    # The read trace per episode: the notes opened before each episode was first written.
+    before_episode: dict[str, list[str]] = {}
     inner_tool = request.on_tool
 
     def on_tool(tool: str, path: str, ok: bool, error: str | None) -> None:
@@ -217,6 +223,7 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         match = EPISODE_FILE.match(os.path.basename(path))
         if ok and tool == "create" and match and int(match.group(1)) not in seen:
             seen.add(int(match.group(1)))
+            before_episode[str(int(match.group(1)))] = list(sandbox.reads)
             ctx.bus.emit(
                 ev.EpisodeWritten(epoch=epoch, step=step, work=work.name, episode=int(match.group(1)), path=path)
             )
@@ -225,7 +232,7 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
     result = await ctx.call(request, out / "transcript.json", sandbox, epoch=epoch, step=step, **where)
     written = written_episodes(scripts, first, last)
     missing = [n for n in range(first, last + 1) if not written.get(n, "").strip()]
-    write_json(out / "reads.json", sandbox.reads)
+    write_json(out / "reads.json", {"notes": sandbox.reads, "episodes": before_episode})
     if missing:
         raise StageError(
             f"the writer did not write episode{'s' if len(missing) > 1 else ''} "
