@@ -71,9 +71,11 @@ def backward(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str
         candidates = [move] + [m for m in candidates if m is not move]
         steer = f'The reviewer asked: "{notes[-1]}", so this attempt targets {move.name}.'
     elif notes:
-        # A rerun without a named move: the reviewer rejected the first choice, so move on from it.
-        candidates = candidates[1:] + candidates[:1]
-        steer = f'The reviewer asked: "{notes[-1]}"; it names no move, so this attempt tries the next weakest one.'
+        # A rerun that names no move rejects what was tried: the first choice and every move
+        # an earlier note asked for go to the back, so this attempt tries something new.
+        tried = {candidates[0].name} | {name for note in notes[:-1] if (name := _asked_move(note))}
+        candidates = [m for m in candidates if m.name not in tried] + [m for m in candidates if m.name in tried]
+        steer = f'The reviewer asked: "{notes[-1]}"; it names no move, so this attempt tries one not tried yet.'
 
     for move in candidates:
         if move.path in present:

@@ -118,10 +118,12 @@ async def run_attempt(
     prefix = pool_context(ctx, headers)
     write_atomic(adir / "prompt.md", f"{prefix}\n{prompt}")
     commits: list[str] = []
+    refused: list[list[str]] = []
 
     def on_commit(message: str) -> str:
         trouble = commit_problems(pool, where.before, lexicon, ctx.settings.max_edit_lines)
         if trouble:
+            refused.append(trouble)
             listed = "\n".join(f"- {t}" for t in trouble)
             raise ToolError(f"not committed; fix these, then call commit again:\n{listed}")
         body = message.strip()
@@ -171,6 +173,9 @@ async def run_attempt(
         await _failed(ctx, pool, where, adir, f"the backward agent failed ({exc})")
     problem, checked = await asyncio.to_thread(_check, pool, where.before, subject, lexicon)
     if problem:
+        if refused and not commits:
+            # The agent gave up after the commit tool refused: the retry must know why.
+            problem += "; the commit tool had refused it: " + "; ".join(refused[-1])
         await _failed(ctx, pool, where, adir, problem)
     write_atomic(adir / "patch.diff", checked.pop("patch"))
     write_json(adir / "checked.json", checked)

@@ -133,19 +133,21 @@ def past_micro_steps(run: Run, events: list[dict[str, Any]] | None = None) -> li
             if data.get("decision") == "rerun" and data.get("note"):
                 notes.append(str(data["note"]))
         message = record.get("message") or ""
+        # The subject is always "train <label>"; the body's first line is what the update did.
+        headline = next((line.strip() for line in message.splitlines() if line.strip()), "")
         found.append(
             PastMicroStep(
                 epoch=epoch,
                 step=step,
                 group=group,
                 label=labels.get((epoch, step, group)) or f"epoch {epoch} step {step} micro {group}",
-                subject=record.get("subject", ""),
+                subject=headline or record.get("subject", ""),
                 decision=record.get("decision", ""),
                 by=record.get("by") or "",
                 attempts=int(record.get("attempt") or 1),
                 after=record.get("attempt_commit") or record.get("after", ""),
                 notes=notes,
-                prediction=parse_body(message)["prediction"] if message else "",
+                prediction=parse_body(f"subject\n{message}")["prediction"] if message else "",
                 reason=record.get("reason", ""),
                 loss_before=means.get((epoch, step)),
                 loss_after=_next(means, (epoch, step)),
