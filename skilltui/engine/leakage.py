@@ -42,6 +42,14 @@ class Lexicon:
     runs: dict[int, tuple[str, int]] = field(default_factory=dict)
     works: list[str] = field(default_factory=list)
     _pattern: re.Pattern[str] | None = field(default=None, repr=False)
+    _signature: int | None = field(default=None, repr=False)
+
+    @property
+    def signature(self) -> int:
+        """Tells one lexicon's contents from another's (caches of checked notes key on it)."""
+        if self._signature is None:
+            self._signature = hash((tuple(sorted(self.terms.items())), len(self.runs), tuple(self.works)))
+        return self._signature
 
     @classmethod
     def from_works(cls, works: list[Work]) -> Lexicon:
@@ -79,6 +87,7 @@ class Lexicon:
         for form in {name, name.upper(), _title_case(name)}:
             self.terms.setdefault(form, (what, work))
         self._pattern = None
+        self._signature = None
 
     def check(self, rel: str, text: str) -> list[str]:
         """Every leak in one note, each as 'path: what leaked, from which work; what to do'."""

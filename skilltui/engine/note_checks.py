@@ -11,25 +11,40 @@
 
 from __future__ import annotations
 
+import os
+
 from .leakage import Lexicon
 from .pool import Pool
 
+# (path, mtime, size, inode, lexicon signature) -> that file's problems.
+_CACHE: dict[tuple[str, int, int, int, int], list[str]] = {}
+
 
 def lint_pool(pool: Pool, lexicon: Lexicon | None = None, paths: list[str] | None = None) -> list[str]:
-    """Problems in the given notes (the whole pool when None), leaks included when a lexicon is given."""
+    """Problems in the given notes (the whole pool when None), leaks included when a lexicon is given.
+
+    Each file's problems are cached by its stat, so linting the whole pool every micro-step
+    costs a stat per unchanged note, and reading and parsing only for what changed.
+    """
     if paths is None:
         paths = pool._all_files()
-    problems = pool.lint(paths)
-    if lexicon is not None:
-        for rel in paths:
-            file = pool.root / rel
-            if not file.is_file() or not rel.endswith(".md"):
-                continue
-            try:
-                text = file.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                continue  # pool.lint already said so
-            problems.extend(lexicon.check(rel, text))
+    problems: list[str] = []
+    for rel in paths:
+        file = pool.root / rel
+        try:
+            st = os.stat(file)
+        except OSError:
+            continue
+        key = (str(file), st.st_mtime_ns, st.st_size, st.st_ino, lexicon.signature if lexicon else 0)
+        found = _CACHE.get(key)
+        if found is None:
+            found = pool.lint([rel])
+            if lexicon is not None and rel.endswith(".md") and not any("not UTF-8" in f for f in found):
+                found = found + lexicon.check(rel, file.read_text(encoding="utf-8"))
+            if len(_CACHE) > 50_000:
+                _CACHE.clear()
+            _CACHE[key] = found
+        problems.extend(found)
     return problems
 
 

@@ -300,14 +300,25 @@ async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, gro
     if out.exists():
         return out, False
     reports = {s.work: s.report.read_text(encoding="utf-8") for s in samples}
-    prompt = ctx.prompts.render("reduce", reports=reports, count=len(reports))
-    request = ctx.request("reduce", prompt, {"reports": reports}, group=group)
+    # The reduce is one text call with no file tools, so its evidence comes inline: the
+    # reports and the notes each writer opened (its read trace), never a path to open.
+    reads = {s.work: _notes_read(s.reads) for s in samples}
+    prompt = ctx.prompts.render("reduce", reports=reports, count=len(reports), reads=reads)
+    request = ctx.request("reduce", prompt, {"reports": reports, "reads": reads}, group=group)
     result = await ctx.call(request, out.parent / "reduce.transcript.json", epoch=epoch, step=step, group=group)
     if not result.text.strip():
         raise BackendError("the reduce call returned an empty commonality report")
     write_atomic(out, result.text if result.text.endswith("\n") else result.text + "\n")
     ctx.bus.emit(ev.Summary(epoch=epoch, step=step, group=group, works=[s.work for s in samples], path=str(out)))
     return out, True
+
+
+def _notes_read(trace: Path) -> list[str]:
+    try:
+        data = read_json(trace)
+    except (OSError, ValueError):
+        return []
+    return list(data.get("notes", [])) if isinstance(data, dict) else list(data)
 
 
 def pool_context(ctx: Context, headers: list[tuple[str, str]]) -> str:
