@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool
 from skilltui.engine.review import AutoReviewer
@@ -113,3 +114,14 @@ def test_the_commit_tool_holds_an_update_to_the_edit_budget(tmp_path, make_work)
     notes = Pool(run.memory).note_paths()
     assert notes == ["scene/scene-headings.md"]
     assert "Keep the update small: at most 40 lines" in agent.prompts[0]
+
+
+def test_the_offline_optimizer_keeps_to_a_budget_too_small_for_any_note(tmp_path, make_work):
+    works = [make_work("gorse", 4)]
+    run, outcome = train_once(tmp_path, works, OfflineBackend(), AutoReviewer(), steps=1, max_edit_lines=3)
+    assert outcome.status == "finished"
+    pool = Pool(run.memory)
+    assert pool.note_paths() == [] and pool.is_clean()
+    message = pool.git("log", "-1", "--format=%B")
+    assert "no change" in message and "the commit tool refused every note it could add" in message
+    assert json.loads((run.backward_dir(0, 0, 1) / "commit.txt").read_text())["decision"] == "approve"

@@ -77,6 +77,7 @@ def backward(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str
         candidates = [m for m in candidates if m.name not in tried] + [m for m in candidates if m.name in tried]
         steer = f'The reviewer asked: "{notes[-1]}"; it names no move, so this attempt tries one not tried yet.'
 
+    refused: list[str] = []
     for move in candidates:
         if move.path in present:
             continue
@@ -101,16 +102,25 @@ def backward(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str
             f"Changed: added {move.path}, which teaches {move.name}.\n"
             f"Prediction: the {part} part should rise, so the loss of these works should fall."
         )
+        committed = False
         for examples in EXAMPLE_SETS:
             text = render_note(_swap(move.description, examples), _swap(move.body, examples))
             tool("create", path=move.path, file_text=text)
             try:
                 tool("commit", message=message)
-            except ToolError:
-                continue  # refused (a leak, say): the same note with other invented examples
+            except ToolError as exc:
+                if "of the training work" in str(exc) or "shares a run of" in str(exc):
+                    continue  # a leak: the same note with other invented examples
+                break  # too big for the edit budget, or another rule: no note for this move
+            committed = True
+            break
+        if committed:
             return f"{observed}\nAdded {move.path}.\n"
+        refused.append(move.path)
         tool("delete", path=move.path)
     reason = "every move behind the weak parts is already taught"
+    if refused:
+        reason = f"the commit tool refused every note it could add ({', '.join(refused)})"
     tool(
         "commit",
         message=f"no change\n\nObserved: {reason}.\nChanged: nothing.\nPrediction: the loss should hold.",
