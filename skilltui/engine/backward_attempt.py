@@ -61,11 +61,9 @@ class Where:
 
 def lexicon_of(ctx: Context) -> Lexicon:
     """The leakage guard for the run's training works, built once per run."""
-    lexicon = getattr(ctx, "_lexicon", None)
-    if lexicon is None:
-        lexicon = Lexicon.from_works(ctx.works)
-        ctx._lexicon = lexicon  # type: ignore[attr-defined]
-    return lexicon
+    if ctx.lexicon is None:
+        ctx.lexicon = Lexicon.from_works(ctx.works)
+    return ctx.lexicon
 
 
 def group_read_roots(pool: Pool, samples: list[Sample], summary: Path | None) -> list[Path]:

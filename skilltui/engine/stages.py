@@ -27,6 +27,7 @@ from ..agents.base import Backend, BackendError, CallResult, Request
 from ..agents.redact import redact
 from ..agents.tools import Sandbox
 from . import events as ev
+from .leakage import Lexicon
 from .pool import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
 from .prompts import Prompts
 from .run import Run, read_json, write_atomic, write_json
@@ -52,8 +53,9 @@ class Context:
     bus: ev.EventBus
     secrets: list[str] = field(default_factory=list)
     spent: float = 0.0
-    # The training works (the leakage guard is built from them on first use).
+    # The training works, and the leakage guard built from them on first use.
     works: list[Work] = field(default_factory=list)
+    lexicon: Lexicon | None = None
 
     def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
         if result.cost_usd is not None:
