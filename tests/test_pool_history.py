@@ -82,8 +82,10 @@ def test_feedback_shows_validation_losses_as_numbers_and_the_trend(tmp_path):
     lines = [
         Loss(epoch=0, step=0, work="a", loss=0.6, scores={}, report="x").to_dict(),
         Loss(epoch=0, step=1, work="a", loss=0.4, scores={}, report="x").to_dict(),
-        {"kind": "validation", "epoch": 0, "step": 0, "mean_loss": 0.55},
-        {"kind": "validation", "epoch": 0, "step": 1, "mean_loss": 0.5},
+        {"kind": "val_loss", "epoch": 0, "step": 0, "work": "v1", "loss": 0.5, "point": "step"},
+        {"kind": "val_loss", "epoch": 0, "step": 0, "work": "v2", "loss": 0.6, "point": "step"},
+        {"kind": "val_loss", "epoch": 0, "step": 1, "work": "v1", "loss": 0.1, "point": "micro"},
+        {"kind": "step_finished", "epoch": 0, "step": 1, "mean_loss": 0.4, "failed": [], "val_mean_loss": 0.5},
         Warning_(message="unrelated").to_dict(),
     ]
     run.events_path.write_text("".join(json.dumps(e) + "\n" for e in lines))

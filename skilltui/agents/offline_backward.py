@@ -62,7 +62,7 @@ def backward(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str
     notes: list[str] = list(ctx.get("notes") or [])
 
     order = [part for part in sorted(mean, key=mean.get)]
-    candidates = [m for part in order for m in MOVES if m.name in MOVES_FOR_SCORE[part]]
+    candidates = [m for part in order for m in MOVES if m.name in MOVES_FOR_SCORE.get(part, ())]
     candidates = list(dict.fromkeys(candidates))  # keep the first (weakest part) place of each move
     asked = _asked_move(notes[-1]) if notes else None
     steer = ""
@@ -81,7 +81,7 @@ def backward(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str
     for move in candidates:
         if move.path in present:
             continue
-        part = next((p for p in order if move.name in MOVES_FOR_SCORE[p]), move.helps)
+        part = next((p for p in order if move.name in MOVES_FOR_SCORE.get(p, ())), move.helps)
         read_notes = sorted(opened)
         observed = (
             f"{part} is at {mean.get(part, 0.0):.3f} (weakest parts first: "

@@ -93,15 +93,25 @@ def step_means(events: list[dict[str, Any]], kind: str = "loss") -> dict[tuple[i
 
 
 def validation_means(events: list[dict[str, Any]]) -> dict[tuple[int, int], float]:
-    """Validation losses the run recorded (`validation` events), as numbers per step."""
+    """Validation losses the run recorded, as numbers per step: nothing else of those works.
+
+    A step's `step_finished` carries `val_mean_loss` when validation ran; without it, the
+    mean of the step's `val_loss` events measured after the step (`point` "step").
+    """
     out: dict[tuple[int, int], float] = {}
+    per: dict[tuple[int, int], dict[str, float]] = {}
     for e in events:
-        if e.get("kind") != "validation" or "epoch" not in e or "step" not in e:
+        if "epoch" not in e or "step" not in e:
             continue
-        value = e.get("mean_loss", e.get("loss"))
-        if isinstance(value, int | float):
-            out[(e["epoch"], e["step"])] = round(float(value), 4)
-    return out
+        key = (e["epoch"], e["step"])
+        if e.get("kind") == "step_finished" and isinstance(e.get("val_mean_loss"), int | float):
+            out[key] = round(float(e["val_mean_loss"]), 4)
+        elif e.get("kind") == "val_loss" and e.get("point", "step") == "step":
+            if isinstance(e.get("loss"), int | float):
+                per.setdefault(key, {})[e.get("work") or ""] = float(e["loss"])
+    for key, works in per.items():
+        out.setdefault(key, round(sum(works.values()) / len(works), 4))
+    return dict(sorted(out.items()))
 
 
 def _next(means: dict[tuple[int, int], float], key: tuple[int, int]) -> float | None:
