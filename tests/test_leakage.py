@@ -68,6 +68,15 @@ def test_a_note_sharing_eight_words_with_a_human_episode_is_refused_quoting_only
     assert lx.check("dialogue/x.md", render_note("Lines that sound spoken.", seven)) == []
 
 
+def test_a_work_without_a_title_is_named_by_its_folder(tmp_path):
+    folder = work(tmp_path)
+    (folder / "work.toml").unlink()
+    lx = Lexicon.from_works([load_work(folder)])
+    problems = lx.check("scene/x.md", render_note("Headings.", "As in Low Tide, open on a heading."))
+    assert problems and "the title 'Low Tide'" in problems[0]
+    assert lx.check("scene/x.md", render_note("Headings.", "At low tide the boats sit on the mud.")) == []
+
+
 def test_a_clean_note_passes_even_with_lower_case_common_words(tmp_path):
     lx = lexicon(tmp_path)
     note = render_note(

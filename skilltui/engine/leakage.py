@@ -60,9 +60,9 @@ class Lexicon:
 
     def add_work(self, work: Work) -> None:
         self.works.append(work.name)
-        title = work.meta.get("title", "").strip()
-        if title:
-            self._term(title, "the title", work.name)
+        # Without a title in work.toml the prompts call the work by its folder name.
+        title = work.meta.get("title", "").strip() or _title_case(work.name.replace("-", " ").replace("_", " "))
+        self._term(title, "the title", work.name)
         for number, path in work.episodes.items():
             text = path.read_text(encoding="utf-8", errors="replace")
             for element in fountain.parse(io.StringIO(text)):
