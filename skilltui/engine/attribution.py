@@ -91,6 +91,8 @@ def _read(path: Path) -> Any:
         return None
     key = (str(path), size)
     if key not in _CACHE:
+        if len(_CACHE) > 50_000:
+            _CACHE.clear()
         try:
             _CACHE[key] = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
