@@ -125,3 +125,17 @@ def test_the_offline_optimizer_keeps_to_a_budget_too_small_for_any_note(tmp_path
     message = pool.git("log", "-1", "--format=%B")
     assert "no change" in message and "the commit tool refused every note it could add" in message
     assert json.loads((run.backward_dir(0, 0, 1) / "commit.txt").read_text())["decision"] == "approve"
+
+
+def test_the_review_evidence_shows_failed_attempts_and_what_the_writer_opened(tmp_path, make_work):
+    from skilltui.history.evidence import evidence_markdown
+    from skilltui.history.records import load_history
+
+    works = [make_work("heath", 4)]
+    run, outcome = train_once(tmp_path, works, ScriptedBackward("forget", "forget", "commit"), AutoReviewer(), steps=1)
+    assert outcome.status == "finished"
+    commit = next(c for c in load_history(run).commits if c.micro is not None)
+    text = evidence_markdown(run, commit)
+    assert "## Attempts that failed their checks" in text
+    assert "- attempt 1: no commit was made" in text
+    assert "Notes the writer opened: none." in text  # the pool was empty when heath was written
