@@ -96,7 +96,7 @@ async def run_attempt(
     report = "\n".join(problems) + "\n" if problems else "no problems\n"
     write_atomic(out / "lint_report.txt", report)
     step_report = ctx.run.step_dir(e, s) / "lint_report.txt"
-    if g == 1 and a == 1 or not step_report.exists():
+    if (g == 1 and a == 1) or not step_report.exists():  # the pool as the step's backward found it
         write_atomic(step_report, report)
     stats = await asyncio.to_thread(run_attribution, ctx.run, [rel for rel, _ in headers], (e, s))
     prompt = ctx.prompts.render(
