@@ -16,6 +16,7 @@ from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool, render_note
 from skilltui.engine.review import AutoReviewer, Decision
 from skilltui.engine.run import Run, write_json
+from skilltui.engine.scores import WEIGHTS
 from tests.test_backward import ScriptedReviewer, train_once
 
 BACKTICKED = re.compile(r"`([^`\s]+)`")
@@ -140,7 +141,7 @@ def test_attribution_numbers_match_the_traces(tmp_path):
 
     def work_step(epoch, step, work, traces, losses):
         # Every part of an episode at similarity 1 - loss: any weighted mean of them gives that loss.
-        parts = {n: {k: round(1 - v, 4) for k in ("chrf", "scenes", "speakers", "dialogue")} for n, v in losses.items()}
+        parts = {n: {k: round(1 - v, 4) for k in WEIGHTS} for n, v in losses.items()}
         write_json(run.loss_scores(epoch, step, work), {"loss": 0, "episodes": parts})
         notes = sorted({n for t in traces.values() for n in t})
         write_json(run.work_dir(epoch, step, work) / "reads.json", {"notes": notes, "episodes": traces})
@@ -188,7 +189,7 @@ def test_the_prompt_tells_the_optimizer_what_its_earlier_updates_did(tmp_path, m
     means = {(e["epoch"], e["step"]): e["loss"] for e in read_events(run.events_path) if e["kind"] == "loss"}
     prompt = (run.backward_dir(0, 2, 1) / "attempt1" / "prompt.md").read_text()
     first = json.loads((run.backward_dir(0, 0, 1) / "commit.txt").read_text())["message"].splitlines()[0]
-    assert first.endswith(": teach scene")  # the body's first line says what the update did
+    assert re.search(r"\.md: teach \w+$", first)  # the body's first line says what the update did
     assert f'epoch 0 step 0 micro 1/1: "{first}", approved by auto' in prompt
     assert f"mean loss {means[(0, 0)]:.3f} -> {means[(0, 1)]:.3f}" in prompt
     assert "it predicted: the " in prompt

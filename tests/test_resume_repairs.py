@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
-from skilltui.engine.backward import _check
+from skilltui.engine.backward_attempt import _check
 from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool, render_note
 from skilltui.engine.run import Run
