@@ -425,11 +425,14 @@ class TrainingApp(App[int]):
     async def _read_pool(self) -> None:
         view = await asyncio.to_thread(self._reader.read)
         commits = [Commit(c.sha, c.subject, self.state.marks.get(c.sha)) for c in view.commits]
-        self.query_one(PoolTree).show(view.notes, self.state.attribution)
-        self.query_one(CommitList).show(commits)
-        self.query_one(TabbedContent).get_tab("commits").label = f"Commits · {len(commits)}"
-        self.query_one(TabbedContent).get_tab("pool").label = f"Pool · {len(view.notes)} notes"
-        note = self.query_one(NoteView)
+        try:
+            self.query_one(PoolTree).show(view.notes, self.state.attribution)
+            self.query_one(CommitList).show(commits)
+            self.query_one(TabbedContent).get_tab("commits").label = f"Commits · {len(commits)}"
+            self.query_one(TabbedContent).get_tab("pool").label = f"Pool · {len(view.notes)} notes"
+            note = self.query_one(NoteView)
+        except NoMatches:
+            return  # the app closed while the pool was read: its panes are gone
         if note.path is not None:
             self._load_note(note.path)
 
@@ -440,7 +443,10 @@ class TrainingApp(App[int]):
     @work(exclusive=True, group="note")
     async def _load_note(self, path: str) -> None:
         text = await asyncio.to_thread(self._reader.note, path)
-        self.query_one(NoteView).show(path, text)
+        try:
+            self.query_one(NoteView).show(path, text)
+        except NoMatches:
+            pass  # the app closed while the note was read
 
     @on(CommitList.CommitChosen)
     def _commit_chosen(self, message: CommitList.CommitChosen) -> None:
