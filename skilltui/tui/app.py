@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import signal
 import sys
 import time
 from collections import deque
@@ -47,7 +48,7 @@ from ..engine import events as ev
 from ..engine.loop import Outcome, Trainer
 from ..engine.review import Decision, ReviewRequest
 from ..engine.session import OpenedRun
-from ..signals import STOP_SIGNALS, exit_code, name_of
+from ..signals import PENDING, STOP_SIGNALS, defer, exit_code, name_of
 from . import themes
 from .pool_reader import PoolReader
 from .reviewer import ScreenReviewer
@@ -215,6 +216,8 @@ class TrainingApp(App[int]):
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
                 return
             self._signals.append(signum)
+        if PENDING:  # one came while the app was starting
+            self._on_stop_signal(PENDING[0])
 
     def _on_stop_signal(self, signum: int) -> None:
         self.stopped_by = self.stopped_by or signum
@@ -225,6 +228,7 @@ class TrainingApp(App[int]):
         loop = asyncio.get_running_loop()
         for signum in self._signals:
             loop.remove_signal_handler(signum)
+            signal.signal(signum, defer)  # until the app has given the terminal back
         # However the app ends, the trainer stops with it and the record says so before
         # the run's events file is closed.
         self.stop_training("the app closed; run the same command to resume")
