@@ -3,7 +3,8 @@
     skilltui demo                         train the bundled works offline, in the app
     skilltui diffuse --work DIR           write DIR/story.md, the writer's input
     skilltui train --work DIR [--auto]    train a pool on one or more works
-    skilltui lint POOL                    check a pool's notes
+    skilltui lint POOL [--work DIR ...]   check a pool's notes (and for leaks of the works)
+    skilltui score --human F --written F  the loss of one script against another
 
 Bad input ends with one line on stderr that says what to do and exit code 2; a run that
 stops early resumes when the same command is run again.
@@ -103,9 +104,31 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "lint",
         help="check a pool's notes; exit 1 if any problem",
-        description="Check every note of POOL against the note rules and print each problem.",
+        description="Check every note of POOL against the note rules and print each problem; with --work, "
+        "also check that no note leaks what those training works contain.",
     )
     p.add_argument("pool", type=Path, help="the pool folder (a run's memory/)")
+    p.add_argument(
+        "--work",
+        action="append",
+        default=[],
+        type=Path,
+        dest="works",
+        metavar="DIR",
+        help="a training work: also reject notes that leak its character names, scene-heading places, "
+        "title or 8-word runs of its lines; repeat for several works",
+    )
+
+    p = sub.add_parser(
+        "score",
+        help="the engine's loss of one written script against a human one, and its parts",
+        description="Score a written Fountain script against the human one with the loss training "
+        "uses: scenes aligned in order, dialogue with its speaker, length, format. Prints the loss "
+        "(0 = the human script, 1 = nothing alike) and each part's similarity.",
+    )
+    p.add_argument("--human", required=True, type=Path, metavar="FILE", help="the human episode (Fountain)")
+    p.add_argument("--written", required=True, type=Path, metavar="FILE", help="the written episode (Fountain)")
+    p.add_argument("--json", action="store_true", help="print the loss, parts and counts as JSON")
 
     for extra in _extra_commands():
         extra.register(sub)
@@ -165,7 +188,64 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         metavar="USD",
         help="stop before the next stage once the run has spent this much; resumable",
     )
+    p.add_argument(
+        "--judge-weight",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="blend the judge's rubric (scene purpose, voice, visual action, structure) into the loss: "
+        "(1-W) * engine loss + W * rubric loss; default 0, the engine's loss alone. A missing or "
+        "malformed rubric falls back to the engine's loss and is recorded",
+    )
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="send each step's loss-judge calls, and its reduce calls, as one Message Batch at half price "
+        "(--backend anthropic; slower: for runs nobody watches). A killed run resumes polling the same batch",
+    )
     p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
+    p.add_argument(
+        "--forward-timeout",
+        type=float,
+        default=2400,
+        metavar="S",
+        help="seconds one writer call may take (default 2400)",
+    )
+    p.add_argument(
+        "--loss-timeout",
+        type=float,
+        default=1800,
+        metavar="S",
+        help="seconds one judge or reduce call may take (default 1800)",
+    )
+    p.add_argument(
+        "--backward-timeout",
+        type=float,
+        default=5400,
+        metavar="S",
+        help="seconds one backward call may take (default 5400)",
+    )
+    p.add_argument(
+        "--backward-retries",
+        type=int,
+        default=2,
+        metavar="N",
+        help="new attempts, each from the reset pool and told what went wrong, after a backward attempt "
+        "fails its checks (default 2); then the group's update is skipped",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop the run when a micro-step fails every attempt, instead of skipping its update",
+    )
+    p.add_argument(
+        "--max-edit-lines",
+        type=int,
+        default=80,
+        metavar="N",
+        help="the learning rate: lines one micro-step may add plus remove in the notes (default 80); "
+        "the commit tool refuses a bigger change",
+    )
 
 
 def _extra_commands() -> list:
@@ -181,11 +261,15 @@ def _extra_commands() -> list:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    from .engine.leakage import Lexicon
+    from .engine.note_checks import lint_pool
     from .engine.pool import Pool
+    from .engine.works import load_works
 
     if not args.pool.is_dir():
         raise UsageError(f"{args.pool} is not a folder; pass a pool (a run's memory/ folder)")
-    problems = Pool(args.pool).lint()
+    lexicon = Lexicon.from_works(load_works(args.works, need_story=False)) if args.works else None
+    problems = lint_pool(Pool(args.pool), lexicon)
     for problem in problems:
         print(problem)
     count = len(Pool(args.pool).note_paths())
@@ -209,8 +293,11 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
         story = noise_work(work, seed=args.seed, noise=args.noise)
     else:
         from .engine.diffuse_calls import diffuse_and_record
+        backend = make_backend(backend_name, args.model)
+        print(f"diffuse: model {backend.model} ({backend_name}{'' if args.model else ', its default'})",
+              file=sys.stderr)
 
-        story = diffuse_and_record(work, make_backend(backend_name, args.model), args.noise)
+        story = diffuse_and_record(work, backend, args.noise)
         if story is None:
             return 1
     write_atomic(work.story_path, story)
@@ -245,12 +332,22 @@ def _settings(args: argparse.Namespace):
         offline_latency=args.offline_latency,
         auto=args.auto,
         max_cost=args.max_cost,
+        judge_weight=args.judge_weight,
+        batch=args.batch,
+        forward_timeout=args.forward_timeout,
+        loss_timeout=args.loss_timeout,
+        backward_timeout=args.backward_timeout,
+        backward_retries=args.backward_retries,
+        strict=args.strict,
+        max_edit_lines=args.max_edit_lines,
     )
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     settings = _settings(args)
     settings.check()
+    if settings.batch and settings.backend != "anthropic":
+        raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
     backend = make_backend(settings.backend, settings.model, offline_latency=settings.offline_latency)
     return train(settings, backend)
 
@@ -381,7 +478,54 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return train(settings, make_backend("offline", offline_latency=settings.offline_latency))
 
 
-COMMANDS = {"lint": cmd_lint, "diffuse": cmd_diffuse, "train": cmd_train, "demo": cmd_demo}
+def _read_script(path: Path, flag: str) -> str:
+    if path.is_dir():
+        raise UsageError(f"{flag} {path} is a folder; pass one Fountain script")
+    if not path.is_file():
+        raise UsageError(f"{flag} {path}: no such file; pass a Fountain script")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{flag} {path} is not UTF-8 text; save it as UTF-8 and try again") from None
+    except OSError as exc:
+        raise UsageError(f"{flag} {path} cannot be read ({exc.strerror}); check its permissions") from None
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    import json
+
+    from .engine.scores import WEIGHTS, score_step
+
+    human = _read_script(args.human, "--human")
+    written = _read_script(args.written, "--written")
+    if not human.strip():
+        raise UsageError(f"--human {args.human} is empty; pass the human episode")
+    scores = score_step({1: written}, {1: human})
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "loss": scores["loss"],
+                    "scores": scores["scores"],
+                    "weights": WEIGHTS,
+                    "counts": scores["counts"]["1"],
+                },
+                indent=1,
+            )
+        )
+        return 0
+    print(f"loss {scores['loss']:.3f}  (0 = the human script, 1 = nothing alike)")
+    for name, value in scores["scores"].items():
+        print(f"  {name:<9} {value:.3f}  weight {WEIGHTS[name]:.2f}  costs {WEIGHTS[name] * (1 - value):.3f}")
+    counts = scores["counts"]["1"]
+    print(
+        f"  scenes {counts['written_scenes']} written / {counts['human_scenes']} human, "
+        f"pairs in order {counts['scene_pairs_in_order']}; words {counts['written_words']} / {counts['human_words']}"
+    )
+    return 0
+
+
+COMMANDS = {"score": cmd_score, "lint": cmd_lint, "diffuse": cmd_diffuse, "train": cmd_train, "demo": cmd_demo}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,6 +48,9 @@ class RunStarted(Event):
     works: list[str]
     config: dict[str, Any]
     resumed: bool
+    # The model each role calls (role -> model id), said at start so nobody pays for a default unawares.
+    models: dict[str, str] = field(default_factory=dict)
+    backend: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,6 +138,7 @@ class Call(Event):
     cost_usd: float | None = None
     seconds: float = 0.0
     transcript: str | None = None
+    turns: int = 1  # model requests the call made (every backend counts them the same way)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,6 +152,11 @@ class Loss(Event):
     loss: float
     scores: dict[str, float]
     report: str
+    # The engine's own number and the judge's rubric; `loss` differs from `engine_loss` only
+    # with --judge-weight. `rubric_error` says why no rubric was used (missing, malformed).
+    engine_loss: float | None = None
+    rubric: dict[str, Any] | None = None
+    rubric_error: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -211,6 +220,37 @@ class DecisionMade(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MicroStepSkipped(Event):
+    """A micro-step failed every attempt (`attempts`, the last `reason`): its group's update is skipped.
+
+    The pool stays at `before`; training goes on (unless `--strict`, which stops the run instead).
+    """
+
+    kind: ClassVar[str] = "micro_step_skipped"
+    epoch: int
+    step: int
+    group: int
+    attempts: int
+    before: str
+    reason: str
+    label: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attribution(Event):
+    """Per-note attribution from the read traces, up to this step (see `attribution.py`).
+
+    `notes` maps a note's path to passes (forward passes that read it), with / without (mean
+    loss of the episodes written with / without it) and with_n / without_n (how many).
+    """
+
+    kind: ClassVar[str] = "attribution"
+    epoch: int
+    step: int
+    notes: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
 class PoolChanged(Event):
     """The pool's HEAD moved (a commit, a reset, a revert). Panes showing the pool refresh."""
 
@@ -239,6 +279,34 @@ class Warning_(Event):
     kind: ClassVar[str] = "warning"
     message: str
     work: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Throttled(Event):
+    """The API rate-limited the key (429): fewer calls in flight for a while, or the limit lifted."""
+
+    kind: ClassVar[str] = "throttle"
+    throttled: bool
+    limit: int | None = None  # calls allowed in flight while throttled
+    wait_seconds: float = 0.0  # no new call starts before this wait is over
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchState(Event):
+    """A step's loss-judge (or reduce) calls sent as one Message Batch (`--batch`): where it stands."""
+
+    kind: ClassVar[str] = "batch"
+    epoch: int
+    step: int
+    purpose: str  # loss or reduce
+    batch_id: str
+    state: str  # submitted, in_progress, ended, resumed
+    processing: int = 0
+    succeeded: int = 0
+    errored: int = 0
+    expired: int = 0
+    canceled: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)

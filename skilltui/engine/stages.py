@@ -4,7 +4,8 @@
   episodes first..last as Fountain. Its tools cannot reach the work's human episodes or
   any loss report.
 - loss: the engine scores the written episodes against the human ones; a judge turns the
-  scores into a markdown report.
+  scores into a markdown report and a small rubric (engine/rubric.py), blended in only
+  with --judge-weight.
 - reduce: a group's loss reports folded into one commonality report (only when the group
   has more than one report).
 
@@ -27,6 +28,8 @@ from ..agents.base import Backend, BackendError, CallResult, Request
 from ..agents.redact import redact
 from ..agents.tools import Sandbox
 from . import events as ev
+from . import rubric
+from .leakage import Lexicon
 from .pool import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
 from .prompts import Prompts
 from .run import Run, read_json, write_atomic, write_json
@@ -52,6 +55,23 @@ class Context:
     bus: ev.EventBus
     secrets: list[str] = field(default_factory=list)
     spent: float = 0.0
+    # How long the last step took, so a re-read one step later is cached for 5 minutes or
+    # for an hour (cache_policy); None before the first step has finished.
+    last_step_seconds: float | None = None
+    # --batch: the step's StepBatch per role ("loss", "reduce"); their text calls wait for it.
+    batches: dict[str, Any] = field(default_factory=dict)
+
+    def reread_ttl(self) -> str:
+        """The cache life for text the next step re-reads: 1 hour unless steps are known to be quick.
+
+        Before any step was timed, a run a person reviews is assumed slow and an --auto run quick.
+        """
+        if self.last_step_seconds is None:
+            return "5m" if self.settings.auto else "1h"
+        return "5m" if self.last_step_seconds < 240 else "1h"
+    # The training works, and the leakage guard built from them on first use.
+    works: list[Work] = field(default_factory=list)
+    lexicon: Lexicon | None = None
 
     def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
         if result.cost_usd is not None:
@@ -69,6 +89,7 @@ class Context:
                 cost_usd=result.cost_usd,
                 seconds=round(seconds, 3),
                 transcript=str(transcript),
+                turns=result.turns,
                 **where,
             )
         )
@@ -81,6 +102,7 @@ class Context:
             "role": request.role,
             "model": (result.model if result else None) or request.model,
             "system": request.system,
+            "lead": request.lead,
             "prefix": request.prefix,
             "prompt": request.prompt,
             "transcript": result.transcript if result else [],
@@ -99,8 +121,11 @@ class Context:
         # The backend enforces request.timeout itself and reports what the call cost; this
         # outer bound, a little longer, only catches a backend that fails to.
         bound = request.timeout + 30
+        batch = self.batches.get(request.role) if sandbox is None else None
         try:
-            if sandbox is None:
+            if batch is not None:  # no outer bound: a batch may take hours, and polls on its own
+                result = await batch.text(str(where.get("work") or f"g{where.get('group')}"), request)
+            elif sandbox is None:
                 result = await asyncio.wait_for(self.backend.text(request), bound)
             else:
                 result = await asyncio.wait_for(self.backend.agent(request, sandbox), bound)
@@ -134,6 +159,7 @@ class Context:
             context=context,
             on_delta=on_delta,
             on_tool=on_tool,
+            timeout=self.settings.timeout_for(role),
         )
 
 
@@ -187,12 +213,16 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         scripts_dir=str(scripts),
     )
     prefix = pool_context(ctx, headers)
-    write_atomic(out / "prompt.md", f"{prefix}\n{prompt}")
+    # The story leads the prompt: the same work's forward re-reads it word for word every
+    # step, so it is cached across steps when one comes later (cache_policy).
+    lead = f"# The story\n\n{story.read_text(encoding='utf-8')}"
+    write_atomic(out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(
         read_roots=[story, pool.root],
         write_roots=[scripts],
         denied=[work.root, ctx.run.loss_dir(epoch, step), pool.root / ".git"],
         traced=pool.root,
+        base=pool.root,  # the prompt lists notes relative to the pool
     )
     where = {"work": work.name}
     request = ctx.request(
@@ -209,7 +239,15 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         prefix=prefix,
         **where,
     )
+    request.lead = lead
+    # Marked when a later step re-reads it, or to read what an earlier step cached (a request
+    # reads the cache only up to a mark of its own); a story read once is left unmarked.
+    earlier = epoch > 0 or first > 1
+    request.lead_ttl = ctx.reread_ttl() if _reread_later(ctx, work, epoch, last) else ("5m" if earlier else None)
+    request.finished = lambda: all((scripts / f"{n:02d}.fountain").is_file() for n in range(first, last + 1))
     seen: set[int] = set()
+    # The read trace per episode: the notes opened before each episode was first written.
+    before_episode: dict[str, list[str]] = {}
     inner_tool = request.on_tool
 
     def on_tool(tool: str, path: str, ok: bool, error: str | None) -> None:
@@ -217,6 +255,7 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
         match = EPISODE_FILE.match(os.path.basename(path))
         if ok and tool == "create" and match and int(match.group(1)) not in seen:
             seen.add(int(match.group(1)))
+            before_episode[str(int(match.group(1)))] = list(sandbox.reads)
             ctx.bus.emit(
                 ev.EpisodeWritten(epoch=epoch, step=step, work=work.name, episode=int(match.group(1)), path=path)
             )
@@ -225,7 +264,7 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
     result = await ctx.call(request, out / "transcript.json", sandbox, epoch=epoch, step=step, **where)
     written = written_episodes(scripts, first, last)
     missing = [n for n in range(first, last + 1) if not written.get(n, "").strip()]
-    write_json(out / "reads.json", sandbox.reads)
+    write_json(out / "reads.json", {"notes": sandbox.reads, "episodes": before_episode})
     if missing:
         raise StageError(
             f"the writer did not write episode{'s' if len(missing) > 1 else ''} "
@@ -259,30 +298,61 @@ async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last
         episodes=[{"number": n, "human": human[n], "written": written.get(n, "")} for n in sorted(human)],
     )
     where = {"work": work.name}
-    request = ctx.request("loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores}, **where)
+    request = ctx.request(
+        "loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores, "written": written}, **where
+    )
+    # The human episodes lead the prompt: the judge of the next epoch re-reads them word for
+    # word, an epoch later (past 5 minutes), so they are cached for an hour when there is one;
+    # the last epoch's judge marks them only to read that entry (a read renews it, writes nothing).
+    request.lead = ctx.prompts.render(
+        "loss_targets",
+        work=work.name,
+        first=first,
+        last=last,
+        episodes=[{"number": n, "human": human[n]} for n in sorted(human)],
+    )
+    request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
     result = await ctx.call(
         request, run.loss_dir(epoch, step) / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
     )
-    if not result.text.strip():
+    # The rubric is optional: a missing or malformed one leaves the engine's number in charge.
+    text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
+    if not text.strip():
         raise StageError(f"the judge wrote an empty loss report for {work.name}")
-    write_atomic(report, _with_scores(result.text, scores))
+    write_atomic(report, _with_scores(text, scores))
     write_json(scores_path, scores)
     ctx.bus.emit(
         ev.Loss(
-            epoch=epoch, step=step, work=work.name, loss=scores["loss"], scores=scores["scores"], report=str(report)
+            epoch=epoch,
+            step=step,
+            work=work.name,
+            loss=scores["loss"],
+            scores=scores["scores"],
+            report=str(report),
+            engine_loss=scores["engine_loss"],
+            rubric=scores["rubric"],
+            rubric_error=scores["rubric_error"],
         )
     )
     return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
 
 
+def _reread_later(ctx: Context, work: Work, epoch: int, last: int) -> bool:
+    """Whether a later step of this run gives this work another forward (so re-reads its story)."""
+    s = ctx.settings
+    reach = s.steps * s.episodes_per_step
+    return epoch < s.epochs - 1 or any(last < e <= reach for e in work.episodes if e % s.episodes_per_step == 0)
+
+
 def _with_scores(report: str, scores: dict[str, Any]) -> str:
-    """The judge's report with the engine's numbers appended, so the evidence carries the truth."""
+    """The judge's report with the engine's numbers and the rubric appended, so the evidence carries the truth."""
+    judged = rubric.render(scores)
     if "<!-- scores:" in report:
-        return report if report.endswith("\n") else report + "\n"
+        return f"{report.rstrip()}\n\n{judged}"
     table = "\n".join(f"| {name} | {value:.3f} |" for name, value in scores["scores"].items())
     return (
-        f"{report.rstrip()}\n\n## Scores computed by the engine\n\nLoss {scores['loss']:.3f}.\n\n"
-        f"| part | similarity |\n|---|---|\n{table}\n\n"
+        f"{report.rstrip()}\n\n## Scores computed by the engine\n\nLoss {scores['engine_loss']:.3f}.\n\n"
+        f"| part | similarity |\n|---|---|\n{table}\n\n{judged}\n"
         f"<!-- scores: {json.dumps(scores['scores'], sort_keys=True)} -->\n"
     )
 
@@ -293,14 +363,25 @@ async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, gro
     if out.exists():
         return out, False
     reports = {s.work: s.report.read_text(encoding="utf-8") for s in samples}
-    prompt = ctx.prompts.render("reduce", reports=reports, count=len(reports))
-    request = ctx.request("reduce", prompt, {"reports": reports}, group=group)
+    # The reduce is one text call with no file tools, so its evidence comes inline: the
+    # reports and the notes each writer opened (its read trace), never a path to open.
+    reads = {s.work: _notes_read(s.reads) for s in samples}
+    prompt = ctx.prompts.render("reduce", reports=reports, count=len(reports), reads=reads)
+    request = ctx.request("reduce", prompt, {"reports": reports, "reads": reads}, group=group)
     result = await ctx.call(request, out.parent / "reduce.transcript.json", epoch=epoch, step=step, group=group)
     if not result.text.strip():
         raise BackendError("the reduce call returned an empty commonality report")
     write_atomic(out, result.text if result.text.endswith("\n") else result.text + "\n")
     ctx.bus.emit(ev.Summary(epoch=epoch, step=step, group=group, works=[s.work for s in samples], path=str(out)))
     return out, True
+
+
+def _notes_read(trace: Path) -> list[str]:
+    try:
+        data = read_json(trace)
+    except (OSError, ValueError):
+        return []
+    return list(data.get("notes", [])) if isinstance(data, dict) else list(data)
 
 
 def pool_context(ctx: Context, headers: list[tuple[str, str]]) -> str:

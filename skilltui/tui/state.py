@@ -131,8 +131,13 @@ class RunState:
         self.reports: dict[str, dict[StepKey, str]] = {name: {} for name in works}
         self.means: dict[StepKey, float] = {}
         self.marks: dict[str, Mark] = {}
+        # Per note: passes that read it, mean loss with / without it (the latest attribution event).
+        self.attribution: dict[str, dict[str, Any]] = {}
         self.head: str | None = None
         self.notices: deque[str] = deque(maxlen=NOTICE_LIMIT)
+        self.throttled = False  # the API rate-limited the key: fewer calls in flight for a while
+        self.batch = ""  # the latest Message Batch's state (--batch), "" when none is pending
+        self.models: dict[str, str] = {}
         self._dirty: set[str] = set()
         self._output_dirty: set[str] = set()
 
@@ -315,6 +320,21 @@ class RunState:
         self._say(None, e["group"], f"✎ commit {e['after'][:7]} {e['subject']} ({counts})")
         self._dirty |= {"pool", "commits"}
 
+    def _on_attribution(self, e: dict[str, Any], replay: bool) -> None:
+        self.attribution = dict(e.get("notes") or {})
+        self._dirty.add("pool")
+
+    def _on_micro_step_skipped(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        message = (
+            f"{e.get('label') or 'group ' + str(e['group'])}: skipped after {e['attempts']} failed attempt(s), "
+            f"the pool stays as it was ({e['reason']})"
+        )
+        self._say(None, e["group"], f"⊘ {message}")
+        self.notices.append(message)
+        self._dirty.add("notices")
+
     def _on_review_requested(self, e: dict[str, Any], replay: bool) -> None:
         if replay:
             return
@@ -355,6 +375,26 @@ class RunState:
             if e.get("work"):
                 self._say(e["work"], None, f"! {e['message']}")
             self._dirty.add("notices")
+
+    def _on_throttle(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        if e["throttled"] != self.throttled:
+            self.notices.append(("throttled: " if e["throttled"] else "throttle lifted: ") + e.get("reason", ""))
+            self._dirty.add("notices")
+        self.throttled = bool(e["throttled"])
+        self._dirty.add("header")
+
+    def _on_batch(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        counts = ", ".join(f"{e.get(k, 0)} {k}" for k in ("processing", "succeeded", "errored", "expired")
+                           if e.get(k))
+        self.batch = "" if e["state"] == "ended" else f"batch {e['purpose']} {e['state']}" + (
+            f" ({counts})" if counts else "")
+        self.notices.append(f"batch {e['batch_id']} for {e['purpose']} e{e['epoch']} s{e['step']}: {e['state']}"
+                            + (f" ({counts})" if counts else ""))
+        self._dirty |= {"header", "notices"}
 
     def _on_run_finished(self, e: dict[str, Any], replay: bool) -> None:
         if replay:
