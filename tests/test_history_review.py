@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 
 import pytest
@@ -107,24 +106,21 @@ async def test_the_detail_shows_the_prediction_beside_what_happened_and_the_note
         await settle(pilot)
         screen = screen_of(app)
         first = screen.query_one(CommitList).shown[1]
-        # The offline optimizer predicts that the part it targeted should rise.
-        part = re.fullmatch(r"the (\w+) part should rise, so the loss of these works should fall\.", first.prediction)
-        assert part, first.prediction
-        name = part.group(1)
         scores = {}
         for e in read_events(run.events_path):
             if e["kind"] == "loss":
                 scores.setdefault((e["epoch"], e["step"]), []).append(e["scores"])
-        before = sum(s[name] for s in scores[(0, 0)]) / len(scores[(0, 0)])
-        after = sum(s[name] for s in scores[(0, 1)]) / len(scores[(0, 1)])
-        assert first.parts_before[name] == pytest.approx(before, abs=1e-4)
-        assert first.parts_after[name] == pytest.approx(after, abs=1e-4)
+        before = sum(s["dialogue"] for s in scores[(0, 0)]) / len(scores[(0, 0)])
+        after = sum(s["dialogue"] for s in scores[(0, 1)]) / len(scores[(0, 1)])
+        assert first.prediction == "the dialogue part should rise, so the loss of these works should fall."
+        assert first.parts_before["dialogue"] == pytest.approx(before, abs=1e-4)
+        assert first.parts_after["dialogue"] == pytest.approx(after, abs=1e-4)
         text = describe(first, run.pool.head(), screen.history.attribution).plain
-        assert f"predicted: {first.prediction}" in text
-        assert f"{name} {before:.3f}→{after:.3f} ({after - before:+.3f})" in text
+        assert "predicted: the dialogue part should rise" in text
+        assert f"dialogue {before:.3f}→{after:.3f} ({after - before:+.3f})" in text
         note = first.files[0][1]
         stats = screen.history.attribution[note]
-        assert f"{note}: {stats.passes} read" in text and stats.passes >= 1
+        assert f"{note}: {stats.passes} reads · " in text and stats.passes >= 1
 
 
 async def test_j_k_and_the_arrows_move_the_selection(run: Run) -> None:
