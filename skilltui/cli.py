@@ -148,6 +148,29 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         metavar="USD",
         help="stop before the next stage once the run has spent this much; resumable",
     )
+    p.add_argument(
+        "--val-work",
+        action="append",
+        default=[],
+        type=Path,
+        dest="val_works",
+        metavar="DIR",
+        help="a held-out work (repeatable): after every step the pool runs forward and loss on its episodes "
+        "1..--episodes-per-step, never backward; its material stays in the run's val/ folder",
+    )
+    p.add_argument(
+        "--gate",
+        action="store_true",
+        help="validate right after each micro-step; the automatic reviewer rolls back one that raised the mean "
+        "validation loss by more than --gate-tolerance (in the app you see the numbers and decide); needs --val-work",
+    )
+    p.add_argument(
+        "--gate-tolerance",
+        type=float,
+        default=0.005,
+        metavar="X",
+        help="the rise in mean validation loss the gate still keeps (default 0.005)",
+    )
     p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
 
 
@@ -239,6 +262,9 @@ def _settings(args: argparse.Namespace):
         offline_latency=args.offline_latency,
         auto=args.auto,
         max_cost=args.max_cost,
+        val_works=args.val_works,
+        gate=args.gate,
+        gate_tolerance=args.gate_tolerance,
     )
 
 

@@ -40,6 +40,9 @@ class Settings:
     offline_latency: float = 0.0
     auto: bool = False
     max_cost: float | None = None
+    val_works: list[Path] = field(default_factory=list)
+    gate: bool = False
+    gate_tolerance: float = 0.005
 
     def check(self) -> None:
         for name in ("steps", "episodes_per_step", "epochs", "workers"):
@@ -51,17 +54,21 @@ class Settings:
             raise UsageError("--offline-latency must be 0 or more seconds")
         if self.max_cost is not None and self.max_cost <= 0:
             raise UsageError("--max-cost must be a positive number of US dollars")
+        if self.gate and not self.val_works:
+            raise UsageError("--gate judges each update on validation; name a held-out work with --val-work DIR")
+        if self.gate_tolerance < 0:
+            raise UsageError("--gate-tolerance must be 0 or more (a rise in validation loss that is still kept)")
 
     def model_for(self, role: str) -> str | None:
         return self.role_models.get(role, self.model)
 
-    def identity(self, works: list[Work]) -> dict[str, Any]:
+    def identity(self, works: list[Work], val_works: list[Work] | None = None) -> dict[str, Any]:
         """The settings that decide what a run computes. Reopening with others is refused.
 
         Workers, latency, auto and the cost cap change how fast or how far a run goes,
         never what it computes, so they may differ between sessions of one run.
         """
-        return {
+        config: dict[str, Any] = {
             "works": sorted(w.name for w in works),
             "work_paths": {w.name: str(w.root) for w in sorted(works, key=lambda w: w.name)},
             "steps": self.steps,
@@ -75,6 +82,14 @@ class Settings:
             "role_models": dict(sorted(self.role_models.items())),
             "prompts": str(Path(self.prompts).resolve()) if self.prompts else None,
         }
+        if val_works:
+            # Only present when used, so runs made before validation existed reopen as they were.
+            config["val_works"] = sorted(w.name for w in val_works)
+            config["val_work_paths"] = {w.name: str(w.root) for w in sorted(val_works, key=lambda w: w.name)}
+            config["gate"] = self.gate
+            if self.gate:
+                config["gate_tolerance"] = self.gate_tolerance
+        return config
 
 
 @dataclass
@@ -86,14 +101,16 @@ class OpenedRun:
     config: dict[str, Any]
     resumed: bool
     lock: RunLock
+    val_works: list[Work] = field(default_factory=list)
 
 
 def open_run(settings: Settings) -> OpenedRun:
     """Validate, then create or reopen the run. Raises UsageError before writing anything."""
     settings.check()
     works = load_works(settings.works)
+    val_works = load_val_works(settings.val_works, works, settings.episodes_per_step)
     prompts = Prompts(settings.prompts)
-    config = settings.identity(works)
+    config = settings.identity(works, val_works)
     run_id = check_run_id(settings.run_id) if settings.run_id else derive_run_id(config)
     runs_dir = Path(settings.runs_dir).expanduser()
     if runs_dir.exists() and not runs_dir.is_dir():
@@ -103,6 +120,8 @@ def open_run(settings: Settings) -> OpenedRun:
     if resumed:
         for work in works:
             _check_story_unchanged(run, work)
+        for work in val_works:
+            _check_story_unchanged(run, work, run.val_story_path(work.name))
     if settings.init_pool and not resumed:
         donor_notes(Path(settings.init_pool))
 
@@ -122,15 +141,51 @@ def open_run(settings: Settings) -> OpenedRun:
             if not destination.exists():
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(work.story_path, destination)
+        for work in val_works:
+            destination = run.val_story_path(work.name)
+            if not destination.exists():
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(work.story_path, destination)
     except BaseException:
         lock.release()
         raise
-    return OpenedRun(run, works, settings, prompts, config, resumed, lock)
+    return OpenedRun(run, works, settings, prompts, config, resumed, lock, val_works)
 
 
-def _check_story_unchanged(run: Run, work: Work) -> None:
+def load_val_works(paths: list[Path], works: list[Work], episodes_per_step: int) -> list[Work]:
+    """The held-out works, checked before anything is written.
+
+    Validation always runs episodes 1..--episodes-per-step of each validation work, so
+    every point of its curve measures the same text; a work without them cannot be one.
+    A work that is also trained on would not be held out, so it is refused too.
+    """
+    if not paths:
+        return []
+    val_works = load_works(paths)
+    trained = {w.root: w for w in works}
+    names = {w.name for w in works}
+    for work in val_works:
+        if work.root in trained:
+            raise UsageError(
+                f"--val-work {work.root} is also a --work; a validation work must be one training never sees"
+            )
+        if work.name in names:
+            raise UsageError(
+                f"--val-work {work.root} has the same folder name as a training work ({work.name!r}); "
+                "a run keys works by folder name, so rename one folder"
+            )
+        missing = [n for n in range(1, episodes_per_step + 1) if n not in work.episodes]
+        if missing:
+            raise UsageError(
+                f"--val-work {work.root} has no episode {missing[0]}; validation runs episodes 1-{episodes_per_step} "
+                "(--episodes-per-step) of every validation work: add them or lower --episodes-per-step"
+            )
+    return val_works
+
+
+def _check_story_unchanged(run: Run, work: Work, kept: Path | None = None) -> None:
     """The run trains on its own copy of each story; a re-noised work would make its history a lie."""
-    kept = run.story_path(work.name)
+    kept = kept or run.story_path(work.name)
     if kept.exists() and kept.read_bytes() != work.story_path.read_bytes():
         raise UsageError(
             f"{work.name} was re-noised after run {run.id} started (its story.md differs from the run's copy); "
