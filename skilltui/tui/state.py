@@ -130,6 +130,15 @@ class RunState:
         self.losses: dict[str, dict[StepKey, float]] = {name: {} for name in works}
         self.reports: dict[str, dict[StepKey, str]] = {name: {} for name in works}
         self.means: dict[StepKey, float] = {}
+        # Which works each step's mean covers (scheduled, less the failed), so the curve can
+        # say when two points are means over different sets of works.
+        self.step_works: dict[StepKey, frozenset[str]] = {}
+        self.mean_works: dict[StepKey, frozenset[str]] = {}
+        self.val_works: set[str] = set()
+        self.val_losses: dict[str, dict[StepKey, float]] = {}
+        self.val_means: dict[StepKey, float] = {}
+        self.val_counts: dict[StepKey, int] = {}
+        self.val_cost = 0.0
         self.marks: dict[str, Mark] = {}
         self.head: str | None = None
         self.notices: deque[str] = deque(maxlen=NOTICE_LIMIT)
@@ -166,8 +175,8 @@ class RunState:
             handler(event, replay)
 
     def _row(self, name: str | None) -> WorkRow | None:
-        if name is None:
-            return None
+        if name is None or name in self.val_works:
+            return None  # validation works have no row: they never train, their numbers are the val curve
         if name not in self.rows:
             self.rows[name] = WorkRow(name)
             self.outputs[name] = OutputBuffer(self.output_limit)
@@ -188,6 +197,7 @@ class RunState:
                 self._output_dirty.add(name)
 
     def _on_run_started(self, e: dict[str, Any], replay: bool) -> None:
+        self.val_works |= set(e.get("val_works") or [])
         for name in e.get("works", []):
             self._row(name)
         if replay:
@@ -204,6 +214,7 @@ class RunState:
         key = (e["epoch"], e["step"])
         if key not in self.steps:
             self.steps.append(key)
+        self.step_works[key] = frozenset(e.get("works", []))
         self.groups = [list(g) for g in e.get("groups", [])]
         if replay:
             return
@@ -277,6 +288,8 @@ class RunState:
     def _on_call(self, e: dict[str, Any], replay: bool) -> None:
         tokens = sum(e.get(k) or 0 for k in TOKEN_FIELDS)
         cost = e.get("cost_usd")
+        if e.get("work") in self.val_works and cost is not None:
+            self.val_cost += cost
         self.tokens += tokens
         if cost is None:
             self.cost_known = False
@@ -340,8 +353,19 @@ class RunState:
         self._dirty |= {"pool", "commits"}
 
     def _on_step_finished(self, e: dict[str, Any], replay: bool) -> None:
+        key = (e["epoch"], e["step"])
         if e.get("mean_loss") is not None:
-            self.means[(e["epoch"], e["step"])] = e["mean_loss"]
+            self.means[key] = e["mean_loss"]
+            self.mean_works[key] = self.step_works.get(key, frozenset()) - set(e.get("failed") or [])
+            self._dirty.add("curve")
+        if e.get("val_mean_loss") is not None:
+            self.val_means[key] = e["val_mean_loss"]
+            self.val_counts[key] = int(e.get("val_works_in_mean") or 0)
+            self._dirty.add("curve")
+
+    def _on_val_loss(self, e: dict[str, Any], replay: bool) -> None:
+        if e.get("point") == "step":
+            self.val_losses.setdefault(e["work"], {})[(e["epoch"], e["step"])] = e["loss"]
             self._dirty.add("curve")
 
     def _on_paused(self, e: dict[str, Any], replay: bool) -> None:
