@@ -175,12 +175,13 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _extra_commands() -> list:
-    """Subcommands that live beside the engine (history review, runs, export), when installed."""
+    """Subcommands that live beside the engine (history review, runs, export, compare; report), when installed."""
     try:
         from .history import cli as history_cli
+        from .report import cli as report_cli
     except ImportError:
         return []
-    return [history_cli]
+    return [history_cli, report_cli]
 
 
 # -- commands ------------------------------------------------------------------------------
