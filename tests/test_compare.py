@@ -74,3 +74,15 @@ def test_compare_refuses_a_missing_run(two_runs, capsys):
     assert main(["compare", "trained", "nowhere", "--runs-dir", str(two_runs)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no run named nowhere" in err[0]
+
+
+def test_runs_says_how_many_works_each_mean_covers_and_shows_validation(two_runs):
+    from skilltui.history.overview import list_runs, runs_line
+
+    by_id = {s.id: s for s in list_runs(two_runs)}
+    last = [e for e in read_events(two_runs / "trained" / "events.jsonl") if e["kind"] == "step_finished"][-1]
+    trained = by_id["trained"]
+    assert (trained.latest_works, trained.latest_val, trained.latest_val_works) == (2, last["val_mean_loss"], 1)
+    line = runs_line(trained)
+    assert f"mean loss {last['mean_loss']:.3f} over 2 works" in line
+    assert f"validation {last['val_mean_loss']:.3f} (1)" in line
