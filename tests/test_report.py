@@ -49,6 +49,7 @@ def test_the_page_holds_every_section_and_references_nothing(report, tmp_path):
     assert "rollback by auto" in html and decisions[0]["reason"] in htmllib.unescape(html)
     assert '<span class="add">+## Guidance</span>' in html  # the kept micro-step's diff, coloured
     assert '<span class="del">-## Guidance</span>' in html  # the rolled-back one removed a note
+    assert '<span class="del">----</span>' in html  # its front matter line is a removed line, not a file header
     assert "scene/scene-headings.md" in html and "dialogue/dialogue-blocks.md" in html
 
 

@@ -47,13 +47,16 @@ class MicroStep:
     val_before: float | None = None
     val_after: float | None = None
     gate_advice: str = ""
+    val_step: float | None = None  # mean validation loss after the micro-step's step
     diff: list[tuple[str, str]] = field(default_factory=list)  # (css class, line)
 
 
 def _diff_lines(patch: str) -> list[tuple[str, str]]:
     out = []
     for line in patch.splitlines():
-        if line.startswith(("+++", "---", "diff ", "index ", "new file", "deleted file")):
+        if line.startswith(("+++ a/", "+++ b/", "+++ /dev/null", "--- a/", "--- b/", "--- /dev/null")) or (
+            line.startswith(("diff --git ", "index ", "new file mode", "deleted file mode"))
+        ):
             css = "file"
         elif line.startswith("@@"):
             css = "hunk"
@@ -67,7 +70,9 @@ def _diff_lines(patch: str) -> list[tuple[str, str]]:
     return out
 
 
-def micro_steps(run: Run, events: list[dict[str, Any]], means: dict[StepKey, float]) -> list[MicroStep]:
+def micro_steps(
+    run: Run, events: list[dict[str, Any]], means: dict[StepKey, float], val: dict[StepKey, float]
+) -> list[MicroStep]:
     """Every checked backward attempt, joined to its decision, its gate verdict and the losses around it."""
     found: dict[tuple[int, int, int, int], MicroStep] = {}
     later = sorted(means)
@@ -86,6 +91,7 @@ def micro_steps(run: Run, events: list[dict[str, Any]], means: dict[StepKey, flo
                 message=e.get("message", ""),
                 loss_before=means.get((e["epoch"], e["step"])),
                 loss_after=after,
+                val_step=val.get((e["epoch"], e["step"])),
                 diff=_diff_lines(patch.read_text(encoding="utf-8")) if patch.exists() else [],
             )
         elif e["kind"] == "decision" and key in found:
@@ -93,7 +99,8 @@ def micro_steps(run: Run, events: list[dict[str, Any]], means: dict[StepKey, flo
             m.decision, m.by, m.reason, m.note = e["decision"], e["by"], e.get("reason", ""), e.get("note", "")
         elif e["kind"] == "gate" and key in found:
             m = found[key]
-            m.val_before, m.val_after, m.gate_advice = e.get("before"), e.get("after"), e.get("advice", "")
+            m.val_before, m.val_after = e.get("before"), e.get("after")
+            m.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.get("advice", ""), "nothing")
     return list(found.values())
 
 
@@ -130,7 +137,7 @@ def curves(events: list[dict[str, Any]]) -> dict[str, Any]:
     series = [Series("train mean", "train", train, train_n)]
     if val:
         series.append(Series("validation mean", "val", val, val_n))
-    return {"chart": chart(sorted(steps), series) if steps else None, "means": train}
+    return {"chart": chart(sorted(steps), series) if steps else None, "means": train, "val": val}
 
 
 def build(run: Run) -> str:
@@ -153,7 +160,7 @@ def build(run: Run) -> str:
         config=config,
         status=status,
         chart=drawn["chart"],
-        micro_steps=micro_steps(run, events, drawn["means"]),
+        micro_steps=micro_steps(run, events, drawn["means"], drawn["val"]),
         notes=notes(run),
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )
