@@ -155,8 +155,9 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         type=Path,
         dest="val_works",
         metavar="DIR",
-        help="a held-out work (repeatable): after every step the pool runs forward and loss on its episodes "
-        "1..--episodes-per-step, never backward; its material stays in the run's val/ folder",
+        help="a held-out work (repeatable): after every step the pool runs forward and loss on its first "
+        "--episodes-per-step episodes (always the same ones), never backward; its material stays in the run's "
+        "val/ folder, out of the backward pass's reach",
     )
     p.add_argument(
         "--gate",
@@ -171,7 +172,11 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         metavar="X",
         help="the rise in mean validation loss the gate still keeps (default 0.005)",
     )
-    p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
+    p.add_argument(
+        "--auto",
+        action="store_true",
+        help="headless: approve every update automatically (with --gate: roll back what the gate rejects)",
+    )
 
 
 def _extra_commands() -> list:
