@@ -156,6 +156,20 @@ def test_gate_without_validation_and_a_negative_tolerance_are_refused(tmp_path, 
         cwd=tmp_path,
     )
     assert_refused(result, "--gate-tolerance")
+    result = run_cli(
+        "train",
+        "--auto",
+        "--work",
+        str(train),
+        "--val-work",
+        str(val),
+        "--gate",
+        "--no-backward",
+        "--runs-dir",
+        str(runs),
+        cwd=tmp_path,
+    )
+    assert_refused(result, "--gate", "--no-backward")
     assert snapshot(runs) == []
 
 

@@ -56,6 +56,8 @@ class Settings:
             raise UsageError("--max-cost must be a positive number of US dollars")
         if self.gate and not self.val_works:
             raise UsageError("--gate judges each update on validation; name a held-out work with --val-work DIR")
+        if self.gate and self.no_backward:
+            raise UsageError("--gate judges updates and --no-backward makes none; drop one of the two")
         if self.gate_tolerance < 0:
             raise UsageError("--gate-tolerance must be 0 or more (a rise in validation loss that is still kept)")
 
