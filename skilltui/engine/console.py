@@ -109,7 +109,11 @@ class ConsoleSink:
             parts = ", ".join(f"{k} {v:.2f}" for k, v in event.scores.items())
             line = f"[loss] {event.work}: {event.loss:.3f} ({parts})"
         elif isinstance(event, ev.ValLoss):
-            where = {"step": "after the step", "micro": f"after micro-step {event.group}"}.get(event.point, "before")
+            where = {
+                "step": "after the step",
+                "micro": f"after micro-step {event.group}",
+                "before": f"the notes micro-step {event.group} starts from",
+            }.get(event.point, event.point)
             again = ", same notes as before" if event.reused else ""
             line = f"[val] {event.work}: {event.loss:.3f} ({where}{again})"
         elif isinstance(event, ev.GateChecked):
