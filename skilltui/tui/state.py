@@ -18,8 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .output import OUTPUT_LIMIT, OutputBuffer
+
+__all__ = ["OUTPUT_LIMIT", "Commit", "Mark", "OutputBuffer", "PoolView", "RunState", "StepKey", "WorkRow"]
+
 StepKey = tuple[int, int]
-OUTPUT_LIMIT = 60_000
 NOTICE_LIMIT = 50
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
 
@@ -45,64 +48,6 @@ class Mark:
     decision: str
     by: str
     label: str = ""
-
-
-class OutputBuffer:
-    """The last `limit` characters of one work's agent output.
-
-    `total` counts every character ever appended, so a reader that remembers how much it
-    has shown can ask for just the new text, or learn that it fell too far behind and must
-    reload the whole (bounded) buffer.
-    """
-
-    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
-        self.limit = limit
-        self._chunks: deque[str] = deque()
-        self._size = 0
-        self.total = 0
-
-    def _store(self, text: str) -> None:
-        if self._chunks and len(self._chunks[-1]) < 4096:
-            # Deltas are tiny; merging keeps the deque short without copying much.
-            self._size -= len(self._chunks[-1])
-            text = self._chunks.pop() + text
-        self._chunks.append(text)
-        self._size += len(text)
-        while self._size > self.limit:
-            excess = self._size - self.limit
-            first = self._chunks[0]
-            if len(first) <= excess:
-                self._chunks.popleft()
-                self._size -= len(first)
-            else:
-                self._chunks[0] = first[excess:]
-                self._size -= excess
-
-    def line(self, text: str) -> None:
-        """Append `text` as a line of its own, whatever the agent left unfinished before it."""
-        prefix = "" if self.ends_line() else "\n"
-        self.write(prefix + text + "\n")
-
-    def write(self, text: str) -> None:
-        if text:
-            self.total += len(text)
-            self._store(text)
-
-    def ends_line(self) -> bool:
-        return not self._chunks or self._chunks[-1].endswith("\n")
-
-    def text(self) -> str:
-        return "".join(self._chunks)
-
-    def since(self, seen: int) -> str | None:
-        """The text appended after the first `seen` characters, or None when part of it was dropped."""
-        new = self.total - seen
-        if new <= 0:
-            return ""
-        if new > self._size:
-            return None
-        text = self._chunks[-1] if len(self._chunks[-1]) >= new else self.text()
-        return text[len(text) - new :]
 
 
 class RunState:
