@@ -4,6 +4,7 @@
     skilltui diffuse --work DIR           write DIR/story.md, the writer's input
     skilltui train --work DIR [--auto]    train a pool on one or more works
     skilltui lint POOL                    check a pool's notes
+    skilltui score --human F --written F  the loss of one script against another
 
 Bad input ends with one line on stderr that says what to do and exit code 2; a run that
 stops early resumes when the same command is run again.
@@ -11,19 +12,36 @@ stops early resumes when the same command is run again.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import os
-import shutil
+import signal
 import sys
-from importlib import resources
-from pathlib import Path
+import threading
 
-from . import __version__
-from .agents import BACKENDS, default_backend, make_backend
-from .agents.base import BackendError
-from .agents.redact import env_secrets
-from .errors import UsageError
+from . import _before_start, _stopped_while_starting
+
+# A Ctrl-C (or SIGTERM, SIGHUP) while this module's imports load ends in one line, not a
+# traceback (launched as the command, the package did this already, before this module
+# loaded); main() takes over from here, and importing this module elsewhere (tests) keeps
+# its own handlers once the imports are done.
+_before = (
+    {sig: signal.signal(sig, _stopped_while_starting) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    if threading.current_thread() is threading.main_thread()
+    else {}
+)
+_before.update(_before_start)
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+from importlib import resources  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from . import __version__  # noqa: E402
+from .agents import BACKENDS, default_backend, make_backend  # noqa: E402
+from .errors import UsageError  # noqa: E402
+from .signals import STOP_SIGNALS, Terminated, exit_code, install_stop_signals, name_of, signal_of  # noqa: E402
+
+for _sig, _handler in _before.items():
+    signal.signal(_sig, _handler)
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
 
@@ -89,6 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check every note of POOL against the note rules and print each problem.",
     )
     p.add_argument("pool", type=Path, help="the pool folder (a run's memory/)")
+
+    p = sub.add_parser(
+        "score",
+        help="the engine's loss of one written script against a human one, and its parts",
+        description="Score a written Fountain script against the human one with the loss training "
+        "uses: scenes aligned in order, dialogue with its speaker, length, format. Prints the loss "
+        "(0 = the human script, 1 = nothing alike) and each part's similarity.",
+    )
+    p.add_argument("--human", required=True, type=Path, metavar="FILE", help="the human episode (Fountain)")
+    p.add_argument("--written", required=True, type=Path, metavar="FILE", help="the written episode (Fountain)")
+    p.add_argument("--json", action="store_true", help="print the loss, parts and counts as JSON")
 
     for extra in _extra_commands():
         extra.register(sub)
@@ -173,6 +202,21 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         help="the rise in mean validation loss the gate still keeps (default 0.005)",
     )
     p.add_argument(
+        "--judge-weight",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="blend the judge's rubric (scene purpose, voice, visual action, structure) into the loss: "
+        "(1-W) * engine loss + W * rubric loss; default 0, the engine's loss alone. A missing or "
+        "malformed rubric falls back to the engine's loss and is recorded",
+    )
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="send each step's loss-judge calls, and its reduce calls, as one Message Batch at half price "
+        "(--backend anthropic; slower: for runs nobody watches). A killed run resumes polling the same batch",
+    )
+    p.add_argument(
         "--auto",
         action="store_true",
         help="headless: approve every update automatically (with --gate: roll back what the gate rejects)",
@@ -209,33 +253,25 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_diffuse(args: argparse.Namespace) -> int:
-    from .engine.diffuse import diffuse_with_model, noise_work
-    from .engine.prompts import Prompts
+    from .engine.diffuse import noise_work
     from .engine.run import write_atomic
     from .engine.works import load_work
 
-    if not 0.0 <= args.noise <= 1.0:
+    if not (0.0 <= args.noise <= 1.0):  # written so that nan fails too
         raise UsageError("--noise must be between 0 and 1")
     work = load_work(args.work)
     backend_name = args.backend or default_backend()
     if backend_name == "offline":
         story = noise_work(work, seed=args.seed, noise=args.noise)
     else:
+        from .engine.diffuse_calls import diffuse_and_record
         backend = make_backend(backend_name, args.model)
-        last = [0]
+        print(f"diffuse: model {backend.model} ({backend_name}{'' if args.model else ', its default'})",
+              file=sys.stderr)
 
-        def show(number: int, text: str) -> None:
-            if number != last[0]:
-                print(f"\n--- episode {number} ---", file=sys.stderr)
-                last[0] = number
-            print(text, end="", file=sys.stderr, flush=True)
-
-        try:
-            story = asyncio.run(diffuse_with_model(work, backend, Prompts(), noise=args.noise, on_delta=show))
-        except BackendError as exc:
-            print(f"\nskilltui: diffuse failed: {exc}; {work.story_path} is unchanged", file=sys.stderr)
+        story = diffuse_and_record(work, backend, args.noise)
+        if story is None:
             return 1
-        print(file=sys.stderr)
     write_atomic(work.story_path, story)
     print(f"wrote {work.story_path} ({len(work.episodes)} episodes)")
     return 0
@@ -271,18 +307,23 @@ def _settings(args: argparse.Namespace):
         val_works=args.val_works,
         gate=args.gate,
         gate_tolerance=args.gate_tolerance,
+        judge_weight=args.judge_weight,
+        batch=args.batch,
     )
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     settings = _settings(args)
     settings.check()
+    if settings.batch and settings.backend != "anthropic":
+        raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
     backend = make_backend(settings.backend, settings.model, offline_latency=settings.offline_latency)
     return train(settings, backend)
 
 
 def train(settings, backend) -> int:
     """Open the run and train it, headless (--auto, or no terminal) or in the app."""
+    from .agents.redact import env_secrets
     from .engine.session import open_run
 
     opened = open_run(settings)
@@ -305,8 +346,11 @@ def _has_app() -> bool:
 
 
 def _train_headless(opened, backend) -> int:
+    import asyncio
+
+    from .agents.redact import env_secrets
     from .engine.console import ConsoleSink
-    from .engine.events import EventBus, JsonlSink
+    from .engine.events import EventBus, JsonlSink, RunFinished, Warning_
     from .engine.loop import Trainer
     from .engine.review import AutoReviewer
 
@@ -316,11 +360,48 @@ def _train_headless(opened, backend) -> int:
     bus.subscribe(jsonl)
     bus.subscribe(console)
     trainer = Trainer(opened, backend, AutoReviewer(), bus, secrets=env_secrets())
+    caught: list[int] = []
+
+    async def train_until_signal():
+        # SIGINT, SIGTERM and SIGHUP: the first stops before the next stage, a second at once.
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+
+        def on_signal(signum: int) -> None:
+            caught.append(signum)
+            if len(caught) == 1:
+                trainer.stop(f"stopped by {name_of(signum)}")
+                bus.emit(
+                    Warning_(message=f"{name_of(signum)}: stopping once the calls in flight finish; again stops now")
+                )
+            elif task is not None:
+                task.cancel()
+
+        installed = []
+        for signum in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(signum, on_signal, signum)
+                installed.append(signum)
+            except (RuntimeError, ValueError):  # not the main thread: the caller keeps its handlers
+                break
+        try:
+            return await trainer.train()
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+
     try:
-        outcome = asyncio.run(trainer.train())
+        outcome = asyncio.run(train_until_signal())
+    except asyncio.CancelledError:  # a second signal: stopped at once, still on record
+        outcome = None
+        bus.emit(RunFinished(status="stopped", reason=f"stopped by {name_of(caught[0])}"))
     finally:
+        install_stop_signals()  # asyncio put the defaults back; the last moments end in one line too
         console.close()
         jsonl.close()
+    if caught:
+        print(f"skilltui: run stopped by {name_of(caught[0])}; run the same command to resume", file=sys.stderr)
+        return exit_code(caught[0])
     if outcome.status == "failed":
         print(f"skilltui: run failed: {outcome.reason}", file=sys.stderr)
         return 1
@@ -362,21 +443,104 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return train(settings, make_backend("offline", offline_latency=settings.offline_latency))
 
 
-COMMANDS = {"lint": cmd_lint, "diffuse": cmd_diffuse, "train": cmd_train, "demo": cmd_demo}
+def _read_script(path: Path, flag: str) -> str:
+    if path.is_dir():
+        raise UsageError(f"{flag} {path} is a folder; pass one Fountain script")
+    if not path.is_file():
+        raise UsageError(f"{flag} {path}: no such file; pass a Fountain script")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{flag} {path} is not UTF-8 text; save it as UTF-8 and try again") from None
+    except OSError as exc:
+        raise UsageError(f"{flag} {path} cannot be read ({exc.strerror}); check its permissions") from None
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    import json
+
+    from .engine.scores import WEIGHTS, score_step
+
+    human = _read_script(args.human, "--human")
+    written = _read_script(args.written, "--written")
+    if not human.strip():
+        raise UsageError(f"--human {args.human} is empty; pass the human episode")
+    scores = score_step({1: written}, {1: human})
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "loss": scores["loss"],
+                    "scores": scores["scores"],
+                    "weights": WEIGHTS,
+                    "counts": scores["counts"]["1"],
+                },
+                indent=1,
+            )
+        )
+        return 0
+    print(f"loss {scores['loss']:.3f}  (0 = the human script, 1 = nothing alike)")
+    for name, value in scores["scores"].items():
+        print(f"  {name:<9} {value:.3f}  weight {WEIGHTS[name]:.2f}  costs {WEIGHTS[name] * (1 - value):.3f}")
+    counts = scores["counts"]["1"]
+    print(
+        f"  scenes {counts['written_scenes']} written / {counts['human_scenes']} human, "
+        f"pairs in order {counts['scene_pairs_in_order']}; words {counts['written_words']} / {counts['human_words']}"
+    )
+    return 0
+
+
+COMMANDS = {"score": cmd_score, "lint": cmd_lint, "diffuse": cmd_diffuse, "train": cmd_train, "demo": cmd_demo}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = COMMANDS.get(args.command) or getattr(args, "handler", None)
+    restore = install_stop_signals()
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        handler = COMMANDS.get(args.command) or getattr(args, "handler", None)
         return handler(args)
     except UsageError as exc:
         print(f"skilltui: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("\nskilltui: interrupted; run the same command to resume", file=sys.stderr)
-        return 130
+    except (KeyboardInterrupt, Terminated) as exc:
+        signum = signal_of(exc)
+        print(f"\nskilltui: stopped by {name_of(signum)}; a run resumes with the same command", file=sys.stderr)
+        return exit_code(signum)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as exc:  # noqa: BLE001 - no traceback reaches the user; it goes to a file
+        print(f"skilltui: error: {_problem(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        restore()
+
+
+def _problem(exc: Exception) -> str:
+    """One line for a failure outside a training loop (which reports its own).
+
+    A full disk or a folder that cannot be written says so; anything else is a bug, whose
+    traceback is kept in a file the line names. Every record is written whole, so the
+    command can be run again once the cause is fixed.
+    """
+    from .durable import no_room
+
+    again = "run the same command again"
+    if no_room(exc):
+        return f"the disk is full ({_first_line(exc)}); free some space and {again}"
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}; fix that and {again}"
+    import tempfile
+    import traceback
+
+    with tempfile.NamedTemporaryFile("w", prefix="skilltui-error-", suffix=".txt", delete=False) as f:
+        traceback.print_exception(exc, file=f)
+    return f"{type(exc).__name__}: {_first_line(exc)} (a bug; the details are in {f.name})"
+
+
+def _first_line(exc: BaseException) -> str:
+    """The line of an error that says the most (for a git command, its stderr's last line)."""
+    lines = [line.strip().removeprefix("stderr: ").strip("'") for line in str(exc).splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if "space" in line.lower()), lines[0] if lines else "")

@@ -11,6 +11,7 @@ What it speaks:
   (`message_start`, `content_block_start`, text / input_json / thinking / signature
   deltas, `content_block_stop`, `message_delta`, `message_stop`);
 - `POST /v1/messages/count_tokens` (the Claude Code CLI asks for it);
+- the Message Batches endpoints (`fakebatches.py`): create, retrieve, results;
 - anything else: a 404 in the API's error shape.
 
 What a test scripts: a list of replies taken in order, or a callable that looks at each
@@ -21,9 +22,11 @@ connection closes without an answer). Every request is recorded with its headers
 JSON body so tests can assert what reached the API (model, tools, cache_control).
 
 Token usage is computed, not invented per test: input tokens are the request's size / 4,
-output tokens the answer's size / 4, and prompt caching is simulated: a prefix ending at
-a `cache_control` breakpoint is "written" the first time it is seen and "read" when a
-later request starts with it, which is how tests prove the stable prefix is cached.
+output tokens the answer's size / 4, and prompt caching follows the API's rules
+(`fakecache.py`: a prefix ending at a `cache_control` breakpoint is written the first time
+it is seen and read when a later request starts with it, within the lookback window,
+above the model's minimum length, inside its 5-minute or 1-hour life), which is how tests
+and `bench/bench_cache.py` prove which marks pay.
 
 Run on its own for manual poking: `python -m tests.fakeapi` prints its URL and answers
 "hello" to everything until Ctrl-C.
@@ -31,7 +34,6 @@ Run on its own for manual poking: `python -m tests.fakeapi` prints its URL and a
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import socket
@@ -42,7 +44,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakebatches import FakeBatches
+from tests.fakecache import PromptCache
+
 __all__ = [
+    "Cut",
     "Drop",
     "Error",
     "FakeAnthropic",
@@ -125,7 +131,17 @@ class Drop:
     partial_stream: bool = False
 
 
-Answer = Reply | Error | Drop
+@dataclass
+class Cut:
+    """Stream `reply` and close the connection after `events` SSE events (a stream cut off
+    mid-answer: in the middle of a tool call's JSON, say). The events before the cut,
+    `message_start` with its usage among them, reach the client as the real API sends them."""
+
+    reply: Reply
+    events: int
+
+
+Answer = Reply | Error | Drop | Cut
 Script = Iterable[Answer] | Callable[["Recorded"], Answer]
 
 
@@ -205,14 +221,18 @@ class FakeAnthropic:
     """
 
     def __init__(self, script: Script | None = None, *, model: str = "claude-sonnet-5-5",
-                 key: str | None = None) -> None:
+                 key: str | None = None, min_cache_tokens: int | dict[str, int] = 0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.model = model
+        # The API's prompt cache; `min_cache_tokens` is the models' minimum cacheable length.
+        self.cache = PromptCache(min_tokens=min_cache_tokens, clock=clock)
+        self.usage_by_request: dict[int, dict[str, Any]] = {}  # what each answered request was billed
+        self.batches = FakeBatches(self)  # the Message Batches endpoints
         self.key = key
         self.requests: list[Recorded] = []
         self.failures: list[str] = []
         self.altered_thinking: list[str] = []
         self._signatures: dict[str, str] = {}
-        self._cached: set[str] = set()
         self._lock = threading.Lock()
         self._script_items: list[Answer] = []
         self._script_fn: Callable[[Recorded], Answer] | None = None
@@ -274,45 +294,23 @@ class FakeAnthropic:
     # usage with simulated prompt caching ----------------------------------------------------
 
     def _usage_for(self, body: dict[str, Any], content: list[dict[str, Any]]) -> dict[str, int]:
-        """Input tokens split into cache reads, cache writes and the rest, the way the API does."""
-        pieces: list[tuple[str, bool]] = []  # (canonical json of the block, is a breakpoint)
-        for tool in body.get("tools", []) or []:
-            pieces.append(_piece(tool))
-        system = body.get("system")
-        if isinstance(system, str):
-            pieces.append((system, False))
-        elif isinstance(system, list):
-            pieces += [_piece(b) for b in system]
-        for message in body.get("messages", []):
-            blocks = message.get("content")
-            if isinstance(blocks, str):
-                pieces.append((message.get("role", "") + blocks, False))
-            else:
-                pieces += [_piece(b, message.get("role", "")) for b in blocks or []]
-        sizes, hashes, digest = [], [], hashlib.sha256()
-        total = 0
-        for chunk, _ in pieces:
-            digest.update(chunk.encode())
-            total += len(chunk)
-            sizes.append(total)
-            hashes.append(digest.copy().hexdigest())
-        breakpoints = [i for i, (_, bp) in enumerate(pieces) if bp]
-        read_chars = write_chars = 0
+        """Input tokens split into cache reads, cache writes and the rest, by the API's cache rules
+        (`fakecache.PromptCache`: prefix match up to a mark, a minimum length, a 5-minute life)."""
         with self._lock:
-            if breakpoints:
-                last = breakpoints[-1]
-                hit = max((i for i in range(last + 1) if hashes[i] in self._cached), default=None)
-                read_chars = sizes[hit] if hit is not None else 0
-                write_chars = sizes[last] - read_chars
-                for i in breakpoints:
-                    self._cached.add(hashes[i])
+            index = next(i for i in range(len(self.requests) - 1, -1, -1) if self.requests[i].body is body)
+        split = self.cache.split(body, index)
         out_chars = len(json.dumps(content))
-        return {
-            "input_tokens": max(1, (total - read_chars - write_chars) // 4),
+        usage = self.usage_by_request[index] = {
+            "input_tokens": split.input_tokens,
             "output_tokens": max(1, out_chars // 4),
-            "cache_creation_input_tokens": write_chars // 4,
-            "cache_read_input_tokens": read_chars // 4,
+            "cache_creation_input_tokens": split.cache_write_tokens,
+            "cache_read_input_tokens": split.cache_read_tokens,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": split.cache_write_tokens - split.cache_write_1h_tokens,
+                "ephemeral_1h_input_tokens": split.cache_write_1h_tokens,
+            },
         }
+        return usage
 
     def _check_thinking(self, body: dict[str, Any]) -> None:
         for message in body.get("messages", []):
@@ -344,11 +342,6 @@ class _QuietServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-def _piece(block: dict[str, Any], role: str = "") -> tuple[str, bool]:
-    clean = {k: v for k, v in block.items() if k != "cache_control"}
-    return role + json.dumps(clean, sort_keys=True), "cache_control" in block
-
-
 def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -363,6 +356,21 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802
             self._record({})
+            path = self.path.split("?")[0]
+            if path.startswith("/v1/messages/batches/"):
+                batch_id, _, rest = path[len("/v1/messages/batches/"):].partition("/")
+                if rest == "results":
+                    data = fake.batches.results(batch_id)
+                    if data is not None:
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/binary")
+                        self.send_header("Content-Length", str(len(data)))
+                        self.end_headers()
+                        self.wfile.write(data)
+                        return
+                elif (view := fake.batches.retrieve(batch_id)) is not None:
+                    self._json(200, view)
+                    return
             self._json(404, _error_body("not_found_error", f"fake server has no {self.path}"))
 
         def do_POST(self) -> None:  # noqa: N802
@@ -383,6 +391,13 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 size = len(json.dumps(body))
                 self._json(200, {"input_tokens": max(1, size // 4)})
                 return
+            if path == "/v1/messages/batches":
+                if fake.batches.create_status is not None:
+                    status = fake.batches.create_status
+                    self._json(status, _error_body(ERROR_TYPES.get(status, "api_error"), "fake batch refusal"))
+                    return
+                self._json(200, fake.batches.create(body, recorded.headers))
+                return
             if path != "/v1/messages":
                 self._json(404, _error_body("not_found_error", f"fake server has no {path}"))
                 return
@@ -398,6 +413,9 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 return
             if isinstance(answer, Error):
                 self._error(answer, body)
+                return
+            if isinstance(answer, Cut):
+                self._reply(answer.reply, body, cut_after=answer.events)
                 return
             self._reply(answer, body)
 
@@ -447,7 +465,7 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 return
             self._json(error.status, _error_body(error.type, error.message), headers)
 
-        def _reply(self, reply: Reply, body: dict[str, Any]) -> None:
+        def _reply(self, reply: Reply, body: dict[str, Any], cut_after: int | None = None) -> None:
             if reply.delay:
                 time.sleep(reply.delay)
             content = [dict(b) for b in reply.content]
@@ -463,18 +481,22 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 return
             self._start_stream()
             start_usage = {k: v for k, v in usage.items() if k != "output_tokens"} | {"output_tokens": 1}
-            self._event("message_start", {"type": "message_start",
-                                          "message": _message_shell(body, model, start_usage)})
-            self._event("ping", {"type": "ping"})
+            events = [("message_start", {"type": "message_start",
+                                         "message": _message_shell(body, model, start_usage)}),
+                      ("ping", {"type": "ping"})]
             for index, block in enumerate(content):
-                for event, data in _block_events(index, block):
-                    self._event(event, data)
-            self._event("message_delta", {
+                events += _block_events(index, block)
+            events.append(("message_delta", {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop, "stop_sequence": None},
                 "usage": {"output_tokens": usage["output_tokens"]},
-            })
-            self._event("message_stop", {"type": "message_stop"})
+            }))
+            events.append(("message_stop", {"type": "message_stop"}))
+            for n, (event, data) in enumerate(events):
+                if cut_after is not None and n >= cut_after:
+                    self._drop()
+                    return
+                self._event(event, data)
             self._end_stream()
 
         def _start_stream(self) -> None:

@@ -172,6 +172,8 @@ def test_a_training_step_through_the_sdk_writes_episodes_commits_and_resumes(
     calls = [e for e in events if e["kind"] == "call"]
     assert {e["role"] for e in calls} == {"forward", "loss", "reduce", "backward"}
     assert all(e["backend"] == "anthropic" and e["cost_usd"] is not None for e in calls)
+    # turns are model requests, counted as the claude-code backend counts them.
+    assert {(e["role"], e["turns"]) for e in calls} == {("forward", 3), ("loss", 1), ("reduce", 1), ("backward", 3)}
     for e in calls:
         assert e["cost_usd"] == pytest.approx(transcript_costs(e["transcript"]))
     finished = [e for e in events if e["kind"] == "run_finished"][-1]
@@ -221,6 +223,7 @@ def test_a_text_only_model_diffuses_but_a_run_without_episodes_fails_clearly(
     work = make_work("orchard", 2, story=False)
 
     assert main(["diffuse", "--work", str(work), "--backend", "anthropic", "--model", "claude-opus-5-5"]) == 0
+    assert "diffuse: model claude-opus-5-5 (anthropic)" in capsys.readouterr().err
     story = (work / "story.md").read_text()
     assert "## Episode 1" in story and "## Episode 2" in story and "PROSE RETELLING" in story
     diffuse = server.messages_requests
@@ -246,9 +249,7 @@ def test_claude_code_backend_trains_a_step_against_the_same_server(
     pytest.importorskip("claude_agent_sdk")
     config = tmp_path / "claude-config"
     config.mkdir()
-    for name, value in {"CLAUDE_CONFIG_DIR": str(config), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                        "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}.items():
-        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))  # the backend itself keeps its traffic to the agent
     works = [make_work("willow", 2)]
     model = FakeModel(tmp_path / "works")
     server.script = model
@@ -263,6 +264,10 @@ def test_claude_code_backend_trains_a_step_against_the_same_server(
     calls = [e for e in read_events(run / "events.jsonl") if e["kind"] == "call"]
     assert [e["role"] for e in calls] == ["forward", "loss", "backward"]
     assert all(e["backend"] == "claude-code" and e["cost_usd"] for e in calls)
+    # turns are model requests: the writer views, writes, then answers; the judge answers once.
+    assert [e["turns"] for e in calls] == [3, 1, 3]
+    # Every request that reached the API was one of the agents' own (no title generation, no probes).
+    assert [role_of(r) for r in server.messages_requests] == ["forward"] * 3 + ["loss"] + ["backward"] * 3
     assert_no_key_anywhere(runs, tmp_path / "works")
 
 

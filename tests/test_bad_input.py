@@ -128,3 +128,72 @@ def test_diffuse_and_lint_refuse_missing_folders(tmp_path, capsys):
     assert main(["diffuse", "--work", str(tmp_path), "--noise", "2"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("skilltui: error: ") for line in err)
+
+
+# -- input that used to pass the checks and fail late (issue 10) --------------------------------
+
+
+def _train_in_process(tmp_path: Path, works: list[Path], *argv: str, runs: Path | None = None) -> int:
+    args = ["train", "--auto", "--runs-dir", str(runs or tmp_path / "runs")]
+    for work in works:
+        args += ["--work", str(work)]
+    return main(args + list(argv))
+
+
+def _one_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("skilltui: error: "), err
+    return err
+
+
+def test_an_empty_episode_file_is_refused(tmp_path, make_work, capsys):
+    work = make_work("hollow", 3)
+    (work / "human" / "02.fountain").write_text("\n  \n", encoding="utf-8")
+    assert _train_in_process(tmp_path, [work]) == 2
+    assert "02.fountain is empty" in _one_line(capsys)
+    assert snapshot(tmp_path / "runs") == []
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [(b"\xff\xfe\x00broken", "not UTF-8"), (b"  \n\n", "is empty"), (b"A tale, told plainly.\n", "## Episode N")],
+)
+def test_a_story_that_is_not_text_or_is_empty_is_refused(tmp_path, make_work, capsys, content, words):
+    work = make_work("blank-story", 2)
+    (work / "story.md").write_bytes(content)
+    assert _train_in_process(tmp_path, [work]) == 2
+    err = _one_line(capsys)
+    assert words in err and "skilltui diffuse" in err
+    assert snapshot(tmp_path / "runs") == []
+
+
+def test_a_broken_template_in_prompts_is_refused_before_the_run(tmp_path, make_work, capsys):
+    prompts = tmp_path / "my-prompts"
+    prompts.mkdir()
+    (prompts / "backward.md.j2").write_text("Edit the notes.\n{% if label %}\nno end\n", encoding="utf-8")
+    assert _train_in_process(tmp_path, [make_work("templ", 2)], "--prompts", str(prompts)) == 2
+    assert "backward.md.j2" in _one_line(capsys)
+    assert snapshot(tmp_path / "runs") == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--max-cost", "nan"], "--max-cost"),
+        (["--max-cost", "inf"], "--max-cost"),
+        (["--offline-latency", "nan"], "--offline-latency"),
+        (["--episodes-per-step", "5"], "--episodes-per-step 4 or less"),
+    ],
+)
+def test_numbers_that_would_fail_late_are_refused(tmp_path, make_work, capsys, argv, words):
+    assert _train_in_process(tmp_path, [make_work("short", 4), make_work("shorter", 3)], *argv) == 2
+    assert words in _one_line(capsys)
+    assert snapshot(tmp_path / "runs") == []
+
+
+def test_runs_dir_under_a_regular_file_is_refused(tmp_path, make_work, capsys):
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    assert _train_in_process(tmp_path, [make_work("under", 2)], runs=tmp_path / "afile" / "runs") == 2
+    assert "is a file" in _one_line(capsys)
+    assert (tmp_path / "afile").read_text() == "x"
+

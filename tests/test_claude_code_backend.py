@@ -1,9 +1,10 @@
 """The `claude-code` backend: the real Claude Code CLI (bundled with claude-agent-sdk) against the fake API.
 
 Claude Code reads `ANTHROPIC_BASE_URL`, so the same loopback server that tests the
-`anthropic` backend answers it here. Its config folder is a temporary one and its
-non-essential traffic (telemetry, update checks) is switched off, so nothing leaves
-127.0.0.1. Skipped when the optional extra is not installed.
+`anthropic` backend answers it here. Its config folder is a temporary one. The backend
+itself switches the CLI's non-essential traffic off (the tests set none of it), and
+`test_only_the_agents_own_requests_reach_the_api` fails on any request that is not the
+agent's own. Skipped when the optional extra is not installed.
 """
 
 from __future__ import annotations
@@ -41,9 +42,6 @@ def backend(server: FakeAnthropic, tmp_path: Path, model: str | None = None) -> 
     return ClaudeCodeBackend(model, api_key=KEY, base_url=server.base_url, max_retries=1, env={
         "CLAUDE_CONFIG_DIR": str(config),
         "HOME": str(config),
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_ERROR_REPORTING": "1",
     })
 
 
@@ -142,11 +140,44 @@ async def test_backward_gets_commit_and_it_reaches_on_commit(server: FakeAnthrop
     assert "mcp__files__commit" in main_turns(server)[0].tool_names
 
 
-async def test_bad_key_is_fatal_with_one_line(server: FakeAnthropic, tmp_path: Path) -> None:
+async def test_bad_key_is_fatal_at_the_first_refusal(server: FakeAnthropic, tmp_path: Path) -> None:
     server.key = "sk-ant-test-some-other-key-000"
+    b = ClaudeCodeBackend(api_key=KEY, base_url=server.base_url, max_retries=6,
+                          env={"CLAUDE_CONFIG_DIR": str(tmp_path), "HOME": str(tmp_path)})
     with pytest.raises(FatalBackendError, match="ANTHROPIC_API_KEY") as info:
-        await backend(server, tmp_path).text(Request(role="loss", prompt="x"))
+        await b.text(Request(role="loss", prompt="x"))
     assert "\n" not in str(info.value) and KEY not in str(info.value)
+    # The CLI would retry a 401 six times with backoff (about 35 s); the call stops at once.
+    assert len(server.messages_requests) == 1
+
+
+async def test_only_the_agents_own_requests_reach_the_api(server: FakeAnthropic, tmp_path: Path,
+                                                          roots: dict[str, Path]) -> None:
+    strangers: list[str] = []
+
+    def script(r: Recorded) -> Reply:
+        if "ONLY-OURS" not in json.dumps(r.body.get("system", "")):
+            strangers.append(f"{r.path}: {json.dumps(r.body)[:200]}")
+            return Reply([text("not yours")])
+        if OURS & set(r.tool_names) and not r.tool_results():
+            return Reply([tool_use("mcp__files__view", {"path": str(roots["pool"] / "dialogue" / "subtext.md")})])
+        return Reply([text("done")])
+
+    server.script = script
+    b = backend(server, tmp_path)
+    judged = await b.text(Request(role="loss", prompt="Judge the episodes. SECRET TARGET", system="ONLY-OURS judge"))
+    sandbox = Sandbox(read_roots=[roots["pool"]], write_roots=[roots["scripts"]])
+    wrote = await b.agent(Request(role="forward", prompt="Write.", system="ONLY-OURS writer"), sandbox)
+    assert strangers == []
+    assert all(r.path.split("?")[0] == "/v1/messages" for r in server.requests), [r.path for r in server.requests]
+    # turns are model requests, as in every backend; tokens are what the server billed.
+    assert judged.turns == 1 and wrote.turns == 2 and len(server.messages_requests) == 3
+    billed = [server.usage_by_request[i] for i in sorted(server.usage_by_request)]
+    assert judged.usage.input_tokens == billed[0]["input_tokens"]
+    assert wrote.usage.output_tokens == billed[1]["output_tokens"] + billed[2]["output_tokens"]
+    # A one-shot answer is sent with no cache mark: nothing would read it back.
+    assert "cache_control" not in json.dumps(server.messages_requests[0].body)
+    assert not list(tmp_path.glob("claude-config/**/telemetry/*"))
 
 
 async def test_unknown_model_404_is_fatal(server: FakeAnthropic, tmp_path: Path) -> None:
@@ -186,3 +217,17 @@ def test_missing_extra_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(sys.modules, "claude_agent_sdk", None)
     with pytest.raises(UsageError, match=r"pip install 'skilltui\[claude-code\]'"):
         ClaudeCodeBackend()
+
+
+async def test_a_429_throttles_and_the_lead_reaches_the_prompt(server: FakeAnthropic, tmp_path: Path) -> None:
+    answers = iter([Error(429, retry_after=0.2)])
+    server.script = lambda r: next(answers, None) or Reply([text("judged")])
+    b = backend(server, tmp_path)
+    b.throttle.hold = 0.0
+    changes: list[dict] = []
+    b.throttle.on_change = lambda **facts: changes.append(facts)
+    result = await b.text(Request(role="loss", prompt="Judge.", lead="# The human episodes\n\nHUMAN LINE"))
+    assert result.text == "judged"
+    assert "HUMAN LINE" in server.messages_requests[-1].all_text
+    assert changes[0]["throttled"] is True and changes[0]["reason"] == "retry-after (429)"
+    assert changes[-1]["throttled"] is False and b.throttle.limit is None

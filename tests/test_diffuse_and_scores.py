@@ -40,4 +40,7 @@ def test_loss_is_in_range_and_ranks_better_writing_lower(tmp_path, make_work):
     assert missing["loss"] == 1.0
     assert perfect["loss"] == 0.0
     assert 0.0 < skilled["loss"] < novice["loss"] < 1.0
-    assert set(skilled["scores"]) == {"chrf", "scenes", "speakers", "dialogue"}
+    assert set(skilled["scores"]) == {"scenes", "order", "dialogue", "length", "format"}
+    # The novice writes prose: no scene headings and no dialogue blocks, so nothing to match.
+    assert novice["scores"]["dialogue"] == 0.0 and skilled["scores"]["dialogue"] > 0.5
+    assert novice["counts"]["1"]["written_scenes"] == 1 < skilled["counts"]["1"]["written_scenes"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -91,8 +92,7 @@ def test_export_failure_leaves_no_half_written_folder(run: Run, tmp_path: Path, 
         return real(src, dst)
 
     monkeypatch.setattr(os, "rename", broken)
-    with pytest.raises(OSError):
-        export(run, tmp_path / "half")
+    assert export(run, tmp_path / "half") == 1  # one line on stderr, no traceback
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs", "works"]
 
 
@@ -108,8 +108,7 @@ def test_export_with_force_keeps_the_old_folder_when_the_swap_fails(run: Run, tm
         return real(src, dst)
 
     monkeypatch.setattr(os, "rename", broken)
-    with pytest.raises(OSError):
-        export(run, target, "--force")
+    assert export(run, target, "--force") == 1
     assert files(target) == {"old.md": b"old"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs", "skill", "works"]
 
@@ -139,3 +138,48 @@ def test_a_folder_name_that_is_not_a_skill_name_is_slugged_and_noted(run: Run, t
 def test_export_takes_a_run_folder_path_too(run: Run, tmp_path: Path) -> None:
     assert main(["export", str(run.root), "--to", str(tmp_path / "by-path")]) == 0
     assert (tmp_path / "by-path" / "SKILL.md").is_file()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("inside", ["epoch0", "memory/scene", "stories", "epoch0/step0/works/pine-tram", "fresh"])
+def test_export_never_writes_inside_a_run_even_with_force(run: Run, tmp_path: Path, capsys, inside: str) -> None:
+    before = snapshot(run.root)
+    capsys.readouterr()
+    assert export(run, run.root / inside, "--force") == 2
+    assert "inside run r" in capsys.readouterr().err
+    assert snapshot(run.root) == before
+
+
+def test_force_never_replaces_a_folder_that_holds_another_run(run: Run, tmp_path: Path) -> None:
+    shelf = tmp_path / "shelf"
+    shutil.copytree(run.root, shelf / "old-runs" / "kept")
+    assert export(run, shelf, "--force") == 2
+    assert (shelf / "old-runs" / "kept" / "config.json").is_file()
+
+
+def test_export_to_the_current_folder_when_it_is_empty(run: Run, tmp_path: Path, monkeypatch) -> None:
+    here = tmp_path / "screen-craft"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert export(run, Path(".")) == 0
+    meta, _ = front_matter(here)
+    assert meta["name"] == "screen-craft"
+    assert len([p for p in here.rglob("*.md") if p.name != "SKILL.md"]) == len(run.pool.note_paths())
+
+
+def test_export_with_force_through_a_symlink_writes_where_it_points_and_leaves_nothing_behind(
+    run: Run, tmp_path: Path
+) -> None:
+    real = tmp_path / "dotfiles" / "screen-craft"
+    real.mkdir(parents=True)
+    (real / "stale.md").write_text("old", encoding="utf-8")
+    link = tmp_path / "skills" / "screen-craft"
+    link.parent.mkdir()
+    link.symlink_to(real, target_is_directory=True)
+    assert export(run, link, "--force") == 0
+    assert link.is_symlink() and (real / "SKILL.md").is_file() and not (real / "stale.md").exists()
+    assert sorted(p.name for p in link.parent.iterdir()) == ["screen-craft"]
+    assert sorted(p.name for p in real.parent.iterdir()) == ["screen-craft"]

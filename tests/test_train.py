@@ -81,7 +81,8 @@ def test_resume_after_a_crash_runs_only_what_is_missing(tmp_path, make_work):
 
 def test_groups_are_built_from_scheduled_works_even_when_one_fails(tmp_path, make_work):
     works = [make_work("ash", 4), make_work("elm", 4), make_work("fir", 4)]
-    (works[1] / "story.md").write_text("# no episodes here\n", encoding="utf-8")  # elm's writer will fail
+    # elm's story tells only a later episode, so its writer fails at step 0.
+    (works[1] / "story.md").write_text("# Elm\n\n## Episode 9\n\nOnly the ending.\n", encoding="utf-8")
     runs = tmp_path / "runs"
     assert train(runs, works, "--steps", "1", "--group-size", "2") == 0
     started = events(runs, "step_started")[0]
@@ -95,7 +96,7 @@ def test_groups_are_built_from_scheduled_works_even_when_one_fails(tmp_path, mak
 
 def test_every_work_failing_stops_the_run_with_exit_1(tmp_path, make_work, capsys):
     work = make_work("void", 4)
-    (work / "story.md").write_text("# nothing\n", encoding="utf-8")
+    (work / "story.md").write_text("# Void\n\n## Episode 9\n\nOnly the ending.\n", encoding="utf-8")
     assert train(tmp_path / "runs", [work], "--steps", "1") == 1
     assert "every work failed" in capsys.readouterr().err
     assert events(tmp_path / "runs", "run_finished")[-1]["status"] == "failed"

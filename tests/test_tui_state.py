@@ -54,7 +54,7 @@ def test_stages_move_the_works_rows_through_a_step(tmp_path: Path):
     fold(
         state,
         ev.Stage(stage="loss", status="finished", epoch=0, step=0, work="a"),
-        ev.Loss(epoch=0, step=0, work="a", loss=0.4, scores={"chrf": 0.6}, report="r.md"),
+        ev.Loss(epoch=0, step=0, work="a", loss=0.4, scores={"scenes": 0.6}, report="r.md"),
     )
     assert (state.rows["a"].stage, state.rows["a"].loss) == ("done", 0.4)
     fold(state, ev.Stage(stage="forward", status="failed", epoch=0, step=0, work="b", error="boom"))

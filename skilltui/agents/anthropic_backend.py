@@ -18,10 +18,11 @@ What it owns, and why:
   our sandbox. A `delete_file` tool covers what the editor lacks, and `commit` (backward
   only) records the micro-step. A refused call goes back as an `is_error` tool result the
   model can act on; it never ends the call.
-- Caching: the stable prefix (tool definitions, system prompt, the first prompt with the
-  pool headers and the story) carries `cache_control` breakpoints, and the latest turn
-  carries a rolling one, so every later turn of an agent and every other work of the
-  same step reads that prefix from the cache at a tenth of the price (or less).
+- Caching: marks go only where a later request reads them (`cache_policy.py`): the
+  system prompt and tools, a re-read `lead` (a work's story, a judge's human episodes),
+  the pool listing shared by a step's works, and an agent's latest turn; never a
+  one-shot prompt or the tail of an agent whose task is done, never a prefix under the
+  model's minimum cacheable length; the 1-hour life only where the re-read is later.
 - Accounting: each API request's usage (input, output, cache writes, cache reads) is
   priced on its own by `pricing.cost_usd` and summed into the call's `CallResult`. An
   unknown model has `cost_usd=None`: tokens, never an invented price.
@@ -32,7 +33,9 @@ What it owns, and why:
   no other work could succeed either; anything else raises `BackendError`, which costs
   only that work. The per-call timeout and the turn bound also raise `BackendError`.
   Every raised error carries `.partial`, a `CallResult` with the usage, cost and
-  transcript up to the failure, because a failed call was still paid for.
+  transcript up to the failure, because a failed call was still paid for; a stream cut
+  off mid-answer counts the usage its `message_start` had reported. Retries stop after
+  `max_retries`, or when their waits would pass `max_retry_wait` seconds in one request.
 - Records: `CallResult.transcript` is the whole conversation as JSON-able dicts (request,
   each response's content blocks, each tool call and result, retries, usage and cost),
   passed through `redact` so neither the key nor anything shaped like one is in it. The
@@ -61,9 +64,11 @@ import anthropic
 import httpx2
 
 from ..errors import UsageError
-from . import pricing
+from . import cache_policy, pricing
 from .base import BackendError, CallResult, FatalBackendError, Request, Usage
+from .cache_policy import Marks, opening
 from .redact import redact
+from .throttle import Throttle
 from .tools import MAX_VIEW_CHARS, Sandbox, ToolError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -72,8 +77,6 @@ KEY_HELP = (
     "--backend anthropic needs an API key: export ANTHROPIC_API_KEY=sk-ant-... "
     "(create one at https://console.anthropic.com/settings/keys), or use --backend offline"
 )
-
-EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 
 EDITOR_TOOL_NAME = "str_replace_based_edit_tool"
 EDITOR_TOOL: dict[str, Any] = {
@@ -143,6 +146,7 @@ class _Call:
             output_tokens=u.output_tokens or 0,
             cache_write_tokens=u.cache_creation_input_tokens or 0,
             cache_read_tokens=u.cache_read_input_tokens or 0,
+            cache_write_1h_tokens=getattr(getattr(u, "cache_creation", None), "ephemeral_1h_input_tokens", 0) or 0,
         )
         self.usage.add(turn)
         self.turns += 1
@@ -153,6 +157,24 @@ class _Call:
         elif self.priced:
             self.cost_usd = (self.cost_usd or 0.0) + cost
         return turn, cost
+
+    def add_partial(self, usage: Any, output_tokens: int | None) -> None:
+        """Count what a request that broke off had already reported (its `message_start` usage,
+        and the output count of a `message_delta` if one came): it was billed all the same."""
+        turn = Usage(
+            input_tokens=getattr(usage, "input_tokens", 0) or 0,
+            output_tokens=(output_tokens if output_tokens is not None else getattr(usage, "output_tokens", 0)) or 0,
+            cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
+            cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
+        )
+        self.usage.add(turn)
+        cost = pricing.cost_usd(self.model, turn)
+        if cost is None:
+            self.priced = False
+            self.cost_usd = None
+        elif self.priced:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+        self.record({"event": "partial_usage", "turn": self.turns + 1, "usage": _usage_dict(turn), "cost_usd": cost})
 
     def record(self, entry: dict[str, Any]) -> None:
         self.transcript.append(redact(entry, self.secrets))
@@ -180,6 +202,8 @@ class AnthropicBackend:
     `model` is the default for calls whose `request.model` is None. `backoff_base` and
     `backoff_cap` (seconds) shape the retry waits: attempt n waits about
     `min(cap, base * 2**n)`, with jitter so concurrent works do not retry in lockstep.
+    Retries stop after `max_retries`, or sooner when the waits of one request would add up
+    to more than `max_retry_wait` seconds.
     """
 
     name = "anthropic"
@@ -195,6 +219,7 @@ class AnthropicBackend:
         backoff_base: float = 1.0,
         backoff_cap: float = 60.0,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_retry_wait: float = 300.0,
     ) -> None:
         key = (api_key or os.environ.get("ANTHROPIC_API_KEY") or "").strip()
         if not key:
@@ -205,8 +230,10 @@ class AnthropicBackend:
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
         self.max_tokens = max_tokens
+        self.max_retry_wait = max_retry_wait
         self._api_key = key
         self._base_url = base_url
+        self.throttle = Throttle()
 
     @property
     def _secrets(self) -> list[str]:
@@ -224,8 +251,7 @@ class AnthropicBackend:
     async def text(self, request: Request) -> CallResult:
         """One streamed answer, no tools (diffuse, loss, reduce)."""
         call = _Call(model=request.model or self.model, secrets=self._secrets)
-        params = self._params(call.model, request, tools=None)
-        params["messages"] = [{"role": "user", "content": _opening(request, mark=False)}]
+        params = self.text_params(request, call.model)
         call.record({"event": "request", "role": request.role, **_loggable(params)})
         try:
             async with asyncio.timeout(request.timeout), self._client() as client:
@@ -247,26 +273,36 @@ class AnthropicBackend:
         tools = [dict(EDITOR_TOOL), dict(DELETE_TOOL)]
         if sandbox.on_commit is not None:
             tools.append(dict(COMMIT_TOOL))
-        if not request.system:  # otherwise the system breakpoint covers the tools, which come before it
-            tools[-1]["cache_control"] = EPHEMERAL
-        params = self._params(call.model, request, tools=tools)
-        messages: list[dict[str, Any]] = [{"role": "user", "content": _opening(request, mark=True)}]
+        marks = Marks(call.model)
+        if request.system:  # the system mark covers the tools, which come before it
+            marks.grow(cache_policy.tokens(tools))
+        else:
+            marks.offer(tools[-1], cache_policy.tokens(tools), "5m")
+        params = self._params(call.model, request, tools=tools, marks=marks)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": opening(request, marks, agent=True)}]
         params["messages"] = messages
         call.record({"event": "request", "role": request.role, **_loggable(params)})
         try:
             async with asyncio.timeout(request.timeout), self._client() as client:
-                return await self._loop(client, params, messages, call, request, sandbox)
+                return await self._loop(client, params, messages, call, request, sandbox, marks)
         except TimeoutError:
             raise call.fail(
                 f"the {request.role} agent took longer than {request.timeout:g}s "
                 f"({call.turns} turns)") from None
 
+    def text_params(self, request: Request, model: str) -> dict[str, Any]:
+        """The Messages parameters of a text call (also what `--batch` sends for it)."""
+        marks = Marks(model)
+        params = self._params(model, request, tools=None, marks=marks)
+        # A one-shot answer: only what other requests re-read is marked, never the prompt itself.
+        params["messages"] = [{"role": "user", "content": opening(request, marks, agent=False)}]
+        return params
+
     # -- the agent loop -------------------------------------------------------------------------
 
     async def _loop(self, client: anthropic.AsyncAnthropic, params: dict[str, Any],
                     messages: list[dict[str, Any]], call: _Call, request: Request,
-                    sandbox: Sandbox) -> CallResult:
-        rolling: dict[str, Any] | None = None  # the block carrying the moving cache breakpoint
+                    sandbox: Sandbox, marks: Marks) -> CallResult:
         for _ in range(request.max_turns):
             message = await self._turn(client, params, call, request)
             content = [_block_dict(b) for b in message.content]
@@ -289,10 +325,10 @@ class AnthropicBackend:
                     "and keep each call small enough to fit.")}]
             else:
                 return call.result(_text_of(content))
-            if rolling is not None:
-                rolling.pop("cache_control", None)
-            rolling = results[-1]
-            rolling["cache_control"] = EPHEMERAL
+            # The latest turn is marked so the next one reads it, unless the task is done:
+            # then the next answer is the last request and this tail is never re-read.
+            done = request.finished is not None and request.finished()
+            marks.rolling(None if done else results[-1], cache_policy.tokens(content) + cache_policy.tokens(results))
             messages.append({"role": "user", "content": results})
         raise call.fail(f"the {request.role} agent did not finish within {request.max_turns} turns")
 
@@ -335,21 +371,37 @@ class AnthropicBackend:
                     request: Request) -> Any:
         """One streamed Messages request, retried on transient failures. Returns the final Message."""
         attempt = 0
+        waited = 0.0
         while True:
             streamed = False
             started = time.monotonic()
+            # The usage a stream reported before it broke off: the request was billed for it.
+            reported: Any = None
+            reported_output: int | None = None
             try:
-                async with client.messages.stream(**params) as stream:
+                async with self.throttle.slot(), client.messages.stream(**params) as stream:
                     async for event in stream:
-                        if event.type == "text" and event.text:
+                        if event.type == "message_start":
+                            reported = event.message.usage
+                        elif event.type == "message_delta" and getattr(event, "usage", None) is not None:
+                            reported_output = event.usage.output_tokens
+                        elif event.type == "text" and event.text:
                             streamed = True
                             request.on_delta(event.text)
                     message = await stream.get_final_message()
             except anthropic.APIStatusError as exc:
+                if reported is not None:
+                    call.add_partial(reported, reported_output)
                 failure = self._classify(exc, call)
+                if exc.status_code == 429 and exc.response is not None:
+                    # Every call of this backend slows down, not only this one (throttle.py).
+                    failure.wait = self.throttle.rate_limited(exc.response.headers)
             except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+                if reported is not None:
+                    call.add_partial(reported, reported_output)
                 failure = _Failure(True, f"the connection failed ({type(exc).__name__}: {exc})")
             else:
+                self.throttle.succeeded()
                 turn_usage, cost = call.add_turn(message)
                 call.record({
                     "event": "response", "turn": call.turns, "attempts": attempt + 1,
@@ -364,6 +416,14 @@ class AnthropicBackend:
             if attempt >= self.max_retries:
                 raise call.fail(f"{failure.message}; gave up after {attempt + 1} attempts") from None
             wait = failure.wait if failure.wait is not None else self._backoff(attempt)
+            if waited + wait > self.max_retry_wait:
+                # Retries are capped in time too: a long retry-after or a storm is not waited out
+                # inside one call; the work fails (only it), and the next step or a resume tries again.
+                raise call.fail(
+                    f"{failure.message}; gave up after {attempt + 1} attempts rather than wait "
+                    f"{waited + wait:.0f}s in all (the limit is {self.max_retry_wait:.0f}s)"
+                ) from None
+            waited += wait
             call.record({"event": "retry", "turn": call.turns + 1, "attempt": attempt + 1,
                          "error": failure.message, "wait_seconds": round(wait, 3)})
             if streamed:
@@ -402,31 +462,19 @@ class AnthropicBackend:
 
     # -- request parameters ---------------------------------------------------------------------
 
-    def _params(self, model: str, request: Request, tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    def _params(self, model: str, request: Request, tools: list[dict[str, Any]] | None,
+                marks: Marks) -> dict[str, Any]:
         params: dict[str, Any] = {"model": model, "max_tokens": self.max_tokens}
-        if request.system:
-            params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
+        if request.system:  # every call of the role sends it again: worth a mark once long enough
+            block = {"type": "text", "text": request.system}
+            marks.offer(block, cache_policy.tokens(request.system), "5m")
+            params["system"] = [block]
         if tools:
             params["tools"] = tools
         return params
 
 
 # -- helpers -------------------------------------------------------------------------------------
-
-
-def _opening(request: Request, *, mark: bool) -> list[dict[str, Any]]:
-    """The first user turn: the shared prefix (marked, so other works read it from cache), then the prompt.
-
-    At most four breakpoints are allowed: system (covering the tools before it), the shared
-    prefix, the prompt, and the rolling one on the latest turn.
-    """
-    blocks: list[dict[str, Any]] = []
-    if request.prefix:
-        blocks.append({"type": "text", "text": request.prefix, "cache_control": EPHEMERAL})
-    blocks.append({"type": "text", "text": request.prompt})
-    if mark:
-        blocks[-1]["cache_control"] = EPHEMERAL
-    return blocks
 
 
 def _block_dict(block: Any) -> dict[str, Any]:
@@ -442,7 +490,8 @@ def _text_of(content: list[dict[str, Any]]) -> str:
 
 def _usage_dict(usage: Usage) -> dict[str, int]:
     return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-            "cache_write_tokens": usage.cache_write_tokens, "cache_read_tokens": usage.cache_read_tokens}
+            "cache_write_tokens": usage.cache_write_tokens, "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_1h_tokens": usage.cache_write_1h_tokens}
 
 
 def _loggable(params: dict[str, Any]) -> dict[str, Any]:

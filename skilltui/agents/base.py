@@ -47,12 +47,15 @@ class Usage:
     output_tokens: int = 0
     cache_write_tokens: int = 0
     cache_read_tokens: int = 0
+    # The part of cache_write_tokens written with the 1-hour life (billed at 2x input, not 1.25x).
+    cache_write_1h_tokens: int = 0
 
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.cache_write_tokens += other.cache_write_tokens
         self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_1h_tokens += other.cache_write_1h_tokens
 
     @property
     def total(self) -> int:
@@ -70,6 +73,19 @@ class Request:
     # the note rules). Backends that cache send it ahead of `prompt` and mark it, so other
     # works read it from cache; the others may ignore it, since `prompt` repeats nothing of it.
     prefix: str = ""
+    # Text that leads the prompt because other requests send it word for word (a work's
+    # story in every step's forward, the human episodes a judge sees again next epoch).
+    # `lead_ttl` is the cache life a mark on it needs: "1h" when the next re-read is more
+    # than 5 minutes away, "5m" when sooner (or only to read what an earlier request
+    # cached: a request reads the cache only up to a mark of its own), None when no other
+    # request sends it, so a backend that caches marks it only where a mark is read.
+    lead: str = ""
+    lead_ttl: str | None = None
+    # Whether other calls of this role will send `prefix` again soon (other works of the step).
+    prefix_shared: bool = True
+    # For agents: True once the task's outputs exist (every episode written, the commit
+    # made), so the answer that follows is the last request and its tail is one-shot.
+    finished: Callable[[], bool] | None = None
     model: str | None = None
     context: dict[str, Any] = field(default_factory=dict)
     on_delta: Callable[[str], None] = lambda text: None

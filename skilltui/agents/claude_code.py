@@ -26,11 +26,16 @@ episodes):
 - The working directory is the role's first write root (or read root), and a text call
   runs in an empty temporary folder.
 
-Cost comes from Claude Code's result message (`total_cost_usd`), except when the CLI says
-it does not recognise the model: then it is guessing, and the call reports tokens only.
+Only the agent's own requests leave the CLI (`QUIET_ENV`: no title generation, telemetry,
+error reports or update checks). Cost comes from Claude Code's result message
+(`total_cost_usd`), except when the CLI says it does not recognise the model: then it is
+guessing, and the call reports tokens only. Tokens come from its per-model counts, and
+`turns` counts model requests. Text calls run with prompt caching off (a one-shot prompt
+has no later reader); agents keep the CLI's own marks, which this backend cannot place.
 Retries and per-request timeouts are Claude Code's own (`CLAUDE_CODE_MAX_RETRIES`,
-`API_TIMEOUT_MS` are set from this backend's arguments); a bad key or an unknown model
-raises `FatalBackendError`, anything else `BackendError` with `.partial` attached.
+`API_TIMEOUT_MS` are set from this backend's arguments), except that a refused key (401,
+403) stops the call at the first refusal; a bad key or an unknown model raises
+`FatalBackendError`, anything else `BackendError` with `.partial` attached.
 
 Try it: `python -m skilltui.agents.claude_code "Say hello"`.
 """
@@ -38,6 +43,7 @@ Try it: `python -m skilltui.agents.claude_code "Say hello"`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -50,6 +56,7 @@ from typing import Any
 from ..errors import UsageError
 from .base import BackendError, CallResult, FatalBackendError, Request, Usage
 from .redact import env_secrets, redact
+from .throttle import Throttle
 from .tools import Sandbox, ToolError
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -58,6 +65,22 @@ INSTALL_HELP = (
     "(or use --backend anthropic with ANTHROPIC_API_KEY)"
 )
 SERVER = "files"
+
+# Only the agent's own requests leave the CLI: no title-generation request that resends
+# the whole task (loss prompts hold the human episodes), no telemetry, error reports,
+# update checks or surveys, and a training run never updates the CLI under itself or keeps
+# a prompt history.
+QUIET_ENV = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_BUG_COMMAND": "1",
+    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+    "CLAUDE_CODE_SKIP_PROMPT_HISTORY": "1",
+}
+# Statuses after which no retry can succeed: the key or the login was refused.
+AUTH_STATUSES = (401, 403)
 
 # The file tools as MCP tools: one per command, each with its JSON schema.
 _PATH = {"type": "string", "description": "An absolute path, or one relative to your working folder."}
@@ -123,12 +146,12 @@ class ClaudeCodeBackend:
         self._sdk = sdk
         self._cli_path = cli_path or _find_cli(sdk)
         self._api_key = api_key
+        # Calls of this backend in flight at once, lowered for a while when the CLI reports a 429.
+        self.throttle = Throttle()
         self._env = {
             "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
             "API_TIMEOUT_MS": str(int(timeout * 1000)),
-            # A training run must not update the CLI under itself or keep a prompt history.
-            "DISABLE_AUTOUPDATER": "1",
-            "CLAUDE_CODE_SKIP_PROMPT_HISTORY": "1",
+            **QUIET_ENV,
             **({"ANTHROPIC_API_KEY": api_key} if api_key else {}),
             **({"ANTHROPIC_BASE_URL": base_url} if base_url else {}),
             **(env or {}),
@@ -146,6 +169,9 @@ class ClaudeCodeBackend:
         try:
             options = self._options(request, cwd=folder, tools=None, settings=_permissions([], [], []))
             options.max_turns = 1
+            # A one-shot answer has no later request to read a cache entry: the CLI would mark
+            # the whole prompt and pay 1.25x to write it, so caching is off for text calls.
+            options.env["DISABLE_PROMPT_CACHING"] = "1"
             return await self._run(request, options)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -187,6 +213,9 @@ class ClaudeCodeBackend:
             setting_sources=[],
             settings=json.dumps(settings),
             include_partial_messages=True,
+            # No session transcript under ~/.claude/projects: a loss prompt holds the human episodes,
+            # and the run folder keeps every transcript already.
+            extra_args={"no-session-persistence": None},
             cli_path=self._cli_path,
             env=dict(self._env),
         )
@@ -213,8 +242,8 @@ class ClaudeCodeBackend:
         model = options.model
         stderr: list[str] = []
         options.stderr = stderr.append
-        # Claude Code manages its own caching; the shared prefix simply leads the prompt.
-        prompt = f"{request.prefix}\n{request.prompt}" if request.prefix else request.prompt
+        # Claude Code places its own cache marks; the lead and the shared prefix simply open the prompt.
+        prompt = "\n".join(part for part in (request.lead, request.prefix, request.prompt) if part)
         transcript: list[dict[str, Any]] = [redact({
             "event": "request", "role": request.role, "model": model, "system": options.system_prompt,
             "prompt": prompt, "cwd": str(options.cwd), "allowed_tools": options.allowed_tools,
@@ -223,23 +252,40 @@ class ClaudeCodeBackend:
         result: Any = None
         auth_error: str | None = None  # the CLI's label for why a turn failed, if one did
         failure: str | None = None
+        requests = 0  # model requests the agent made, whatever the CLI calls a turn
+        refused: int | None = None
         try:
-            async with asyncio.timeout(request.timeout):
-                async for message in sdk.query(prompt=prompt, options=options):
+            async with self.throttle.slot(), asyncio.timeout(request.timeout), \
+                    contextlib.aclosing(sdk.query(prompt=prompt, options=options)) as messages:
+                async for message in messages:
                     if isinstance(message, sdk.StreamEvent):
-                        delta = message.event.get("delta", {}) if message.event.get("type") == \
-                            "content_block_delta" else {}
+                        kind = message.event.get("type")
+                        if kind == "message_start" and message.parent_tool_use_id is None:
+                            requests += 1
+                        delta = message.event.get("delta", {}) if kind == "content_block_delta" else {}
                         if delta.get("type") == "text_delta" and message.parent_tool_use_id is None:
                             request.on_delta(delta.get("text", ""))
                         continue
                     transcript.append(redact({"event": type(message).__name__,
                                               **_jsonable(message)}, secrets))
+                    if isinstance(message, sdk.SystemMessage) and message.subtype == "api_retry":
+                        status = message.data.get("error_status")
+                        if status in AUTH_STATUSES:
+                            # The CLI retries a refused key with backoff for half a minute;
+                            # no retry can fix it, so the call stops at the first refusal.
+                            refused, auth_error = status, "authentication_failed"
+                            break
+                        if status == 429:  # this CLI retries on its own; fewer others start meanwhile
+                            delay = float(message.data.get("retry_delay_ms") or 0) / 1000
+                            self.throttle.rate_limited({"retry-after": f"{delay:g}"}, in_flight=True)
                     if isinstance(message, sdk.AssistantMessage) and message.parent_tool_use_id is None:
                         if message.error:
                             auth_error = message.error
                         texts = [b.text for b in message.content if isinstance(b, sdk.TextBlock)] or texts
                     elif isinstance(message, sdk.ResultMessage):
                         result = message
+                        if not message.is_error:
+                            self.throttle.succeeded()
         except TimeoutError:
             failure = f"the {request.role} call took longer than {request.timeout:g}s"
         except sdk.CLINotFoundError:
@@ -247,13 +293,15 @@ class ClaudeCodeBackend:
                              "reinstall 'skilltui[claude-code]'") from None
         except sdk.ClaudeSDKError as exc:
             failure = _first_line(getattr(exc, "result", None) or str(exc))
-        call = _outcome(result, model, unrecognized=any("unrecognized_model" in line for line in stderr))
-        if failure is None and result is None:
+        call = _outcome(result, model, requests, unrecognized=any("unrecognized_model" in line for line in stderr))
+        if refused is not None:
+            failure = f"the API refused the key ({refused})"
+        elif failure is None and result is None:
             failure = "Claude Code ended without a result"
         elif failure is None and result.is_error:
             failure = _first_line(result.result or result.subtype)
         if failure is not None:
-            status = getattr(result, "api_error_status", None)
+            status = refused or getattr(result, "api_error_status", None)
             fatal, message = _classify(auth_error, status, failure, model)
             message = redact(message, secrets)
             transcript.append({"event": "error", "message": message, "fatal": fatal,
@@ -276,27 +324,43 @@ class _Outcome:
     turns: int
 
 
-def _outcome(result: Any, model: str, *, unrecognized: bool) -> _Outcome:
-    """Usage, cost and turns from Claude Code's result message (zeros when there was none)."""
+def _outcome(result: Any, model: str, requests: int, *, unrecognized: bool) -> _Outcome:
+    """Usage, cost and turns of a call (zeros when the CLI sent no result).
+
+    Tokens come from `model_usage`, summed over every model the CLI called: `usage` leaves
+    out requests the CLI makes on its own, while `total_cost_usd` includes them, so only
+    the per-model counts agree with the cost. `turns` is the number of model requests, as
+    in every backend (the CLI's `num_turns` counts tool calls).
+    """
     if result is None:
-        return _Outcome(Usage(), None, 0)
-    u = result.usage or {}
-    usage = Usage(
-        input_tokens=int(u.get("input_tokens") or 0),
-        output_tokens=int(u.get("output_tokens") or 0),
-        cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0),
-        cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
-    )
+        return _Outcome(Usage(), None, requests)
+    usage = Usage()
+    per_model = result.model_usage or {}
+    for counts in per_model.values():
+        usage.add(Usage(
+            input_tokens=int(counts.get("inputTokens") or 0),
+            output_tokens=int(counts.get("outputTokens") or 0),
+            cache_write_tokens=int(counts.get("cacheCreationInputTokens") or 0),
+            cache_read_tokens=int(counts.get("cacheReadInputTokens") or 0),
+        ))
+    if not per_model:  # an older CLI without per-model counts
+        u = result.usage or {}
+        usage = Usage(
+            input_tokens=int(u.get("input_tokens") or 0),
+            output_tokens=int(u.get("output_tokens") or 0),
+            cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0),
+            cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
+        )
     # The CLI prices a model it does not know at a guessed rate; a guess is not a cost.
     cost = None if unrecognized else result.total_cost_usd
-    return _Outcome(usage, cost, result.num_turns or 1)
+    return _Outcome(usage, cost, requests)
 
 
 def _classify(assistant_error: str | None, status: int | None, detail: str, model: str) -> tuple[bool, str]:
     """(fatal, one-line message) for a failed Claude Code call."""
-    if assistant_error == "authentication_failed" or status in (401, 403):
-        return True, ("Claude Code's API key or login was rejected (401): check ANTHROPIC_API_KEY "
-                      "or run `claude /login`")
+    if assistant_error == "authentication_failed" or status in AUTH_STATUSES:
+        return True, (f"Claude Code's API key or login was rejected ({status or 401}): check "
+                      "ANTHROPIC_API_KEY or run `claude /login`")
     if assistant_error == "billing_error" or status == 402:
         return True, f"the API refused for billing reasons: {detail}"
     if assistant_error == "model_not_found" or status == 404:

@@ -51,7 +51,7 @@ MOVES: tuple[Move, ...] = (
         "on its own line in capitals (MARA), and the spoken line on the next line. Never leave a\n"
         "spoken line inside an action paragraph.",
         ("character cue", "dialogue"),
-        "speakers",
+        "dialogue",
     ),
     Move(
         "scene",
@@ -70,7 +70,7 @@ MOVES: tuple[Move, ...] = (
         "When the story says how a line is spoken (quietly, to herself), keep it as a parenthetical\n"
         "on its own line between the character cue and the line: (quietly).",
         ("parenthetical",),
-        "chrf",
+        "dialogue",
     ),
     Move(
         "transition",
@@ -88,14 +88,15 @@ MOVES: tuple[Move, ...] = (
         "Write action in the present tense and start with what is seen. Drop connective openers\n"
         "such as Then, Meanwhile and After a moment: the cut does that work.",
         ("action", "meanwhile"),
-        "chrf",
+        "scenes",
     ),
 )
 MOVES_FOR_SCORE = {
-    "speakers": ("dialogue",),
+    "scenes": ("scene", "transition", "economy"),
+    "order": ("scene", "transition"),
     "dialogue": ("dialogue", "parenthetical"),
-    "scenes": ("scene", "transition"),
-    "chrf": ("economy", "parenthetical", "dialogue"),
+    "length": ("economy", "parenthetical"),
+    "format": ("scene", "dialogue", "transition"),
 }
 assert all(m.path.split("/")[0] in FOLDERS for m in MOVES)
 
@@ -240,12 +241,15 @@ class OfflineBackend:
         ]
         for number, counts in scores["counts"].items():
             lines.append(
-                f"- episode {number}: scenes {counts['written_scenes']} written / {counts['human_scenes']} human; "
+                f"- episode {number}: scenes {counts['written_scenes']} written / {counts['human_scenes']} human, "
+                f"pairs in order {counts['scene_pairs_in_order']}; "
                 f"speakers {', '.join(counts['written_speakers']) or 'none'} written / "
-                f"{', '.join(counts['human_speakers'])} human; dialogue share "
-                f"{counts['written_dialogue_share']:.2f} written / {counts['human_dialogue_share']:.2f} human"
+                f"{', '.join(counts['human_speakers'])} human; words {counts['written_words']} written / "
+                f"{counts['human_words']} human"
             )
-        lines += ["", f"<!-- scores: {json.dumps(parts, sort_keys=True)} -->"]
+        lines += ["", f"<!-- scores: {json.dumps(parts, sort_keys=True)} -->", ""]
+        rubric = judge_rubric(parts, ctx.get("written") or {})
+        lines += ["```json", json.dumps(rubric, indent=1), "```"]
         return "\n".join(lines) + "\n"
 
     def _reduce(self, ctx: dict) -> str:
@@ -315,7 +319,7 @@ class OfflineBackend:
 
     def _result(self, request: Request, text: str, transcript: list[dict] | None = None) -> CallResult:
         # Offline "tokens" are a rough count of words, so the token columns move in demos.
-        usage = Usage(input_tokens=len(request.prompt.split()), output_tokens=len(text.split()))
+        usage = Usage(input_tokens=len(f"{request.lead} {request.prompt}".split()), output_tokens=len(text.split()))
         return CallResult(
             text=text,
             usage=usage,
@@ -327,15 +331,46 @@ class OfflineBackend:
 
 
 DIAGNOSES = {
-    "chrf": "The wording is far from the human episodes: connective openers and lost manner of delivery "
-    "make the text drift from what is seen and how lines are said.",
-    "scenes": "The human episodes open their scenes with headings (INT./EXT., place, time) and cut "
-    "between them; the written ones do not mark scenes the same way.",
-    "speakers": "The human episodes give lines to speaking characters under their cues; in the written "
-    "ones the speakers are missing or different.",
-    "dialogue": "The share of the text that is spoken dialogue differs from the human episodes: speech is "
-    "being narrated instead of played.",
+    "scenes": "The human episodes' scenes are missing from the written ones, or cannot be told apart: "
+    "scenes are not opened with headings (INT./EXT., place, time), and the action drifts from what is seen.",
+    "order": "The written scenes come in another order than the human ones.",
+    "dialogue": "The human episodes give lines to speaking characters under their cues; in the written "
+    "ones the speakers are missing or different, and speech is narrated instead of played.",
+    "length": "The written episodes are far longer or shorter than the human ones.",
+    "format": "Scene headings, character cues and the share of dialogue differ from the human episodes.",
 }
+FILLER_OPENERS = ("Then, ", "Meanwhile, ", "After a moment, ")
+
+
+def judge_rubric(parts: dict[str, float], written: dict[int, str]) -> dict[str, dict[str, object]]:
+    """The offline judge's rubric: deterministic, from the engine's parts and the written action lines."""
+    action = [
+        p.strip()
+        for text in written.values()
+        for p in text.split("\n\n")
+        if p.strip() and "\n" not in p.strip() and not p.strip().isupper()
+    ]
+    narrated = [p for p in action if " says, " in p or p.startswith(FILLER_OPENERS)]
+    visual = 1.0 - len(narrated) / len(action) if action else 0.0
+    structure = (parts["order"] + parts["format"]) / 2
+    return {
+        "scene_purpose": {
+            "score": round(parts["scenes"], 3),
+            "reason": f"the written scenes cover {parts['scenes']:.0%} of the human scenes, in order",
+        },
+        "voice": {
+            "score": round(parts["dialogue"], 3),
+            "reason": f"{parts['dialogue']:.0%} of what each character says carries over, speaker by speaker",
+        },
+        "visual_action": {
+            "score": round(visual, 3),
+            "reason": f"{len(narrated)} of {len(action)} action paragraphs narrate speech or open with a connective",
+        },
+        "structure": {
+            "score": round(structure, 3),
+            "reason": f"scene order {parts['order']:.2f}, headings, cues and dialogue share {parts['format']:.2f}",
+        },
+    }
 
 
 def _report_scores(text: str) -> dict[str, float]:

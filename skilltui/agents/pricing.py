@@ -135,18 +135,23 @@ def cost_usd(model: str | None, usage: Usage, *, cache_ttl: str = "5m") -> float
     """What ONE request cost, in USD; None for a model without a known price.
 
     Call it per API request and add the results: long-prompt pricing depends on each
-    request's own prompt size. Cache writes are billed at the 5-minute rate unless
-    `cache_ttl="1h"`, because the backends mark their prefixes with the default TTL.
+    request's own prompt size. Cache writes are billed at the 5-minute rate, except the
+    `cache_write_1h_tokens` the API reported as 1-hour writes (or all of them with
+    `cache_ttl="1h"`).
     """
     price = price_for(model)
     if price is None:
         return None
     rates = price.rates_for(usage)
-    write = rates.cache_write_1h if cache_ttl == "1h" else rates.cache_write_5m
+    if cache_ttl == "1h":
+        writes = usage.cache_write_tokens * rates.cache_write_1h
+    else:  # the 1-hour share the API reported is billed at its own rate, the rest at the 5-minute one
+        hour = min(usage.cache_write_1h_tokens, usage.cache_write_tokens)
+        writes = (usage.cache_write_tokens - hour) * rates.cache_write_5m + hour * rates.cache_write_1h
     return (
         usage.input_tokens * rates.input
         + usage.output_tokens * rates.output
-        + usage.cache_write_tokens * write
+        + writes
         + usage.cache_read_tokens * rates.cache_read
     ) / MTOK
 

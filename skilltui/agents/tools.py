@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..durable import write_atomic
+
 MAX_VIEW_CHARS = 60_000
 MAX_LISTING = 500
 
@@ -204,7 +206,5 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file so a killed agent never leaves half a file behind."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Write through the project's one durable writer, so a killed agent never leaves half a file behind."""
+    write_atomic(path, text)

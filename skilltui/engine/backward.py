@@ -242,6 +242,10 @@ async def _attempt(
         prefix=prefix,
         **where,
     )
+    # The pool listing changes with every commit, so no other request re-reads this prefix;
+    # once the commit is made, the agent's next answer is its last (cache_policy).
+    request.prefix_shared = False
+    request.finished = lambda: bool(commits)
     ctx.bus.emit(ev.Stage(stage="backward", status="started", epoch=epoch, step=step, group=group, attempt=attempt))
     started = time.monotonic()
     try:

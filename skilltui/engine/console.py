@@ -37,6 +37,8 @@ class Tally:
     cost_known: bool = True
     where: str = ""
     last: str = ""
+    throttled: bool = False
+    batch: str = ""
 
     def add_call(self, event: ev.Call) -> WorkRow | None:
         tokens = event.input_tokens + event.output_tokens + event.cache_read_tokens + event.cache_write_tokens
@@ -56,6 +58,15 @@ class Tally:
         cost = self.cost if cost is None else cost
         known = self.cost_known if known is None else known
         return f"${cost:.4f}" if known else f"${cost:.4f}+ (some prices unknown)"
+
+
+def batch_text(event: ev.BatchState) -> str:
+    """One line for a batch's state: `loss e0 s1 msgbatch_01.. in_progress: 2 processing, 1 succeeded`."""
+    counts = [f"{n} {name}" for name, n in (("processing", event.processing), ("succeeded", event.succeeded),
+                                             ("errored", event.errored), ("expired", event.expired),
+                                             ("canceled", event.canceled)) if n]
+    return (f"{event.purpose} e{event.epoch} s{event.step} {event.batch_id} {event.state}"
+            + (f": {', '.join(counts)}" if counts else ""))
 
 
 class ConsoleSink:
@@ -81,6 +92,9 @@ class ConsoleSink:
         if isinstance(event, ev.RunStarted):
             t.rows = {w: WorkRow() for w in event.works}
             line = f"run {event.run_id} ({'resumed' if event.resumed else 'new'}): {event.run_dir}"
+            if event.models:
+                models = ", ".join(f"{role} {model}" for role, model in event.models.items())
+                line += f"\nmodels ({event.backend}): {models}"
         elif isinstance(event, ev.StepStarted):
             t.where = f"epoch {event.epoch} step {event.step} | episodes {event.first}-{event.last}"
             for name, row in t.rows.items():
@@ -133,6 +147,16 @@ class ConsoleSink:
             line = f"[step] epoch {event.epoch} step {event.step}: mean loss {mean}, cost so far {t.cost_text()}"
         elif isinstance(event, ev.Warning_):
             line = f"[warn] {event.message}"
+        elif isinstance(event, ev.Throttled):
+            t.throttled = event.throttled
+            if event.throttled and event.wait_seconds:
+                line = (f"[throttled] {event.reason}: at most {event.limit} call(s) in flight, "
+                        f"next call in {event.wait_seconds:g}s")
+            elif not event.throttled:
+                line = f"[throttle lifted] {event.reason}"
+        elif isinstance(event, ev.BatchState):
+            t.batch = batch_text(event)
+            line = f"[batch] {t.batch}"
         elif isinstance(event, ev.RunFinished):
             line = (
                 f"=== {event.status}" + (f": {event.reason}" if event.reason else "") + f" | cost {t.cost_text()} ==="
@@ -160,5 +184,6 @@ class ConsoleSink:
                 f"{row.tokens:,}",
                 "-" if row.cost is None else f"${row.cost:.4f}",
             )
-        head = Text(f"{t.where or 'starting'} | tokens {t.tokens:,} | cost {t.cost_text()}", style="bold")
+        extra = (" | throttled" if t.throttled else "") + (f" | batch {t.batch}" if t.batch else "")
+        head = Text(f"{t.where or 'starting'} | tokens {t.tokens:,} | cost {t.cost_text()}{extra}", style="bold")
         return Group(head, table)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from screenplain.parsers import fountain
 from screenplain.types import Action, Dialog, DualDialog, Slug, Transition
 
-from ..agents.base import Backend, BackendError, Request
+from ..agents.base import Backend, BackendError, CallResult, Request
 from .prompts import Prompts
 from .works import Work
 
@@ -122,11 +122,13 @@ async def diffuse_with_model(
     *,
     noise: float,
     on_delta: Callable[[int, str], None] = lambda n, t: None,
+    on_call: Callable[[int, CallResult], None] = lambda n, r: None,
 ) -> str:
     """The story retold by a model, one call per episode, under headings the engine writes itself.
 
     One call per episode keeps every retelling findable by its number whatever the model
-    replies, and lets a long work stream episode by episode.
+    replies, and lets a long work stream episode by episode. `on_call` hears each call's
+    result (usage, cost), failed calls' partial results included.
     """
     parts = [f"# {work.meta.get('title', work.name)}\n"]
     for number in work.episodes:
@@ -144,7 +146,15 @@ async def diffuse_with_model(
             model=backend.model,
             on_delta=lambda text, n=number: on_delta(n, text),
         )
-        result = await backend.text(request)
+        try:
+            result = await backend.text(request)
+        except BackendError as exc:
+            # A failed call was still paid for: its partial usage counts.
+            partial = getattr(exc, "partial", None)
+            if isinstance(partial, CallResult):
+                on_call(number, partial)
+            raise
+        on_call(number, result)
         prose = EPISODE_HEADING.sub("", result.text).strip()
         if not prose:
             raise BackendError(f"the model returned no retelling of episode {number}")

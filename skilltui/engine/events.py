@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -47,6 +49,9 @@ class RunStarted(Event):
     config: dict[str, Any]
     resumed: bool
     val_works: list[str] = field(default_factory=list)
+    # The model each role calls (role -> model id), said at start so nobody pays for a default unawares.
+    models: dict[str, str] = field(default_factory=dict)
+    backend: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,6 +139,7 @@ class Call(Event):
     cost_usd: float | None = None
     seconds: float = 0.0
     transcript: str | None = None
+    turns: int = 1  # model requests the call made (every backend counts them the same way)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,6 +153,11 @@ class Loss(Event):
     loss: float
     scores: dict[str, float]
     report: str
+    # The engine's own number and the judge's rubric; `loss` differs from `engine_loss` only
+    # with --judge-weight. `rubric_error` says why no rubric was used (missing, malformed).
+    engine_loss: float | None = None
+    rubric: dict[str, Any] | None = None
+    rubric_error: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -295,6 +306,34 @@ class Warning_(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Throttled(Event):
+    """The API rate-limited the key (429): fewer calls in flight for a while, or the limit lifted."""
+
+    kind: ClassVar[str] = "throttle"
+    throttled: bool
+    limit: int | None = None  # calls allowed in flight while throttled
+    wait_seconds: float = 0.0  # no new call starts before this wait is over
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchState(Event):
+    """A step's loss-judge (or reduce) calls sent as one Message Batch (`--batch`): where it stands."""
+
+    kind: ClassVar[str] = "batch"
+    epoch: int
+    step: int
+    purpose: str  # loss or reduce
+    batch_id: str
+    state: str  # submitted, in_progress, ended, resumed
+    processing: int = 0
+    succeeded: int = 0
+    errored: int = 0
+    expired: int = 0
+    canceled: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
 class HistoryAction(Event):
     """A person changed the pool's history after the fact (revert, reset) from `skilltui review`."""
 
@@ -344,24 +383,105 @@ class EventBus:
 
 
 class JsonlSink:
-    """Append each event to `events.jsonl` as one line, flushed at once.
+    """Append each event to `events.jsonl` as one line, written through at once, fsynced in batches.
 
-    Flushing per line is what makes the file a faithful record after a crash: a killed
-    process loses at most the event it was writing.
+    Every line reaches the operating system before `emit` returns, so a killed process
+    loses at most the event it was writing. Reaching the disk (fsync) is batched: a
+    background thread syncs at most every `sync_interval` seconds while lines arrive, so the
+    streaming hot path never waits on the disk; `close()` syncs what is left. A power cut
+    can cost the events of the last interval, never a line already synced, and never a
+    stage's artifacts, which are written with `write_atomic`.
+
+    On open, a last line cut short (a full disk, a crash mid-write, an edit by hand) is
+    cut off, so the next event starts on a line of its own; `repaired` says how many bytes
+    were dropped.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, sync_interval: float = 0.2) -> None:
         self.path = path
+        self.repaired = repair_tail(path)
         self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the run
+        self._interval = sync_interval
+        self._dirty = threading.Event()
+        self._stop = threading.Event()
+        self._closed = False
+        self.error: OSError | None = None
+        self._syncer = threading.Thread(target=self._sync_loop, name="events-fsync", daemon=True)
+        self._syncer.start()
 
     def __call__(self, event: Event) -> None:
-        if event.kind == "delta":
+        if event.kind == "delta" or self.error is not None:
             return
-        self._file.write(json.dumps(event.to_dict(), default=str, ensure_ascii=False) + "\n")
-        self._file.flush()
+        try:
+            self._file.write(json.dumps(event.to_dict(), default=str, ensure_ascii=False) + "\n")
+            self._file.flush()
+        except OSError as exc:
+            # A full disk: the run stops at its next write of a record, and says why; a line cut
+            # short here is cut off on the next open. Writing on would only tear more lines.
+            self.error = exc
+            return
+        if not self._dirty.is_set():  # a plain read; set() takes a lock every time
+            self._dirty.set()
+
+    def _sync_loop(self) -> None:
+        while True:
+            self._dirty.wait()
+            if self._closed:
+                return
+            self._dirty.clear()
+            try:
+                os.fsync(self._file.fileno())
+            except (OSError, ValueError):  # closed under us, or a disk that cannot sync
+                return
+            if self._stop.wait(self._interval):  # close() ends the pause at once
+                return
 
     def close(self) -> None:
-        self._file.close()
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        self._dirty.set()
+        self._syncer.join()
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError:
+            pass
+        finally:
+            try:
+                self._file.close()
+            except OSError:  # the buffered rest of a line on a full disk; repaired on next open
+                pass
+
+
+def repair_tail(path: Path) -> int:
+    """Cut a last line that has no newline (a torn write); return how many bytes were cut."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if size == 0:
+        return 0
+    with open(path, "rb+") as f:
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return 0
+        keep = 0
+        position = size
+        while position > 0:  # scan back in blocks for the last newline
+            step = min(65536, position)
+            position -= step
+            f.seek(position)
+            block = f.read(step)
+            found = block.rfind(b"\n")
+            if found >= 0:
+                keep = position + found + 1
+                break
+        f.truncate(keep)
+        f.flush()
+        os.fsync(f.fileno())
+    return size - keep
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -369,7 +489,7 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     if not path.exists():
         return events
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             events.append(json.loads(line))
         except json.JSONDecodeError:

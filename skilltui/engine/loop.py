@@ -21,14 +21,17 @@ events and awaits a reviewer.
 from __future__ import annotations
 
 import asyncio
+import errno
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
+from ..durable import no_room
 from . import events as ev
 from .backward import BackwardFailed, micro_step
+from .batching import StepBatch
 from .review import Reviewer
 from .session import OpenedRun
 from .stages import Context, Sample, StageError, forward, loss, reduce
@@ -83,6 +86,14 @@ class Trainer:
             secrets=list(secrets or []),
             spent=_spent_so_far(opened),
         )
+        throttle = getattr(backend, "throttle", None)
+        if throttle is not None:  # a backend that slows down on 429 says so through the events
+            throttle.on_change = lambda **facts: bus.emit(ev.Throttled(**facts))
+        self.batch_client = None
+        if self.settings.batch:  # the loss judge and reduce calls go through the Message Batches API
+            from ..agents.batches import BatchClient
+
+            self.batch_client = BatchClient(backend)  # type: ignore[arg-type]
         self._running = asyncio.Event()
         self._running.set()
         self._stop_reason: str | None = None
@@ -140,8 +151,15 @@ class Trainer:
                 config=self.opened.config,
                 resumed=self.opened.resumed,
                 val_works=sorted(w.name for w in self.opened.val_works),
+                models=role_models(self.settings, self.ctx.backend),
+                backend=self.ctx.backend.name,
             )
         )
+        # What reopening repaired or adopted goes on record before anything else happens.
+        for notice in self.opened.notices:
+            self.bus.emit(ev.Warning_(message=notice))
+        if self.opened.pool_moved_to:
+            self.bus.emit(ev.PoolChanged(head=self.opened.pool_moved_to, reason="moved outside training"))
         epochs_done = 0
         try:
             for epoch in range(s.epochs):
@@ -151,12 +169,27 @@ class Trainer:
                     if not active:
                         # Out of data for this epoch: the next epoch starts over at step 0.
                         break
+                    started = time.monotonic()
                     await self._step(epoch, step, first, last, active)
+                    self.ctx.last_step_seconds = time.monotonic() - started
                 epochs_done = epoch + 1
         except RunStopped as exc:
             return self._finish("stopped", str(exc), epochs_done)
         except (RunFailed, BackwardFailed, FatalBackendError) as exc:
+            if no_room(exc, self.run.root):
+                return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
             return self._finish("failed", str(exc), epochs_done)
+        except OSError as exc:
+            # The run's own folder cannot be written (a full disk, a quota, a folder made
+            # read-only): nothing later could be recorded, so end here; every finished stage
+            # is kept and the same command resumes once the cause is fixed.
+            return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
+        except Exception as exc:
+            # A git command that hit a full disk fails as git does; anything else is a bug
+            # and goes up to the command line, which keeps its traceback in a file.
+            if no_room(exc, self.run.root):
+                return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
+            raise
         return self._finish("finished", "", epochs_done)
 
     def _finish(self, status: str, reason: str, epochs_done: int) -> Outcome:
@@ -177,9 +210,38 @@ class Trainer:
         limit = asyncio.Semaphore(self.settings.workers)
 
         async def one(work: Work) -> Sample | None:
-            async with limit:
-                return await self._forward_and_loss(work, epoch, step, first, last)
+            return await self._forward_and_loss(work, epoch, step, first, last, limit)
 
+        if self.batch_client is not None:
+            judged = {
+                w.name
+                for w in active
+                if self.run.loss_report(epoch, step, w.name).exists()
+                and self.run.loss_scores(epoch, step, w.name).exists()
+            }
+            self._batch(
+                "loss", epoch, step, self.run.loss_dir(epoch, step) / "batch.json", {w.name for w in active} - judged
+            )
+        try:
+            await self._step_body(epoch, step, first, last, active, groups, limit, one)
+        finally:
+            for batch in self.ctx.batches.values():
+                batch.cancel()
+            self.ctx.batches.clear()
+
+    def _batch(self, purpose: str, epoch: int, step: int, record: Path, expected: set[str]) -> None:
+        self.ctx.batches[purpose] = StepBatch(
+            self.batch_client,
+            self.ctx.backend,
+            self.bus,
+            record,
+            purpose=purpose,
+            epoch=epoch,
+            step=step,
+            expected=expected,
+        )
+
+    async def _step_body(self, epoch, step, first, last, active, groups, limit, one) -> None:
         results = await _all_or_none([one(w) for w in active])
         done = {s.work: s for s in results if s is not None}
         failed = [w.name for w in active if w.name not in done]
@@ -206,16 +268,28 @@ class Trainer:
             )
         )
 
-    async def _forward_and_loss(self, work: Work, epoch: int, step: int, first: int, last: int) -> Sample | None:
-        """One work's half of a step, with anything it throws contained to itself."""
+    async def _forward_and_loss(
+        self, work: Work, epoch: int, step: int, first: int, last: int, limit: asyncio.Semaphore
+    ) -> Sample | None:
+        """One work's half of a step, with anything it throws contained to itself.
+
+        It holds one of the --workers slots throughout, except while its judge call waits
+        in a --batch batch: that wait must not keep other works from their forward pass.
+        """
         stage = "forward"
+        held = False
         try:
+            await limit.acquire()
+            held = True
             await self._gate()
             started = time.monotonic()
             self._stage(stage, "started", epoch, step, work=work.name)
             ran = await forward(self.ctx, work, epoch, step, first, last)
             self._stage(stage, "finished" if ran else "skipped", epoch, step, work=work.name, started=started)
             stage = "loss"
+            if "loss" in self.ctx.batches:
+                limit.release()
+                held = False
             await self._gate()
             started = time.monotonic()
             self._stage(stage, "started", epoch, step, work=work.name)
@@ -224,12 +298,26 @@ class Trainer:
             return sample
         except (RunStopped, FatalBackendError):
             raise
+        except OSError as exc:
+            if no_room(exc, self.run.root):
+                raise
+            self._stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
+            return None
         except (BackendError, StageError, ToolError) as exc:
+            if no_room(exc, self.run.root):
+                raise OSError(errno.ENOSPC, f"no space left on the device while {stage} ran: {exc}") from exc
             self._stage(stage, "failed", epoch, step, work=work.name, error=str(exc))
             return None
         except Exception as exc:  # noqa: BLE001 - a misbehaving agent or file costs this work only
+            if no_room(exc, self.run.root):
+                raise OSError(errno.ENOSPC, f"no space left on the device while {stage} ran: {exc}") from exc
             self._stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
             return None
+        finally:
+            if held:
+                limit.release()
+            if "loss" in self.ctx.batches:  # a work that sends no judge call must not hold the batch
+                self.ctx.batches["loss"].drop(work.name)
 
     async def _backward_all(
         self, groups: list[list[str]], done: dict[str, Sample], epoch: int, step: int, limit: asyncio.Semaphore
@@ -244,9 +332,18 @@ class Trainer:
         async def summarise(group: int, samples: list[Sample]) -> Path | None:
             if len(samples) < 2:
                 return None  # a single report has nothing to find in common with; backward reads it
+            if "reduce" in self.ctx.batches:  # a batched reduce waits for the others: it holds no slot
+                return await self._reduce(samples, epoch, step, group)
             async with limit:
                 return await self._reduce(samples, epoch, step, group)
 
+        if self.batch_client is not None:
+            due = {
+                f"g{group}"
+                for group, samples in plan
+                if len(samples) >= 2 and not (self.run.backward_dir(epoch, step, group) / "summary.md").exists()
+            }
+            self._batch("reduce", epoch, step, self.run.step_dir(epoch, step) / "reduce-batch.json", due)
         summaries = {group: asyncio.ensure_future(summarise(group, samples)) for group, samples in plan if samples}
         try:
             for group, samples in plan:
@@ -300,6 +397,21 @@ class Trainer:
                 stage=stage, status=status, epoch=epoch, step=step, work=work, group=group, seconds=seconds, error=error
             )
         )
+
+
+def disk_problem(exc: BaseException, root: Path) -> str:
+    """One line for a run stopped by its folder refusing writes."""
+    if no_room(exc, root):
+        return f"the disk under {root} is full; free some space and run the same command to resume"
+    where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+    cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return f"the run folder could not be written{where}: {cause}; fix that and run the same command to resume"
+
+
+def role_models(settings, backend: Backend) -> dict[str, str]:
+    """The model each training role calls: its --role-model, else --model, else the backend's default."""
+    roles = ("forward", "loss", "reduce", "backward")
+    return {role: settings.model_for(role) or backend.model or "default" for role in roles}
 
 
 def _spent_so_far(opened: OpenedRun) -> float:

@@ -32,6 +32,7 @@ from pathlib import Path
 import git
 import yaml
 
+from ..durable import fsync_dir
 from ..errors import UsageError
 
 FOLDERS: dict[str, str] = {
@@ -145,19 +146,63 @@ class Pool:
     def exists(self) -> bool:
         return (self.root / ".git").is_dir()
 
-    def init(self) -> str:
-        """Create the repository with its first commit; return HEAD. Does nothing if it exists."""
-        if self.exists():
+    def has_commit(self) -> bool:
+        """True when the repository exists and HEAD names a commit (an init killed early has none)."""
+        if not self.exists():
+            return False
+        try:
+            self.git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        except git.GitCommandError:
+            return False
+        return True
+
+    def init(self, seed: Path | None = None) -> str:
+        """Create the repository with its first commit (and the seed's, if any); return HEAD.
+
+        The repository is built in a temporary folder beside the pool and renamed into
+        place, so a process killed anywhere in here leaves no pool or a whole one, never a
+        repository without a first commit. A pool left that way by an older version (a
+        `.git` with no commit) holds nothing to keep and is made again.
+        """
+        if self.has_commit():
             return self.head()
-        self.root.mkdir(parents=True, exist_ok=True)
-        repo = git.Repo.init(self.root, initial_branch="main")
-        with repo.config_writer() as config:
-            config.set_value("user", "name", "skilltui")
-            config.set_value("user", "email", "skilltui@localhost")
-            config.set_value("commit", "gpgsign", "false")
-            config.set_value("core", "autocrlf", "false")
-        self._repo = repo
-        self.git("commit", "--allow-empty", "-q", "-m", "pool: start empty")
+        if self.exists():
+            shutil.rmtree(self.root / ".git")
+        self.root.parent.mkdir(parents=True, exist_ok=True)
+        build = self.root.with_name(f".{self.root.name}.tmp{os.getpid()}")
+        shutil.rmtree(build, ignore_errors=True)
+        try:
+            # No template: the sample hooks are a dozen files nobody runs here.
+            git.Git().execute(["git", "init", "-q", "--template=", "--initial-branch=main", str(build)])
+            repo = git.Repo(build)
+            with repo.config_writer() as config:
+                config.set_value("user", "name", "skilltui")
+                config.set_value("user", "email", "skilltui@localhost")
+                config.set_value("commit", "gpgsign", "false")
+                config.set_value("core", "autocrlf", "false")
+                config.set_value("core", "excludesFile", os.devnull)
+            repo.git.execute(["git", "commit", "--allow-empty", "-q", "--no-verify", "-m", "pool: start empty"])
+            if seed is not None:
+                notes = donor_notes(seed)
+                for rel in notes:
+                    (build / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(Path(seed) / rel, build / rel)
+                repo.git.execute(["git", "add", "-A", "-f"])
+                message = f"pool: seed {len(notes)} notes from {seed}"
+                repo.git.execute(["git", "commit", "-q", "--no-verify", "-m", message])
+            repo.close()
+            if self.root.is_dir():
+                # Files already there (a pool folder made by hand, or one whose .git was removed above)
+                # stay; the repository moves in under them and reconcile() keeps them under a ref.
+                os.rename(build / ".git", self.root / ".git")
+                shutil.rmtree(build, ignore_errors=True)
+            else:
+                os.rename(build, self.root)
+        except BaseException:
+            shutil.rmtree(build, ignore_errors=True)  # a failed start leaves nothing half-made
+            raise
+        fsync_dir(self.root.parent)
+        self._repo = None
         return self.head()
 
     def git(self, *args: str) -> str:
@@ -171,7 +216,8 @@ class Pool:
 
     def state(self) -> tuple[str, bool]:
         """(HEAD, clean) from one `git status`: the question every check asks, at the price of one process."""
-        out = self.git("status", "--porcelain=v2", "--branch", "--untracked-files=all")
+        # Ignored files count: a `.gitignore` must not let a note sit in the pool unseen by the checks.
+        out = self.git("status", "--porcelain=v2", "--branch", "--untracked-files=all", "--ignored=matching")
         head, clean = "", True
         for line in out.splitlines():
             if line.startswith("# branch.oid "):
@@ -208,8 +254,11 @@ class Pool:
         return full
 
     def commit_all(self, message: str) -> str:
-        """Stage every change and make one commit (empty allowed: 'nothing worth changing')."""
-        self.git("add", "-A")
+        """Stage every change and make one commit (empty allowed: 'nothing worth changing').
+
+        Ignored files are staged too (`-f`): what is in the pool is what the checks see.
+        """
+        self.git("add", "-A", "-f")
         self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
         return self.head()
 
@@ -314,15 +363,6 @@ class Pool:
             rel_dir = os.path.relpath(dirpath, self.root)
             files.extend(name if rel_dir == "." else f"{rel_dir}/{name}" for name in filenames)
         return sorted(files)
-
-    def seed_from(self, source: Path) -> int:
-        """Copy the notes of another pool in and commit them as one commit."""
-        notes = donor_notes(source)
-        for rel in notes:
-            (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(Path(source) / rel, self.root / rel)
-        self.commit_all(f"pool: seed {len(notes)} notes from {source}")
-        return len(notes)
 
 
 def donor_notes(source: Path) -> list[str]:

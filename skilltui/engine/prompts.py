@@ -15,7 +15,7 @@ import jinja2
 
 from ..errors import UsageError
 
-ROLES = ("forward", "loss", "reduce", "backward", "note_policy", "diffuse", "system")
+ROLES = ("forward", "loss", "loss_targets", "reduce", "backward", "note_policy", "diffuse", "system")
 
 
 def shipped_dir() -> Path:
@@ -40,6 +40,20 @@ class Prompts:
             keep_trailing_newline=True,
             autoescape=False,
         )
+
+    def check(self) -> None:
+        """Parse every template once, so a broken one in --prompts is refused before the run starts."""
+        for name in ROLES:
+            try:
+                self.env.get_template(f"{name}.md.j2")
+            except jinja2.TemplateSyntaxError as exc:
+                raise UsageError(
+                    f"prompt template {exc.filename}:{exc.lineno} has a syntax error: {exc.message}; fix it"
+                ) from None
+            except UnicodeDecodeError:
+                raise UsageError(
+                    f"prompt template {name}.md.j2 in --prompts is not UTF-8 text; save it as UTF-8"
+                ) from None
 
     def render(self, name: str, **values: object) -> str:
         try:

@@ -29,18 +29,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..durable import TEMP_NAME, write_atomic
 from ..errors import UsageError
 from .pool import Pool
 
+__all__ = ["Run", "RunLock", "read_json", "write_atomic", "write_json"]
+
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a whole file or nothing: a reader never sees half of it, a crash never leaves half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -128,13 +123,17 @@ def check_config(run_dir: Path, config: dict[str, Any]) -> bool:
     """True when `run_dir` is an existing run with these settings; UsageError when the settings differ."""
     path = run_dir / "config.json"
     if not path.exists():
-        if run_dir.exists() and any(run_dir.iterdir()):
+        # A run killed between taking its lock and writing its settings holds only the lock
+        # (and perhaps a temporary file): that is an unstarted run, not someone else's folder.
+        if run_dir.exists() and any(not _leftover(p.name) for p in run_dir.iterdir()):
             raise UsageError(f"{run_dir} exists but is not a skilltui run; choose another --run-id or --runs-dir")
         return False
     try:
         saved = read_json(path)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise UsageError(f"{path} is unreadable; start a new run with another --run-id") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError):
+        saved = None
+    if not isinstance(saved, dict):
+        raise UsageError(f"{path} is unreadable (not a JSON object of settings); start a new run with another --run-id")
     if saved != config:
         diff = sorted(k for k in set(saved) | set(config) if saved.get(k) != config.get(k))
         shown = ", ".join(f"{k}: {saved.get(k)!r} -> {config.get(k)!r}" for k in diff[:3])
@@ -143,6 +142,10 @@ def check_config(run_dir: Path, config: dict[str, Any]) -> bool:
             "repeat the original command to resume, or pass a new --run-id"
         )
     return True
+
+
+def _leftover(name: str) -> bool:
+    return name == "lock" or TEMP_NAME.match(name) is not None
 
 
 class RunLock:

@@ -7,14 +7,18 @@ leaves `runs/` exactly as it was.
 
 from __future__ import annotations
 
-import shutil
+import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..durable import clean_temps, write_atomic
 from ..errors import UsageError
+from .events import repair_tail
 from .pool import donor_notes
 from .prompts import Prompts
+from .reconcile import reconcile
 from .run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
 from .works import Work, load_works
 
@@ -43,6 +47,10 @@ class Settings:
     val_works: list[Path] = field(default_factory=list)
     gate: bool = False
     gate_tolerance: float = 0.005
+    judge_weight: float = 0.0
+    # Send the loss judge and reduce calls through the Message Batches API (half price, slower).
+    # How a run is paid for, not what it computes, so a run may resume with or without it.
+    batch: bool = False
 
     def check(self) -> None:
         for name in ("steps", "episodes_per_step", "epochs", "workers"):
@@ -50,9 +58,12 @@ class Settings:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
         if self.group_size < 0:
             raise UsageError("--group-size must be 0 (every work in one group) or more")
-        if self.offline_latency < 0:
+        # nan compares false with everything, so each bound is written to fail for it too.
+        if not (math.isfinite(self.offline_latency) and self.offline_latency >= 0):
             raise UsageError("--offline-latency must be 0 or more seconds")
-        if self.max_cost is not None and self.max_cost <= 0:
+        if not 0.0 <= self.judge_weight <= 1.0:
+            raise UsageError("--judge-weight must be between 0 (the engine's loss alone) and 1 (the rubric's alone)")
+        if self.max_cost is not None and not (math.isfinite(self.max_cost) and self.max_cost > 0):
             raise UsageError("--max-cost must be a positive number of US dollars")
         if self.gate and not self.val_works:
             raise UsageError("--gate judges each update on validation; name a held-out work with --val-work DIR")
@@ -60,6 +71,15 @@ class Settings:
             raise UsageError("--gate judges updates and --no-backward makes none; drop one of the two")
         if self.gate_tolerance < 0:
             raise UsageError("--gate-tolerance must be 0 or more (a rise in validation loss that is still kept)")
+
+    def check_works(self, works: list[Work]) -> None:
+        """A run whose first step no work can fill would 'finish' having trained nothing."""
+        longest = max(len(w.episodes) for w in works)
+        if not any(self.episodes_per_step in w.episodes for w in works):
+            raise UsageError(
+                f"--episodes-per-step {self.episodes_per_step} is more than any work has (the longest has "
+                f"{longest} episodes), so no step could run; pass --episodes-per-step {longest} or less"
+            )
 
     def model_for(self, role: str) -> str | None:
         return self.role_models.get(role, self.model)
@@ -83,6 +103,8 @@ class Settings:
             "model": self.model,
             "role_models": dict(sorted(self.role_models.items())),
             "prompts": str(Path(self.prompts).resolve()) if self.prompts else None,
+            # Only when set, so runs started before the flag existed still reopen.
+            **({"judge_weight": self.judge_weight} if self.judge_weight else {}),
         }
         if val_works:
             # Only present when used, so runs made before validation existed reopen as they were.
@@ -103,6 +125,10 @@ class OpenedRun:
     config: dict[str, Any]
     resumed: bool
     lock: RunLock
+    # What reopening found and did (a cut events line, uncommitted edits kept under a ref, a
+    # pool moved outside training): one line each, emitted as warnings when training starts.
+    notices: list[str] = field(default_factory=list)
+    pool_moved_to: str | None = None
     val_works: list[Work] = field(default_factory=list)
 
 
@@ -111,12 +137,12 @@ def open_run(settings: Settings) -> OpenedRun:
     settings.check()
     works = load_works(settings.works)
     val_works = load_val_works(settings.val_works, works, settings.episodes_per_step)
+    settings.check_works(works)
     prompts = Prompts(settings.prompts)
+    prompts.check()
     config = settings.identity(works, val_works)
     run_id = check_run_id(settings.run_id) if settings.run_id else derive_run_id(config)
-    runs_dir = Path(settings.runs_dir).expanduser()
-    if runs_dir.exists() and not runs_dir.is_dir():
-        raise UsageError(f"--runs-dir {runs_dir} is a file; pass a folder")
+    runs_dir = check_runs_dir(Path(settings.runs_dir).expanduser())
     run = Run(runs_dir.resolve() / run_id)
     resumed = check_config(run.root, config)
     if resumed:
@@ -130,28 +156,52 @@ def open_run(settings: Settings) -> OpenedRun:
     run.root.mkdir(parents=True, exist_ok=True)
     lock = RunLock(run.root)
     lock.acquire()
+    notices: list[str] = []
     try:
+        # The lock is ours, so any temporary file in the run is a dead writer's.
+        clean_temps(run.root, all_dead=True)
+        cut = repair_tail(run.events_path)
+        if cut:
+            notices.append(f"events.jsonl ended in a line cut short ({cut} bytes); removed it")
         if not resumed:
             write_json(run.config_path, config)
         pool = run.pool
-        if not pool.exists():
-            pool.init()
-            if settings.init_pool:
-                pool.seed_from(Path(settings.init_pool))
+        if not pool.has_commit():
+            pool.init(seed=Path(settings.init_pool) if settings.init_pool else None)
+        found = reconcile(run)
+        notices += found.notices
         for work in works:
             destination = run.story_path(work.name)
             if not destination.exists():
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(work.story_path, destination)
+                write_atomic(destination, work.story_path.read_bytes())
         for work in val_works:
             destination = run.val_story_path(work.name)
             if not destination.exists():
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(work.story_path, destination)
+                write_atomic(destination, work.story_path.read_bytes())
     except BaseException:
         lock.release()
         raise
-    return OpenedRun(run, works, settings, prompts, config, resumed, lock, val_works)
+    return OpenedRun(
+        run, works, settings, prompts, config, resumed, lock, notices, found.moved_to, val_works=val_works
+    )
+
+
+def check_runs_dir(runs_dir: Path) -> Path:
+    """--runs-dir must be a folder, or a path whose nearest existing parent is a folder we can write."""
+    if runs_dir.exists():
+        if not runs_dir.is_dir():
+            raise UsageError(f"--runs-dir {runs_dir} is a file; pass a folder")
+        if not os.access(runs_dir, os.W_OK | os.X_OK):
+            raise UsageError(f"--runs-dir {runs_dir} is not writable; pass a folder you can write to")
+        return runs_dir
+    parent = runs_dir.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"--runs-dir {runs_dir} is under {parent}, which is a file; pass a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--runs-dir {runs_dir} cannot be made: {parent} is not writable")
+    return runs_dir
 
 
 def load_val_works(paths: list[Path], works: list[Work], episodes_per_step: int) -> list[Work]:

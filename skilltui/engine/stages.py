@@ -4,7 +4,8 @@
   episodes first..last as Fountain. Its tools cannot reach the work's human episodes or
   any loss report.
 - loss: the engine scores the written episodes against the human ones; a judge turns the
-  scores into a markdown report.
+  scores into a markdown report and a small rubric (engine/rubric.py), blended in only
+  with --judge-weight.
 - reduce: a group's loss reports folded into one commonality report (only when the group
   has more than one report).
 
@@ -27,6 +28,7 @@ from ..agents.base import Backend, BackendError, CallResult, Request
 from ..agents.redact import redact
 from ..agents.tools import Sandbox
 from . import events as ev
+from . import rubric
 from .pool import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
 from .prompts import Prompts
 from .run import Run, read_json, write_atomic, write_json
@@ -52,6 +54,20 @@ class Context:
     bus: ev.EventBus
     secrets: list[str] = field(default_factory=list)
     spent: float = 0.0
+    # How long the last step took, so a re-read one step later is cached for 5 minutes or
+    # for an hour (cache_policy); None before the first step has finished.
+    last_step_seconds: float | None = None
+    # --batch: the step's StepBatch per role ("loss", "reduce"); their text calls wait for it.
+    batches: dict[str, Any] = field(default_factory=dict)
+
+    def reread_ttl(self) -> str:
+        """The cache life for text the next step re-reads: 1 hour unless steps are known to be quick.
+
+        Before any step was timed, a run a person reviews is assumed slow and an --auto run quick.
+        """
+        if self.last_step_seconds is None:
+            return "5m" if self.settings.auto else "1h"
+        return "5m" if self.last_step_seconds < 240 else "1h"
 
     def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
         if result.cost_usd is not None:
@@ -69,6 +85,7 @@ class Context:
                 cost_usd=result.cost_usd,
                 seconds=round(seconds, 3),
                 transcript=str(transcript),
+                turns=result.turns,
                 **where,
             )
         )
@@ -81,6 +98,7 @@ class Context:
             "role": request.role,
             "model": (result.model if result else None) or request.model,
             "system": request.system,
+            "lead": request.lead,
             "prefix": request.prefix,
             "prompt": request.prompt,
             "transcript": result.transcript if result else [],
@@ -99,8 +117,11 @@ class Context:
         # The backend enforces request.timeout itself and reports what the call cost; this
         # outer bound, a little longer, only catches a backend that fails to.
         bound = request.timeout + 30
+        batch = self.batches.get(request.role) if sandbox is None else None
         try:
-            if sandbox is None:
+            if batch is not None:  # no outer bound: a batch may take hours, and polls on its own
+                result = await batch.text(str(where.get("work") or f"g{where.get('group')}"), request)
+            elif sandbox is None:
                 result = await asyncio.wait_for(self.backend.text(request), bound)
             else:
                 result = await asyncio.wait_for(self.backend.agent(request, sandbox), bound)
@@ -209,7 +230,10 @@ async def forward(
         scripts_dir=str(scripts),
     )
     prefix = pool_context(ctx, headers)
-    write_atomic(out / "prompt.md", f"{prefix}\n{prompt}")
+    # The story leads the prompt: the same work's forward re-reads it word for word every
+    # step, so it is cached across steps when one comes later (cache_policy).
+    lead = f"# The story\n\n{story.read_text(encoding='utf-8')}"
+    write_atomic(out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(
         read_roots=[story, pool.root],
         write_roots=[scripts],
@@ -231,6 +255,12 @@ async def forward(
         prefix=prefix,
         **where,
     )
+    request.lead = lead
+    # Marked when a later step re-reads it, or to read what an earlier step cached (a request
+    # reads the cache only up to a mark of its own); a story read once is left unmarked.
+    earlier = epoch > 0 or first > 1
+    request.lead_ttl = ctx.reread_ttl() if _reread_later(ctx, work, epoch, last) else ("5m" if earlier else None)
+    request.finished = lambda: all((scripts / f"{n:02d}.fountain").is_file() for n in range(first, last + 1))
     seen: set[int] = set()
     inner_tool = request.on_tool
 
@@ -286,29 +316,62 @@ async def loss(
         episodes=[{"number": n, "human": human[n], "written": written.get(n, "")} for n in sorted(human)],
     )
     where = {"work": work.name}
-    request = ctx.request("loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores}, **where)
-    result = await ctx.call(request, place.loss_dir / f"{work.name}.transcript.json", epoch=epoch, step=step, **where)
-    if not result.text.strip():
+    request = ctx.request(
+        "loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores, "written": written}, **where
+    )
+    # The human episodes lead the prompt: the judge of the next epoch re-reads them word for
+    # word, an epoch later (past 5 minutes), so they are cached for an hour when there is one;
+    # the last epoch's judge marks them only to read that entry (a read renews it, writes nothing).
+    request.lead = ctx.prompts.render(
+        "loss_targets",
+        work=work.name,
+        first=first,
+        last=last,
+        episodes=[{"number": n, "human": human[n]} for n in sorted(human)],
+    )
+    request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
+    result = await ctx.call(
+        request, place.loss_dir / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
+    )
+    # The rubric is optional: a missing or malformed one leaves the engine's number in charge.
+    text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
+    if not text.strip():
         raise StageError(f"the judge wrote an empty loss report for {work.name}")
-    write_atomic(report, _with_scores(result.text, scores))
+    write_atomic(report, _with_scores(text, scores))
     write_json(scores_path, scores)
     if not place.validation:
         ctx.bus.emit(
             ev.Loss(
-                epoch=epoch, step=step, work=work.name, loss=scores["loss"], scores=scores["scores"], report=str(report)
+                epoch=epoch,
+                step=step,
+                work=work.name,
+                loss=scores["loss"],
+                scores=scores["scores"],
+                report=str(report),
+                engine_loss=scores["engine_loss"],
+                rubric=scores["rubric"],
+                rubric_error=scores["rubric_error"],
             )
         )
     return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
 
 
+def _reread_later(ctx: Context, work: Work, epoch: int, last: int) -> bool:
+    """Whether a later step of this run gives this work another forward (so re-reads its story)."""
+    s = ctx.settings
+    reach = s.steps * s.episodes_per_step
+    return epoch < s.epochs - 1 or any(last < e <= reach for e in work.episodes if e % s.episodes_per_step == 0)
+
+
 def _with_scores(report: str, scores: dict[str, Any]) -> str:
-    """The judge's report with the engine's numbers appended, so the evidence carries the truth."""
+    """The judge's report with the engine's numbers and the rubric appended, so the evidence carries the truth."""
+    judged = rubric.render(scores)
     if "<!-- scores:" in report:
-        return report if report.endswith("\n") else report + "\n"
+        return f"{report.rstrip()}\n\n{judged}"
     table = "\n".join(f"| {name} | {value:.3f} |" for name, value in scores["scores"].items())
     return (
-        f"{report.rstrip()}\n\n## Scores computed by the engine\n\nLoss {scores['loss']:.3f}.\n\n"
-        f"| part | similarity |\n|---|---|\n{table}\n\n"
+        f"{report.rstrip()}\n\n## Scores computed by the engine\n\nLoss {scores['engine_loss']:.3f}.\n\n"
+        f"| part | similarity |\n|---|---|\n{table}\n\n{judged}\n"
         f"<!-- scores: {json.dumps(scores['scores'], sort_keys=True)} -->\n"
     )
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import UsageError
 
 EPISODE_NAME = re.compile(r"^0*(\d+)\.fountain$")
+STORY_EPISODE = re.compile(r"^## Episode \d+\s*$", re.MULTILINE)  # the headings diffuse writes
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,11 @@ def load_work(path: Path) -> Work:
                 "keep one file per episode number"
             )
         try:
-            file.read_bytes().decode("utf-8")
+            content = file.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
             raise UsageError(f"{file} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        if not content.strip():
+            raise UsageError(f"{file} is empty; write the episode in it or remove the file")
         episodes[number] = file
     if not episodes:
         raise UsageError(f"{human} has no episodes; add files named like 01.fountain, 02.fountain")
@@ -98,6 +101,21 @@ def load_works(paths: list[Path], *, need_story: bool = True) -> list[Work]:
                 "a run keys works by folder name, so rename one folder"
             )
         seen[work.name] = work.root
-        if need_story and not work.story_path.is_file():
-            raise UsageError(f"{work.story_path} is missing; run `skilltui diffuse --work {work.root}` first")
+        if need_story:
+            _check_story(work)
     return works
+
+
+def _check_story(work: Work) -> None:
+    """The writer's only input must be there, readable and not blank, or every step fails late."""
+    again = f"run `skilltui diffuse --work {work.root}`"
+    if not work.story_path.is_file():
+        raise UsageError(f"{work.story_path} is missing; {again} first")
+    try:
+        text = work.story_path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{work.story_path} is not UTF-8 text (byte {exc.start}); {again} to write it again") from None
+    if not text.strip():
+        raise UsageError(f"{work.story_path} is empty; {again} to write it again")
+    if not STORY_EPISODE.search(text):
+        raise UsageError(f"{work.story_path} has no '## Episode N' sections for the writer to find; {again}")

@@ -16,6 +16,7 @@ never leaves half an export behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -26,9 +27,11 @@ from pathlib import Path
 import git
 import yaml
 
+from ..durable import write_atomic
 from ..engine.pool import FOLDERS, NOTE_NAME, parse_note
 from ..engine.run import Run, read_json
 from ..errors import UsageError
+from ..signals import raising_signals
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -119,20 +122,46 @@ def render_skill(name: str, description: str, run: Run, commit: str, notes: dict
     return "\n".join(lines)
 
 
+def _inside_a_run(resolved: Path) -> Path | None:
+    """The run folder `resolved` is in (or is), if any: exports never go inside a run."""
+    for folder in (resolved, *resolved.parents):
+        if (folder / "config.json").is_file() and ((folder / "events.jsonl").exists() or (folder / "memory").is_dir()):
+            return folder
+    return None
+
+
+def _holds_a_run(resolved: Path, depth: int = 3) -> Path | None:
+    """A run folder under `resolved` (looked for a few levels down), which --force must not wipe."""
+    base = len(resolved.parts)
+    for dirpath, dirnames, filenames in os.walk(resolved):
+        if "config.json" in filenames and "memory" in dirnames:
+            return Path(dirpath)
+        if len(Path(dirpath).parts) - base >= depth:
+            dirnames[:] = []
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+    return None
+
+
 def _check_target(target: Path, run: Run, force: bool) -> None:
     """Refuse before writing anything: a file in the way, a folder with content, or a folder that must never go."""
     if target.exists() and not target.is_dir():
         raise UsageError(f"--to {target} is a file; pass a folder for the skill")
+    resolved = target.resolve()
+    inside = _inside_a_run(resolved)
+    if inside is not None:
+        raise UsageError(f"--to {target} is inside run {inside.name} ({inside}); export to a folder outside every run")
     if not target.is_dir() or not any(target.iterdir()):
         return
     if not force:
         raise UsageError(f"--to {target} is not empty; pass --force to replace it, or choose a new folder")
-    resolved = target.resolve()
     protected = [run.root.resolve(), Path.cwd().resolve(), Path.home().resolve()]
     if any(resolved == p or resolved in p.parents for p in protected) or resolved == Path(resolved.anchor):
         raise UsageError(f"--to {target} holds the run, the current folder or your home; --force will not replace it")
     if (resolved / ".git").exists():
         raise UsageError(f"--to {target} is a git repository; --force will not replace it, choose a new folder")
+    holds = _holds_a_run(resolved)
+    if holds is not None:
+        raise UsageError(f"--to {target} holds run {holds.name}; --force will not replace it, choose a new folder")
 
 
 def export_skill(run: Run, target: Path, commit: str | None = None, force: bool = False) -> Exported:
@@ -150,12 +179,28 @@ def export_skill(run: Run, target: Path, commit: str | None = None, force: bool 
         raise UsageError(f"the pool of run {run.id} has no notes at {sha[:10]}; there is nothing to export")
     target = Path(target).expanduser()
     _check_target(target, run, force)
-    name = skill_name(target)
+    name = skill_name(target.absolute())
     warning = None
-    if name != target.name:
-        warning = f"skill clients expect the folder to be named like the skill; rename {target.name!r} to {name!r}"
+    if name != target.absolute().name:
+        shown = target.absolute().name
+        warning = f"skill clients expect the folder to be named like the skill; rename {shown!r} to {name!r}"
+    # A symlinked skill folder (a dotfiles setup) is kept: the skill is written where it points.
+    if target.is_symlink():
+        target = target.resolve()
     text = render_skill(name, _description(run), run, sha, notes)
 
+    # A stop signal in here raises, so the staging folder is removed on the way out.
+    with raising_signals():
+        target = _write(target.absolute(), text, notes)
+    return Exported(folder=target, name=name, commit=sha, notes=len(notes), warning=warning)
+
+
+def _write(target: Path, text: str, notes: dict[str, bytes]) -> Path:
+    """Build the skill beside `target` and rename it into place (or fill the current folder)."""
+    if target.is_dir() and target.resolve() in (Path.cwd().resolve(), *Path.cwd().resolve().parents):
+        # The current folder (empty, or _check_target refused) cannot be renamed over; fill it instead.
+        _fill_in_place(target, text, notes)
+        return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     old: Path | None = None
@@ -182,5 +227,30 @@ def export_skill(run: Run, target: Path, commit: str | None = None, force: bool 
         shutil.rmtree(staging, ignore_errors=True)
         raise
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-    return Exported(folder=target, name=name, commit=sha, notes=len(notes), warning=warning)
+        if old.is_symlink():
+            old.unlink()
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+def _fill_in_place(target: Path, text: str, notes: dict[str, bytes]) -> None:
+    """Write the skill into an empty folder that cannot be swapped (the current one).
+
+    Each file goes through a temporary name and a rename; on a failure every file written
+    so far is removed again, so the folder is left empty as it was found.
+    """
+    written: list[Path] = []
+    try:
+        for rel, data in [("SKILL.md", text.encode("utf-8")), *notes.items()]:
+            path = target / rel
+            if not path.parent.exists():
+                path.parent.mkdir(parents=True)
+                written.append(path.parent)
+            write_atomic(path, data)
+            written.append(path)
+    except BaseException:
+        for path in reversed(written):
+            with contextlib.suppress(OSError):
+                path.rmdir() if path.is_dir() else path.unlink()
+        raise

@@ -86,11 +86,16 @@ def print_runs(runs_dir: Path, console: Console | None = None) -> int:
         return 0
     if console.width >= WIDE:
         console.print(runs_table(statuses, runs_dir))
+        for s in statuses:
+            for line in failing_lines(s):
+                console.print(Text(f"{s.id}: {line}", style="red"), overflow="fold")
     else:
         # Ten columns do not fit a narrow terminal; one short block per run reads better than a crushed table.
         for s in statuses:
             console.print(Text.assemble((s.id, "bold"), "  ", (s.state, _style(s.state))))
             console.print(Padding(Text(runs_line(s)), (0, 0, 0, 2)))
+            for line in failing_lines(s):
+                console.print(Padding(Text(line, style="red"), (0, 0, 0, 2)))
     return 0
 
 
@@ -99,6 +104,15 @@ def mean_text(value: float | None, works: int | None) -> str:
     if value is None:
         return "-"
     return f"{value:.3f} ({works})" if works else f"{value:.3f}"
+
+
+def failing_lines(s: RunStatus, limit: int = 240) -> list[str]:
+    """One line per work whose latest attempt failed: which step and stage, and why."""
+    lines = []
+    for work, why in s.failing.items():
+        line = f"{work} failed at {why}"
+        lines.append(line if len(line) <= limit else line[: limit - 1] + "…")
+    return lines
 
 
 def runs_line(s: RunStatus) -> str:

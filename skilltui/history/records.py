@@ -29,7 +29,12 @@ from .status import RunStatus, run_status
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 LABEL = re.compile(r"epoch (\d+) step (\d+) micro (\d+)/(\d+)")
-DROPPED = {"reset": "dropped by reset", "failed": "failed its checks", "dead": "left by a dead attempt"}
+DROPPED = {
+    "reset": "dropped by reset",
+    "failed": "failed its checks",
+    "dead": "left by a dead attempt",
+    "kept": "uncommitted changes kept on reopen",
+}
 DECISION_WORDS = {"approve": "approved", "rerun": "rerun", "rollback": "rolled back"}
 
 

@@ -35,6 +35,8 @@ class RunStatus:
     latest_val: float | None = None  # mean validation loss after the latest step
     latest_val_works: int | None = None
     val_cost_usd: float = 0.0
+    # Works whose latest forward or loss failed: work -> "epoch E step S stage: why".
+    failing: dict[str, str] = field(default_factory=dict)
 
     @property
     def running(self) -> bool:
@@ -74,6 +76,8 @@ def run_status(run: Run, events: list[dict[str, Any]] | None = None) -> RunStatu
         config = read_json(run.config_path)
     except (OSError, ValueError):
         config = {}
+    if not isinstance(config, dict):  # valid JSON, but not the settings a run writes
+        config = {}
     decisions = [e.get("decision") for e in events if e.get("kind") == "decision"]
     means = step_means(events)
     finished_epochs = [int(e.get("epochs_done") or 0) for e in events if e.get("kind") == "run_finished"]
@@ -105,4 +109,18 @@ def run_status(run: Run, events: list[dict[str, Any]] | None = None) -> RunStatu
         latest_val=last.get("val_mean_loss"),
         latest_val_works=last.get("val_works_in_mean") or None,
         val_cost_usd=round(sum(val_costs), 6),
+        failing=failing_works(events),
     )
+
+
+def failing_works(events: list[dict[str, Any]]) -> dict[str, str]:
+    """Each work whose latest forward or loss ended in failure, with where and why."""
+    latest: dict[str, dict[str, Any]] = {}
+    for e in events:
+        if e.get("kind") == "stage" and e.get("work") and e.get("status") in ("finished", "skipped", "failed"):
+            latest[str(e["work"])] = e
+    return {
+        work: f"epoch {e.get('epoch')} step {e.get('step')} {e.get('stage')}: {e.get('error') or 'failed'}"
+        for work, e in sorted(latest.items())
+        if e.get("status") == "failed"
+    }

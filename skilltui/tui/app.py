@@ -47,6 +47,7 @@ from ..engine import events as ev
 from ..engine.loop import Outcome, Trainer
 from ..engine.review import Decision, ReviewRequest
 from ..engine.session import OpenedRun
+from ..signals import STOP_SIGNALS, exit_code, name_of
 from . import themes
 from .pool_reader import PoolReader
 from .reviewer import ScreenReviewer
@@ -165,6 +166,8 @@ class TrainingApp(App[int]):
         self._diff_shown: str | None = None
         self._theme_problems: list[str] = []
         self._bindings_key: tuple[bool, bool, bool] | None = None
+        self._signals: list[int] = []
+        self.stopped_by: int | None = None
 
     # -- layout --------------------------------------------------------------------------
 
@@ -200,9 +203,28 @@ class TrainingApp(App[int]):
         self.set_interval(1.0, self._tick)
         self._tick()
         self.query_one(WorksTable).focus()
+        self._watch_signals()
         self._boot()
 
+    def _watch_signals(self) -> None:
+        """SIGTERM, SIGHUP (and a SIGINT from `kill`) stop the run and close the app, as q then y does."""
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(signum, self._on_stop_signal, signum)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
+                return
+            self._signals.append(signum)
+
+    def _on_stop_signal(self, signum: int) -> None:
+        self.stopped_by = self.stopped_by or signum
+        self.stop_training(f"stopped by {name_of(signum)}")
+        self.exit(exit_code(signum))
+
     def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in self._signals:
+            loop.remove_signal_handler(signum)
         # However the app ends, the trainer stops with it and the record says so before
         # the run's events file is closed.
         self.stop_training("the app closed; run the same command to resume")
@@ -332,6 +354,8 @@ class TrainingApp(App[int]):
             cost_known=s.cost_known,
             status=s.status,
             paused=s.paused,
+            throttled=s.throttled,
+            batch=s.batch,
         )
 
     # -- selection -----------------------------------------------------------------------
@@ -572,6 +596,9 @@ def run_app(opened: OpenedRun, backend: Backend, *, secrets: list[str]) -> int:
     app = TrainingApp(opened, backend, secrets=secrets)
     settle_heap()
     app.run()
+    if app.stopped_by is not None:
+        print(f"skilltui: run stopped by {name_of(app.stopped_by)}; run the same command to resume", file=sys.stderr)
+        return exit_code(app.stopped_by)
     outcome = app.outcome
     if outcome is not None and outcome.status == "failed":
         print(f"skilltui: run failed: {outcome.reason}", file=sys.stderr)

@@ -87,6 +87,9 @@ class RunState:
         self.marks: dict[str, Mark] = {}
         self.head: str | None = None
         self.notices: deque[str] = deque(maxlen=NOTICE_LIMIT)
+        self.throttled = False  # the API rate-limited the key: fewer calls in flight for a while
+        self.batch = ""  # the latest Message Batch's state (--batch), "" when none is pending
+        self.models: dict[str, str] = {}
         self._dirty: set[str] = set()
         self._output_dirty: set[str] = set()
 
@@ -324,6 +327,26 @@ class RunState:
             if e.get("work"):
                 self._say(e["work"], None, f"! {e['message']}")
             self._dirty.add("notices")
+
+    def _on_throttle(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        if e["throttled"] != self.throttled:
+            self.notices.append(("throttled: " if e["throttled"] else "throttle lifted: ") + e.get("reason", ""))
+            self._dirty.add("notices")
+        self.throttled = bool(e["throttled"])
+        self._dirty.add("header")
+
+    def _on_batch(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        counts = ", ".join(f"{e.get(k, 0)} {k}" for k in ("processing", "succeeded", "errored", "expired")
+                           if e.get(k))
+        self.batch = "" if e["state"] == "ended" else f"batch {e['purpose']} {e['state']}" + (
+            f" ({counts})" if counts else "")
+        self.notices.append(f"batch {e['batch_id']} for {e['purpose']} e{e['epoch']} s{e['step']}: {e['state']}"
+                            + (f" ({counts})" if counts else ""))
+        self._dirty |= {"header", "notices"}
 
     def _on_run_finished(self, e: dict[str, Any], replay: bool) -> None:
         if replay:

@@ -38,6 +38,8 @@ class HeaderFacts:
     cost_known: bool = True
     status: str = "starting"
     paused: bool = False
+    throttled: bool = False  # the API rate-limited the key; fewer calls in flight for a while
+    batch: str = ""  # a pending Message Batch's state (--batch)
 
 
 def elapsed_text(seconds: float) -> str:
@@ -73,6 +75,10 @@ class RunHeader(Widget):
         facts: list[str | tuple[str, str]] = [(f" {label} ", STATUS_STYLES.get(status, "")), sep, where]
         if f.first is not None:
             facts += [sep, f"episodes {f.first}..{f.last}"]
+        if f.throttled:
+            facts += [sep, ("throttled", STATUS_STYLES["paused"])]
+        if f.batch:
+            facts += [sep, (f.batch, "$text-accent")]
         facts += [sep, elapsed_text(f.elapsed), sep, f"{tokens_text(f.tokens)} tok", sep, cost, sep]
         tail = Content.assemble(*facts)
         # The run id is the one fact that can be long (derived ids name the works), so it

@@ -1,0 +1,187 @@
+"""Reopening a run: make the pool and the run's records agree before training goes on.
+
+Between two sessions a pool can change in ways training did not make: a person edits or
+adds a note and leaves it uncommitted, commits by hand, or resets and reverts with
+`skilltui review`; a killed git leaves a lock file; a killed agent leaves half an edit.
+What resume does with each (the README's "Resuming a pool that changed"):
+
+- a stale git lock file is removed: the run lock is held, so no git of ours is running;
+- uncommitted changes (edits, new files, ignored files too) are kept as a commit under
+  `refs/skilltui/kept/<time>` and the pool goes back to its HEAD, with a one-line notice:
+  training only ever builds on commits, and nothing is deleted without a named ref;
+- a commit made outside training (by hand, or a `review` reset or revert) is respected:
+  training goes on from it. If a micro-step was unfinished, it now starts from the new
+  HEAD instead of undoing the change; a notice says so;
+- a commit of a micro-step's own attempt (the process died between commit and record)
+  is left to the backward stage, which keeps it under `refs/skilltui/dead/...` and runs
+  the attempt again, or asks for its review again when it had passed its checks.
+
+Every notice becomes a `warning` event, and a moved HEAD a `pool_changed` event, so the
+records say what the pool is.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from ..durable import write_atomic
+from .events import read_events
+from .pool import Pool
+from .run import Run
+
+LOCK_FILES = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packed-refs.lock")
+
+
+@dataclass
+class Reconciled:
+    """What reopening found: notices for the user and the records, and the pool's HEAD if it moved."""
+
+    notices: list[str] = field(default_factory=list)
+    moved_to: str | None = None
+
+
+def clear_stale_locks(pool: Pool) -> list[str]:
+    """Remove lock files a killed git left behind. Only call while holding the run's lock.
+
+    Every git process that works on a run's pool runs under the run lock (training, or
+    `skilltui review`'s revert and reset), so a lock file the lock's holder finds belongs
+    to a process that is gone.
+    """
+    git_dir = pool.root / ".git"
+    candidates = [git_dir / name for name in LOCK_FILES]
+    if (git_dir / "refs").is_dir():
+        candidates += sorted((git_dir / "refs").rglob("*.lock"))
+    stale: list[str] = []
+    for path in candidates:
+        if path.is_file():
+            path.unlink()
+            stale.append(str(path.relative_to(pool.root)))
+    return stale
+
+
+def configure(pool: Pool) -> None:
+    """Settings every pool needs, applied on reopen to pools older versions made too.
+
+    A user's global ignore file must not hide a note from the checks.
+    """
+    if pool.git("config", "--default", "", "--get", "core.excludesFile") != os.devnull:
+        pool.git("config", "core.excludesFile", os.devnull)
+
+
+def save_worktree(pool: Pool, ref: str, message: str) -> tuple[str, list[str]]:
+    """Keep the working tree as it is (untracked and ignored files too) as a commit on top of
+    HEAD under refs/skilltui/<ref>, leaving HEAD, the index and the files alone.
+
+    Returns (the full ref, the paths that differ from HEAD).
+    """
+    index = pool.root / ".git" / f"skilltui-save.index{os.getpid()}"
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    try:
+        pool.repo.git.execute(["git", "read-tree", "HEAD"], env=env)
+        pool.repo.git.execute(["git", "add", "-A", "-f"], env=env)
+        tree = pool.repo.git.execute(["git", "write-tree"], env=env, strip_newline_in_stdout=True)
+    finally:
+        index.unlink(missing_ok=True)
+    commit = pool.git("commit-tree", tree, "-p", "HEAD", "-m", message)
+    diff = pool.git("diff", "--name-status", "--no-renames", "HEAD", commit)
+    paths = [line.partition("\t")[2] for line in diff.splitlines()]
+    return pool.keep(ref, commit), paths
+
+
+def reconcile(run: Run) -> Reconciled:
+    """Repair and adopt, as the module docstring says. Call with the run lock held."""
+    pool = run.pool
+    found = Reconciled()
+    stale = clear_stale_locks(pool)
+    if stale:
+        found.notices.append(f"removed {', '.join(stale)} that a killed git left in the pool")
+    configure(pool)
+    head, clean = pool.state()
+    if not clean:
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        ref, paths = save_worktree(pool, f"kept/{stamp}", "pool: uncommitted changes found when the run reopened")
+        pool.reset(head)
+        found.notices.append(
+            f"the pool had changes no commit holds ({_few(paths)}); kept them as {ref} and put the pool back "
+            f"at {head[:7]}; commit them in {pool.root} to train with them"
+        )
+    rebased = False
+    for out in unfinished_micro_steps(run):
+        before = (out / "before.txt").read_text(encoding="utf-8").strip()
+        if before == head or _own_attempt(pool, before, head, _subject_prefix(run, out)):
+            continue
+        write_atomic(out / "before.txt", head + "\n")
+        rebased = True
+        found.notices.append(
+            f"{_where(run, out)}: the pool moved from {before[:7]} to {head[:7]} outside training while this "
+            f"micro-step was unfinished; it now starts from {head[:7]} and leaves that change in place"
+        )
+    recorded = _recorded_head(run)
+    if recorded and recorded != head:
+        own = _own_attempt(pool, recorded, head, "train epoch ")
+        if not own:
+            found.moved_to = head
+            if not rebased:
+                found.notices.append(
+                    f"the pool moved from {recorded[:7]} to {head[:7]} outside training "
+                    f"({_subjects(pool, recorded, head)}); training goes on from {head[:7]}"
+                )
+    return found
+
+
+def unfinished_micro_steps(run: Run) -> list[Path]:
+    """Backward folders that fixed their base commit but never wrote commit.txt."""
+    return [
+        p.parent
+        for p in sorted(run.root.glob("epoch*/step*/backward/g*/before.txt"))
+        if not (p.parent / "commit.txt").exists()
+    ]
+
+
+def _subject_prefix(run: Run, out: Path) -> str:
+    step_dir = out.parent.parent
+    return f"train epoch {step_dir.parent.name[5:]} step {step_dir.name[4:]} micro {out.name[1:]}/"
+
+
+def _where(run: Run, out: Path) -> str:
+    return str(out.relative_to(run.root))
+
+
+def _own_attempt(pool: Pool, base: str, head: str, prefix: str) -> bool:
+    """True when every commit from `base` to `head` is a training attempt's (subject starts with `prefix`)."""
+    try:
+        pool.git("merge-base", "--is-ancestor", base, head)
+    except git.GitCommandError:
+        return False
+    subjects = pool.git("log", "--format=%s", f"{base}..{head}").splitlines()
+    return bool(subjects) and all(s.startswith(prefix) for s in subjects)
+
+
+def _recorded_head(run: Run) -> str | None:
+    """The pool's HEAD as the run's events last recorded it (a commit, a reset, a revert)."""
+    head = None
+    for event in read_events(run.events_path):
+        if event.get("kind") == "pool_changed":
+            head = event.get("head") or head
+        elif event.get("kind") == "history":
+            head = event.get("after") or head
+    return head
+
+
+def _subjects(pool: Pool, base: str, head: str) -> str:
+    try:
+        pool.git("merge-base", "--is-ancestor", base, head)
+    except git.GitCommandError:
+        return f"{base[:7]} is no longer in its history: a reset"
+    subjects = pool.git("log", "--format=%s", f"{base}..{head}").splitlines()
+    return "commits: " + _few([f"'{s}'" for s in subjects])
+
+
+def _few(items: list[str]) -> str:
+    shown = ", ".join(items[:3])
+    return shown + (f" and {len(items) - 3} more" if len(items) > 3 else "")

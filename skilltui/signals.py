@@ -1,0 +1,102 @@
+"""Stopping on a signal: SIGINT, SIGTERM and SIGHUP all stop a run at a safe point.
+
+A person's Ctrl-C, a service manager's SIGTERM and a closed terminal's SIGHUP mean the
+same thing: stop, and let the same command resume. So all three do the same:
+
+- while a run trains, the first signal stops it before its next stage starts (the calls
+  already in flight finish and are recorded), a second one stops it at once; either way
+  the run says `stopped: stopped by SIGTERM` in `skilltui runs` and resumes;
+- anywhere else (opening a run, importing, another command) the signal ends the process
+  where it is, as a kill would: every record is written whole or not at all, a run resumes
+  from any point (a killed run is tested to), and leftovers (a temporary file, a git lock)
+  are cleaned on the next open. Ending at once, rather than raising KeyboardInterrupt,
+  is what keeps the promise of one line: an exception raised by a signal can land in a
+  cleanup callback deep in an import and be swallowed, or print a traceback there.
+- a short stretch that must tidy up after itself (export's staging folder) asks for
+  KeyboardInterrupt / `Terminated` instead, with `raising_signals()`.
+
+The process exits 128 + the signal's number (130, 143, 129), with one line on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived outside a training loop: end the command like Ctrl-C does.
+
+    A BaseException, like KeyboardInterrupt, so no `except Exception` swallows it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def name_of(signum: int) -> str:
+    return signal.Signals(signum).name
+
+
+def exit_code(signum: int) -> int:
+    return 128 + int(signum)
+
+
+def stop_now(signum: int, frame: object) -> None:
+    """End the process at once with one line and 128 + the signal's number (see the module docstring)."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    os.write(2, f"\nskilltui: stopped by {name_of(signum)}; a run resumes with the same command\n".encode())
+    os._exit(exit_code(signum))
+
+
+def _raise(signum: int, frame: object) -> None:
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+def _install(handler: Callable[[int, object], None] | int) -> Callable[[], None]:
+    """Set `handler` for the stop signals; return what puts the previous ones back.
+
+    Does nothing off the main thread, where Python cannot set handlers (main() called from
+    a test's thread).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+    return restore
+
+
+def install_stop_signals() -> Callable[[], None]:
+    """main()'s handlers: every stop signal ends the process at once, with one line."""
+    return _install(stop_now)
+
+
+@contextmanager
+def raising_signals() -> Iterator[None]:
+    """Within this block a stop signal raises (KeyboardInterrupt, Terminated), so cleanups run."""
+    restore = _install(_raise)
+    try:
+        yield
+    finally:
+        restore()
+
+
+def signal_of(exc: BaseException) -> int:
+    """The signal an interruption came from."""
+    return exc.signum if isinstance(exc, Terminated) else int(signal.SIGINT)

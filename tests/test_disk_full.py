@@ -1,0 +1,79 @@
+"""A full disk, for real: a run on a tiny tmpfs stops with one line naming the disk, and
+resumes to a whole run once there is room.
+
+The file system is mounted in a private mount namespace (`unshare`), so the test needs no
+privileges where user namespaces are allowed, and is skipped where they are not.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = r"""
+set -u
+mount -t tmpfs -o size={size}k tmpfs "$MNT"
+run() {{ "$PY" -m skilltui train --auto --runs-dir "$MNT/runs" --run-id r --steps 2 --work "$A" --work "$B"; }}
+run > "$OUT/out1" 2> "$OUT/err1"; echo $? > "$OUT/rc1"
+find "$MNT/runs" -name '.*.tmp[0-9]*' -not -path '*/.git/*' > "$OUT/leftovers"
+mount -o remount,size=64m "$MNT"
+run > "$OUT/out2" 2> "$OUT/err2"; echo $? > "$OUT/rc2"
+cp -a "$MNT/runs/r" "$OUT/run"
+"""
+
+
+def can_mount(tmp_path: Path) -> bool:
+    if not shutil.which("unshare"):
+        return False
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    done = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {probe}"], capture_output=True
+    )
+    return done.returncode == 0
+
+
+# From the pool's first commit (40k) through forward and loss to the backward pass (360k);
+# the whole run needs about 450k.
+@pytest.mark.parametrize("size", [40, 120, 240, 360])
+def test_a_full_disk_ends_the_run_with_one_line_and_it_resumes(make_work, tmp_path: Path, size: int) -> None:
+    if not can_mount(tmp_path):
+        pytest.skip("cannot mount a private tmpfs here (unshare -rm is not allowed)")
+    works = [make_work("kiln-yard", 4), make_work("salt-road", 4)]
+    mnt, out = tmp_path / "mnt", tmp_path / "out"
+    mnt.mkdir()
+    out.mkdir()
+    env = {
+        "MNT": str(mnt),
+        "OUT": str(out),
+        "PY": sys.executable,
+        "A": str(works[0]),
+        "B": str(works[1]),
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
+    subprocess.run(["unshare", "-rm", "sh", "-c", SCRIPT.format(size=size)], env=env, check=True, timeout=300)
+
+    err = (out / "err1").read_text()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert (out / "rc1").read_text().strip() == "1", err
+    assert len(lines) == 1 and "disk" in lines[0] and "full" in lines[0] and "Traceback" not in err, err
+    assert (out / "leftovers").read_text() == ""
+    events = [json.loads(line) for line in (out / "run" / "events.jsonl").read_text().splitlines()]
+    failed = [e for e in events if e["kind"] == "stage" and e["status"] == "failed" and e["stage"] != "backward"]
+    assert failed == [], failed  # the disk's fault, never a work's
+
+    assert (out / "rc2").read_text().strip() == "0", (out / "err2").read_text()
+    assert events[-1]["kind"] == "run_finished" and events[-1]["status"] == "finished"
+    count = subprocess.run(
+        ["git", "-C", str(out / "run" / "memory"), "rev-list", "--count", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert int(count) == 2 + 1  # two steps of one group each, plus the pool's first commit

@@ -1,0 +1,191 @@
+"""Reopening a run whose folder or pool changed between sessions: repaired, kept, on record.
+
+Each test sets up what a kill, a full disk or a person left behind (issue 10's holes),
+then runs the same command again and checks that the run completes with its records
+whole and nothing the user made lost.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from skilltui.cli import main
+from skilltui.engine.backward import _check
+from skilltui.engine.events import read_events
+from skilltui.engine.pool import Pool, render_note
+from skilltui.engine.run import Run
+from skilltui.history import operations
+
+NOTE = render_note("Cut an entrance late and leave early.", "Start a scene as late as it can start.")
+
+
+def train(runs: Path, works: list[Path], *extra: str, run_id: str = "r") -> int:
+    argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", run_id, "--steps", "2", "--group-size", "1"]
+    for work in works:
+        argv += ["--work", str(work)]
+    return main(argv + list(extra))
+
+
+def commits(pool: Pool) -> list[str]:
+    return pool.git("rev-list", "HEAD").split()
+
+
+def micro_steps(run: Run) -> int:
+    return len(list(run.root.glob("epoch*/step*/backward/g*/commit.txt")))
+
+
+def warnings(run: Run) -> list[str]:
+    return [e["message"] for e in read_events(run.events_path) if e["kind"] == "warning"]
+
+
+@pytest.fixture
+def works(make_work) -> list[Path]:
+    return [make_work("sable-quay", 4), make_work("tin-orchard", 4)]
+
+
+@pytest.fixture
+def done(works, tmp_path: Path) -> Run:
+    assert train(tmp_path / "runs", works) == 0
+    return Run(tmp_path / "runs" / "r")
+
+
+def test_a_pool_killed_after_git_init_before_its_first_commit_resumes(works, done: Run, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    fresh = runs / "again"
+    (fresh / "memory").mkdir(parents=True)
+    shutil.copyfile(done.config_path, fresh / "config.json")
+    (fresh / "lock").write_text("")
+    subprocess.run(["git", "init", "-q", str(fresh / "memory")], check=True)  # what the kill left
+    assert train(runs, works, run_id="again") == 0
+    run = Run(fresh)
+    assert len(commits(run.pool)) == micro_steps(run) + 1 == 4 + 1
+    assert read_events(run.events_path)[-1]["status"] == "finished"
+
+
+def test_a_run_killed_between_its_lock_and_its_settings_resumes(works, tmp_path: Path) -> None:
+    fresh = tmp_path / "runs" / "r"
+    fresh.mkdir(parents=True)
+    (fresh / "lock").write_text("4242")
+    (fresh / ".config.json.tmp4242").write_text('{"wor')
+    assert train(tmp_path / "runs", works) == 0
+    assert not list(fresh.glob(".*.tmp*"))
+
+
+def test_uncommitted_hand_edits_are_kept_under_a_ref_with_a_notice(works, done: Run, tmp_path: Path) -> None:
+    pool = done.pool
+    head = pool.head()
+    edited = sorted(pool.note_paths())[0]
+    mine = (pool.root / edited).read_text() + "\nMy own line.\n"
+    (pool.root / edited).write_text(mine)
+    (pool.root / "scene").mkdir(exist_ok=True)
+    (pool.root / "scene" / "late-entrances.md").write_text(NOTE)
+    assert train(tmp_path / "runs", works) == 0
+    notice = [w for w in warnings(done) if "refs/skilltui/kept/" in w]
+    assert len(notice) == 1 and "scene/late-entrances.md" in notice[0]
+    ref = notice[0].split("kept them as ")[1].split()[0]
+    assert pool.git("show", f"{ref}:scene/late-entrances.md") + "\n" == NOTE
+    assert pool.git("show", f"{ref}:{edited}") + "\n" == mine
+    assert pool.head() == head and pool.is_clean()
+
+
+def _unfinish_last_micro_step(run: Run) -> Path:
+    """What a kill while the last micro-step awaited review leaves: a checked attempt, no decision."""
+    out = run.root / "epoch0" / "step1" / "backward" / "g2"
+    (out / "commit.txt").unlink()
+    last = max(out.glob("attempt*"), key=lambda p: int(p.name[7:]))
+    (last / "review.json").unlink()
+    return out
+
+
+def test_a_hand_commit_made_while_a_micro_step_was_unfinished_is_built_on(works, done: Run, tmp_path: Path) -> None:
+    out = _unfinish_last_micro_step(done)
+    pool = done.pool
+    before = (out / "before.txt").read_text().strip()
+    pool.reset(before)  # the person drops the unreviewed attempt, then commits a note of their own
+    (pool.root / "scene").mkdir(exist_ok=True)
+    (pool.root / "scene" / "late-entrances.md").write_text(NOTE)
+    mine = pool.commit_all("scene: a note of my own")
+    assert train(tmp_path / "runs", works) == 0
+    assert (out / "before.txt").read_text().strip() == mine
+    assert pool.git("rev-parse", "HEAD~1") == mine  # the redone micro-step sits on the hand commit
+    assert (pool.root / "scene" / "late-entrances.md").read_text() == NOTE
+    assert any("outside training" in w and mine[:7] in w for w in warnings(done))
+    assert not [w for w in warnings(done) if "left dirty by an earlier attempt" in w]
+
+
+def test_a_review_reset_while_a_micro_step_awaited_review_is_respected(works, done: Run, tmp_path: Path) -> None:
+    out = _unfinish_last_micro_step(done)
+    pool = done.pool
+    first = commits(pool)[-1]
+    result = operations.reset(done, first)
+    assert train(tmp_path / "runs", works) == 0
+    assert pool.git("rev-parse", "HEAD~1") == result.after == first  # built on the reset, not undone
+    assert (out / "before.txt").read_text().strip() == first
+    history = [e for e in read_events(done.events_path) if e["kind"] == "history"]
+    assert history[-1]["after"] == first
+    changed = [e for e in read_events(done.events_path) if e["kind"] == "pool_changed"]
+    assert changed[-1]["head"] == pool.head()
+
+
+def test_an_ignored_note_is_seen_by_the_checks_and_committed(tmp_path: Path) -> None:
+    pool = Pool(tmp_path / "memory")
+    before = pool.init()
+    (pool.root / "scene").mkdir()
+    (pool.root / "scene" / ".gitignore").write_text("*\n")
+    (pool.root / "scene" / "hidden.md").write_text(NOTE)
+    assert not pool.is_clean()
+    pool.git("commit", "-q", "--allow-empty", "-m", "train epoch 0 step 0 micro 1/1")
+    problem, _ = _check(pool, before, "train epoch 0 step 0 micro 1/1")
+    assert problem == "uncommitted changes were left in the pool"
+    pool.reset(before)
+    (pool.root / "scene").mkdir()
+    (pool.root / "scene" / ".gitignore").write_text("*\n")
+    (pool.root / "scene" / "hidden.md").write_text(NOTE)
+    pool.commit_all("train epoch 0 step 0 micro 1/1")
+    assert "scene/hidden.md" in pool.git("ls-files").split()
+    problem, _ = _check(pool, before, "train epoch 0 step 0 micro 1/1")
+    assert problem and "scene/.gitignore" in problem
+
+
+def test_a_torn_last_events_line_is_cut_before_the_next_session_appends(works, done: Run, tmp_path: Path) -> None:
+    with open(done.events_path, "a", encoding="utf-8") as f:
+        f.write('{"kind": "stage", "stage": "forw')
+    assert train(tmp_path / "runs", works) == 0
+    lines = done.events_path.read_text(encoding="utf-8").splitlines()
+    assert all(json.loads(line) for line in lines)
+    assert any("cut short" in w for w in warnings(done))
+
+
+def test_settings_that_are_json_but_not_an_object_are_refused_and_runs_still_lists(
+    works, done: Run, tmp_path: Path, capsys
+) -> None:
+    bad = tmp_path / "runs" / "bad"
+    shutil.copytree(done.root, bad)
+    (bad / "config.json").write_text("[]")
+    capsys.readouterr()
+    assert train(tmp_path / "runs", works, run_id="bad") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a JSON object" in err
+    assert main(["runs", "--runs-dir", str(tmp_path / "runs")]) == 0
+    assert "r " in capsys.readouterr().out
+
+
+def test_a_stale_git_lock_left_by_a_killed_git_is_cleared(works, done: Run, tmp_path: Path) -> None:
+    _unfinish_last_micro_step(done)
+    (done.pool.root / ".git" / "index.lock").write_text("")
+    assert train(tmp_path / "runs", works) == 0
+    assert not (done.pool.root / ".git" / "index.lock").exists()
+    assert micro_steps(done) == 4 and any("index.lock" in w for w in warnings(done))
+
+
+def test_temporary_files_of_a_dead_writer_are_cleaned_on_open(works, done: Run, tmp_path: Path) -> None:
+    stale = [done.root / ".config.json.tmp99999", done.root / "epoch0" / "step0" / "loss" / ".x.md.tmp99999"]
+    for path in stale:
+        path.write_text("half")
+    assert train(tmp_path / "runs", works) == 0
+    assert not any(p.exists() for p in stale)
