@@ -3,7 +3,7 @@
     skilltui demo                         train the bundled works offline, in the app
     skilltui diffuse --work DIR           write DIR/story.md, the writer's input
     skilltui train --work DIR [--auto]    train a pool on one or more works
-    skilltui lint POOL                    check a pool's notes
+    skilltui lint POOL [--work DIR ...]   check a pool's notes (and for leaks of the works)
     skilltui score --human F --written F  the loss of one script against another
 
 Bad input ends with one line on stderr that says what to do and exit code 2; a run that
@@ -104,9 +104,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "lint",
         help="check a pool's notes; exit 1 if any problem",
-        description="Check every note of POOL against the note rules and print each problem.",
+        description="Check every note of POOL against the note rules and print each problem; with --work, "
+        "also check that no note leaks what those training works contain.",
     )
     p.add_argument("pool", type=Path, help="the pool folder (a run's memory/)")
+    p.add_argument(
+        "--work",
+        action="append",
+        default=[],
+        type=Path,
+        dest="works",
+        metavar="DIR",
+        help="a training work: also reject notes that leak its character names, scene-heading places, "
+        "title or 8-word runs of its lines; repeat for several works",
+    )
 
     p = sub.add_parser(
         "score",
@@ -217,6 +228,48 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         "(--backend anthropic; slower: for runs nobody watches). A killed run resumes polling the same batch",
     )
     p.add_argument(
+        "--forward-timeout",
+        type=float,
+        default=2400,
+        metavar="S",
+        help="seconds one writer call may take (default 2400)",
+    )
+    p.add_argument(
+        "--loss-timeout",
+        type=float,
+        default=1800,
+        metavar="S",
+        help="seconds one judge or reduce call may take (default 1800)",
+    )
+    p.add_argument(
+        "--backward-timeout",
+        type=float,
+        default=5400,
+        metavar="S",
+        help="seconds one backward call may take (default 5400)",
+    )
+    p.add_argument(
+        "--backward-retries",
+        type=int,
+        default=2,
+        metavar="N",
+        help="new attempts, each from the reset pool and told what went wrong, after a backward attempt "
+        "fails its checks (default 2); then the group's update is skipped",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop the run when a micro-step fails every attempt, instead of skipping its update",
+    )
+    p.add_argument(
+        "--max-edit-lines",
+        type=int,
+        default=80,
+        metavar="N",
+        help="the learning rate: lines one micro-step may add plus remove in the notes (default 80); "
+        "the commit tool refuses a bigger change",
+    )
+    p.add_argument(
         "--auto",
         action="store_true",
         help="headless: approve every update automatically (with --gate: roll back what the gate rejects)",
@@ -237,11 +290,15 @@ def _extra_commands() -> list:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    from .engine.leakage import Lexicon
+    from .engine.note_checks import lint_pool
     from .engine.pool import Pool
+    from .engine.works import load_works
 
     if not args.pool.is_dir():
         raise UsageError(f"{args.pool} is not a folder; pass a pool (a run's memory/ folder)")
-    problems = Pool(args.pool).lint()
+    lexicon = Lexicon.from_works(load_works(args.works, need_story=False)) if args.works else None
+    problems = lint_pool(Pool(args.pool), lexicon)
     for problem in problems:
         print(problem)
     count = len(Pool(args.pool).note_paths())
@@ -309,6 +366,12 @@ def _settings(args: argparse.Namespace):
         gate_tolerance=args.gate_tolerance,
         judge_weight=args.judge_weight,
         batch=args.batch,
+        forward_timeout=args.forward_timeout,
+        loss_timeout=args.loss_timeout,
+        backward_timeout=args.backward_timeout,
+        backward_retries=args.backward_retries,
+        strict=args.strict,
+        max_edit_lines=args.max_edit_lines,
     )
 
 

@@ -158,7 +158,7 @@ def test_a_training_step_through_the_sdk_writes_episodes_commits_and_resumes(
     assert {r.body["model"] for r in by_role["loss"]} == {"claude-haiku-5-5"}
     assert {r.body["model"] for r in by_role["forward"] + by_role["backward"]} == {"claude-sonnet-5-5"}
     assert all(r.tool_names == [EDITOR, "delete_file"] for r in by_role["forward"])
-    assert all(r.tool_names == [EDITOR, "delete_file", "commit"] for r in by_role["backward"])
+    assert all(r.tool_names == [EDITOR, "delete_file", "commit", "pool_log", "pool_show"] for r in by_role["backward"])
     assert len(by_role["reduce"]) == 1 and not any(r.body.get("tools") for r in by_role["loss"])
     assert server.altered_thinking == []
 

@@ -69,11 +69,11 @@ def train_once(tmp_path, works, backend, reviewer, **settings):
     return opened.run, outcome
 
 
-def test_a_failed_backward_stops_the_run_and_leaves_the_pool_untouched(tmp_path, make_work):
+def test_under_strict_a_failed_backward_stops_the_run_and_leaves_the_pool_untouched(tmp_path, make_work):
     works = [make_work("slate", 4)]
     for how in ("raise", "no-commit", "lint"):
         run_id_dir = tmp_path / how
-        run, outcome = train_once(run_id_dir, works, BadBackward(how), AutoReviewer(), steps=2)
+        run, outcome = train_once(run_id_dir, works, BadBackward(how), AutoReviewer(), steps=2, strict=True)
         pool = Pool(run.memory)
         assert outcome.status == "failed", how
         assert pool.is_clean(), how
@@ -82,7 +82,13 @@ def test_a_failed_backward_stops_the_run_and_leaves_the_pool_untouched(tmp_path,
         assert not (run.backward_dir(0, 0, 1) / "commit.txt").exists()
         assert not run.step_dir(0, 1).exists(), "the run must stop at the failed micro-step"
         finished = [e for e in read_events(run.events_path) if e["kind"] == "run_finished"]
-        assert finished[-1]["status"] == "failed"
+        assert finished[-1]["status"] == "failed" and "--strict" in finished[-1]["reason"], how
+        # It failed only after every retry: one attempt and two more, each from the reset pool.
+        assert sorted(p.name for p in run.backward_dir(0, 0, 1).glob("attempt*")) == [
+            "attempt1",
+            "attempt2",
+            "attempt3",
+        ], how
 
 
 def test_a_pool_left_dirty_by_a_dead_attempt_is_reset_first(tmp_path, make_work):

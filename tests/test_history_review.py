@@ -19,6 +19,7 @@ from skilltui.history.app import ReviewApp
 from skilltui.history.screens.diff_screen import DiffScreen
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
+from skilltui.history.widgets.commit_detail import describe
 from skilltui.history.widgets.commit_list import CommitList
 from skilltui.history.widgets.run_header import RunHeader
 from skilltui.history.widgets.status_line import StatusLine
@@ -97,6 +98,29 @@ async def test_review_opens_on_the_newest_commit_with_its_records(run: Run) -> N
         assert row[5] == f"{means[0]:.3f}→{means[1]:.3f}"
         assert row[6] and first.files[0][1].startswith(row[6].removesuffix("…"))  # cut to the column
         assert "finished" in str(screen.query_one(RunHeader).render())
+
+
+async def test_the_detail_shows_the_prediction_beside_what_happened_and_the_notes_attribution(run: Run) -> None:
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(app)
+        first = screen.query_one(CommitList).shown[1]
+        scores = {}
+        for e in read_events(run.events_path):
+            if e["kind"] == "loss":
+                scores.setdefault((e["epoch"], e["step"]), []).append(e["scores"])
+        before = sum(s["scenes"] for s in scores[(0, 0)]) / len(scores[(0, 0)])
+        after = sum(s["scenes"] for s in scores[(0, 1)]) / len(scores[(0, 1)])
+        assert first.prediction == "the scenes part should rise, so the loss of these works should fall."
+        assert first.parts_before["scenes"] == pytest.approx(before, abs=1e-4)
+        assert first.parts_after["scenes"] == pytest.approx(after, abs=1e-4)
+        text = describe(first, run.pool.head(), screen.history.attribution).plain
+        assert "predicted: the scenes part should rise" in text
+        assert f"scenes {before:.3f}→{after:.3f} ({after - before:+.3f})" in text
+        note = first.files[0][1]
+        stats = screen.history.attribution[note]
+        assert f"{note}: {stats.passes} reads · " in text and stats.passes >= 1
 
 
 async def test_j_k_and_the_arrows_move_the_selection(run: Run) -> None:

@@ -93,7 +93,7 @@ GOOD = render_note("When a scene starts, open it with a heading.", "Write INT. K
         ("dialogue/deep/ok.md", GOOD, "live directly in one of the folders"),
         ("dialogue/Bad Name.md", GOOD, "lowercase"),
         ("dialogue/x.md", "## Guidance\n\nbody\n", "front matter"),
-        ("dialogue/x.md", "---\ndescription: [unclosed\n---\n## Guidance\n\nx\n", "not valid YAML"),
+        ("dialogue/x.md", "---\ndescription: d\nextra: [unclosed\n---\n## Guidance\n\nx\n", "not valid YAML"),
         ("dialogue/x.md", "---\ntitle: x\n---\n## Guidance\n\nx\n", "one-line description"),
         ("dialogue/x.md", render_note("d" * (MAX_DESCRIPTION_CHARS + 1), "x"), "description is"),
         ("dialogue/x.md", "---\ndescription: d\n---\n## Other\n\nx\n", "must start with the heading"),

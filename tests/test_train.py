@@ -132,8 +132,10 @@ def test_the_writer_reads_notes_through_traced_tools(tmp_path, make_work):
     assert train(runs, works, "--steps", "2") == 0
     first = json.loads((runs / "r" / "epoch0" / "step0" / "works" / "pine" / "reads.json").read_text())
     second = json.loads((runs / "r" / "epoch0" / "step1" / "works" / "pine" / "reads.json").read_text())
-    assert first == []  # the pool starts empty
-    assert second and all(p.endswith(".md") for p in second)
+    assert first == {"notes": [], "episodes": {"1": [], "2": []}}  # the pool starts empty
+    assert second["notes"] and all(p.endswith(".md") for p in second["notes"])
+    # Kept per episode: the offline writer reads its notes first, so both episodes had them all.
+    assert second["episodes"] == {"3": second["notes"], "4": second["notes"]}
 
 
 def test_the_engine_imports_no_textual():

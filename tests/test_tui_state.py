@@ -131,3 +131,17 @@ def test_take_dirty_reports_each_change_once(tmp_path: Path):
     dirty, _ = state.take_dirty()
     assert {"pool", "commits"} <= dirty
     assert state.take_dirty() == (set(), set())
+
+
+def test_attribution_reaches_the_pool_pane_and_a_skipped_micro_step_is_shown(tmp_path: Path):
+    state = RunState("r", tmp_path, ["a"])
+    stats = {"scene/x.md": {"passes": 2, "with": 0.3, "without": 0.5, "with_n": 4, "without_n": 2}}
+    fold(state, ev.Attribution(epoch=0, step=0, notes=stats), replay=True)  # a resumed run gets it back too
+    assert state.attribution == stats and "pool" in state.take_dirty()[0]
+    fold(
+        state,
+        ev.StepStarted(epoch=0, step=1, first=3, last=4, works=["a"], groups=[["a"]]),
+        ev.MicroStepSkipped(epoch=0, step=1, group=1, attempts=3, before="b", reason="no commit", label="e0 s1 m1"),
+    )
+    assert "e0 s1 m1: skipped after 3 failed attempt(s)" in state.notices[-1]
+    assert "⊘ e0 s1 m1: skipped" in state.outputs["a"].text()

@@ -174,6 +174,21 @@ async def test_pool_tree_keeps_the_chosen_note_when_the_pool_changes():
         assert [n.data for n in tree.root.children] == ["dialogue/", "scene/"]
 
 
+async def test_pool_tree_shows_each_notes_attribution_in_a_column():
+    tree = PoolTree()
+    async with Harness(tree).run_test() as pilot:
+        notes = [("scene/a.md", "A"), ("scene/longer-name.md", "B")]
+        tree.show(notes)
+        await pilot.pause()
+        assert str(tree.root.children[0].children[0].label) == "a.md"
+        stats = {"scene/a.md": {"passes": 3, "with": 0.4125, "without": 0.455, "with_n": 6, "without_n": 2}}
+        tree.show(notes, stats)  # same notes, new numbers: the tree redraws
+        await pilot.pause()
+        first, second = (str(n.label) for n in tree.root.children[0].children)
+        assert first == "a.md".ljust(len("longer-name.md") + 2) + "3 reads · 0.412 vs 0.455"
+        assert second == "longer-name.md"
+
+
 async def test_loss_curve_draws_the_mean_and_the_selected_work_on_a_fixed_scale():
     curve = LossCurve()
     async with Harness(curve).run_test(size=(60, 14)) as pilot:

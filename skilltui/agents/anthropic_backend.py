@@ -15,8 +15,9 @@ What it owns, and why:
   command names and its argument names (including `insert_text`), so they use it with
   fewer malformed calls than any look-alike JSON-schema tool; the API adds no server-side
   behaviour to it, the calls still come back to us as ordinary `tool_use` blocks and run in
-  our sandbox. A `delete_file` tool covers what the editor lacks, and `commit` (backward
-  only) records the micro-step. A refused call goes back as an `is_error` tool result the
+  our sandbox. A `delete_file` tool covers what the editor lacks, `commit` (backward
+  only) records the micro-step, and `pool_log` / `pool_show` (backward only) read the
+  pool's history. A refused call goes back as an `is_error` tool result the
   model can act on; it never ends the call.
 - Caching: marks go only where a later request reads them (`cache_policy.py`): the
   system prompt and tools, a re-read `lead` (a work's story, a judge's human episodes),
@@ -67,6 +68,7 @@ from ..errors import UsageError
 from . import cache_policy, pricing
 from .base import BackendError, CallResult, FatalBackendError, Request, Usage
 from .cache_policy import Marks, opening
+from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
 from .redact import redact
 from .throttle import Throttle
 from .tools import MAX_VIEW_CHARS, Sandbox, ToolError
@@ -109,8 +111,18 @@ COMMIT_TOOL: dict[str, Any] = {
         "required": ["message"],
     },
 }
+HISTORY_TOOLS: list[dict[str, Any]] = [
+    {"name": "pool_log", "description": LOG_DESCRIPTION, "input_schema": LOG_SCHEMA},
+    {"name": "pool_show", "description": SHOW_DESCRIPTION, "input_schema": SHOW_SCHEMA},
+]
 # Tool name -> sandbox command; None means "the command is in the input".
-_COMMANDS: dict[str, str | None] = {EDITOR_TOOL_NAME: None, "delete_file": "delete", "commit": "commit"}
+_COMMANDS: dict[str, str | None] = {
+    EDITOR_TOOL_NAME: None,
+    "delete_file": "delete",
+    "commit": "commit",
+    "pool_log": "pool_log",
+    "pool_show": "pool_show",
+}
 
 # Statuses worth another attempt: rate limits, timeouts, conflicts, overload and server errors.
 _RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
@@ -273,6 +285,8 @@ class AnthropicBackend:
         tools = [dict(EDITOR_TOOL), dict(DELETE_TOOL)]
         if sandbox.on_commit is not None:
             tools.append(dict(COMMIT_TOOL))
+        if sandbox.history is not None:
+            tools += [dict(t) for t in HISTORY_TOOLS]
         marks = Marks(call.model)
         if request.system:  # the system mark covers the tools, which come before it
             marks.grow(cache_policy.tokens(tools))

@@ -14,7 +14,8 @@ episodes):
 - Claude Code's own tools (Bash, Read, Write, Edit, web access...) are switched off
   (`tools=[]`). The agent gets the project's file tools instead, as an in-process MCP
   server whose every call goes through the role's `Sandbox`: the same roots, the same
-  refusals, the same read trace and the same `commit` as the `anthropic` backend.
+  refusals, the same read trace, the same `commit` and the same history tools
+  (`pool_log`, `pool_show`) as the `anthropic` backend.
 - Only those tools are pre-approved (`allowed_tools`), and `permission_mode="dontAsk"`
   denies anything else instead of prompting.
 - Settings from disk are not loaded (`setting_sources=[]`): no user or project hooks,
@@ -23,8 +24,8 @@ episodes):
   permission rules scoped to the role's roots, never an unscoped Write or Edit:
   `Read(//<root>/**)` for read roots, `Edit(//<root>/**)` and `Write(//<root>/**)` for
   write roots, and explicit denies for Bash, the web, and every denied path.
-- The working directory is the role's first write root (or read root), and a text call
-  runs in an empty temporary folder.
+- The working directory is the folder the sandbox takes relative paths from (the pool,
+  where prompts list the notes), and a text call runs in an empty temporary folder.
 
 Only the agent's own requests leave the CLI (`QUIET_ENV`: no title generation, telemetry,
 error reports or update checks). Cost comes from Claude Code's result message
@@ -55,6 +56,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .base import BackendError, CallResult, FatalBackendError, Request, Usage
+from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
 from .redact import env_secrets, redact
 from .throttle import Throttle
 from .tools import Sandbox, ToolError
@@ -108,6 +110,8 @@ TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     "commit": ("Record all your edits as exactly one git commit with this message. Call it once, "
                "after your last edit; with no edits it records an empty commit.", {
         "type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+    "pool_log": (LOG_DESCRIPTION, LOG_SCHEMA),
+    "pool_show": (SHOW_DESCRIPTION, SHOW_SCHEMA),
 }
 
 
@@ -181,9 +185,11 @@ class ClaudeCodeBackend:
         names = ["view", "create", "str_replace", "insert", "delete"]
         if sandbox.on_commit is not None:
             names.append("commit")
+        if sandbox.history is not None:
+            names += ["pool_log", "pool_show"]
         tools = [self._tool(name, sandbox, request) for name in names]
         server = self._sdk.create_sdk_mcp_server(SERVER, tools=tools)
-        cwd = (sandbox.write_roots or sandbox.read_roots)[0]
+        cwd = sandbox.folder  # where the sandbox takes relative paths from
         if cwd.is_file():
             cwd = cwd.parent
         settings = _permissions(sandbox.read_roots, sandbox.write_roots, sandbox.denied)

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine.diffuse import story_episodes
-from ..engine.pool import FOLDERS, render_note
+from ..engine.pool import FOLDERS
+from . import offline_backward
 from .base import BackendError, CallResult, Request, Usage
 from .tools import Sandbox, ToolError
 
@@ -273,35 +274,16 @@ class OfflineBackend:
         return "\n".join(lines) + "\n"
 
     def _backward(self, request: Request, sandbox: Sandbox, transcript: list[dict]) -> str:
-        ctx = request.context
-        evidence = [ctx["summary"]] if ctx.get("summary") else list(ctx["reports"])
-        totals: dict[str, list[float]] = {}
-        for path in evidence:
+        def tool(command: str, **args: object) -> str:
+            return self._tool(request, sandbox, transcript, command, **args)
+
+        def read(path: str) -> str:
             text = sandbox.read_text(path)
             transcript.append({"tool": "view", "input": {"path": path}, "result": text[:2000]})
-            for name, value in _report_scores(text).items():
-                totals.setdefault(name, []).append(value)
-        mean = {name: sum(v) / len(v) for name, v in totals.items()}
-        pool = Path(ctx["pool"])
-        present = {rel for rel, _ in ctx["headers"]}
-        for part in sorted(mean, key=mean.get):
-            for name in MOVES_FOR_SCORE[part]:
-                move = next(m for m in MOVES if m.name == name)
-                if move.path in present:
-                    continue
-                self._tool(
-                    request,
-                    sandbox,
-                    transcript,
-                    "create",
-                    path=str(pool / move.path),
-                    file_text=render_note(move.description, move.body),
-                )
-                message = f"{move.path}: teach {move.name} (weakest part: {part} {mean[part]:.3f})"
-                self._tool(request, sandbox, transcript, "commit", message=message)
-                return f"The weakest part is {part} ({mean[part]:.3f}). Added {move.path}.\n"
-        self._tool(request, sandbox, transcript, "commit", message="no change: every move this pool needs is taught")
-        return "Every move behind the weak parts is already taught; nothing worth changing.\n"
+            request.on_tool("view", path, True, None)
+            return text
+
+        return offline_backward.backward(request, sandbox, tool, read)
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -7,9 +7,14 @@ read and act on. The writer can therefore never see a work's human episodes or a
 report: those paths are not in its roots, whatever its prompt says.
 
 The command set follows Anthropic's text editor tool (`view`, `create`, `str_replace`,
-`insert`), which Claude models are trained on, plus `commit` for the backward pass. Every
-read of a file under a traced root is recorded, so the backward pass can tell which notes
-the writer used for which episodes.
+`insert`), which Claude models are trained on, plus `commit` for the backward pass and the
+read-only history tools `pool_log` and `pool_show` (see `pool_history.py`). Every read of
+a file under a traced root is recorded, so the backward pass can tell which notes the
+writer used for which episodes.
+
+A relative path means what the prompt that gave it means: prompts list notes relative to
+the pool, so `base` is the pool for every role, and a path that is not there is reported
+with the folder it was looked for in.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from ..durable import write_atomic
 
@@ -29,6 +35,14 @@ class ToolError(Exception):
     """A refused or failed tool call. Its message goes back to the agent as a tool error."""
 
 
+class History(Protocol):
+    """The read-only view of the pool's history the backward agent is given (`PoolHistory`)."""
+
+    def log(self, limit: int = 20) -> str: ...
+
+    def show(self, rev: str, path: str | None = None) -> str: ...
+
+
 @dataclass
 class Sandbox:
     """The roots one agent call may read and write, and the trace of what it read.
@@ -36,6 +50,9 @@ class Sandbox:
     `read_roots` and `write_roots` are directories; writing implies reading. `denied`
     lists paths that stay off-limits even inside a readable root (a work's `human/`,
     the run's loss reports). `traced` is the root whose reads are recorded (the pool).
+    `base` is the folder relative paths are taken from (the pool, where prompts list the
+    notes); without it, the first write root (or read root). `history`, when given, adds
+    the `pool_log` and `pool_show` tools.
     """
 
     read_roots: list[Path]
@@ -44,6 +61,8 @@ class Sandbox:
     traced: Path | None = None
     reads: list[str] = field(default_factory=list)
     on_commit: Callable[[str], str] | None = None
+    base: Path | None = None
+    history: History | None = None
 
     def __post_init__(self) -> None:
         self.read_roots = [Path(os.path.realpath(p)) for p in self.read_roots]
@@ -51,14 +70,23 @@ class Sandbox:
         self.denied = [Path(os.path.realpath(p)) for p in self.denied]
         if self.traced is not None:
             self.traced = Path(os.path.realpath(self.traced))
+        if self.base is not None:
+            self.base = Path(os.path.realpath(self.base))
+
+    @property
+    def folder(self) -> Path:
+        """Where a relative path is looked for."""
+        if self.base is not None:
+            return self.base
+        return (self.write_roots or self.read_roots)[0]
 
     # -- path checks -------------------------------------------------------------------
 
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """The real path of `path` if this call may touch it; ToolError otherwise.
 
-        Relative paths are taken from the first write root (or read root), so an agent
-        told "the pool is your working folder" can write `dialogue/x.md`.
+        Relative paths are taken from `folder` (the pool, where the prompts list the notes),
+        so a note opens by the path it is listed under.
         """
         if not isinstance(path, str) or not path.strip():
             raise ToolError("a path is required")
@@ -66,8 +94,7 @@ class Sandbox:
             raise ToolError("the path contains a NUL byte")
         raw = Path(path)
         if not raw.is_absolute():
-            base = (self.write_roots or self.read_roots)[0]
-            raw = base / raw
+            raw = self.folder / raw
         real = Path(os.path.realpath(raw))
         roots = self.write_roots if write else self.read_roots + self.write_roots
         if not any(_inside(real, root) for root in roots):
@@ -120,7 +147,7 @@ class Sandbox:
         """The file's text as is (no line numbers), for backends that read files whole."""
         real = self.resolve(path)
         if not real.is_file():
-            raise ToolError(f"{path} does not exist" if not real.exists() else f"{path} is not a file")
+            raise ToolError(self._missing(path, real) if not real.exists() else f"{path} is not a file")
         try:
             text = real.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
@@ -172,9 +199,25 @@ class Sandbox:
             raise ToolError("a commit message is required")
         return self.on_commit(message)
 
+    def _missing(self, path: str, real: Path) -> str:
+        """'does not exist', saying where it was looked for, so a wrong base is plain to see."""
+        if Path(path).is_absolute():
+            return f"{path} does not exist"
+        return f"{path} does not exist in {self.folder} (relative paths are taken from there; looked for {real})"
+
+    def pool_log(self, limit: int = 20) -> str:
+        if self.history is None:
+            raise ToolError("this agent has no history tools")
+        return self.history.log(limit)
+
+    def pool_show(self, rev: str, path: str | None = None) -> str:
+        if self.history is None:
+            raise ToolError("this agent has no history tools")
+        return self.history.show(rev, path or None)
+
     def _existing(self, path: str, real: Path) -> str:
         if not real.is_file():
-            raise ToolError(f"{path} does not exist; use create")
+            raise ToolError(f"{self._missing(path, real)}; use create")
         self._trace(real)
         return real.read_text(encoding="utf-8")
 
@@ -196,9 +239,15 @@ class Sandbox:
                 return self.delete(args["path"])
             if command == "commit":
                 return self.commit(args.get("message", ""))
+            if command == "pool_log":
+                return self.pool_log(int(args.get("limit") or 20))
+            if command == "pool_show":
+                return self.pool_show(str(args["rev"]), args.get("path"))
         except KeyError as exc:
             raise ToolError(f"{command} needs the argument {exc.args[0]!r}") from exc
-        raise ToolError(f"unknown command {command!r}; use view, create, str_replace, insert, delete or commit")
+        raise ToolError(
+            f"unknown command {command!r}; use view, create, str_replace, insert, delete, commit, pool_log or pool_show"
+        )
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -1,43 +1,43 @@
 """The backward micro-step: one group's evidence becomes exactly one commit to the pool.
 
-An agent reads the group's commonality report (or its one loss report), edits the notes
-and commits. Three checks stand between that commit and a micro-step that counts:
+An agent reads the group's commonality report (or its one loss report), the read traces,
+the pool's history and what earlier updates did, edits the notes and commits
+(`backward_attempt.py`). Three checks stand between that commit and a micro-step that
+counts: the touched notes pass the linter (leakage guard included), a new commit exists
+(no commit means no gradient step; an empty commit says "nothing was worth changing"),
+and the working tree is clean.
 
-- the pool passes the linter (only the touched notes are linted: a pool that passed
-  stays passed, so the cost follows the size of the change, not of the pool);
-- a new commit exists: no commit means no gradient step (an empty commit is allowed and
-  says "nothing was worth changing");
-- the working tree is clean: half-committed edits would ride into the next step unseen.
+An attempt that fails its checks is retried, up to `--backward-retries` times, each from
+the reset pool and told what went wrong. When every attempt fails, the micro-step is
+skipped: `commit.txt` records it with the reason, a `micro_step_skipped` event shows it,
+the pool stays where it was and training goes on, because the other groups' evidence is
+still good. `--strict` stops the run there instead, as it did before retries existed.
 
 Then a reviewer decides (see `review.py`). Approve writes `commit.txt`, which is what
 tells a resumed run the micro-step is done; rerun resets the pool and runs the agent
 again with the reviewer's note; roll back resets the pool and writes `commit.txt` saying
 so. Every commit a reset drops stays reachable under `refs/skilltui/...`.
-
-A micro-step that fails its checks stops the run with the pool reset to the commit
-before it, because every later micro-step would build on a pool nobody trusts.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..agents.tools import Sandbox
 from . import events as ev
+from .backward_attempt import AttemptFailed, Where, run_attempt
 from .pool import Pool
 from .review import Decision, GateVerdict, Reviewer, ReviewRequest
 from .run import read_json, write_atomic, write_json
-from .stages import Context, Sample, pool_context
+from .stages import Context, Sample
 
 if TYPE_CHECKING:
     from .validation import Validator
 
 
 class BackwardFailed(Exception):
-    """A micro-step did not pass its checks or its agent failed; the run stops, the pool is as before."""
+    """Under --strict, a micro-step failed every attempt; the run stops, the pool is as before."""
 
 
 def label_of(epoch: int, step: int, group: int, groups: int) -> str:
@@ -70,6 +70,7 @@ async def micro_step(
     before = await asyncio.to_thread(_base_commit, pool, out)
     notes = _reviewer_notes(out)
     attempt = _attempts(out)
+    failures = _failures_since_review(out, attempt)
 
     # A run stopped while a checked attempt awaited review asks for that review again
     # instead of paying for a new backward pass.
@@ -79,9 +80,14 @@ async def micro_step(
     while True:
         if pending is None:
             attempt += 1
-            checked = await _attempt(
-                ctx, pool, samples, summary, out, epoch, step, group, attempt, label, before, notes
-            )
+            where = Where(epoch, step, group, attempt, label, before)
+            try:
+                checked = await run_attempt(ctx, samples, summary, out, where, notes, failures)
+            except AttemptFailed as exc:
+                failures.append(str(exc))
+                if len(failures) <= ctx.settings.backward_retries:
+                    continue
+                return _give_up(ctx, out, where, failures)
         else:
             checked, pending = pending, None
         verdict = await gate.judge(before, epoch, step, group, attempt) if gate is not None else None
@@ -123,6 +129,7 @@ async def micro_step(
         if decision.action == "rerun":
             if decision.note.strip():
                 notes.append(decision.note.strip())
+            failures = []  # a new round of attempts: the retry budget starts again
             continue
         after = checked["after"] if decision.action == "approve" else before
         write_json(
@@ -131,6 +138,7 @@ async def micro_step(
                 "before": before,
                 "after": after,
                 "subject": checked["subject"],
+                "message": checked.get("message", ""),
                 "decision": decision.action,
                 "by": decision.by,
                 "attempt": attempt,
@@ -139,6 +147,39 @@ async def micro_step(
             },
         )
         return True
+
+
+def _give_up(ctx: Context, out: Path, where: Where, failures: list[str]) -> bool:
+    """Every attempt failed: skip this group's update (recorded), or stop the run under --strict."""
+    reason = failures[-1]
+    tries = len(failures)
+    if ctx.settings.strict:
+        raise BackwardFailed(f"{where.label} failed {tries} attempt(s) (--strict stops here): {reason}")
+    write_json(
+        out / "commit.txt",
+        {
+            "before": where.before,
+            "after": where.before,
+            "subject": "",
+            "decision": "skipped",
+            "by": "checks",
+            "attempt": where.attempt,
+            "reason": reason,
+            "failures": failures,
+        },
+    )
+    ctx.bus.emit(
+        ev.MicroStepSkipped(
+            epoch=where.epoch,
+            step=where.step,
+            group=where.group,
+            attempts=tries,
+            before=where.before,
+            reason=reason,
+            label=where.label,
+        )
+    )
+    return True
 
 
 def _base_commit(pool: Pool, out: Path) -> str:
@@ -168,6 +209,21 @@ def _reviewer_notes(out: Path) -> list[str]:
     return notes
 
 
+def _failures_since_review(out: Path, attempt: int) -> list[str]:
+    """Why the attempts since the last review failed, so a resumed run keeps counting its retries."""
+    failures: list[str] = []
+    for n in range(1, attempt + 1):
+        adir = out / f"attempt{n}"
+        if (adir / "review.json").exists():
+            failures = []
+        elif (adir / "failed.json").exists():
+            try:
+                failures.append(str(read_json(adir / "failed.json").get("reason", "")))
+            except (OSError, ValueError):
+                failures.append("an earlier attempt failed")
+    return failures
+
+
 def _pending_review(pool: Pool, out: Path, attempt: int) -> dict | None:
     if attempt == 0:
         return None
@@ -178,159 +234,6 @@ def _pending_review(pool: Pool, out: Path, attempt: int) -> dict | None:
     if pool.state() == (checked["after"], True):
         return checked
     return None
-
-
-async def _attempt(
-    ctx: Context,
-    pool: Pool,
-    samples: list[Sample],
-    summary: Path | None,
-    out: Path,
-    epoch: int,
-    step: int,
-    group: int,
-    attempt: int,
-    label: str,
-    before: str,
-    notes: list[str],
-) -> dict:
-    """One backward pass and its checks. Returns the checked record; raises BackwardFailed."""
-    adir = out / f"attempt{attempt}"
-    adir.mkdir(parents=True, exist_ok=True)
-    # A dead attempt may have left edits or even a commit; nothing of it may leak into this one.
-    stale, clean = await asyncio.to_thread(pool.state)
-    if stale != before or not clean:
-        if stale != before:
-            await asyncio.to_thread(pool.keep, f"dead/e{epoch}-s{step}-g{group}-a{attempt}", stale)
-        await asyncio.to_thread(pool.reset, before)
-        ctx.bus.emit(ev.Warning_(message=f"{label}: reset a pool left dirty by an earlier attempt"))
-    subject = f"train {label}"
-    headers = pool.headers()
-    prompt = ctx.prompts.render(
-        "backward",
-        label=label,
-        pool_dir=str(pool.root),
-        summary=str(summary) if summary else None,
-        samples=[s.to_dict() for s in samples],
-        commit_subject=subject,
-        reviewer_notes=notes,
-    )
-    prefix = pool_context(ctx, headers)
-    write_atomic(adir / "prompt.md", f"{prefix}\n{prompt}")
-    loss_dir = ctx.run.loss_dir(epoch, step)
-    commits: list[str] = []
-
-    def on_commit(message: str) -> str:
-        body = message.strip()
-        full = body if body.startswith(subject) else f"{subject}\n\n{body}"
-        commits.append(pool.commit_all(full))
-        return f"committed {commits[-1][:10]}"
-
-    read_roots = [pool.root, loss_dir, *([summary] if summary else [])]
-    sandbox = Sandbox(read_roots=read_roots, write_roots=[pool.root], traced=None, on_commit=on_commit)
-    where = {"group": group}
-    request = ctx.request(
-        "backward",
-        prompt,
-        {
-            "pool": str(pool.root),
-            "headers": headers,
-            "summary": str(summary) if summary else None,
-            "reports": [str(s.report) for s in samples],
-            "notes": notes,
-        },
-        prefix=prefix,
-        **where,
-    )
-    # The pool listing changes with every commit, so no other request re-reads this prefix;
-    # once the commit is made, the agent's next answer is its last (cache_policy).
-    request.prefix_shared = False
-    request.finished = lambda: bool(commits)
-    ctx.bus.emit(ev.Stage(stage="backward", status="started", epoch=epoch, step=step, group=group, attempt=attempt))
-    started = time.monotonic()
-    try:
-        await ctx.call(request, adir / "transcript.json", sandbox, epoch=epoch, step=step, **where)
-    except Exception as exc:  # noqa: BLE001 - whatever the agent did, the pool goes back to `before`
-        await _fail(ctx, pool, before, epoch, step, group, attempt, f"{label}: the backward agent failed ({exc})")
-    problem, checked = await asyncio.to_thread(_check, pool, before, subject)
-    if problem:
-        await _fail(ctx, pool, before, epoch, step, group, attempt, f"{label} rejected: {problem}")
-    write_atomic(adir / "patch.diff", checked.pop("patch"))
-    write_json(adir / "checked.json", checked)
-    ctx.bus.emit(
-        ev.Stage(
-            stage="backward",
-            status="finished",
-            epoch=epoch,
-            step=step,
-            group=group,
-            attempt=attempt,
-            seconds=round(time.monotonic() - started, 3),
-        )
-    )
-    ctx.bus.emit(
-        ev.MicroStep(
-            epoch=epoch,
-            step=step,
-            group=group,
-            attempt=attempt,
-            label=label,
-            before=before,
-            after=checked["after"],
-            subject=checked["subject"],
-            added=checked["added"],
-            changed=checked["changed"],
-            removed=checked["removed"],
-            lint_ok=True,
-            patch=str(adir / "patch.diff"),
-            message=checked.get("message", ""),
-        )
-    )
-    ctx.bus.emit(ev.PoolChanged(head=checked["after"], reason=f"commit {label}"))
-    return checked
-
-
-def _check(pool: Pool, before: str, subject: str) -> tuple[str | None, dict]:
-    """The three checks, cheapest first. Returns (problem or None, the checked record with its patch)."""
-    after, clean = pool.state()
-    if after == before:
-        return "no commit was made (an empty commit says 'nothing to change'; no commit says nothing)", {}
-    if not clean:
-        return "uncommitted changes were left in the pool", {}
-    commits = pool.commits_between(before, after)
-    if len(commits) > 1:
-        # One micro-step is one commit: an agent that committed twice gets its commits folded together.
-        after = pool.squash(before, f"{subject}\n\n" + "\n".join(f"- {s}" for _, s, _ in commits))
-        commits = pool.commits_between(before, after)
-    patch, changes = pool.diff(before, after)
-    problems = pool.lint(changes.touched)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        return f"the pool fails the linter: {problems[0]}{more}", {}
-    return None, {
-        "before": before,
-        "after": after,
-        "subject": commits[-1][1],
-        "message": commits[-1][2],
-        "added": changes.added,
-        "changed": changes.changed,
-        "removed": changes.removed,
-        "lint": [],
-        "patch": patch,
-    }
-
-
-async def _fail(
-    ctx: Context, pool: Pool, before: str, epoch: int, step: int, group: int, attempt: int, message: str
-) -> None:
-    head = await asyncio.to_thread(pool.head)
-    if head != before:
-        await asyncio.to_thread(pool.keep, f"failed/e{epoch}-s{step}-g{group}-a{attempt}", head)
-    await asyncio.to_thread(pool.reset, before)
-    ctx.bus.emit(
-        ev.Stage(stage="backward", status="failed", epoch=epoch, step=step, group=group, attempt=attempt, error=message)
-    )
-    raise BackwardFailed(message)
 
 
 async def _review(

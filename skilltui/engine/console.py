@@ -137,6 +137,11 @@ class ConsoleSink:
             touched = len(event.added) + len(event.changed) + len(event.removed)
             what = event.message.splitlines()[0] if event.message else event.subject
             line = f"[commit] {event.label}: {what} ({touched} note(s) touched)"
+        elif isinstance(event, ev.MicroStepSkipped):
+            line = (
+                f"[skipped] {event.label or f'group {event.group}'}: no update after {event.attempts} "
+                f"attempt(s); the pool stays as it was ({event.reason})"
+            )
         elif isinstance(event, ev.DecisionMade):
             line = f"[review] {event.decision} by {event.by}" + (f": {event.note}" if event.note else "")
             line += f" ({event.reason})" if event.reason else ""

@@ -222,6 +222,37 @@ class DecisionMade(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MicroStepSkipped(Event):
+    """A micro-step failed every attempt (`attempts`, the last `reason`): its group's update is skipped.
+
+    The pool stays at `before`; training goes on (unless `--strict`, which stops the run instead).
+    """
+
+    kind: ClassVar[str] = "micro_step_skipped"
+    epoch: int
+    step: int
+    group: int
+    attempts: int
+    before: str
+    reason: str
+    label: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attribution(Event):
+    """Per-note attribution from the read traces, up to this step (see `attribution.py`).
+
+    `notes` maps a note's path to passes (forward passes that read it), with / without (mean
+    loss of the episodes written with / without it) and with_n / without_n (how many).
+    """
+
+    kind: ClassVar[str] = "attribution"
+    epoch: int
+    step: int
+    notes: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
 class PoolChanged(Event):
     """The pool's HEAD moved (a commit, a reset, a revert). Panes showing the pool refresh."""
 

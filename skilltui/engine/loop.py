@@ -30,6 +30,7 @@ from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
 from ..durable import no_room
 from . import events as ev
+from .attribution import run_attribution
 from .backward import BackwardFailed, micro_step
 from .batching import StepBatch
 from .review import Reviewer
@@ -85,6 +86,7 @@ class Trainer:
             bus,
             secrets=list(secrets or []),
             spent=_spent_so_far(opened),
+            works=list(self.works),
         )
         throttle = getattr(backend, "throttle", None)
         if throttle is not None:  # a backend that slows down on 429 says so through the events
@@ -247,6 +249,7 @@ class Trainer:
         failed = [w.name for w in active if w.name not in done]
         if not done:
             raise RunFailed(f"every work failed at epoch {epoch} step {step}; see events.jsonl for each error")
+        await self._attribution(epoch, step)
         if not self.settings.no_backward:
             await self._backward_all(groups, done, epoch, step, limit)
         # The mean is over the works scored this step; the event says how many, so a curve
@@ -267,6 +270,13 @@ class Trainer:
                 val_works_in_mean=val_count,
             )
         )
+
+    async def _attribution(self, epoch: int, step: int) -> None:
+        """Per-note attribution from the traces up to this step, for the panes (the prompt computes its own)."""
+        pool = self.run.pool
+        notes = [rel for rel, _ in await asyncio.to_thread(pool.headers)]
+        stats = await asyncio.to_thread(run_attribution, self.run, notes, (epoch, step))
+        self.bus.emit(ev.Attribution(epoch=epoch, step=step, notes={p: s.to_dict() for p, s in stats.items()}))
 
     async def _forward_and_loss(
         self, work: Work, epoch: int, step: int, first: int, last: int, limit: asyncio.Semaphore

@@ -73,13 +73,38 @@ def parse_note(text: str) -> tuple[dict | None, str, str | None]:
     end = text.find("\n---\n", 3)
     if end < 0:
         return None, text, "front matter is not closed by a --- line"
+    front = text[4:end]
+    lenient = _description_line(front)
+    if lenient is not None:
+        return {"description": lenient}, text[end + 5 :], None
     try:
-        meta = yaml.load(text[4:end], Loader=_Loader)
+        meta = yaml.load(front, Loader=_Loader)
     except yaml.YAMLError as exc:
         return None, text, f"front matter is not valid YAML ({str(exc).splitlines()[0]})"
     if not isinstance(meta, dict):
         return None, text, "front matter must be a mapping with a description"
     return meta, text[end + 5 :], None
+
+
+def _description_line(front: str) -> str | None:
+    """The description of a front matter that is just one `description:` line, read as written.
+
+    The prompts and the README show a plain line (`description: Open with a heading: INT.
+    or EXT.`), which strict YAML rejects for its second colon, or cuts at a ` #`. A single
+    description line is read leniently, the way a person reads it: everything after the
+    key, unquoted only when it is one quoted YAML scalar. Anything else goes to YAML.
+    """
+    lines = [line for line in front.splitlines() if line.strip()]
+    if len(lines) != 1 or not lines[0].startswith("description:"):
+        return None
+    value = lines[0][len("description:") :].strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        try:
+            quoted = yaml.load(value, Loader=_Loader)
+        except yaml.YAMLError:
+            return value
+        return quoted if isinstance(quoted, str) else value
+    return value
 
 
 def lint_note(rel: str, text: str) -> list[str]:

@@ -22,6 +22,9 @@ from .reconcile import reconcile
 from .run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
 from .works import Work, load_works
 
+# The default bound on lines one micro-step may add plus remove: two full notes' worth.
+DEFAULT_MAX_EDIT_LINES = 80
+
 
 @dataclass
 class Settings:
@@ -51,6 +54,13 @@ class Settings:
     # Send the loss judge and reduce calls through the Message Batches API (half price, slower).
     # How a run is paid for, not what it computes, so a run may resume with or without it.
     batch: bool = False
+    # Per-role call timeouts in seconds (the seeds' defaults); reduce shares the loss bound.
+    forward_timeout: float = 2400.0
+    loss_timeout: float = 1800.0
+    backward_timeout: float = 5400.0
+    backward_retries: int = 2
+    strict: bool = False
+    max_edit_lines: int = DEFAULT_MAX_EDIT_LINES
 
     def check(self) -> None:
         for name in ("steps", "episodes_per_step", "epochs", "workers"):
@@ -65,12 +75,27 @@ class Settings:
             raise UsageError("--judge-weight must be between 0 (the engine's loss alone) and 1 (the rubric's alone)")
         if self.max_cost is not None and not (math.isfinite(self.max_cost) and self.max_cost > 0):
             raise UsageError("--max-cost must be a positive number of US dollars")
+        for role in ("forward", "loss", "backward"):
+            if getattr(self, f"{role}_timeout") <= 0:
+                raise UsageError(f"--{role}-timeout must be a positive number of seconds")
+        if self.backward_retries < 0:
+            raise UsageError("--backward-retries must be 0 (no retry) or more")
+        if self.max_edit_lines < 1:
+            raise UsageError("--max-edit-lines must be at least 1 (lines one micro-step may add and remove)")
         if self.gate and not self.val_works:
             raise UsageError("--gate judges each update on validation; name a held-out work with --val-work DIR")
         if self.gate and self.no_backward:
             raise UsageError("--gate judges updates and --no-backward makes none; drop one of the two")
         if self.gate_tolerance < 0:
             raise UsageError("--gate-tolerance must be 0 or more (a rise in validation loss that is still kept)")
+
+    def timeout_for(self, role: str) -> float:
+        """The bound on one call of `role`: reduce folds loss reports, so it shares the loss bound."""
+        if role == "forward":
+            return self.forward_timeout
+        if role == "backward":
+            return self.backward_timeout
+        return self.loss_timeout
 
     def check_works(self, works: list[Work]) -> None:
         """A run whose first step no work can fill would 'finish' having trained nothing."""
@@ -87,10 +112,12 @@ class Settings:
     def identity(self, works: list[Work], val_works: list[Work] | None = None) -> dict[str, Any]:
         """The settings that decide what a run computes. Reopening with others is refused.
 
-        Workers, latency, auto and the cost cap change how fast or how far a run goes,
-        never what it computes, so they may differ between sessions of one run.
+        Workers, latency, auto, the cost cap, timeouts, retries and --strict change how fast
+        or how far a run goes, never what it computes, so they may differ between sessions
+        of one run. The edit budget is the learning rate: it is part of the identity, but
+        only when it is not the default, so runs started before it existed still resume.
         """
-        config: dict[str, Any] = {
+        identity: dict[str, Any] = {
             "works": sorted(w.name for w in works),
             "work_paths": {w.name: str(w.root) for w in sorted(works, key=lambda w: w.name)},
             "steps": self.steps,
@@ -106,14 +133,16 @@ class Settings:
             # Only when set, so runs started before the flag existed still reopen.
             **({"judge_weight": self.judge_weight} if self.judge_weight else {}),
         }
+        if self.max_edit_lines != DEFAULT_MAX_EDIT_LINES:
+            identity["max_edit_lines"] = self.max_edit_lines
         if val_works:
             # Only present when used, so runs made before validation existed reopen as they were.
-            config["val_works"] = sorted(w.name for w in val_works)
-            config["val_work_paths"] = {w.name: str(w.root) for w in sorted(val_works, key=lambda w: w.name)}
-            config["gate"] = self.gate
+            identity["val_works"] = sorted(w.name for w in val_works)
+            identity["val_work_paths"] = {w.name: str(w.root) for w in sorted(val_works, key=lambda w: w.name)}
+            identity["gate"] = self.gate
             if self.gate:
-                config["gate_tolerance"] = self.gate_tolerance
-        return config
+                identity["gate_tolerance"] = self.gate_tolerance
+        return identity
 
 
 @dataclass

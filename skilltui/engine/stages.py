@@ -29,6 +29,7 @@ from ..agents.redact import redact
 from ..agents.tools import Sandbox
 from . import events as ev
 from . import rubric
+from .leakage import Lexicon
 from .pool import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
 from .prompts import Prompts
 from .run import Run, read_json, write_atomic, write_json
@@ -68,6 +69,9 @@ class Context:
         if self.last_step_seconds is None:
             return "5m" if self.settings.auto else "1h"
         return "5m" if self.last_step_seconds < 240 else "1h"
+    # The training works, and the leakage guard built from them on first use.
+    works: list[Work] = field(default_factory=list)
+    lexicon: Lexicon | None = None
 
     def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
         if result.cost_usd is not None:
@@ -155,6 +159,7 @@ class Context:
             context=context,
             on_delta=on_delta,
             on_tool=on_tool,
+            timeout=self.settings.timeout_for(role),
         )
 
 
@@ -239,6 +244,7 @@ async def forward(
         write_roots=[scripts],
         denied=[work.root, place.loss_dir, pool.root / ".git"],
         traced=pool.root,
+        base=pool.root,  # the prompt lists notes relative to the pool
     )
     where = {"work": work.name}
     request = ctx.request(
@@ -262,6 +268,8 @@ async def forward(
     request.lead_ttl = ctx.reread_ttl() if _reread_later(ctx, work, epoch, last) else ("5m" if earlier else None)
     request.finished = lambda: all((scripts / f"{n:02d}.fountain").is_file() for n in range(first, last + 1))
     seen: set[int] = set()
+    # The read trace per episode: the notes opened before each episode was first written.
+    before_episode: dict[str, list[str]] = {}
     inner_tool = request.on_tool
 
     def on_tool(tool: str, path: str, ok: bool, error: str | None) -> None:
@@ -269,6 +277,7 @@ async def forward(
         match = EPISODE_FILE.match(os.path.basename(path))
         if ok and tool == "create" and match and int(match.group(1)) not in seen:
             seen.add(int(match.group(1)))
+            before_episode[str(int(match.group(1)))] = list(sandbox.reads)
             ctx.bus.emit(
                 ev.EpisodeWritten(epoch=epoch, step=step, work=work.name, episode=int(match.group(1)), path=path)
             )
@@ -277,7 +286,7 @@ async def forward(
     result = await ctx.call(request, out / "transcript.json", sandbox, epoch=epoch, step=step, **where)
     written = written_episodes(scripts, first, last)
     missing = [n for n in range(first, last + 1) if not written.get(n, "").strip()]
-    write_json(out / "reads.json", sandbox.reads)
+    write_json(out / "reads.json", {"notes": sandbox.reads, "episodes": before_episode})
     if missing:
         raise StageError(
             f"the writer did not write episode{'s' if len(missing) > 1 else ''} "
@@ -382,14 +391,25 @@ async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, gro
     if out.exists():
         return out, False
     reports = {s.work: s.report.read_text(encoding="utf-8") for s in samples}
-    prompt = ctx.prompts.render("reduce", reports=reports, count=len(reports))
-    request = ctx.request("reduce", prompt, {"reports": reports}, group=group)
+    # The reduce is one text call with no file tools, so its evidence comes inline: the
+    # reports and the notes each writer opened (its read trace), never a path to open.
+    reads = {s.work: _notes_read(s.reads) for s in samples}
+    prompt = ctx.prompts.render("reduce", reports=reports, count=len(reports), reads=reads)
+    request = ctx.request("reduce", prompt, {"reports": reports, "reads": reads}, group=group)
     result = await ctx.call(request, out.parent / "reduce.transcript.json", epoch=epoch, step=step, group=group)
     if not result.text.strip():
         raise BackendError("the reduce call returned an empty commonality report")
     write_atomic(out, result.text if result.text.endswith("\n") else result.text + "\n")
     ctx.bus.emit(ev.Summary(epoch=epoch, step=step, group=group, works=[s.work for s in samples], path=str(out)))
     return out, True
+
+
+def _notes_read(trace: Path) -> list[str]:
+    try:
+        data = read_json(trace)
+    except (OSError, ValueError):
+        return []
+    return list(data.get("notes", [])) if isinstance(data, dict) else list(data)
 
 
 def pool_context(ctx: Context, headers: list[tuple[str, str]]) -> str:

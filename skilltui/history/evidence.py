@@ -1,7 +1,8 @@
 """The evidence a micro-step acted on, as one markdown document: what `e` shows in the review app.
 
 A backward micro-step read its group's commonality report (or, for a group of one, that
-work's loss report) and may have been given the reviewer's notes of earlier reruns. All
+work's loss report) and read traces, and may have been given the reviewer's notes of
+earlier reruns and the reasons earlier attempts failed their checks. All
 of it is in the run folder; nothing here is recomputed, so what the app shows is what the
 agent saw.
 """
@@ -73,6 +74,10 @@ def evidence_markdown(run: Run, commit: Commit) -> str:
     if notes:
         parts += ["", "## Reviewer notes from earlier attempts", ""]
         parts += [f"- attempt {n}: {note}" for n, note in notes]
+    failed = _failed_attempts(micro)
+    if failed:
+        parts += ["", "## Attempts that failed their checks (each retried from the reset pool)", ""]
+        parts += [f"- attempt {n}: {reason}" for n, reason in failed]
     for work in micro.works:
         report = _read(run.loss_report(micro.epoch, micro.step, work))
         loss = _loss(run, micro, work)
@@ -82,8 +87,30 @@ def evidence_markdown(run: Run, commit: Commit) -> str:
             first, _, report = report.partition("\n")
             title = first[2:].strip()
         title = f"## {title}" + (f" (loss {loss:.3f})" if loss is not None else "")
-        parts += ["", title, "", _embedded(report) if report is not None else "(the report is missing from the run)"]
+        parts += ["", title, "", _reads_line(run, micro, work)]
+        parts += ["", _embedded(report) if report is not None else "(the report is missing from the run)"]
     return "\n".join(parts) + "\n"
+
+
+def _reads_line(run: Run, micro: MicroStepRecord, work: str) -> str:
+    """What the writer opened before writing, from its read trace."""
+    try:
+        trace = read_json(run.work_dir(micro.epoch, micro.step, work) / "reads.json")
+    except (OSError, ValueError):
+        return "*No read trace was kept for this work.*"
+    notes = trace.get("notes", []) if isinstance(trace, dict) else trace
+    return "Notes the writer opened: " + (", ".join(f"`{n}`" for n in notes) if notes else "none") + "."
+
+
+def _failed_attempts(micro: MicroStepRecord) -> list[tuple[int, str]]:
+    failed = []
+    for n in range(1, micro.attempt):
+        try:
+            reason = read_json(micro.folder / f"attempt{n}" / "failed.json").get("reason", "")
+        except (OSError, ValueError, AttributeError):
+            continue
+        failed.append((n, str(reason)))
+    return failed
 
 
 def _rerun_notes(micro: MicroStepRecord) -> list[tuple[int, str]]:

@@ -21,7 +21,9 @@ from typing import Any
 
 import git
 
+from ..engine.attribution import NoteStats, run_attribution
 from ..engine.events import read_events
+from ..engine.feedback import parse_body
 from ..engine.pool import Pool
 from ..engine.run import Run, read_json
 from .status import RunStatus, run_status
@@ -83,6 +85,10 @@ class Commit:
     earlier: list[MicroStepRecord] = field(default_factory=list)
     reverts: str | None = None
     reverted_by: str | None = None
+    # The commit body's prediction, and the mean of each loss part around the micro-step (what then happened).
+    prediction: str = ""
+    parts_before: dict[str, float] = field(default_factory=dict)
+    parts_after: dict[str, float] = field(default_factory=dict)
 
     @property
     def short(self) -> str:
@@ -106,6 +112,8 @@ class History:
     commits: list[Commit]
     status: RunStatus
     dirty: bool
+    # Per note: forward passes that read it, mean loss of episodes written with / without it.
+    attribution: dict[str, NoteStats] = field(default_factory=dict)
 
     def find(self, sha: str) -> Commit | None:
         return next((c for c in self.commits if c.sha == sha), None)
@@ -200,6 +208,22 @@ def next_step(means: dict[tuple[int, int], float], key: tuple[int, int]) -> floa
     return means[min(later)] if later else None
 
 
+def part_means(events: list[dict[str, Any]]) -> dict[tuple[int, int], dict[str, float]]:
+    """Each step's mean of every loss part (chrf, scenes, ...) over its works, from `loss` events."""
+    per: dict[tuple[int, int], dict[str, dict[str, float]]] = {}
+    for e in events:
+        if e.get("kind") == "loss" and isinstance(e.get("scores"), dict):
+            per.setdefault((e["epoch"], e["step"]), {})[e.get("work") or ""] = e["scores"]
+    means: dict[tuple[int, int], dict[str, float]] = {}
+    for key, works in per.items():
+        names = {name for scores in works.values() for name in scores}
+        means[key] = {
+            name: round(sum(s[name] for s in works.values() if name in s) / sum(name in s for s in works.values()), 4)
+            for name in sorted(names)
+        }
+    return means
+
+
 def load_history(run: Run) -> History:
     """Read the pool's commits and join them to the run's records. Blocking: git and file reads."""
     pool = run.pool
@@ -210,6 +234,7 @@ def load_history(run: Run) -> History:
     records = micro_steps(run, events)
     kept = _kept_refs(pool)
     history_actions = {e.get("after"): e for e in events if e.get("kind") == "history" and e.get("action") == "revert"}
+    parts = part_means(events)
     commits: list[Commit] = []
     for sha, parents, stamp, message, files in _log(pool):
         commit = Commit(sha, parents, stamp, message, files, sha in in_history, kept_as=kept.get(sha, []))
@@ -223,6 +248,10 @@ def load_history(run: Run) -> History:
             commit.decision = f"{word} by {micro.by}" if micro.by else word
             commit.loss_before = status.step_means.get((micro.epoch, micro.step))
             commit.loss_after = next_step(status.step_means, (micro.epoch, micro.step))
+            commit.prediction = parse_body(message)["prediction"]
+            commit.parts_before = parts.get((micro.epoch, micro.step), {})
+            later = [k for k in parts if k > (micro.epoch, micro.step)]
+            commit.parts_after = parts[min(later)] if later else {}
         elif sha in history_actions:
             commit.decision = f"revert by {history_actions[sha].get('by', 'human')}"
         elif reverted:
@@ -247,7 +276,14 @@ def load_history(run: Run) -> History:
             target = by_sha.get(c.reverts) or next((t for t in commits if t.sha.startswith(c.reverts)), None)
             if target is not None and target.reverted_by is None:
                 target.reverted_by = c.sha
-    return History(run=run, head=head, commits=commits, status=status, dirty=not pool.is_clean())
+    return History(
+        run=run,
+        head=head,
+        commits=commits,
+        status=status,
+        dirty=not pool.is_clean(),
+        attribution=run_attribution(run, pool.note_paths()),
+    )
 
 
 def _why_dropped(kept_as: list[str]) -> str:

@@ -432,7 +432,7 @@ class TrainingApp(App[int]):
     async def _read_pool(self) -> None:
         view = await asyncio.to_thread(self._reader.read)
         commits = [Commit(c.sha, c.subject, self.state.marks.get(c.sha)) for c in view.commits]
-        self.query_one(PoolTree).show(view.notes)
+        self.query_one(PoolTree).show(view.notes, self.state.attribution)
         self.query_one(CommitList).show(commits)
         self.query_one(TabbedContent).get_tab("commits").label = f"Commits · {len(commits)}"
         self.query_one(TabbedContent).get_tab("pool").label = f"Pool · {len(view.notes)} notes"

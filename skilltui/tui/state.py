@@ -85,6 +85,8 @@ class RunState:
         self.val_counts: dict[StepKey, int] = {}
         self.val_cost = 0.0
         self.marks: dict[str, Mark] = {}
+        # Per note: passes that read it, mean loss with / without it (the latest attribution event).
+        self.attribution: dict[str, dict[str, Any]] = {}
         self.head: str | None = None
         self.notices: deque[str] = deque(maxlen=NOTICE_LIMIT)
         self.throttled = False  # the API rate-limited the key: fewer calls in flight for a while
@@ -275,6 +277,21 @@ class RunState:
         counts = f"+{len(e['added'])} ~{len(e['changed'])} -{len(e['removed'])}"
         self._say(None, e["group"], f"✎ commit {e['after'][:7]} {e['subject']} ({counts})")
         self._dirty |= {"pool", "commits"}
+
+    def _on_attribution(self, e: dict[str, Any], replay: bool) -> None:
+        self.attribution = dict(e.get("notes") or {})
+        self._dirty.add("pool")
+
+    def _on_micro_step_skipped(self, e: dict[str, Any], replay: bool) -> None:
+        if replay:
+            return
+        message = (
+            f"{e.get('label') or 'group ' + str(e['group'])}: skipped after {e['attempts']} failed attempt(s), "
+            f"the pool stays as it was ({e['reason']})"
+        )
+        self._say(None, e["group"], f"⊘ {message}")
+        self.notices.append(message)
+        self._dirty.add("notices")
 
     def _on_review_requested(self, e: dict[str, Any], replay: bool) -> None:
         if replay:

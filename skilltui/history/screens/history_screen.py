@@ -145,12 +145,12 @@ class HistoryScreen(Screen):
         shown = self.shown_commits()
         self.commit_list.show(shown, self.history.head, self.marked, select or self.history.head)
         self.query_one(RunHeader).show(self.history, len(shown), self.query_text, self.all_commits)
-        self.query_one(CommitDetail).show(self.selected, self.history.head)
+        self.query_one(CommitDetail).show(self.selected, self.history.head, self.history.attribution)
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self) -> None:
         if self.history is not None:
-            self.query_one(CommitDetail).show(self.selected, self.history.head)
+            self.query_one(CommitDetail).show(self.selected, self.history.head, self.history.attribution)
 
     def action_reload(self) -> None:
         self.load()

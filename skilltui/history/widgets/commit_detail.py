@@ -7,6 +7,7 @@ import datetime as _dt
 from rich.text import Text
 from textual.widgets import Static
 
+from ...engine.attribution import NoteStats
 from ..records import DECISION_WORDS, Commit
 
 STATUS_WORDS = {"A": "added", "M": "changed", "D": "removed"}
@@ -24,11 +25,34 @@ class CommitDetail(Static):
     }
     """
 
-    def show(self, commit: Commit | None, head: str) -> None:
-        self.update(describe(commit, head) if commit else Text("no commit selected", style="dim"))
+    def show(self, commit: Commit | None, head: str, attribution: dict[str, NoteStats] | None = None) -> None:
+        self.update(describe(commit, head, attribution) if commit else Text("no commit selected", style="dim"))
 
 
-def describe(commit: Commit, head: str) -> Text:
+def outcome(commit: Commit) -> Text:
+    """The prediction the commit made, and beside it what the loss parts then did."""
+    text = Text()
+    text.append("predicted: ", style="bold")
+    text.append((commit.prediction or "(no prediction in the commit message)") + "\n")
+    text.append("then:      ", style="bold")
+    if not commit.parts_after:
+        text.append("not measured yet (no later step has finished)\n", style="dim")
+        return text
+    said = commit.prediction.lower()
+    pieces = []
+    for name, after in commit.parts_after.items():
+        before = commit.parts_before.get(name)
+        move = "" if before is None else f" ({after - before:+.3f})"
+        piece = Text(f"{name} {'?' if before is None else f'{before:.3f}'}→{after:.3f}{move}")
+        if name.lower() in said:
+            piece.stylize("bold")  # the part the prediction named
+        pieces.append(piece)
+    text.append(Text(", ").join(pieces))
+    text.append("  (similarity, higher is better)\n", style="dim")
+    return text
+
+
+def describe(commit: Commit, head: str, attribution: dict[str, NoteStats] | None = None) -> Text:
     text = Text()
     stamp = _dt.datetime.fromtimestamp(commit.time).strftime("%Y-%m-%d %H:%M:%S")
     text.append(commit.sha[:12], style="bold yellow")
@@ -61,11 +85,17 @@ def describe(commit: Commit, head: str) -> Text:
         after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "none yet"
         text.append(f"loss {before} → {after}", style="bold")
         text.append(": mean loss of the step whose reports it acted on → mean loss of the next step\n", style="dim")
+        text.append(outcome(commit))
     elif commit.decision:
         text.append(f"{commit.decision}\n", style="bold")
     if commit.files:
         text.append("notes: ")
         text.append("; ".join(f"{STATUS_WORDS.get(s, s)} {p}" for s, p in commit.files))
+        for _, path in commit.files:
+            stats = (attribution or {}).get(path)
+            if stats is not None:
+                text.append(f"\n  {path}: {stats.short}", style="dim")
+                text.append(" (forward passes that read it · mean loss with it vs without it)", style="dim")
     else:
         text.append("notes: none changed (an empty commit)", style="dim")
     return text

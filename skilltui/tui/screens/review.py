@@ -20,6 +20,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
 
+from ...engine.feedback import parse_body
 from ...engine.review import Decision, ReviewRequest
 from ..widgets.diff_view import DiffView
 from ..widgets.key_bar import KeyBar
@@ -61,6 +62,10 @@ def facts(request: ReviewRequest) -> Content:
     gate = gate_line(request)
     if gate is not None:
         lines.insert(2, gate)
+    prediction = parse_body(f"subject\n{request.message}")["prediction"]
+    if prediction:
+        # What the update says will happen; `skilltui review` later shows it beside what did.
+        lines.append(Content.assemble(("predicts ", "$foreground-muted"), prediction))
     return Content("\n").join(lines)
 
 

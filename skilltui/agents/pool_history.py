@@ -1,0 +1,122 @@
+"""The backward agent's read-only view of the pool's history: `pool_log` and `pool_show`.
+
+The pool's `git log` is the parameter history, and an optimizer that cannot see it repeats
+updates that already failed. Its sandbox refuses `.git` (a writable git folder would let
+it rewrite history), so these two tools read the history for it, through GitPython's
+objects, never through a shell:
+
+- `pool_log [limit]`: the recent commits of the pool, newest first, each with its subject
+  and, for commits made by training, what the run recorded about it (the decision, who
+  made it, the loss around it), supplied by the engine as `annotate(sha)`;
+- `pool_show REV [PATH]`: a commit's message and the diff it made, or with PATH the note
+  as it was at REV (`HEAD~2`, a short sha, a kept `refs/skilltui/...` ref).
+
+Both backends and the offline backend offer them under the same names.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+
+from .tools import MAX_VIEW_CHARS, ToolError
+
+MAX_LOG = 100
+
+LOG_DESCRIPTION = (
+    "Read-only: the pool's recent commits, newest first: short sha, date, subject and, for "
+    "training commits, the review decision, who made it and the loss before and after."
+)
+SHOW_DESCRIPTION = (
+    "Read-only: show one commit of the pool (its message and the diff it made), or, with "
+    "path, a note as it was at that commit. rev is a sha, HEAD~N or a refs/skilltui/... ref."
+)
+LOG_SCHEMA = {
+    "type": "object",
+    "properties": {"limit": {"type": "integer", "description": f"How many commits (default 20, at most {MAX_LOG})."}},
+}
+SHOW_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "rev": {"type": "string", "description": "The commit: a sha, HEAD, HEAD~2, refs/skilltui/..."},
+        "path": {"type": "string", "description": "Optional: a note path relative to the pool, e.g. scene/x.md."},
+    },
+    "required": ["rev"],
+}
+
+
+class PoolHistory:
+    """The history tools over one pool repository. `annotate(sha)` adds the run's record of a commit."""
+
+    def __init__(self, root: Path, annotate: Callable[[str], str | None] | None = None) -> None:
+        self.root = Path(root)
+        self.annotate = annotate or (lambda sha: None)
+
+    def _repo(self) -> git.Repo:
+        return git.Repo(self.root)
+
+    def log(self, limit: int = 20) -> str:
+        limit = max(1, min(int(limit), MAX_LOG))
+        repo = self._repo()
+        try:
+            lines = []
+            for commit in repo.iter_commits("HEAD", max_count=limit):
+                when = _dt.datetime.fromtimestamp(commit.committed_date, _dt.UTC).strftime("%Y-%m-%d %H:%M")
+                subject = str(commit.summary)
+                line = f"{commit.hexsha[:10]} {when} {subject}"
+                note = self.annotate(commit.hexsha)
+                if note:
+                    line += f"\n           {note}"
+                lines.append(line)
+        finally:
+            repo.close()
+        return "\n".join(lines) or "(no commits)"
+
+    def show(self, rev: str, path: str | None = None) -> str:
+        if not rev or rev.startswith("-"):
+            raise ToolError("pool_show needs a revision such as HEAD, HEAD~1 or a sha from pool_log")
+        repo = self._repo()
+        try:
+            try:
+                commit = repo.commit(rev)
+            except (git.BadName, ValueError, git.GitCommandError):
+                raise ToolError(f"{rev!r} is not a commit of the pool; take a sha from pool_log") from None
+            if path:
+                return _note_at(commit, path)
+            parent = commit.parents[0] if commit.parents else None
+            if parent is not None:
+                diffs = parent.diff(commit, create_patch=True)
+            else:  # the root commit, against the empty tree (R: the right way round)
+                diffs = commit.diff(git.NULL_TREE, create_patch=True, R=True)
+            patch = "\n".join(_patch_text(d) for d in diffs)
+            head = f"commit {commit.hexsha}\n\n{commit.message.strip()}\n"
+            note = self.annotate(commit.hexsha)
+            if note:
+                head += f"\n[{note}]\n"
+            return (head + "\n" + (patch or "(no changes: an empty commit)"))[:MAX_VIEW_CHARS]
+        finally:
+            repo.close()
+
+
+def _note_at(commit: git.Commit, path: str) -> str:
+    rel = path.strip().removeprefix("./").strip("/")
+    try:
+        blob = commit.tree / rel if rel not in ("", ".") else commit.tree
+    except KeyError:
+        short = commit.hexsha[:10]
+        raise ToolError(f"{rel} does not exist at {short}; list the notes it had with pool_show {short} .") from None
+    if blob.type != "blob":
+        names = "\n".join(item.path for item in blob.traverse() if item.type == "blob")
+        return names or "(empty folder)"
+    return blob.data_stream.read().decode("utf-8", errors="replace")[:MAX_VIEW_CHARS]
+
+
+def _patch_text(diff: git.Diff) -> str:
+    """One file's diff as `git diff` prints it (GitPython keeps the header apart from the hunks)."""
+    a = f"a/{diff.a_path}" if diff.a_path and not diff.new_file else "/dev/null"
+    b = f"b/{diff.b_path}" if diff.b_path and not diff.deleted_file else "/dev/null"
+    body = diff.diff.decode("utf-8", errors="replace") if isinstance(diff.diff, bytes) else str(diff.diff or "")
+    return f"--- {a}\n+++ {b}\n{body}"

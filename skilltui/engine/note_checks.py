@@ -1,0 +1,76 @@
+"""The checks a change to the pool must pass, shared by the commit tool, the micro-step and `skilltui lint`.
+
+- `lint_pool`: the note rules (`pool.lint_note`) plus, given the run's training works, the
+  leakage guard (`leakage.Lexicon`). The whole pool is linted once per micro-step for the
+  prompt and the step's `lint_report`; a commit lints only the notes it touches.
+- `commit_problems`: what the commit tool checks *before* it commits, so an agent learns
+  of a problem while it can still fix it in the same attempt: the touched notes pass
+  `lint_pool`, and the lines added plus removed since the micro-step began fit the edit
+  budget (`--max-edit-lines`, the learning rate).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .leakage import Lexicon
+from .pool import Pool
+
+# (path, mtime, size, inode, lexicon signature) -> that file's problems.
+_CACHE: dict[tuple[str, int, int, int, int], list[str]] = {}
+
+
+def lint_pool(pool: Pool, lexicon: Lexicon | None = None, paths: list[str] | None = None) -> list[str]:
+    """Problems in the given notes (the whole pool when None), leaks included when a lexicon is given.
+
+    Each file's problems are cached by its stat, so linting the whole pool every micro-step
+    costs a stat per unchanged note, and reading and parsing only for what changed.
+    """
+    if paths is None:
+        paths = pool._all_files()
+    problems: list[str] = []
+    for rel in paths:
+        file = pool.root / rel
+        try:
+            st = os.stat(file)
+        except OSError:
+            continue
+        key = (str(file), st.st_mtime_ns, st.st_size, st.st_ino, lexicon.signature if lexicon else 0)
+        found = _CACHE.get(key)
+        if found is None:
+            found = pool.lint([rel])
+            if lexicon is not None and rel.endswith(".md") and not any("not UTF-8" in f for f in found):
+                found = found + lexicon.check(rel, file.read_text(encoding="utf-8"))
+            if len(_CACHE) > 50_000:
+                _CACHE.clear()
+            _CACHE[key] = found
+        problems.extend(found)
+    return problems
+
+
+def edit_size(pool: Pool, before: str) -> tuple[int, list[str], list[str]]:
+    """(lines added + removed, touched paths that exist, removed paths) of the working tree against `before`.
+
+    Stages every change first (`git add -A`), so new notes count too.
+    """
+    pool.git("add", "-A")
+    lines = 0
+    touched: list[str] = []
+    removed: list[str] = []
+    for row in pool.git("diff", "--cached", "--numstat", "--no-renames", before).splitlines():
+        added, deleted, path = row.split("\t", 2)
+        lines += (int(added) if added.isdigit() else 0) + (int(deleted) if deleted.isdigit() else 0)
+        (touched if (pool.root / path).exists() else removed).append(path)
+    return lines, touched, removed
+
+
+def commit_problems(pool: Pool, before: str, lexicon: Lexicon | None, max_edit_lines: int) -> list[str]:
+    """Why the pool as it stands may not be committed for this micro-step ([] when it may)."""
+    lines, touched, _ = edit_size(pool, before)
+    problems = lint_pool(pool, lexicon, touched)
+    if lines > max_edit_lines:
+        problems.append(
+            f"this update adds and removes {lines} lines; the budget for one micro-step is {max_edit_lines} "
+            "(--max-edit-lines): change less, keep the edit that matters most"
+        )
+    return problems

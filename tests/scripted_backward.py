@@ -1,0 +1,87 @@
+"""A scripted offline backward agent, for tests: it misbehaves on cue, the way a real model can.
+
+`ScriptedBackward(plan)` plays the offline backend for every role except backward, where
+each call takes the next entry of `plan` (the last one repeats):
+
+- "leak": writes a note naming a character of the first training work and commits; when
+  the commit tool refuses it, it rewrites the note with an invented name and commits
+  again (a model that reads its tool errors);
+- "leak-stubborn": commits the leaking note and gives up when refused;
+- "overrun": writes two long notes and commits; when refused, deletes them and ends its turn;
+- "forget": writes a good note and ends its turn without committing;
+- "commit": writes a good note and commits;
+- "offline": the offline backend's own backward pass.
+
+Each backward call's prompt is kept in `prompts`, and every tool error in `errors`.
+"""
+
+from __future__ import annotations
+
+from skilltui.agents.base import CallResult, Request
+from skilltui.agents.offline import OfflineBackend
+from skilltui.agents.tools import Sandbox, ToolError
+from skilltui.engine.pool import render_note
+
+GOOD = render_note(
+    "Open every scene with a scene heading: INT. or EXT., the place, the time of day.",
+    "Write a scene heading where the story moves: INT. SIGNAL BOX - NIGHT, for an invented example.",
+)
+
+
+def leaking(name: str) -> str:
+    return render_note(
+        "Give every spoken line a character cue in capitals.",
+        f"When someone speaks, put the cue on its own line, like {name} above the line.",
+    )
+
+
+class ScriptedBackward(OfflineBackend):
+    def __init__(self, *plan: str, leak_name: str = "ADA") -> None:
+        super().__init__()
+        self.plan = list(plan)
+        self.leak_name = leak_name
+        self.calls = 0
+        self.prompts: list[str] = []
+        self.errors: list[str] = []
+
+    async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
+        if request.role != "backward":
+            return await super().agent(request, sandbox)
+        how = self.plan[min(self.calls, len(self.plan) - 1)]
+        self.calls += 1
+        self.prompts.append(request.prompt)
+        if how == "offline":
+            return await super().agent(request, sandbox)
+        if how == "forget":
+            sandbox.create("scene/scene-headings.md", GOOD)
+            return CallResult(text="wrote a note (and forgot to commit)")
+        if how in ("leak", "leak-stubborn"):
+            sandbox.create("dialogue/cues.md", leaking(self.leak_name))
+            if self._commit(sandbox, "cues, with an example from the show"):
+                return CallResult(text="committed")
+            if how == "leak-stubborn":
+                return CallResult(text="gave up")
+            sandbox.create("dialogue/cues.md", leaking("QUILLON"))
+            self._commit(sandbox, "cues, with an invented example")
+            return CallResult(text="fixed the note and committed")
+        if how == "overrun":
+            body = "\n".join(f"Rule {n}: keep it short." for n in range(30))
+            sandbox.create("scene/one.md", render_note("Scene rules, part one.", body))
+            sandbox.create("scene/two.md", render_note("Scene rules, part two.", body))
+            if not self._commit(sandbox, "two long notes"):
+                sandbox.delete("scene/one.md")
+                sandbox.delete("scene/two.md")
+            return CallResult(text="tried to commit two long notes")
+        if how == "commit":
+            sandbox.create("scene/scene-headings.md", GOOD)
+            self._commit(sandbox, "scene headings\n\nObserved: x\nChanged: y\nPrediction: scenes should rise.")
+            return CallResult(text="committed")
+        raise AssertionError(how)
+
+    def _commit(self, sandbox: Sandbox, message: str) -> bool:
+        try:
+            sandbox.commit(message)
+        except ToolError as exc:
+            self.errors.append(str(exc))
+            return False
+        return True

@@ -1,0 +1,141 @@
+"""A backward agent that makes mistakes: told at the commit tool, reminded, retried, and at worst skipped."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from skilltui.agents.offline import OfflineBackend
+from skilltui.engine.events import read_events
+from skilltui.engine.pool import Pool
+from skilltui.engine.review import AutoReviewer
+from tests.scripted_backward import ScriptedBackward
+from tests.test_backward import train_once
+
+
+def kinds(run, kind):
+    return [e for e in read_events(run.events_path) if e["kind"] == kind]
+
+
+def speaker_of(work) -> str:
+    """A character who speaks in the work's first episode (the generated works pick three of these)."""
+    lines = {line.strip() for line in (work / "human" / "01.fountain").read_text().splitlines()}
+    return next(n for n in ("ADA", "BRUNO", "CELIA", "DMITRI", "EDITH", "FARID", "GRETA", "HUGO", "IRIS") if n in lines)
+
+
+def test_a_leaking_note_is_refused_at_the_commit_tool_and_the_agent_fixes_it(tmp_path, make_work):
+    works = [make_work("amber", 4)]
+    name = speaker_of(works[0])
+    agent = ScriptedBackward("leak", leak_name=name)
+    run, outcome = train_once(tmp_path, works, agent, AutoReviewer(), steps=1)
+    assert outcome.status == "finished"
+    # The first commit was refused with a message that says what leaked and from which work ...
+    assert len(agent.errors) == 1
+    assert f"names the speaking character '{name}' of the training work amber" in agent.errors[0]
+    assert agent.errors[0].startswith("not committed")
+    # ... and the fixed note was committed in the same attempt.
+    pool = Pool(run.memory)
+    assert "QUILLON" in (pool.root / "dialogue" / "cues.md").read_text()
+    assert name not in (pool.root / "dialogue" / "cues.md").read_text()
+    assert not (run.backward_dir(0, 0, 1) / "attempt2").exists()
+    assert int(pool.git("rev-list", "--count", "HEAD")) == 2
+
+
+def test_retries_recover_from_a_forgotten_commit_and_say_what_went_wrong(tmp_path, make_work):
+    works = [make_work("birch", 4)]
+    # Attempt 1 forgets, and forgets again after the reminder; attempt 2 commits.
+    agent = ScriptedBackward("forget", "forget", "commit")
+    run, outcome = train_once(tmp_path, works, agent, AutoReviewer(), steps=1)
+    assert outcome.status == "finished"
+    g1 = run.backward_dir(0, 0, 1)
+    assert json.loads((g1 / "attempt1" / "failed.json").read_text())["reason"].startswith("no commit was made")
+    assert (g1 / "attempt1" / "transcript.reminder.json").exists()
+    assert "## Reminder" in agent.prompts[1] and "## Reminder" not in agent.prompts[0]
+    retry_prompt = (g1 / "attempt2" / "prompt.md").read_text()
+    assert "What went wrong in the earlier attempt" in retry_prompt and "no commit was made" in retry_prompt
+    record = json.loads((g1 / "commit.txt").read_text())
+    assert record["decision"] == "approve" and record["attempt"] == 2
+    assert "scene/scene-headings.md" in Pool(run.memory).note_paths()
+
+
+def test_the_reminder_lets_an_agent_commit_within_the_same_attempt(tmp_path, make_work):
+    works = [make_work("cedar", 4)]
+    agent = ScriptedBackward("forget", "commit")
+    run, outcome = train_once(tmp_path, works, agent, AutoReviewer(), steps=1)
+    assert outcome.status == "finished" and agent.calls == 2
+    g1 = run.backward_dir(0, 0, 1)
+    assert not (g1 / "attempt2").exists()
+    assert json.loads((g1 / "commit.txt").read_text())["attempt"] == 1
+    assert any("reminding it once" in w["message"] for w in kinds(run, "warning"))
+
+
+def test_a_micro_step_that_fails_every_attempt_is_skipped_and_training_goes_on(tmp_path, make_work):
+    works = [make_work("dune", 4)]
+    agent = ScriptedBackward("leak-stubborn", leak_name=speaker_of(works[0]))
+    run, outcome = train_once(tmp_path, works, agent, AutoReviewer(), steps=2, backward_retries=1)
+    assert outcome.status == "finished"
+    g1 = run.backward_dir(0, 0, 1)
+    assert sorted(p.name for p in g1.glob("attempt*")) == ["attempt1", "attempt2"]
+    record = json.loads((g1 / "commit.txt").read_text())
+    assert record["decision"] == "skipped" and record["reason"].startswith("no commit was made")
+    assert "the commit tool had refused it" in record["reason"] and "speaking character" in record["reason"]
+    assert record["before"] == record["after"]
+    skipped = kinds(run, "micro_step_skipped")
+    assert [(e["epoch"], e["step"], e["attempts"]) for e in skipped] == [(0, 0, 2), (0, 1, 2)]
+    pool = Pool(run.memory)
+    assert pool.is_clean() and pool.note_paths() == []
+    assert (run.step_dir(0, 1) / "works").exists(), "the next step ran"
+    # A resumed run takes a skipped micro-step as done.
+    again = ScriptedBackward("commit")
+    run, outcome = train_once(tmp_path, works, again, AutoReviewer(), steps=2, backward_retries=1)
+    assert outcome.status == "finished" and again.calls == 0
+
+
+def test_strict_stops_the_run_where_a_micro_step_fails(tmp_path, make_work):
+    works = [make_work("elm", 4)]
+    agent = ScriptedBackward("forget")
+    run, outcome = train_once(tmp_path, works, agent, AutoReviewer(), steps=2, strict=True, backward_retries=1)
+    assert outcome.status == "failed" and "--strict" in outcome.reason and "no commit" in outcome.reason
+    assert agent.calls == 4  # two attempts, each reminded once
+    assert not (run.backward_dir(0, 0, 1) / "commit.txt").exists()
+    assert not run.step_dir(0, 1).exists()
+    assert Pool(run.memory).is_clean() and Pool(run.memory).note_paths() == []
+
+
+def test_the_commit_tool_holds_an_update_to_the_edit_budget(tmp_path, make_work):
+    works = [make_work("fern", 4)]
+    agent = ScriptedBackward("overrun", "commit")
+    run, outcome = train_once(tmp_path, works, agent, AutoReviewer(), steps=1, max_edit_lines=40)
+    assert outcome.status == "finished"
+    assert "the budget for one micro-step is 40 (--max-edit-lines)" in agent.errors[0]
+    assert re.search(r"adds and removes (\d+) lines", agent.errors[0])
+    assert int(re.search(r"adds and removes (\d+) lines", agent.errors[0]).group(1)) > 40
+    # The refused attempt ended without a commit: reminded, then committed a small note.
+    notes = Pool(run.memory).note_paths()
+    assert notes == ["scene/scene-headings.md"]
+    assert "Keep the update small: at most 40 lines" in agent.prompts[0]
+
+
+def test_the_offline_optimizer_keeps_to_a_budget_too_small_for_any_note(tmp_path, make_work):
+    works = [make_work("gorse", 4)]
+    run, outcome = train_once(tmp_path, works, OfflineBackend(), AutoReviewer(), steps=1, max_edit_lines=3)
+    assert outcome.status == "finished"
+    pool = Pool(run.memory)
+    assert pool.note_paths() == [] and pool.is_clean()
+    message = pool.git("log", "-1", "--format=%B")
+    assert "no change" in message and "the commit tool refused every note it could add" in message
+    assert json.loads((run.backward_dir(0, 0, 1) / "commit.txt").read_text())["decision"] == "approve"
+
+
+def test_the_review_evidence_shows_failed_attempts_and_what_the_writer_opened(tmp_path, make_work):
+    from skilltui.history.evidence import evidence_markdown
+    from skilltui.history.records import load_history
+
+    works = [make_work("heath", 4)]
+    run, outcome = train_once(tmp_path, works, ScriptedBackward("forget", "forget", "commit"), AutoReviewer(), steps=1)
+    assert outcome.status == "finished"
+    commit = next(c for c in load_history(run).commits if c.micro is not None)
+    text = evidence_markdown(run, commit)
+    assert "## Attempts that failed their checks" in text
+    assert "- attempt 1: no commit was made" in text
+    assert "Notes the writer opened: none." in text  # the pool was empty when heath was written

@@ -1,0 +1,137 @@
+"""Notes must transfer: the leakage guard, `skilltui lint --work`, and notes written the way the docs show."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from skilltui.cli import main
+from skilltui.engine.leakage import Lexicon
+from skilltui.engine.pool import lint_note, parse_note, render_note
+from skilltui.engine.works import load_work
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+EPISODE = """INT. ROSIE'S DINER - NIGHT
+
+Marguerite wipes the counter down for the third time tonight and waits.
+
+MARGUERITE
+(quietly)
+The last bus left an hour ago and nobody ever walks this far out.
+
+THEO
+Then we wait for the first one.
+
+EXT. SALT MARSH - DAWN
+
+Theo walks the dyke alone.
+"""
+
+
+def work(tmp_path: Path, title: str = "Low Tide") -> Path:
+    folder = tmp_path / "low-tide"
+    (folder / "human").mkdir(parents=True)
+    (folder / "human" / "01.fountain").write_text(EPISODE, encoding="utf-8")
+    (folder / "work.toml").write_text(f'title = "{title}"\n', encoding="utf-8")
+    return folder
+
+
+def lexicon(tmp_path: Path) -> Lexicon:
+    return Lexicon.from_works([load_work(work(tmp_path))])
+
+
+def test_a_note_naming_a_character_place_or_title_is_refused_with_what_leaked(tmp_path):
+    lx = lexicon(tmp_path)
+    for text, what in (
+        ("Give MARGUERITE a short line before the cut.", "the speaking character 'MARGUERITE'"),
+        ("When Theo speaks, put his cue above the line.", "the speaking character 'Theo'"),
+        ("Open on INT. ROSIE'S DINER - NIGHT.", 'the scene-heading location "ROSIE\'S DINER"'),
+        ("A marsh at dawn: Salt Marsh in the heading.", "the scene-heading location 'Salt Marsh'"),
+        ("Write it the way Low Tide does.", "the title 'Low Tide'"),
+    ):
+        problems = lx.check("dialogue/x.md", render_note("A cue above every line.", text))
+        assert len(problems) == 1, (text, problems)
+        assert problems[0].startswith(f"dialogue/x.md: names {what} of the training work low-tide"), problems
+
+
+def test_a_note_sharing_eight_words_with_a_human_episode_is_refused_quoting_only_those_words(tmp_path):
+    lx = lexicon(tmp_path)
+    body = "A good line sounds like this: the last bus left an hour ago and nobody ever walks. Keep it short."
+    problems = lx.check("dialogue/x.md", render_note("Lines that sound spoken.", body))
+    assert problems == [
+        'dialogue/x.md: shares a run of 11 words with low-tide episode 1 ("the last bus left an hour ago and '
+        'nobody ever walks"); write the example in your own words'
+    ]
+    # Seven shared words in a row are not a copy.
+    seven = "the last bus left an hour ago, then stop."
+    assert lx.check("dialogue/x.md", render_note("Lines that sound spoken.", seven)) == []
+
+
+def test_a_work_without_a_title_is_named_by_its_folder(tmp_path):
+    folder = work(tmp_path)
+    (folder / "work.toml").unlink()
+    lx = Lexicon.from_works([load_work(folder)])
+    problems = lx.check("scene/x.md", render_note("Headings.", "As in Low Tide, open on a heading."))
+    assert problems and "the title 'Low Tide'" in problems[0]
+    assert lx.check("scene/x.md", render_note("Headings.", "At low tide the boats sit on the mud.")) == []
+
+
+def test_a_clean_note_passes_even_with_lower_case_common_words(tmp_path):
+    lx = lexicon(tmp_path)
+    note = render_note(
+        "Open every scene with a scene heading: INT. or EXT., place, time of day.",
+        "Write INT. SIGNAL BOX - NIGHT where the story says a scene is inside a signal box at night. "
+        "A diner or a marsh is a place, not a name: theo-like nicknames in lower case are fine.",
+    )
+    assert lint_note("scene/headings.md", note) == []
+    assert lx.check("scene/headings.md", note) == []
+
+
+def test_lint_with_work_reports_leaks_and_exits_1(tmp_path, capsys):
+    pool = tmp_path / "pool"
+    (pool / "dialogue").mkdir(parents=True)
+    (pool / "dialogue" / "cues.md").write_text(render_note("Cues in capitals.", "Like MARGUERITE above her line."))
+    (pool / "scene").mkdir()
+    (pool / "scene" / "ok.md").write_text(render_note("Scene headings.", "INT. SIGNAL BOX - NIGHT."))
+    source = work(tmp_path)
+    assert main(["lint", str(pool)]) == 0  # the note rules alone see nothing wrong
+    capsys.readouterr()
+    assert main(["lint", str(pool), "--work", str(source)]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == [
+        "dialogue/cues.md: names the speaking character 'MARGUERITE' of the training work low-tide; "
+        "illustrate with an invented name or place instead"
+    ]
+
+
+def test_lint_with_a_missing_work_is_a_one_line_error(tmp_path, capsys):
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    assert main(["lint", str(pool), "--work", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not exist" in err[0]
+
+
+def test_a_description_written_the_way_the_examples_show_passes_lint():
+    text = (
+        "---\ndescription: Open every scene with a scene heading: INT. or EXT., place, time of day.\n---\n"
+        "## Guidance\n\nWrite INT. SIGNAL BOX - NIGHT.\n"
+    )
+    assert lint_note("scene/scene-headings.md", text) == []
+    meta, _, _ = parse_note(text)
+    assert meta == {"description": "Open every scene with a scene heading: INT. or EXT., place, time of day."}
+    # Quoted the YAML way, it reads the same.
+    quoted = text.replace("description: Open", "description: 'Open").replace("of day.\n---", "of day.'\n---")
+    assert parse_note(quoted)[0] == meta
+
+
+def test_the_readmes_example_note_passes_skilltui_lint(tmp_path, capsys):
+    readme = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"```\n(---\ndescription:.*?)```", readme, re.DOTALL)
+    assert blocks, "the README shows an example note"
+    pool = tmp_path / "pool"
+    (pool / "scene").mkdir(parents=True)
+    for n, block in enumerate(blocks):
+        (pool / "scene" / f"example-{n}.md").write_text(block, encoding="utf-8")
+    assert main(["lint", str(pool)]) == 0, capsys.readouterr().out
