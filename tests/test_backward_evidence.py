@@ -16,6 +16,7 @@ from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool, render_note
 from skilltui.engine.review import AutoReviewer, Decision
 from skilltui.engine.run import Run, write_json
+from skilltui.engine.scores import WEIGHTS
 from tests.test_backward import ScriptedReviewer, train_once
 
 BACKTICKED = re.compile(r"`([^`\s]+)`")
@@ -140,7 +141,7 @@ def test_attribution_numbers_match_the_traces(tmp_path):
 
     def work_step(epoch, step, work, traces, losses):
         # Every part of an episode at similarity 1 - loss: any weighted mean of them gives that loss.
-        parts = {n: {k: round(1 - v, 4) for k in ("chrf", "scenes", "speakers", "dialogue")} for n, v in losses.items()}
+        parts = {n: {k: round(1 - v, 4) for k in WEIGHTS} for n, v in losses.items()}
         write_json(run.loss_scores(epoch, step, work), {"loss": 0, "episodes": parts})
         notes = sorted({n for t in traces.values() for n in t})
         write_json(run.work_dir(epoch, step, work) / "reads.json", {"notes": notes, "episodes": traces})
