@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import signal
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from functools import partial
+from typing import Any
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -47,7 +49,7 @@ from ..engine import events as ev
 from ..engine.loop import Outcome, Trainer
 from ..engine.review import Decision, ReviewRequest
 from ..engine.session import OpenedRun
-from ..signals import STOP_SIGNALS, exit_code, name_of
+from ..signals import PENDING, STOP_SIGNALS, exit_code, name_of
 from . import themes
 from .pool_reader import PoolReader
 from .reviewer import ScreenReviewer
@@ -166,7 +168,7 @@ class TrainingApp(App[int]):
         self._diff_shown: str | None = None
         self._theme_problems: list[str] = []
         self._bindings_key: tuple[bool, bool, bool] | None = None
-        self._signals: list[int] = []
+        self._signals: dict[int, Any] = {}
         self.stopped_by: int | None = None
 
     # -- layout --------------------------------------------------------------------------
@@ -210,11 +212,14 @@ class TrainingApp(App[int]):
         """SIGTERM, SIGHUP (and a SIGINT from `kill`) stop the run and close the app, as q then y does."""
         loop = asyncio.get_running_loop()
         for signum in STOP_SIGNALS:
+            previous = signal.getsignal(signum)
             try:
                 loop.add_signal_handler(signum, self._on_stop_signal, signum)
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
                 return
-            self._signals.append(signum)
+            self._signals[signum] = previous
+        if PENDING:  # one came while the app was starting
+            self._on_stop_signal(PENDING[0])
 
     def _on_stop_signal(self, signum: int) -> None:
         self.stopped_by = self.stopped_by or signum
@@ -223,8 +228,9 @@ class TrainingApp(App[int]):
 
     def on_unmount(self) -> None:
         loop = asyncio.get_running_loop()
-        for signum in self._signals:
+        for signum, previous in self._signals.items():
             loop.remove_signal_handler(signum)
+            signal.signal(signum, previous)  # the command's `defer`, until the terminal is given back
         # However the app ends, the trainer stops with it and the record says so before
         # the run's events file is closed.
         self.stop_training("the app closed; run the same command to resume")
