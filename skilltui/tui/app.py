@@ -29,7 +29,8 @@ import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -429,22 +430,39 @@ class TrainingApp(App[int]):
     @work(exclusive=True, group="report")
     async def _load_report(self, path: str, title: str) -> None:
         text = await asyncio.to_thread(_read_text, path)
-        self.query_one(ReportView).show(text or "*the report is missing from the run folder*", title)
-        self.query_one(TabbedContent).get_tab("report").label = f"Report · {title.split(' · ')[0]}"
+        with self._panes() as main:
+            main.query_one(ReportView).show(text or "*the report is missing from the run folder*", title)
+            main.query_one(TabbedContent).get_tab("report").label = f"Report · {title.split(' · ')[0]}"
 
     # -- pool and commits ----------------------------------------------------------------
+
+    @contextmanager
+    def _panes(self) -> Iterator[Screen]:
+        """The main screen for a worker that resumes after an await, whatever happened meanwhile.
+
+        By then the review screen may be on top (`App.query_one` searches only the top
+        screen) or the app may be closing and taking its widgets down; the update is then
+        dropped instead of failing the worker, and with it the app.
+        """
+        main = self.screen_stack[0] if self.screen_stack else Screen()  # a bare Screen matches nothing
+        try:
+            yield main
+        except NoMatches:
+            if self.is_running and main.is_attached:
+                raise  # the main screen is up and lacks a pane: a bug to see, not to hide
 
     @work(exclusive=True, group="pool")
     async def _read_pool(self) -> None:
         view = await asyncio.to_thread(self._reader.read)
         commits = [Commit(c.sha, c.subject, self.state.marks.get(c.sha)) for c in view.commits]
-        self.query_one(PoolTree).show(view.notes, self.state.attribution)
-        self.query_one(CommitList).show(commits)
-        self.query_one(TabbedContent).get_tab("commits").label = f"Commits · {len(commits)}"
-        self.query_one(TabbedContent).get_tab("pool").label = f"Pool · {len(view.notes)} notes"
-        note = self.query_one(NoteView)
-        if note.path is not None:
-            self._load_note(note.path)
+        with self._panes() as main:
+            main.query_one(PoolTree).show(view.notes, self.state.attribution)
+            main.query_one(CommitList).show(commits)
+            main.query_one(TabbedContent).get_tab("commits").label = f"Commits · {len(commits)}"
+            main.query_one(TabbedContent).get_tab("pool").label = f"Pool · {len(view.notes)} notes"
+            note = main.query_one(NoteView)
+            if note.path is not None:
+                self._load_note(note.path)
 
     @on(PoolTree.NoteChosen)
     def _note_chosen(self, message: PoolTree.NoteChosen) -> None:
@@ -453,7 +471,8 @@ class TrainingApp(App[int]):
     @work(exclusive=True, group="note")
     async def _load_note(self, path: str) -> None:
         text = await asyncio.to_thread(self._reader.note, path)
-        self.query_one(NoteView).show(path, text)
+        with self._panes() as main:
+            main.query_one(NoteView).show(path, text)
 
     @on(CommitList.CommitChosen)
     def _commit_chosen(self, message: CommitList.CommitChosen) -> None:
@@ -464,10 +483,11 @@ class TrainingApp(App[int]):
     @work(exclusive=True, group="diff")
     async def _load_diff(self, commit: Commit) -> None:
         patch = await asyncio.to_thread(self._reader.patch, commit.sha)
-        diff = self.query_one("#commit-diff", DiffView)
-        diff.empty_text = "(an empty commit: nothing changed)"
-        diff.patch = patch
-        diff.border_title = f"{commit.short} {commit.subject}"
+        with self._panes() as main:
+            diff = main.query_one("#commit-diff", DiffView)
+            diff.empty_text = "(an empty commit: nothing changed)"
+            diff.patch = patch
+            diff.border_title = f"{commit.short} {commit.subject}"
 
     # -- review --------------------------------------------------------------------------
 
