@@ -60,6 +60,9 @@ class Context:
     last_step_seconds: float | None = None
     # --batch: the step's StepBatch per role ("loss", "reduce"); their text calls wait for it.
     batches: dict[str, Any] = field(default_factory=dict)
+    # The training works, and the leakage guard built from them on first use.
+    works: list[Work] = field(default_factory=list)
+    lexicon: Lexicon | None = None
 
     def reread_ttl(self) -> str:
         """The cache life for text the next step re-reads: 1 hour unless steps are known to be quick.
@@ -69,9 +72,6 @@ class Context:
         if self.last_step_seconds is None:
             return "5m" if self.settings.auto else "1h"
         return "5m" if self.last_step_seconds < 240 else "1h"
-    # The training works, and the leakage guard built from them on first use.
-    works: list[Work] = field(default_factory=list)
-    lexicon: Lexicon | None = None
 
     def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
         if result.cost_usd is not None:
