@@ -69,6 +69,7 @@ class Context:
         if self.last_step_seconds is None:
             return "5m" if self.settings.auto else "1h"
         return "5m" if self.last_step_seconds < 240 else "1h"
+
     # The training works, and the leakage guard built from them on first use.
     works: list[Work] = field(default_factory=list)
     lexicon: Lexicon | None = None
@@ -384,9 +385,9 @@ def _notes_read(trace: Path) -> list[str]:
     return list(data.get("notes", [])) if isinstance(data, dict) else list(data)
 
 
-def pool_context(ctx: Context, headers: list[tuple[str, str]]) -> str:
-    """The pool's headers and the note rules: the prompt prefix every work of a step shares."""
-    policy = ctx.prompts.render(
+def note_policy(ctx: Context) -> str:
+    """The note rules: what a note is, the same for every call of a run."""
+    return ctx.prompts.render(
         "note_policy",
         folders=FOLDERS,
         body_heading=BODY_HEADING,
@@ -394,6 +395,17 @@ def pool_context(ctx: Context, headers: list[tuple[str, str]]) -> str:
         max_body_chars=MAX_BODY_CHARS,
         max_description_chars=MAX_DESCRIPTION_CHARS,
     )
+
+
+def pool_context(ctx: Context, headers: list[tuple[str, str]], *, policy: bool = True) -> str:
+    """The pool's headers and (with `policy`) the note rules: the prompt prefix every work of a step shares.
+
+    The backward agent gets the rules in its run-wide lead instead (`backward_attempt`),
+    since its pool listing changes with every commit and the rules never do.
+    """
     return ctx.prompts.render(
-        "pool_context", pool_dir=str(ctx.run.pool.root), headers=ctx.run.pool.headers_text(headers), note_policy=policy
+        "pool_context",
+        pool_dir=str(ctx.run.pool.root),
+        headers=ctx.run.pool.headers_text(headers),
+        note_policy=note_policy(ctx) if policy else "",
     )
