@@ -360,9 +360,13 @@ def train(settings, backend) -> int:
     opened = open_run(settings)
     try:
         if not settings.auto and sys.stdout.isatty() and sys.stdin.isatty() and _has_app():
+            from .signals import deferred_signals
             from .tui.app import run_app
 
-            return run_app(opened, backend, secrets=env_secrets())
+            # The app acts on stop signals itself once it runs (one that comes earlier waits for
+            # it): ending at once would leave the terminal in the app's full-screen mode.
+            with deferred_signals():
+                return run_app(opened, backend, secrets=env_secrets())
         return _train_headless(opened, backend)
     finally:
         opened.lock.release()

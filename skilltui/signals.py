@@ -30,10 +30,12 @@ from contextlib import contextmanager
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class Terminated(BaseException):
-    """SIGTERM or SIGHUP arrived outside a training loop: end the command like Ctrl-C does.
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived where a signal must raise: end the command like Ctrl-C does.
 
-    A BaseException, like KeyboardInterrupt, so no `except Exception` swallows it.
+    A KeyboardInterrupt, because that is the one exception asyncio lets out of a task (any
+    other BaseException raised in a task is kept in the task and lost), and so no
+    `except Exception` swallows it.
     """
 
     def __init__(self, signum: int) -> None:
@@ -85,6 +87,32 @@ def _install(handler: Callable[[int, object], None] | int) -> Callable[[], None]
 def install_stop_signals() -> Callable[[], None]:
     """main()'s handlers: every stop signal ends the process at once, with one line."""
     return _install(stop_now)
+
+
+# Signals that arrived while deferred (see `deferred_signals`), oldest first.
+PENDING: list[int] = []
+
+
+def defer(signum: int, frame: object) -> None:
+    """Remember the signal for whoever can act on it safely (the terminal app, once it runs)."""
+    PENDING.append(signum)
+
+
+@contextmanager
+def deferred_signals() -> Iterator[list[int]]:
+    """Within this block a stop signal is only noted in `PENDING`, for the terminal app.
+
+    The app cannot be interrupted at any point as a headless command can: ending at once
+    or raising while Textual starts or stops leaves the terminal in its full-screen mode.
+    So the app takes the signals over once it runs (and acts on one noted before), and
+    gives them back to `defer` as it closes.
+    """
+    PENDING.clear()
+    restore = _install(defer)
+    try:
+        yield PENDING
+    finally:
+        restore()
 
 
 @contextmanager

@@ -189,7 +189,9 @@ def test_the_prompt_tells_the_optimizer_what_its_earlier_updates_did(tmp_path, m
     means = {(e["epoch"], e["step"]): e["loss"] for e in read_events(run.events_path) if e["kind"] == "loss"}
     prompt = (run.backward_dir(0, 2, 1) / "attempt1" / "prompt.md").read_text()
     first = json.loads((run.backward_dir(0, 0, 1) / "commit.txt").read_text())["message"].splitlines()[0]
-    assert first.endswith(": teach scene")  # the body's first line says what the update did
+    # The body's first line says what the update did: the novice writer plays no dialogue, the
+    # weakest part (0.0), so the first update teaches dialogue blocks.
+    assert first.endswith(": teach dialogue")
     assert f'epoch 0 step 0 micro 1/1: "{first}", approved by auto' in prompt
     assert f"mean loss {means[(0, 0)]:.3f} -> {means[(0, 1)]:.3f}" in prompt
     assert "it predicted: the " in prompt

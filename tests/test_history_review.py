@@ -110,14 +110,14 @@ async def test_the_detail_shows_the_prediction_beside_what_happened_and_the_note
         for e in read_events(run.events_path):
             if e["kind"] == "loss":
                 scores.setdefault((e["epoch"], e["step"]), []).append(e["scores"])
-        before = sum(s["scenes"] for s in scores[(0, 0)]) / len(scores[(0, 0)])
-        after = sum(s["scenes"] for s in scores[(0, 1)]) / len(scores[(0, 1)])
-        assert first.prediction == "the scenes part should rise, so the loss of these works should fall."
-        assert first.parts_before["scenes"] == pytest.approx(before, abs=1e-4)
-        assert first.parts_after["scenes"] == pytest.approx(after, abs=1e-4)
+        before = sum(s["dialogue"] for s in scores[(0, 0)]) / len(scores[(0, 0)])
+        after = sum(s["dialogue"] for s in scores[(0, 1)]) / len(scores[(0, 1)])
+        assert first.prediction == "the dialogue part should rise, so the loss of these works should fall."
+        assert first.parts_before["dialogue"] == pytest.approx(before, abs=1e-4)
+        assert first.parts_after["dialogue"] == pytest.approx(after, abs=1e-4)
         text = describe(first, run.pool.head(), screen.history.attribution).plain
-        assert "predicted: the scenes part should rise" in text
-        assert f"scenes {before:.3f}→{after:.3f} ({after - before:+.3f})" in text
+        assert "predicted: the dialogue part should rise" in text
+        assert f"dialogue {before:.3f}→{after:.3f} ({after - before:+.3f})" in text
         note = first.files[0][1]
         stats = screen.history.attribution[note]
         assert f"{note}: {stats.passes} reads · " in text and stats.passes >= 1

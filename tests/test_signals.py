@@ -147,7 +147,8 @@ def test_sigterm_while_opening_a_run_leaves_it_resumable(make_work, tmp_path: Pa
     assert config["steps"] == 2
 
 
-def test_sigterm_stops_the_app_and_restores_the_terminal(make_work, tmp_path: Path):
+@pytest.mark.parametrize("when", ["while the app starts", "while it trains"])
+def test_sigterm_stops_the_app_and_restores_the_terminal(make_work, tmp_path: Path, when: str):
     """In the terminal app too: the run is recorded as stopped, the app closes, one line, 143."""
     import os
     import pty
@@ -165,7 +166,6 @@ def test_sigterm_stops_the_app_and_restores_the_terminal(make_work, tmp_path: Pa
         stdin=slave,
         stdout=slave,
         stderr=subprocess.PIPE,
-        text=True,
         env=env,
     )
     os.close(slave)
@@ -178,13 +178,20 @@ def test_sigterm_stops_the_app_and_restores_the_terminal(make_work, tmp_path: Pa
             pass
 
     threading.Thread(target=drain, daemon=True).start()
-    wait_for(lambda: started_stages(events) >= 1, what="the first stage in the app")
+    seen = b""
+    while b"\x1b[?1049h" not in seen:  # the app has taken the screen (it draws on stderr)
+        chunk = os.read(proc.stderr.fileno(), 65536)
+        assert chunk, seen.decode(errors="replace")
+        seen += chunk
+    if when == "while it trains":
+        wait_for(lambda: started_stages(events) >= 1, what="the first stage in the app")
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    err = (seen + proc.stderr.read()).decode(errors="replace")
+    proc.wait(timeout=60)
     os.close(master)
     assert proc.returncode == 143, err[-2000:]
     assert "Traceback" not in err
-    assert "\x1b[?1049l" in err and "\x1b[?25h" in err  # the screen is given back, the cursor shown again
+    assert err.rfind("\x1b[?1049l") > err.rfind("\x1b[?1049h")  # the screen is given back
     assert (
         err.rstrip("\n")
         .rsplit("\n", 1)[-1]

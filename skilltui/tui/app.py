@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import partial
+from typing import Any
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -47,7 +50,7 @@ from ..engine import events as ev
 from ..engine.loop import Outcome, Trainer
 from ..engine.review import Decision, ReviewRequest
 from ..engine.session import OpenedRun
-from ..signals import STOP_SIGNALS, exit_code, name_of
+from ..signals import PENDING, STOP_SIGNALS, exit_code, name_of
 from . import themes
 from .pool_reader import PoolReader
 from .reviewer import ScreenReviewer
@@ -166,7 +169,7 @@ class TrainingApp(App[int]):
         self._diff_shown: str | None = None
         self._theme_problems: list[str] = []
         self._bindings_key: tuple[bool, bool, bool] | None = None
-        self._signals: list[int] = []
+        self._signals: dict[int, Any] = {}
         self.stopped_by: int | None = None
 
     # -- layout --------------------------------------------------------------------------
@@ -210,11 +213,14 @@ class TrainingApp(App[int]):
         """SIGTERM, SIGHUP (and a SIGINT from `kill`) stop the run and close the app, as q then y does."""
         loop = asyncio.get_running_loop()
         for signum in STOP_SIGNALS:
+            previous = signal.getsignal(signum)
             try:
                 loop.add_signal_handler(signum, self._on_stop_signal, signum)
             except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
                 return
-            self._signals.append(signum)
+            self._signals[signum] = previous
+        if PENDING:  # one came while the app was starting
+            self._on_stop_signal(PENDING[0])
 
     def _on_stop_signal(self, signum: int) -> None:
         self.stopped_by = self.stopped_by or signum
@@ -223,8 +229,9 @@ class TrainingApp(App[int]):
 
     def on_unmount(self) -> None:
         loop = asyncio.get_running_loop()
-        for signum in self._signals:
+        for signum, previous in self._signals.items():
             loop.remove_signal_handler(signum)
+            signal.signal(signum, previous)  # the command's `defer`, until the terminal is given back
         # However the app ends, the trainer stops with it and the record says so before
         # the run's events file is closed.
         self.stop_training("the app closed; run the same command to resume")
@@ -416,22 +423,39 @@ class TrainingApp(App[int]):
     @work(exclusive=True, group="report")
     async def _load_report(self, path: str, title: str) -> None:
         text = await asyncio.to_thread(_read_text, path)
-        self.query_one(ReportView).show(text or "*the report is missing from the run folder*", title)
-        self.query_one(TabbedContent).get_tab("report").label = f"Report · {title.split(' · ')[0]}"
+        with self._panes() as main:
+            main.query_one(ReportView).show(text or "*the report is missing from the run folder*", title)
+            main.query_one(TabbedContent).get_tab("report").label = f"Report · {title.split(' · ')[0]}"
 
     # -- pool and commits ----------------------------------------------------------------
+
+    @contextmanager
+    def _panes(self) -> Iterator[Screen]:
+        """The main screen for a worker that resumes after an await, whatever happened meanwhile.
+
+        By then the review screen may be on top (`App.query_one` searches only the top
+        screen) or the app may be closing and taking its widgets down; the update is then
+        dropped instead of failing the worker, and with it the app.
+        """
+        main = self.screen_stack[0] if self.screen_stack else Screen()  # a bare Screen matches nothing
+        try:
+            yield main
+        except NoMatches:
+            if self.is_running and main.is_attached:
+                raise  # the main screen is up and lacks a pane: a bug to see, not to hide
 
     @work(exclusive=True, group="pool")
     async def _read_pool(self) -> None:
         view = await asyncio.to_thread(self._reader.read)
         commits = [Commit(c.sha, c.subject, self.state.marks.get(c.sha)) for c in view.commits]
-        self.query_one(PoolTree).show(view.notes, self.state.attribution)
-        self.query_one(CommitList).show(commits)
-        self.query_one(TabbedContent).get_tab("commits").label = f"Commits · {len(commits)}"
-        self.query_one(TabbedContent).get_tab("pool").label = f"Pool · {len(view.notes)} notes"
-        note = self.query_one(NoteView)
-        if note.path is not None:
-            self._load_note(note.path)
+        with self._panes() as main:
+            main.query_one(PoolTree).show(view.notes, self.state.attribution)
+            main.query_one(CommitList).show(commits)
+            main.query_one(TabbedContent).get_tab("commits").label = f"Commits · {len(commits)}"
+            main.query_one(TabbedContent).get_tab("pool").label = f"Pool · {len(view.notes)} notes"
+            note = main.query_one(NoteView)
+            if note.path is not None:
+                self._load_note(note.path)
 
     @on(PoolTree.NoteChosen)
     def _note_chosen(self, message: PoolTree.NoteChosen) -> None:
@@ -440,7 +464,8 @@ class TrainingApp(App[int]):
     @work(exclusive=True, group="note")
     async def _load_note(self, path: str) -> None:
         text = await asyncio.to_thread(self._reader.note, path)
-        self.query_one(NoteView).show(path, text)
+        with self._panes() as main:
+            main.query_one(NoteView).show(path, text)
 
     @on(CommitList.CommitChosen)
     def _commit_chosen(self, message: CommitList.CommitChosen) -> None:
@@ -451,10 +476,11 @@ class TrainingApp(App[int]):
     @work(exclusive=True, group="diff")
     async def _load_diff(self, commit: Commit) -> None:
         patch = await asyncio.to_thread(self._reader.patch, commit.sha)
-        diff = self.query_one("#commit-diff", DiffView)
-        diff.empty_text = "(an empty commit: nothing changed)"
-        diff.patch = patch
-        diff.border_title = f"{commit.short} {commit.subject}"
+        with self._panes() as main:
+            diff = main.query_one("#commit-diff", DiffView)
+            diff.empty_text = "(an empty commit: nothing changed)"
+            diff.patch = patch
+            diff.border_title = f"{commit.short} {commit.subject}"
 
     # -- review --------------------------------------------------------------------------
 
