@@ -189,6 +189,30 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         help="stop before the next stage once the run has spent this much; resumable",
     )
     p.add_argument(
+        "--val-work",
+        action="append",
+        default=[],
+        type=Path,
+        dest="val_works",
+        metavar="DIR",
+        help="a held-out work (repeatable): after every step the pool runs forward and loss on its first "
+        "--episodes-per-step episodes (always the same ones), never backward; its material stays in the run's "
+        "val/ folder, out of the backward pass's reach",
+    )
+    p.add_argument(
+        "--gate",
+        action="store_true",
+        help="validate right after each micro-step; the automatic reviewer rolls back one that raised the mean "
+        "validation loss by more than --gate-tolerance (in the app you see the numbers and decide); needs --val-work",
+    )
+    p.add_argument(
+        "--gate-tolerance",
+        type=float,
+        default=0.005,
+        metavar="X",
+        help="the rise in mean validation loss the gate still keeps (default 0.005)",
+    )
+    p.add_argument(
         "--judge-weight",
         type=float,
         default=0.0,
@@ -203,7 +227,6 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         help="send each step's loss-judge calls, and its reduce calls, as one Message Batch at half price "
         "(--backend anthropic; slower: for runs nobody watches). A killed run resumes polling the same batch",
     )
-    p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
     p.add_argument(
         "--forward-timeout",
         type=float,
@@ -246,15 +269,21 @@ def _add_train_flags(p: argparse.ArgumentParser) -> None:
         help="the learning rate: lines one micro-step may add plus remove in the notes (default 80); "
         "the commit tool refuses a bigger change",
     )
+    p.add_argument(
+        "--auto",
+        action="store_true",
+        help="headless: approve every update automatically (with --gate: roll back what the gate rejects)",
+    )
 
 
 def _extra_commands() -> list:
-    """Subcommands that live beside the engine (history review, runs, export), when installed."""
+    """Subcommands that live beside the engine (history review, runs, export, compare; report), when installed."""
     try:
         from .history import cli as history_cli
+        from .report import cli as report_cli
     except ImportError:
         return []
-    return [history_cli]
+    return [history_cli, report_cli]
 
 
 # -- commands ------------------------------------------------------------------------------
@@ -332,6 +361,9 @@ def _settings(args: argparse.Namespace):
         offline_latency=args.offline_latency,
         auto=args.auto,
         max_cost=args.max_cost,
+        val_works=args.val_works,
+        gate=args.gate,
+        gate_tolerance=args.gate_tolerance,
         judge_weight=args.judge_weight,
         batch=args.batch,
         forward_timeout=args.forward_timeout,

@@ -23,13 +23,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import events as ev
 from .backward_attempt import AttemptFailed, Where, run_attempt
 from .pool import Pool
-from .review import Decision, Reviewer, ReviewRequest
+from .review import Decision, GateVerdict, Reviewer, ReviewRequest
 from .run import read_json, write_atomic, write_json
 from .stages import Context, Sample
+
+if TYPE_CHECKING:
+    from .validation import Validator
 
 
 class BackwardFailed(Exception):
@@ -49,8 +53,13 @@ async def micro_step(
     step: int,
     group: int,
     groups: int,
+    gate: Validator | None = None,
 ) -> bool:
-    """Run (or resume) one micro-step through review. True when it ran, False when already done."""
+    """Run (or resume) one micro-step through review. True when it ran, False when already done.
+
+    With a `gate`, the notes it starts from are validated first, and every attempt that
+    passes its checks is validated before review; the reviewer gets the verdict.
+    """
     out = ctx.run.backward_dir(epoch, step, group)
     if (out / "commit.txt").exists():
         return False
@@ -66,6 +75,8 @@ async def micro_step(
     # A run stopped while a checked attempt awaited review asks for that review again
     # instead of paying for a new backward pass.
     pending = _pending_review(pool, out, attempt)
+    if gate is not None:
+        await gate.baseline(before, epoch, step, group)
     while True:
         if pending is None:
             attempt += 1
@@ -79,7 +90,10 @@ async def micro_step(
                 return _give_up(ctx, out, where, failures)
         else:
             checked, pending = pending, None
-        decision = await _review(ctx, reviewer, samples, summary, out, epoch, step, group, attempt, label, checked)
+        verdict = await gate.judge(before, epoch, step, group, attempt) if gate is not None else None
+        decision = await _review(
+            ctx, reviewer, samples, summary, out, epoch, step, group, attempt, label, checked, verdict
+        )
         adir = out / f"attempt{attempt}"
         ref = None
         if decision.action != "approve":
@@ -88,7 +102,14 @@ async def micro_step(
             await asyncio.to_thread(pool.reset, before)
             ctx.bus.emit(ev.PoolChanged(head=before, reason=f"{decision.action} {label}"))
         write_json(
-            adir / "review.json", {"decision": decision.action, "by": decision.by, "note": decision.note, "ref": ref}
+            adir / "review.json",
+            {
+                "decision": decision.action,
+                "by": decision.by,
+                "note": decision.note,
+                "ref": ref,
+                "reason": decision.reason,
+            },
         )
         ctx.bus.emit(
             ev.DecisionMade(
@@ -102,6 +123,7 @@ async def micro_step(
                 after=checked["after"],
                 note=decision.note,
                 ref=ref,
+                reason=decision.reason,
             )
         )
         if decision.action == "rerun":
@@ -226,6 +248,7 @@ async def _review(
     attempt: int,
     label: str,
     checked: dict,
+    verdict: GateVerdict | None = None,
 ) -> Decision:
     adir = out / f"attempt{attempt}"
     evidence = summary.read_text(encoding="utf-8") if summary else samples[0].report.read_text(encoding="utf-8")
@@ -249,6 +272,7 @@ async def _review(
         added=checked["added"],
         changed=checked["changed"],
         removed=checked["removed"],
+        gate=verdict,
     )
     ctx.bus.emit(
         ev.ReviewRequested(

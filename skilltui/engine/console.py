@@ -109,7 +109,7 @@ class ConsoleSink:
                     row.stage = "done"
             if event.status == "failed":
                 line = f"[failed] {event.stage} {event.work or f'group {event.group}'}: {event.error}"
-            elif event.status == "skipped":
+            elif event.status == "skipped" and event.stage != "validate":
                 line = f"[skip] {event.stage} {event.work or f'group {event.group}'} (already done)"
             elif event.status == "finished" and event.stage in ("reduce", "backward"):
                 line = f"[{event.stage}] group {event.group} done in {event.seconds:.1f}s"
@@ -122,6 +122,17 @@ class ConsoleSink:
                 t.rows[event.work].loss = event.loss
             parts = ", ".join(f"{k} {v:.2f}" for k, v in event.scores.items())
             line = f"[loss] {event.work}: {event.loss:.3f} ({parts})"
+        elif isinstance(event, ev.ValLoss):
+            where = {
+                "step": "after the step",
+                "micro": f"after micro-step {event.group}",
+                "before": f"the notes micro-step {event.group} starts from",
+            }.get(event.point, event.point)
+            again = ", same notes as before" if event.reused else ""
+            line = f"[val] {event.work}: {event.loss:.3f} ({where}{again})"
+        elif isinstance(event, ev.GateChecked):
+            advice = {"keep": "keep", "rollback": "roll back", "none": "no verdict"}[event.advice]
+            line = f"[gate] {event.reason}: {advice} (validation cost ${event.cost_usd:.4f})"
         elif isinstance(event, ev.MicroStep):
             touched = len(event.added) + len(event.changed) + len(event.removed)
             what = event.message.splitlines()[0] if event.message else event.subject
@@ -133,8 +144,11 @@ class ConsoleSink:
             )
         elif isinstance(event, ev.DecisionMade):
             line = f"[review] {event.decision} by {event.by}" + (f": {event.note}" if event.note else "")
+            line += f" ({event.reason})" if event.reason else ""
         elif isinstance(event, ev.StepFinished):
-            mean = "n/a" if event.mean_loss is None else f"{event.mean_loss:.3f}"
+            mean = "n/a" if event.mean_loss is None else f"{event.mean_loss:.3f} over {event.works_in_mean} work(s)"
+            if event.val_mean_loss is not None:
+                mean += f", validation {event.val_mean_loss:.3f} over {event.val_works_in_mean}"
             line = f"[step] epoch {event.epoch} step {event.step}: mean loss {mean}, cost so far {t.cost_text()}"
         elif isinstance(event, ev.Warning_):
             line = f"[warn] {event.message}"

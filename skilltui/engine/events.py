@@ -48,6 +48,7 @@ class RunStarted(Event):
     works: list[str]
     config: dict[str, Any]
     resumed: bool
+    val_works: list[str] = field(default_factory=list)
     # The model each role calls (role -> model id), said at start so nobody pays for a default unawares.
     models: dict[str, str] = field(default_factory=dict)
     backend: str = ""
@@ -217,6 +218,7 @@ class DecisionMade(Event):
     after: str
     note: str = ""
     ref: str | None = None
+    reason: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,11 +263,64 @@ class PoolChanged(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class StepFinished(Event):
+    """A step ended. `mean_loss` is over the `works_in_mean` works scored this step (the ones that
+    took part and did not fail); `val_mean_loss` over `val_works_in_mean` validation works."""
+
     kind: ClassVar[str] = "step_finished"
     epoch: int
     step: int
     mean_loss: float | None
     failed: list[str]
+    works_in_mean: int = 0
+    val_mean_loss: float | None = None
+    val_works_in_mean: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValLoss(Event):
+    """A validation work scored with the pool as it stood (`commit`). Never read by backward or reduce.
+
+    `point`: "step" (after the step's updates: the validation curve), "micro" (the gate, after
+    micro-step `group` attempt `attempt`, before its review) or "before" (the pool a gated
+    micro-step started from, when nothing had validated it yet). `reused` is True when the
+    same notes were already validated, so no call was made.
+    """
+
+    kind: ClassVar[str] = "val_loss"
+    epoch: int
+    step: int
+    work: str
+    loss: float
+    scores: dict[str, float]
+    point: str = "step"
+    group: int | None = None
+    attempt: int | None = None
+    commit: str = ""
+    report: str = ""
+    reused: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateChecked(Event):
+    """The gate's verdict on one micro-step: mean validation loss before and after it.
+
+    `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
+    `works` is how many validation works the two means share; `cost_usd` what the extra
+    validation calls cost.
+    """
+
+    kind: ClassVar[str] = "gate"
+    epoch: int
+    step: int
+    group: int
+    attempt: int
+    before: float | None
+    after: float | None
+    works: int
+    tolerance: float
+    advice: str
+    reason: str
+    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -36,6 +36,7 @@ from .batching import StepBatch
 from .review import Reviewer
 from .session import OpenedRun
 from .stages import Context, Sample, StageError, forward, loss, reduce
+from .validation import Point, Validator
 from .works import Work
 
 
@@ -98,6 +99,17 @@ class Trainer:
         self._running = asyncio.Event()
         self._running.set()
         self._stop_reason: str | None = None
+        self.validator = (
+            Validator(
+                self.ctx,
+                opened.val_works,
+                wait=self._gate,
+                limit=asyncio.Semaphore(self.settings.workers),
+                fatal=(RunStopped, FatalBackendError),
+            )
+            if opened.val_works
+            else None
+        )
 
     # -- control from outside (the app, a signal) ------------------------------------------
 
@@ -140,6 +152,7 @@ class Trainer:
                 works=[w.name for w in self.works],
                 config=self.opened.config,
                 resumed=self.opened.resumed,
+                val_works=sorted(w.name for w in self.opened.val_works),
                 models=role_models(self.settings, self.ctx.backend),
                 backend=self.ctx.backend.name,
             )
@@ -239,8 +252,24 @@ class Trainer:
         await self._attribution(epoch, step)
         if not self.settings.no_backward:
             await self._backward_all(groups, done, epoch, step, limit)
+        # The mean is over the works scored this step; the event says how many, so a curve
+        # never passes off a mean over fewer works as comparable to the others.
         mean = sum(s.loss for s in done.values()) / len(done)
-        self.bus.emit(ev.StepFinished(epoch=epoch, step=step, mean_loss=round(mean, 4), failed=failed))
+        val_mean, val_count = None, 0
+        if self.validator is not None:
+            measured = await self.validator.measure(Point("step", epoch, step))
+            val_mean, val_count = measured.mean, len(measured.losses)
+        self.bus.emit(
+            ev.StepFinished(
+                epoch=epoch,
+                step=step,
+                mean_loss=round(mean, 4),
+                failed=failed,
+                works_in_mean=len(done),
+                val_mean_loss=val_mean,
+                val_works_in_mean=val_count,
+            )
+        )
 
     async def _attribution(self, epoch: int, step: int) -> None:
         """Per-note attribution from the traces up to this step, for the panes (the prompt computes its own)."""
@@ -337,7 +366,10 @@ class Trainer:
                     continue
                 summary = await summaries[group]
                 await self._gate()
-                ran = await micro_step(self.ctx, self.reviewer, samples, summary, epoch, step, group, len(groups))
+                gate = self.validator if self.settings.gate else None
+                ran = await micro_step(
+                    self.ctx, self.reviewer, samples, summary, epoch, step, group, len(groups), gate=gate
+                )
                 if not ran:
                     self._stage("backward", "skipped", epoch, step, group=group)
         finally:

@@ -22,6 +22,19 @@ ACTIONS: tuple[Action, ...] = ("approve", "rerun", "rollback")
 
 
 @dataclass(frozen=True)
+class GateVerdict:
+    """What `--gate` found: mean validation loss before and after the micro-step, and its advice."""
+
+    before: float | None
+    after: float | None
+    works: int
+    tolerance: float
+    advice: Literal["keep", "rollback", "none"]
+    reason: str
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True)
 class ReviewRequest:
     """Everything a reviewer needs to judge one micro-step, with no need to open the run."""
 
@@ -44,6 +57,7 @@ class ReviewRequest:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     message: str = ""
+    gate: GateVerdict | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +65,7 @@ class Decision:
     action: Action
     by: Literal["human", "auto"]
     note: str = ""
+    reason: str = ""
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
@@ -62,10 +77,15 @@ class Reviewer(Protocol):
 
 
 class AutoReviewer:
-    """The unattended reviewer of `--auto`: it approves every micro-step that passed its checks."""
+    """The unattended reviewer of `--auto`: it approves every micro-step that passed its checks,
+    except that with `--gate` it follows the gate: a micro-step that raised validation loss by
+    more than the tolerance is rolled back."""
 
     def __init__(self, action: Action = "approve") -> None:
         self.action = action
 
     async def review(self, request: ReviewRequest) -> Decision:
-        return Decision(self.action, "auto")
+        gate = request.gate
+        if gate is not None and gate.advice == "rollback":
+            return Decision("rollback", "auto", reason=gate.reason)
+        return Decision(self.action, "auto", reason=gate.reason if gate is not None else "")

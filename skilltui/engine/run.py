@@ -9,6 +9,7 @@ runs/<run-id>/
   epoch<E>/step<S>/works/<work>/      scripts/NN.fountain, reads.json, transcripts, done.json
   epoch<E>/step<S>/loss/<work>.md     loss report (+ <work>.json: its scores)
   epoch<E>/step<S>/backward/g<G>/     batch.json, summary.md, attempt<N>/, commit.txt
+  val/                                validation: stories/, pool-<tree>/ (scripts, loss), points/
   lock                                held by the process training this run
 ```
 
@@ -104,6 +105,15 @@ class Run:
 
     def backward_dir(self, epoch: int, step: int, group: int) -> Path:
         return self.step_dir(epoch, step) / "backward" / f"g{group}"
+
+    # Validation lives in its own folder, outside every epoch*/ folder, so no sandbox given a
+    # step's folders (backward, reduce) can reach it: see engine/validation.py.
+    @property
+    def val_dir(self) -> Path:
+        return self.root / "val"
+
+    def val_story_path(self, work: str) -> Path:
+        return self.val_dir / "stories" / f"{work}.md"
 
     def all_loss_dirs(self) -> list[Path]:
         return sorted(self.root.glob("epoch*/step*/loss"))

@@ -47,6 +47,9 @@ class Settings:
     offline_latency: float = 0.0
     auto: bool = False
     max_cost: float | None = None
+    val_works: list[Path] = field(default_factory=list)
+    gate: bool = False
+    gate_tolerance: float = 0.005
     judge_weight: float = 0.0
     # Send the loss judge and reduce calls through the Message Batches API (half price, slower).
     # How a run is paid for, not what it computes, so a run may resume with or without it.
@@ -79,6 +82,12 @@ class Settings:
             raise UsageError("--backward-retries must be 0 (no retry) or more")
         if self.max_edit_lines < 1:
             raise UsageError("--max-edit-lines must be at least 1 (lines one micro-step may add and remove)")
+        if self.gate and not self.val_works:
+            raise UsageError("--gate judges each update on validation; name a held-out work with --val-work DIR")
+        if self.gate and self.no_backward:
+            raise UsageError("--gate judges updates and --no-backward makes none; drop one of the two")
+        if self.gate_tolerance < 0:
+            raise UsageError("--gate-tolerance must be 0 or more (a rise in validation loss that is still kept)")
 
     def timeout_for(self, role: str) -> float:
         """The bound on one call of `role`: reduce folds loss reports, so it shares the loss bound."""
@@ -100,7 +109,7 @@ class Settings:
     def model_for(self, role: str) -> str | None:
         return self.role_models.get(role, self.model)
 
-    def identity(self, works: list[Work]) -> dict[str, Any]:
+    def identity(self, works: list[Work], val_works: list[Work] | None = None) -> dict[str, Any]:
         """The settings that decide what a run computes. Reopening with others is refused.
 
         Workers, latency, auto, the cost cap, timeouts, retries and --strict change how fast
@@ -126,6 +135,13 @@ class Settings:
         }
         if self.max_edit_lines != DEFAULT_MAX_EDIT_LINES:
             identity["max_edit_lines"] = self.max_edit_lines
+        if val_works:
+            # Only present when used, so runs made before validation existed reopen as they were.
+            identity["val_works"] = sorted(w.name for w in val_works)
+            identity["val_work_paths"] = {w.name: str(w.root) for w in sorted(val_works, key=lambda w: w.name)}
+            identity["gate"] = self.gate
+            if self.gate:
+                identity["gate_tolerance"] = self.gate_tolerance
         return identity
 
 
@@ -142,16 +158,18 @@ class OpenedRun:
     # pool moved outside training): one line each, emitted as warnings when training starts.
     notices: list[str] = field(default_factory=list)
     pool_moved_to: str | None = None
+    val_works: list[Work] = field(default_factory=list)
 
 
 def open_run(settings: Settings) -> OpenedRun:
     """Validate, then create or reopen the run. Raises UsageError before writing anything."""
     settings.check()
     works = load_works(settings.works)
+    val_works = load_val_works(settings.val_works, works, settings.episodes_per_step)
     settings.check_works(works)
     prompts = Prompts(settings.prompts)
     prompts.check()
-    config = settings.identity(works)
+    config = settings.identity(works, val_works)
     run_id = check_run_id(settings.run_id) if settings.run_id else derive_run_id(config)
     runs_dir = check_runs_dir(Path(settings.runs_dir).expanduser())
     run = Run(runs_dir.resolve() / run_id)
@@ -159,6 +177,8 @@ def open_run(settings: Settings) -> OpenedRun:
     if resumed:
         for work in works:
             _check_story_unchanged(run, work)
+        for work in val_works:
+            _check_story_unchanged(run, work, run.val_story_path(work.name))
     if settings.init_pool and not resumed:
         donor_notes(Path(settings.init_pool))
 
@@ -183,10 +203,16 @@ def open_run(settings: Settings) -> OpenedRun:
             destination = run.story_path(work.name)
             if not destination.exists():
                 write_atomic(destination, work.story_path.read_bytes())
+        for work in val_works:
+            destination = run.val_story_path(work.name)
+            if not destination.exists():
+                write_atomic(destination, work.story_path.read_bytes())
     except BaseException:
         lock.release()
         raise
-    return OpenedRun(run, works, settings, prompts, config, resumed, lock, notices, found.moved_to)
+    return OpenedRun(
+        run, works, settings, prompts, config, resumed, lock, notices, found.moved_to, val_works=val_works
+    )
 
 
 def check_runs_dir(runs_dir: Path) -> Path:
@@ -207,9 +233,40 @@ def check_runs_dir(runs_dir: Path) -> Path:
     return runs_dir
 
 
-def _check_story_unchanged(run: Run, work: Work) -> None:
+def load_val_works(paths: list[Path], works: list[Work], episodes_per_step: int) -> list[Work]:
+    """The held-out works, checked before anything is written.
+
+    Validation always runs episodes 1..--episodes-per-step of each validation work, so
+    every point of its curve measures the same text; a work without them cannot be one.
+    A work that is also trained on would not be held out, so it is refused too.
+    """
+    if not paths:
+        return []
+    val_works = load_works(paths)
+    trained = {w.root: w for w in works}
+    names = {w.name for w in works}
+    for work in val_works:
+        if work.root in trained:
+            raise UsageError(
+                f"--val-work {work.root} is also a --work; a validation work must be one training never sees"
+            )
+        if work.name in names:
+            raise UsageError(
+                f"--val-work {work.root} has the same folder name as a training work ({work.name!r}); "
+                "a run keys works by folder name, so rename one folder"
+            )
+        missing = [n for n in range(1, episodes_per_step + 1) if n not in work.episodes]
+        if missing:
+            raise UsageError(
+                f"--val-work {work.root} has no episode {missing[0]}; validation runs episodes 1-{episodes_per_step} "
+                "(--episodes-per-step) of every validation work: add them or lower --episodes-per-step"
+            )
+    return val_works
+
+
+def _check_story_unchanged(run: Run, work: Work, kept: Path | None = None) -> None:
     """The run trains on its own copy of each story; a re-noised work would make its history a lie."""
-    kept = run.story_path(work.name)
+    kept = kept or run.story_path(work.name)
     if kept.exists() and kept.read_bytes() != work.story_path.read_bytes():
         raise UsageError(
             f"{work.name} was re-noised after run {run.id} started (its story.md differs from the run's copy); "

@@ -164,6 +164,25 @@ class Context:
         )
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where one work-step's forward and loss artifacts live.
+
+    Training writes under `epoch<E>/step<S>/`; validation (engine/validation.py) passes a
+    place under the run's `val/` folder, so the same stages serve both and a held-out
+    work's scripts and reports never land where the backward pass can read.
+    """
+
+    work_dir: Path  # scripts/, prompt.md, reads.json, transcript.json, done.json
+    story: Path
+    loss_dir: Path  # <work>.md, <work>.json, <work>.transcript.json
+    validation: bool = False
+
+    @classmethod
+    def training(cls, run: Run, epoch: int, step: int, work: str) -> Place:
+        return cls(run.work_dir(epoch, step, work), run.story_path(work), run.loss_dir(epoch, step))
+
+
 @dataclass
 class Sample:
     """One work's evidence for the backward pass: its loss report and what its writer read."""
@@ -190,9 +209,12 @@ def written_episodes(scripts: Path, first: int, last: int) -> dict[int, str]:
     return found
 
 
-async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, last: int) -> bool:
+async def forward(
+    ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
+) -> bool:
     """The writer's pass for one work. True when it ran, False when its artifacts were already there."""
-    out = ctx.run.work_dir(epoch, step, work.name)
+    place = place or Place.training(ctx.run, epoch, step, work.name)
+    out = place.work_dir
     if (out / "done.json").exists():
         return False
     scripts = out / "scripts"
@@ -202,7 +224,7 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
     scripts.mkdir(parents=True, exist_ok=True)
     pool = ctx.run.pool
     headers = pool.headers()
-    story = ctx.run.story_path(work.name)
+    story = place.story
     prompt = ctx.prompts.render(
         "forward",
         work=work.name,
@@ -221,7 +243,7 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
     sandbox = Sandbox(
         read_roots=[story, pool.root],
         write_roots=[scripts],
-        denied=[work.root, ctx.run.loss_dir(epoch, step), pool.root / ".git"],
+        denied=[work.root, place.loss_dir, pool.root / ".git"],
         traced=pool.root,
         base=pool.root,  # the prompt lists notes relative to the pool
     )
@@ -278,15 +300,20 @@ async def forward(ctx: Context, work: Work, epoch: int, step: int, first: int, l
     return True
 
 
-async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last: int) -> tuple[Sample, bool]:
-    """Score one work-step and have the judge write its report. Returns the sample and whether it ran."""
-    run = ctx.run
-    report, scores_path = run.loss_report(epoch, step, work.name), run.loss_scores(epoch, step, work.name)
-    reads = run.work_dir(epoch, step, work.name) / "reads.json"
+async def loss(
+    ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
+) -> tuple[Sample, bool]:
+    """Score one work-step and have the judge write its report. Returns the sample and whether it ran.
+
+    A validation place gets no `loss` event: validation reports its own (`val_loss`).
+    """
+    place = place or Place.training(ctx.run, epoch, step, work.name)
+    report, scores_path = place.loss_dir / f"{work.name}.md", place.loss_dir / f"{work.name}.json"
+    reads = place.work_dir / "reads.json"
     if scores_path.exists() and report.exists():
         saved = read_json(scores_path)
         return Sample(work.name, first, last, saved["loss"], report, scores_path, reads), False
-    scripts = run.work_dir(epoch, step, work.name) / "scripts"
+    scripts = place.work_dir / "scripts"
     written = written_episodes(scripts, first, last)
     human = {n: work.episode_text(n) for n in range(first, last + 1)}
     scores = await asyncio.to_thread(score_step, written, human)
@@ -314,7 +341,7 @@ async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last
     )
     request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
     result = await ctx.call(
-        request, run.loss_dir(epoch, step) / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
+        request, place.loss_dir / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
     )
     # The rubric is optional: a missing or malformed one leaves the engine's number in charge.
     text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
@@ -322,19 +349,20 @@ async def loss(ctx: Context, work: Work, epoch: int, step: int, first: int, last
         raise StageError(f"the judge wrote an empty loss report for {work.name}")
     write_atomic(report, _with_scores(text, scores))
     write_json(scores_path, scores)
-    ctx.bus.emit(
-        ev.Loss(
-            epoch=epoch,
-            step=step,
-            work=work.name,
-            loss=scores["loss"],
-            scores=scores["scores"],
-            report=str(report),
-            engine_loss=scores["engine_loss"],
-            rubric=scores["rubric"],
-            rubric_error=scores["rubric_error"],
+    if not place.validation:
+        ctx.bus.emit(
+            ev.Loss(
+                epoch=epoch,
+                step=step,
+                work=work.name,
+                loss=scores["loss"],
+                scores=scores["scores"],
+                report=str(report),
+                engine_loss=scores["engine_loss"],
+                rubric=scores["rubric"],
+                rubric_error=scores["rubric_error"],
+            )
         )
-    )
     return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
 
 

@@ -3,6 +3,7 @@
     skilltui review RUN [--runs-dir DIR]                  browse, diff, revert and reset a run's pool
     skilltui runs [--runs-dir DIR]                        a table of runs and where each stands
     skilltui export RUN --to DIR [--commit REV] [--force] the pool as an Agent Skill folder
+    skilltui compare RUN [RUN ...] [--json]               runs side by side: train and validation loss
 
 RUN is a run folder or a run id under --runs-dir (default ./runs).
 """
@@ -55,6 +56,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     _runs_dir(p)
     p.set_defaults(handler=cmd_export)
 
+    p = sub.add_parser(
+        "compare",
+        help="runs side by side per work and epoch: train loss, validation loss, difference to the first run",
+        description="Compare runs by id, per work and per epoch: train loss (the mean of the work's step losses "
+        "in the epoch), validation loss (after the epoch's last step) and each run's difference to the first, "
+        "then a terminal plot of the step-mean curves. Typical: a trained run, then its --no-backward control.",
+    )
+    p.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run folders or run ids under --runs-dir; the first is the base"
+    )
+    p.add_argument("--json", action="store_true", help="print the same table as JSON (rows, and the curves)")
+    _runs_dir(p)
+    p.set_defaults(handler=cmd_compare)
+
 
 def cmd_review(args: argparse.Namespace) -> int:
     run = find_run(args.run, args.runs_dir)
@@ -81,3 +96,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     if done.warning:
         print(f"skilltui: note: {done.warning}", file=sys.stderr)
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import print_compare
+
+    runs = [find_run(spec, args.runs_dir) for spec in args.runs]
+    if len({r.root for r in runs}) != len(runs):
+        raise UsageError("a run is named twice; pass each run once")
+    return print_compare(runs, args.json)

@@ -52,6 +52,7 @@ def runs_table(statuses: list[RunStatus], runs_dir: Path) -> Table:
     table.add_column("rerun", justify="right", no_wrap=True)
     table.add_column("rolled\nback", justify="right", no_wrap=True)
     table.add_column("mean\nloss", justify="right", no_wrap=True)
+    table.add_column("val\nloss", justify="right", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
     table.add_column("state", min_width=10)
     for s in statuses:
@@ -63,12 +64,14 @@ def runs_table(statuses: list[RunStatus], runs_dir: Path) -> Table:
             str(s.approved),
             str(s.rerun),
             str(s.rolled_back),
-            f"{s.latest_loss:.3f}" if s.latest_loss is not None else "-",
+            mean_text(s.latest_loss, s.latest_works),
+            mean_text(s.latest_val, s.latest_val_works),
             money(s),
             Text(s.state, style=_style(s.state)),
         )
     table.caption = (
-        "micro-steps approved, rerun and rolled back; mean loss of the latest finished step (lower is better)"
+        "micro-steps approved, rerun and rolled back; mean loss of the latest finished step over (n) works, and "
+        "of the validation works after it (lower is better); cost includes validation"
     )
     table.caption_justify = "left"
     return table
@@ -96,6 +99,13 @@ def print_runs(runs_dir: Path, console: Console | None = None) -> int:
     return 0
 
 
+def mean_text(value: float | None, works: int | None) -> str:
+    """A mean with how many works it covers, so means over different sets never pass for comparable."""
+    if value is None:
+        return "-"
+    return f"{value:.3f} ({works})" if works else f"{value:.3f}"
+
+
 def failing_lines(s: RunStatus, limit: int = 240) -> list[str]:
     """One line per work whose latest attempt failed: which step and stage, and why."""
     lines = []
@@ -106,7 +116,12 @@ def failing_lines(s: RunStatus, limit: int = 240) -> list[str]:
 
 
 def runs_line(s: RunStatus) -> str:
-    loss = f"{s.latest_loss:.3f}" if s.latest_loss is not None else "-"
+    loss = mean_text(s.latest_loss, s.latest_works)
+    if s.latest_works:
+        loss += f" over {s.latest_works} work{'s' if s.latest_works != 1 else ''}"
+        loss = loss.replace(f" ({s.latest_works})", "")
+    if s.latest_val is not None:
+        loss += f", validation {mean_text(s.latest_val, s.latest_val_works)}"
     epochs = f"{s.epochs_done}/{s.epochs}" if s.epochs else str(s.epochs_done)
     return (
         f"works {works_text(s.works)}; epochs {epochs}, steps {s.steps_done}; micro-steps {s.approved} approved, "

@@ -31,6 +31,10 @@ class RunStatus:
     state: str
     started: str | None
     step_means: dict[tuple[int, int], float] = field(default_factory=dict)
+    latest_works: int | None = None  # how many works the latest mean covers
+    latest_val: float | None = None  # mean validation loss after the latest step
+    latest_val_works: int | None = None
+    val_cost_usd: float = 0.0
     # Works whose latest forward or loss failed: work -> "epoch E step S stage: why".
     failing: dict[str, str] = field(default_factory=dict)
 
@@ -81,7 +85,10 @@ def run_status(run: Run, events: list[dict[str, Any]] | None = None) -> RunStatu
     # An epoch is done once a later epoch has finished a step, or when a session said so.
     epochs_done = max([*finished_epochs, len(stepped_epochs) - 1 if stepped_epochs else 0, 0])
     costs = [e.get("cost_usd") for e in events if e.get("kind") == "call"]
-    latest = [e["mean_loss"] for e in events if e.get("kind") == "step_finished" and e.get("mean_loss") is not None]
+    latest = [e for e in events if e.get("kind") == "step_finished" and e.get("mean_loss") is not None]
+    last = latest[-1] if latest else {}
+    val_works = set(config.get("val_works") or [])
+    val_costs = [e.get("cost_usd") or 0.0 for e in events if e.get("kind") == "call" and e.get("work") in val_works]
     return RunStatus(
         id=run.id,
         works=list(config.get("works") or []),
@@ -91,12 +98,17 @@ def run_status(run: Run, events: list[dict[str, Any]] | None = None) -> RunStatu
         approved=decisions.count("approve"),
         rerun=decisions.count("rerun"),
         rolled_back=decisions.count("rollback"),
-        latest_loss=float(latest[-1]) if latest else None,
+        latest_loss=float(last["mean_loss"]) if latest else None,
         cost_usd=sum(c for c in costs if c is not None),
         cost_known=all(c is not None for c in costs),
         state=run_state(run, events),
         started=next((e.get("time") for e in events if e.get("kind") == "run_started"), None),
         step_means=means,
+        # Sessions before the count existed did not record it: unknown, not zero.
+        latest_works=last.get("works_in_mean") or None,
+        latest_val=last.get("val_mean_loss"),
+        latest_val_works=last.get("val_works_in_mean") or None,
+        val_cost_usd=round(sum(val_costs), 6),
         failing=failing_works(events),
     )
 

@@ -322,7 +322,14 @@ class TrainingApp(App[int]):
         if "works" in dirty:
             self.query_one(WorksTable).show(state.rows.values())
         if "curve" in dirty:
-            self.query_one(LossCurve).show(state.steps, state.losses, state.means)
+            self.query_one(LossCurve).show(
+                state.steps,
+                state.losses,
+                state.means,
+                mean_works=state.mean_works,
+                val_means=state.val_means,
+                val_counts=state.val_counts,
+            )
         if self.selected_work in outputs:
             self.query_one(LiveOutput).catch_up()
         if "report" in dirty:

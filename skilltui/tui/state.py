@@ -18,8 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .output import OUTPUT_LIMIT, OutputBuffer
+
+__all__ = ["OUTPUT_LIMIT", "Commit", "Mark", "OutputBuffer", "PoolView", "RunState", "StepKey", "WorkRow"]
+
 StepKey = tuple[int, int]
-OUTPUT_LIMIT = 60_000
 NOTICE_LIMIT = 50
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
 
@@ -47,64 +50,6 @@ class Mark:
     label: str = ""
 
 
-class OutputBuffer:
-    """The last `limit` characters of one work's agent output.
-
-    `total` counts every character ever appended, so a reader that remembers how much it
-    has shown can ask for just the new text, or learn that it fell too far behind and must
-    reload the whole (bounded) buffer.
-    """
-
-    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
-        self.limit = limit
-        self._chunks: deque[str] = deque()
-        self._size = 0
-        self.total = 0
-
-    def _store(self, text: str) -> None:
-        if self._chunks and len(self._chunks[-1]) < 4096:
-            # Deltas are tiny; merging keeps the deque short without copying much.
-            self._size -= len(self._chunks[-1])
-            text = self._chunks.pop() + text
-        self._chunks.append(text)
-        self._size += len(text)
-        while self._size > self.limit:
-            excess = self._size - self.limit
-            first = self._chunks[0]
-            if len(first) <= excess:
-                self._chunks.popleft()
-                self._size -= len(first)
-            else:
-                self._chunks[0] = first[excess:]
-                self._size -= excess
-
-    def line(self, text: str) -> None:
-        """Append `text` as a line of its own, whatever the agent left unfinished before it."""
-        prefix = "" if self.ends_line() else "\n"
-        self.write(prefix + text + "\n")
-
-    def write(self, text: str) -> None:
-        if text:
-            self.total += len(text)
-            self._store(text)
-
-    def ends_line(self) -> bool:
-        return not self._chunks or self._chunks[-1].endswith("\n")
-
-    def text(self) -> str:
-        return "".join(self._chunks)
-
-    def since(self, seen: int) -> str | None:
-        """The text appended after the first `seen` characters, or None when part of it was dropped."""
-        new = self.total - seen
-        if new <= 0:
-            return ""
-        if new > self._size:
-            return None
-        text = self._chunks[-1] if len(self._chunks[-1]) >= new else self.text()
-        return text[len(text) - new :]
-
-
 class RunState:
     """The facts every pane shows, folded event by event; `take_dirty()` says what changed."""
 
@@ -130,6 +75,15 @@ class RunState:
         self.losses: dict[str, dict[StepKey, float]] = {name: {} for name in works}
         self.reports: dict[str, dict[StepKey, str]] = {name: {} for name in works}
         self.means: dict[StepKey, float] = {}
+        # Which works each step's mean covers (scheduled, less the failed), so the curve can
+        # say when two points are means over different sets of works.
+        self.step_works: dict[StepKey, frozenset[str]] = {}
+        self.mean_works: dict[StepKey, frozenset[str]] = {}
+        self.val_works: set[str] = set()
+        self.val_losses: dict[str, dict[StepKey, float]] = {}
+        self.val_means: dict[StepKey, float] = {}
+        self.val_counts: dict[StepKey, int] = {}
+        self.val_cost = 0.0
         self.marks: dict[str, Mark] = {}
         # Per note: passes that read it, mean loss with / without it (the latest attribution event).
         self.attribution: dict[str, dict[str, Any]] = {}
@@ -171,8 +125,8 @@ class RunState:
             handler(event, replay)
 
     def _row(self, name: str | None) -> WorkRow | None:
-        if name is None:
-            return None
+        if name is None or name in self.val_works:
+            return None  # validation works have no row: they never train, their numbers are the val curve
         if name not in self.rows:
             self.rows[name] = WorkRow(name)
             self.outputs[name] = OutputBuffer(self.output_limit)
@@ -193,6 +147,7 @@ class RunState:
                 self._output_dirty.add(name)
 
     def _on_run_started(self, e: dict[str, Any], replay: bool) -> None:
+        self.val_works |= set(e.get("val_works") or [])
         for name in e.get("works", []):
             self._row(name)
         if replay:
@@ -209,6 +164,7 @@ class RunState:
         key = (e["epoch"], e["step"])
         if key not in self.steps:
             self.steps.append(key)
+        self.step_works[key] = frozenset(e.get("works", []))
         self.groups = [list(g) for g in e.get("groups", [])]
         if replay:
             return
@@ -282,6 +238,8 @@ class RunState:
     def _on_call(self, e: dict[str, Any], replay: bool) -> None:
         tokens = sum(e.get(k) or 0 for k in TOKEN_FIELDS)
         cost = e.get("cost_usd")
+        if e.get("work") in self.val_works and cost is not None:
+            self.val_cost += cost
         self.tokens += tokens
         if cost is None:
             self.cost_known = False
@@ -360,8 +318,19 @@ class RunState:
         self._dirty |= {"pool", "commits"}
 
     def _on_step_finished(self, e: dict[str, Any], replay: bool) -> None:
+        key = (e["epoch"], e["step"])
         if e.get("mean_loss") is not None:
-            self.means[(e["epoch"], e["step"])] = e["mean_loss"]
+            self.means[key] = e["mean_loss"]
+            self.mean_works[key] = self.step_works.get(key, frozenset()) - set(e.get("failed") or [])
+            self._dirty.add("curve")
+        if e.get("val_mean_loss") is not None:
+            self.val_means[key] = e["val_mean_loss"]
+            self.val_counts[key] = int(e.get("val_works_in_mean") or 0)
+            self._dirty.add("curve")
+
+    def _on_val_loss(self, e: dict[str, Any], replay: bool) -> None:
+        if e.get("point") == "step":
+            self.val_losses.setdefault(e["work"], {})[(e["epoch"], e["step"])] = e["loss"]
             self._dirty.add("curve")
 
     def _on_paused(self, e: dict[str, Any], replay: bool) -> None:

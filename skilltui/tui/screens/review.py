@@ -59,11 +59,38 @@ def facts(request: ReviewRequest) -> Content:
     if not (request.added or request.changed or request.removed):
         empty = "  (an empty commit: the backward pass found nothing worth changing)"
         lines.append(Content.styled(empty, "$foreground-muted"))
+    gate = gate_line(request)
+    if gate is not None:
+        lines.insert(2, gate)
     prediction = parse_body(f"subject\n{request.message}")["prediction"]
     if prediction:
         # What the update says will happen; `skilltui review` later shows it beside what did.
         lines.append(Content.assemble(("predicts ", "$foreground-muted"), prediction))
     return Content("\n").join(lines)
+
+
+def gate_line(request: ReviewRequest) -> Content | None:
+    """Validation before and after the micro-step (`--gate`) and what the gate advises; the person decides."""
+    g = request.gate
+    if g is None:
+        return None
+    cost = f"  │  validation cost ${g.cost_usd:.4f}"
+    if g.advice == "none" or g.before is None or g.after is None:
+        unmeasured = ("could not be measured: no advice", "bold")
+        return Content.assemble(("validation ", "$foreground-muted"), unmeasured, cost)
+    advice = (
+        ("gate advises roll back", "$text-error bold")
+        if g.advice == "rollback"
+        else ("gate advises keep", "$text-success bold")
+    )
+    return Content.assemble(
+        ("validation ", "$foreground-muted"),
+        (f"{g.before:.3f} → {g.after:.3f}", "bold"),
+        f" ({g.after - g.before:+.3f}; tolerance {g.tolerance:.3f}; {g.works} work{'s' if g.works != 1 else ''})",
+        ("  │  ", "$foreground-muted"),
+        advice,
+        cost,
+    )
 
 
 def title_of(request: ReviewRequest) -> str:

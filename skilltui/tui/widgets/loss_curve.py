@@ -1,9 +1,14 @@
-"""The loss curve: every work's loss per step, the selected work picked out, and their mean.
+"""The loss curve: every work's loss per step, the selected work picked out, their mean, and validation.
 
-Training is working when the mean goes down. Sixteen coloured lines would be a tangle in
-a terminal, so the other works are faint dots, the selected work is an accent line and
-the mean a bold line on top. The scale is fixed at 0..1 (loss is defined on it), so a
-curve that looks flat is flat. Colours are theme variables, readable in every theme.
+Training is working when the mean goes down; it transfers when the validation line (the
+mean loss of the held-out works, measured after each step) goes down with it.
+A step's mean covers the works scored that step: when a work failed or sat out, that
+point is a mean over another set of works and is drawn hollow (○, △), and the legend says
+how many works the points cover, so no one reads a drop that only a missing work made.
+
+Sixteen coloured lines would be a tangle in a terminal, so the other works are faint dots,
+the selected work is an accent line and the mean a bold line on top. The scale is fixed at
+0..1 (loss is defined on it), so a curve that looks flat is flat. Colours are theme variables, readable in every theme.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from ..state import StepKey
 MEAN_STYLE = "$text-primary bold"
 SELECTED_STYLE = "$text-accent bold"
 OTHER_STYLE = "$foreground-muted"
+VAL_STYLE = "$text-warning bold"
 AXIS_STYLE = "$foreground-muted"
 AXIS_WIDTH = 5
 
@@ -63,19 +69,62 @@ class LossCurve(Widget):
         self._steps: list[StepKey] = []
         self._series: dict[str, dict[StepKey, float]] = {}
         self._means: dict[StepKey, float] = {}
+        self._mean_works: dict[StepKey, frozenset[str]] = {}
+        self._val: dict[StepKey, float] = {}
+        self._val_counts: dict[StepKey, int] = {}
 
-    def show(self, steps: list[StepKey], series: dict[str, dict[StepKey, float]], means: dict[StepKey, float]) -> None:
-        keys = [key for key in steps if key in means or any(key in s for s in series.values())]
+    def show(
+        self,
+        steps: list[StepKey],
+        series: dict[str, dict[StepKey, float]],
+        means: dict[StepKey, float],
+        *,
+        mean_works: dict[StepKey, frozenset[str]] | None = None,
+        val_means: dict[StepKey, float] | None = None,
+        val_counts: dict[StepKey, int] | None = None,
+    ) -> None:
+        val_means = val_means or {}
+        keys = [key for key in steps if key in means or key in val_means or any(key in s for s in series.values())]
         self._steps = keys
         self._series = {work: dict(values) for work, values in series.items()}
         self._means = dict(means)
+        self._mean_works = dict(mean_works or {})
+        self._val = dict(val_means)
+        self._val_counts = dict(val_counts or {})
         self.refresh()
+
+    def _odd_means(self) -> set[StepKey]:
+        """Steps whose mean covers another set of works than the most common one."""
+        sets = [self._mean_works[k] for k in self._means if k in self._mean_works]
+        if not sets:
+            return set()
+        usual = max(set(sets), key=lambda s: (sets.count(s), len(s)))
+        return {k for k in self._means if self._mean_works.get(k, usual) != usual}
+
+    def _odd_val(self) -> set[StepKey]:
+        counts = list(self._val_counts.values())
+        return {k for k, n in self._val_counts.items() if n < max(counts)} if counts else set()
+
+    @staticmethod
+    def _covers(counts: list[int]) -> str:
+        if not counts:
+            return ""
+        low, high = min(counts), max(counts)
+        if low == high:
+            return f" ({high} work{'' if high == 1 else 's'})"
+        return f" ({low}-{high} works)"
 
     def _legend(self, width: int) -> Content:
         parts: list[str | tuple[str, str]] = []
         if self._means:
             last = self._means[max(self._means, key=self._steps.index)] if self._steps else None
-            parts.append(("━● mean" + (f" {last:.3f}" if last is not None else ""), MEAN_STYLE))
+            covers = self._covers([len(self._mean_works[k]) for k in self._means if k in self._mean_works])
+            odd = " ○ other works" if self._odd_means() else ""
+            parts.append(("━● mean" + (f" {last:.3f}" if last is not None else "") + covers + odd, MEAN_STYLE))
+        if self._val:
+            last_val = self._val[max(self._val, key=self._steps.index)]
+            covers = self._covers(list(self._val_counts.values()))
+            parts += ["  ", (f"━▲ val {last_val:.3f}{covers}", VAL_STYLE)]
         selected = self._series.get(self.selected or "", {})
         if selected:
             last_key = max(selected, key=lambda k: self._steps.index(k) if k in self._steps else -1)
@@ -103,7 +152,15 @@ class LossCurve(Widget):
         def y_of(value: float) -> int:
             return round((1.0 - min(1.0, max(0.0, value))) * (plot_height - 1))
 
-        def draw(values: dict[StepKey, float], point: str, style: str, line: int, dot: int, joined: bool) -> None:
+        def draw(
+            values: dict[StepKey, float],
+            point: str,
+            style: str,
+            line: int,
+            dot: int,
+            joined: bool,
+            hollow: tuple[set[StepKey], str] = (set(), ""),
+        ) -> None:
             previous: tuple[int, int] | None = None
             for index, key in enumerate(self._steps):
                 if key not in values:
@@ -113,7 +170,7 @@ class LossCurve(Widget):
                     (x0, y0), span = previous, x - previous[0]
                     for step in range(1, span):
                         canvas.put(x0 + step, round(y0 + (y - y0) * step / span), "·", style, line)
-                canvas.put(x, y, point, style, dot)
+                canvas.put(x, y, hollow[1] if key in hollow[0] else point, style, dot)
                 previous = (x, y)
 
         # Who wins a cell: the selected work's points (the person asked for them), then the
@@ -121,7 +178,8 @@ class LossCurve(Widget):
         for work, values in self._series.items():
             if work != self.selected:
                 draw(values, "•", OTHER_STYLE, 1, 1, joined=False)
-        draw(self._means, "●", MEAN_STYLE, 2, 4, joined=True)
+        draw(self._val, "▲", VAL_STYLE, 2, 3, joined=True, hollow=(self._odd_val(), "△"))
+        draw(self._means, "●", MEAN_STYLE, 2, 4, joined=True, hollow=(self._odd_means(), "○"))
         if self.selected in self._series:
             draw(self._series[self.selected], "◆", SELECTED_STYLE, 3, 5, joined=True)
 

@@ -1,0 +1,186 @@
+"""`skilltui compare RUN [RUN ...]`: runs side by side, per work and per epoch, from their events.
+
+The typical use is a trained run against its `--no-backward` control on the same works:
+if training helped, the trained run's validation loss is below the control's.
+
+- **train loss** of a work in an epoch: the mean of that work's step losses in the epoch
+  (its `loss` events). Every epoch covers the same episodes, so epochs compare; when two
+  runs scored a work on a different number of steps (a failed step), the row says so.
+- **val loss** of a validation work in an epoch: its loss after the epoch's last step
+  (`val_loss` events, point "step"): what the notes as the epoch left them score on
+  episodes training never saw.
+- **difference**: each run's value minus the first run's.
+- **mean** rows average only the works every run has a value for, and say how many.
+
+Everything comes from `events.jsonl`, so the table is exactly what the runs recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import plotext
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..engine.events import read_events
+from ..engine.run import Run
+
+StepKey = tuple[int, int]
+
+
+@dataclass
+class RunCurves:
+    """One run's losses as compare reads them, deduplicated (a resumed step keeps its latest value)."""
+
+    id: str
+    train: dict[tuple[int, str], dict[int, float]] = field(default_factory=dict)  # (epoch, work) -> step -> loss
+    val: dict[tuple[int, str], dict[int, float]] = field(default_factory=dict)
+    step_means: dict[StepKey, tuple[float, int]] = field(default_factory=dict)  # mean, works in it
+    val_means: dict[StepKey, tuple[float, int]] = field(default_factory=dict)
+
+
+def read_curves(run: Run) -> RunCurves:
+    curves = RunCurves(run.id)
+    for e in read_events(run.events_path):
+        kind = e.get("kind")
+        if kind == "loss":
+            curves.train.setdefault((e["epoch"], e["work"]), {})[e["step"]] = float(e["loss"])
+        elif kind == "val_loss" and e.get("point", "step") == "step":
+            curves.val.setdefault((e["epoch"], e["work"]), {})[e["step"]] = float(e["loss"])
+        elif kind == "step_finished" and e.get("mean_loss") is not None:
+            key = (e["epoch"], e["step"])
+            curves.step_means[key] = (float(e["mean_loss"]), int(e.get("works_in_mean") or 0))
+            if e.get("val_mean_loss") is not None:
+                curves.val_means[key] = (float(e["val_mean_loss"]), int(e.get("val_works_in_mean") or 0))
+    return curves
+
+
+def _value(curves: RunCurves, kind: str, epoch: int, work: str) -> tuple[float | None, int]:
+    """(value, steps it covers) of one work in one epoch."""
+    if kind == "train":
+        steps = curves.train.get((epoch, work), {})
+        return (round(sum(steps.values()) / len(steps), 4), len(steps)) if steps else (None, 0)
+    steps = curves.val.get((epoch, work), {})
+    return (steps[max(steps)], 1) if steps else (None, 0)
+
+
+def compare_runs(runs: list[Run]) -> dict[str, Any]:
+    """The comparison as data: what `--json` prints and the table shows."""
+    all_curves = [read_curves(r) for r in runs]
+    ids = [c.id for c in all_curves]
+    first = ids[0]
+    epochs = sorted({e for c in all_curves for e, _ in [*c.train, *c.val]})
+    train_works = sorted({w for c in all_curves for _, w in c.train})
+    val_works = sorted({w for c in all_curves for _, w in c.val} - set(train_works))
+    rows: list[dict[str, Any]] = []
+    for epoch in epochs:
+        for kind, works in (("train", train_works), ("val", val_works)):
+            kept = []
+            for work in works:
+                values = {c.id: _value(c, kind, epoch, work) for c in all_curves}
+                if all(v is None for v, _ in values.values()):
+                    continue
+                loss = {run: v for run, (v, _) in values.items()}
+                steps = {run: n for run, (_, n) in values.items()}
+                row = _row(epoch, work, kind, loss, first)
+                row["steps"] = steps
+                row["same_steps"] = len({n for n in steps.values()}) == 1
+                rows.append(row)
+                kept.append(row)
+            common = [r for r in kept if all(r["loss"][run] is not None for run in ids)]
+            if len(common) > 1:
+                loss = {run: round(sum(r["loss"][run] for r in common) / len(common), 4) for run in ids}
+                row = _row(epoch, f"mean of {len(common)} works", kind, loss, first)
+                row["mean_of"] = [r["work"] for r in common]
+                rows.append(row)
+    curves = {
+        c.id: {
+            "train": [[e, s, m, n] for (e, s), (m, n) in sorted(c.step_means.items())],
+            "val": [[e, s, m, n] for (e, s), (m, n) in sorted(c.val_means.items())],
+        }
+        for c in all_curves
+    }
+    return {"runs": ids, "rows": rows, "curves": curves}
+
+
+def _row(epoch: int, work: str, kind: str, loss: dict[str, float | None], first: str) -> dict[str, Any]:
+    base = loss[first]
+    diff = {run: (round(v - base, 4) if v is not None and base is not None else None) for run, v in loss.items()}
+    return {"epoch": epoch, "work": work, "kind": kind, "loss": loss, "diff": diff}
+
+
+def table(data: dict[str, Any]) -> Table:
+    ids = data["runs"]
+    t = Table(title="loss per work and epoch (lower is better)", title_justify="left", header_style="bold")
+    t.add_column("epoch", justify="right")
+    t.add_column("work")
+    t.add_column("kind")
+    for i, run in enumerate(ids):
+        t.add_column(run, justify="right", overflow="fold")
+        if i:
+            t.add_column(f"Δ {run}", justify="right", overflow="fold")
+    uneven = False
+    for row in data["rows"]:
+        cells: list[str | Text] = [str(row["epoch"]), row["work"], row["kind"]]
+        for i, run in enumerate(ids):
+            value = row["loss"][run]
+            mark = "" if row.get("same_steps", True) else "*"
+            uneven |= bool(mark)
+            cells.append("-" if value is None else f"{value:.3f}{mark}")
+            if i:
+                d = row["diff"][run]
+                style = "" if d is None or d == 0 else ("green" if d < 0 else "red")
+                cells.append(Text("-" if d is None else f"{d:+.3f}", style=style))
+        t.add_row(*cells, style="bold" if row["work"].startswith("mean of") else "")
+    caption = [
+        "train: mean of the work's step losses in the epoch; val: after the epoch's last step; "
+        f"Δ: minus {ids[0]}; mean rows: works every run scored"
+    ]
+    if uneven:
+        caption.append("*: the runs scored this work on a different number of steps; its means cover other episodes")
+    t.caption = "\n".join(caption)
+    t.caption_justify = "left"
+    return t
+
+
+def plot(data: dict[str, Any], width: int = 100, height: int = 20, color: bool = True) -> str:
+    """The step-mean curves of every run (train and validation) as a terminal plot."""
+    keys = sorted({(e, s) for c in data["curves"].values() for part in c.values() for e, s, _, _ in part})
+    if not keys:
+        return "(no finished steps to plot)"
+    index = {k: i for i, k in enumerate(keys)}
+    plotext.clf()
+    plotext.theme("pro" if color else "clear")
+    plotext.plotsize(width, height)
+    markers = {"train": "hd", "val": "dot"}
+    for run, parts in data["curves"].items():
+        for part, points in parts.items():
+            if points:
+                xs = [index[(e, s)] for e, s, _, _ in points]
+                ys = [m for _, _, m, _ in points]
+                counts = sorted({n for _, _, _, n in points})
+                covers = f"{counts[0]} work" if counts == [1] else f"{counts[0]}-{counts[-1]} works"
+                if len(counts) == 1 and counts != [1]:
+                    covers = f"{counts[0]} works"
+                plotext.plot(xs, ys, label=f"{run} {part} ({covers})", marker=markers[part])
+    plotext.ylim(0, 1)
+    ticks = list(range(0, len(keys), max(1, len(keys) // 8)))
+    plotext.xticks(ticks, [f"e{keys[i][0]}s{keys[i][1]}" for i in ticks])
+    plotext.title("mean loss per step (train: the works scored that step; val: after the step)")
+    return plotext.build()
+
+
+def print_compare(runs: list[Run], as_json: bool, console: Console | None = None) -> int:
+    data = compare_runs(runs)
+    if as_json:
+        print(json.dumps(data, indent=2))
+        return 0
+    console = console or Console(width=None if sys.stdout.isatty() else 160)
+    console.print(table(data))
+    console.print(Text.from_ansi(plot(data, width=min(console.width, 120), color=console.is_terminal)))
+    return 0

@@ -1,0 +1,73 @@
+"""Test doubles for validation and the gate: the offline backend, scripted and recorded.
+
+`ScriptedBackend` plays every role like the offline backend, except that its backward
+pass follows a script ("remove a note", "add the note that teaches a move"), so a test
+knows in advance whether a micro-step makes the writer better or worse on any work. It
+can also charge a fixed price per call, so cost accounting is checked with real numbers,
+and it records every call with the sandbox it was given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skilltui.agents.base import CallResult, Request
+from skilltui.agents.offline import MOVES, OfflineBackend
+from skilltui.agents.tools import Sandbox
+from skilltui.engine.pool import render_note
+
+
+@dataclass
+class Recorded:
+    role: str
+    request: Request
+    sandbox: Sandbox | None
+
+
+@dataclass
+class ScriptedBackend(OfflineBackend):
+    """script: one (action, target) per backward call, in order: ("remove", path) or ("add", move name)."""
+
+    script: list[tuple[str, str]] = field(default_factory=list)
+    cost_per_call: float = 0.0
+    calls: list[Recorded] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        OfflineBackend.__init__(self)
+        self._script = list(self.script)
+
+    async def text(self, request: Request) -> CallResult:
+        self.calls.append(Recorded(request.role, request, None))
+        return await super().text(request)
+
+    async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
+        self.calls.append(Recorded(request.role, request, sandbox))
+        if request.role != "backward" or not self._script:
+            return await super().agent(request, sandbox)
+        action, target = self._script.pop(0)
+        pool = Path(request.context["pool"])
+        transcript: list[dict] = []
+        if action == "remove":
+            self._tool(request, sandbox, transcript, "delete", path=str(pool / target))
+        else:
+            move = next(m for m in MOVES if m.name == target)
+            text = render_note(move.description, move.body)
+            self._tool(request, sandbox, transcript, "create", path=str(pool / move.path), file_text=text)
+        self._tool(request, sandbox, transcript, "commit", message=f"scripted: {action} {target}")
+        return self._result(request, f"{action} {target}\n", transcript)
+
+    def _result(self, request: Request, text: str, transcript: list[dict] | None = None) -> CallResult:
+        result = super()._result(request, text, transcript)
+        result.cost_usd = self.cost_per_call
+        return result
+
+
+def seed_pool(folder: Path, *moves: str) -> Path:
+    """A folder of notes for --init-pool, teaching the named offline moves."""
+    for name in moves:
+        move = next(m for m in MOVES if m.name == name)
+        path = folder / move.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_note(move.description, move.body), encoding="utf-8")
+    return folder

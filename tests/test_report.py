@@ -1,0 +1,113 @@
+"""`skilltui report`: one self-contained page, opened in a real headless chromium.
+
+The browser test needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them);
+elsewhere it skips and says so. Every section must be visible and the page must make no
+network request: the only resource the browser loads is the page itself.
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from scripted import ScriptedBackend, seed_pool
+from test_validation import events, held_out_work, train_with
+
+from skilltui.cli import main
+
+CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+SECTIONS = ("settings", "curves", "micro-steps", "notes")
+
+
+@pytest.fixture
+def report(tmp_path, make_work) -> Path:
+    """A gated run with one micro-step rolled back and one kept, written as a page."""
+    runs = tmp_path / "runs"
+    donor = seed_pool(tmp_path / "donor", "dialogue")
+    backend = ScriptedBackend(script=[("remove", "dialogue/dialogue-blocks.md"), ("add", "scene")])
+    works = [make_work("kestrel", 4)]
+    argv = ["--steps", "2", "--gate", "--init-pool", str(donor)]
+    assert train_with(backend, runs, works, [held_out_work(tmp_path / "held")], *argv) == 0
+    page = tmp_path / "out" / "run.html"
+    page.parent.mkdir()
+    assert main(["report", "r", "--runs-dir", str(runs), "--to", str(page)]) == 0
+    return page
+
+
+def test_the_page_holds_every_section_and_references_nothing(report, tmp_path):
+    html = report.read_text(encoding="utf-8")
+    for section in SECTIONS:
+        assert f'<section id="{section}">' in html
+    assert not re.search(r"\b(src|href)\s*=", html), "the page must not reference any other resource"
+    assert "<script" not in html
+    assert html.count("<polyline") == 2  # train and validation
+    decisions = events(tmp_path / "runs", "decision")
+    assert "rollback by auto" in html and decisions[0]["reason"] in htmllib.unescape(html)
+    assert '<span class="add">+## Guidance</span>' in html  # the kept micro-step's diff, coloured
+    assert '<span class="del">-## Guidance</span>' in html  # the rolled-back one removed a note
+    assert '<span class="del">----</span>' in html  # its front matter line is a removed line, not a file header
+    assert "scene/scene-headings.md" in html and "dialogue/dialogue-blocks.md" in html
+
+
+def test_report_refuses_a_target_it_cannot_write(report, tmp_path, capsys):
+    runs = str(tmp_path / "runs")
+    for target, words in [(tmp_path / "missing" / "x.html", "does not exist"), (tmp_path / "x.txt", "FILE.html")]:
+        assert main(["report", "r", "--runs-dir", runs, "--to", str(target)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and words in err[0]
+        assert not target.exists()
+
+
+@pytest.mark.skipif(
+    not (CHROMIUM.exists() and DRIVER.exists()),
+    reason="needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver; .ci/run does)",
+)
+def test_the_page_opens_in_headless_chromium_with_every_section_visible_and_no_request(report, tmp_path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1200,900",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
+    try:
+        driver.get("about:blank")
+        driver.get_log("performance")  # drop what the browser loaded for itself before the page
+        url = report.resolve().as_uri()
+        driver.get(url)
+        WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        for section in SECTIONS:
+            element = driver.find_element(By.ID, section)
+            driver.execute_script("arguments[0].scrollIntoView()", element)
+            assert element.is_displayed(), section
+            assert element.size["height"] > 40 and element.size["width"] > 200, (section, element.size)
+        svg = driver.find_element(By.CSS_SELECTOR, "#curves svg")
+        assert svg.is_displayed() and svg.size["height"] > 100
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#micro-steps article")) == 2
+        requested = []
+        for entry in driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message["method"] == "Network.requestWillBeSent":
+                requested.append(message["params"]["request"]["url"])
+        assert requested and set(requested) == {url}, requested
+    finally:
+        driver.quit()
+        shutil.rmtree(tmp_path / "profile", ignore_errors=True)

@@ -1,0 +1,55 @@
+"""Validation in the app: the gate's numbers on the review screen, the validation line on the curve."""
+
+from __future__ import annotations
+
+import test_tui_support as support
+from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
+from test_tui_widgets import Harness
+from test_validation import held_out_work
+
+from skilltui.tui.widgets.loss_curve import LossCurve
+
+config_home = support.config_home
+open_training = support.open_training
+
+
+async def test_the_review_shows_validation_around_the_micro_step_and_the_person_decides(open_training, tmp_path):
+    val = held_out_work(tmp_path / "held")
+    opened = open_training(("alpha",), val_works=[val], gate=True)
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await wait_for_review(pilot, app)
+        gate = screen.request.gate
+        assert gate is not None and gate.advice == "keep" and gate.after < gate.before
+        text = screen_text(app)
+        assert f"validation {gate.before:.3f} → {gate.after:.3f}" in text
+        assert "gate advises keep" in text and "validation cost $0.0000" in text
+        # The gate advises keep; the person rolls back anyway, and that is what counts.
+        await pilot.press("u")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not app.training)
+        legend = app.query_one(LossCurve).render().plain.splitlines()[0]
+        assert "━▲ val" in legend and "(1 work)" in legend
+    [decision] = decisions(opened)
+    assert (decision["decision"], decision["by"]) == ("rollback", "human")
+
+
+async def test_a_mean_over_other_works_is_drawn_hollow_and_the_legend_says_how_many():
+    curve = LossCurve()
+    async with Harness(curve).run_test(size=(90, 14)) as pilot:
+        steps = [(0, 0), (0, 1), (0, 2)]
+        both, one = frozenset({"a", "b"}), frozenset({"a"})
+        curve.show(
+            steps,
+            {"a": {(0, 0): 0.9, (0, 1): 0.5, (0, 2): 0.2}, "b": {(0, 0): 0.7, (0, 2): 0.2}},
+            {(0, 0): 0.8, (0, 1): 0.5, (0, 2): 0.2},
+            mean_works={(0, 0): both, (0, 1): one, (0, 2): both},
+            val_means={(0, 0): 0.6, (0, 1): 0.4, (0, 2): 0.3},
+            val_counts={(0, 0): 2, (0, 1): 2, (0, 2): 2},
+        )
+        await pilot.pause()
+        lines = curve.render().plain.splitlines()
+        assert lines[0].startswith("━● mean 0.200 (1-2 works) ○ other works")
+        assert "━▲ val 0.300 (2 works)" in lines[0]
+        plot = "\n".join(lines[1:-1])
+        assert plot.count("○") == 1 and plot.count("●") == 2 and plot.count("▲") == 3
