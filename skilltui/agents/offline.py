@@ -259,7 +259,7 @@ class OfflineBackend:
         for text in reports.values():
             for name, value in _report_scores(text).items():
                 totals.setdefault(name, []).append(value)
-        mean = {name: sum(v) / len(v) for name, v in totals.items()}
+        mean = {name: round(sum(v) / len(v), 4) for name, v in totals.items()}
         order = sorted(mean, key=mean.get)
         lines = [
             f"# Commonality report: {', '.join(reports)}",

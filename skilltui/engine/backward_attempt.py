@@ -252,7 +252,7 @@ async def _start_clean(ctx: Context, pool: Pool, where: Where) -> None:
         ctx.bus.emit(ev.Warning_(message=f"{where.label}: reset a pool left dirty by an earlier attempt"))
 
 
-def _check(pool: Pool, before: str, subject: str, lexicon: Lexicon) -> tuple[str | None, dict]:
+def _check(pool: Pool, before: str, subject: str, lexicon: Lexicon | None = None) -> tuple[str | None, dict]:
     """The checks after the call, cheapest first. Returns (problem or None, the checked record with its patch)."""
     after, clean = pool.state()
     if after == before:

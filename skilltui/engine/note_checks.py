@@ -51,9 +51,10 @@ def lint_pool(pool: Pool, lexicon: Lexicon | None = None, paths: list[str] | Non
 def edit_size(pool: Pool, before: str) -> tuple[int, list[str], list[str]]:
     """(lines added + removed, touched paths that exist, removed paths) of the working tree against `before`.
 
-    Stages every change first (`git add -A`), so new notes count too.
+    Stages every change first, new and ignored files included (`git add -A -f`, as
+    `Pool.commit_all` does): what is in the pool is what the checks see and what is committed.
     """
-    pool.git("add", "-A")
+    pool.git("add", "-A", "-f")
     lines = 0
     touched: list[str] = []
     removed: list[str] = []

@@ -60,6 +60,9 @@ class Context:
     last_step_seconds: float | None = None
     # --batch: the step's StepBatch per role ("loss", "reduce"); their text calls wait for it.
     batches: dict[str, Any] = field(default_factory=dict)
+    # The training works, and the leakage guard built from them on first use.
+    works: list[Work] = field(default_factory=list)
+    lexicon: Lexicon | None = None
 
     def reread_ttl(self) -> str:
         """The cache life for text the next step re-reads: 1 hour unless steps are known to be quick.
@@ -69,10 +72,6 @@ class Context:
         if self.last_step_seconds is None:
             return "5m" if self.settings.auto else "1h"
         return "5m" if self.last_step_seconds < 240 else "1h"
-
-    # The training works, and the leakage guard built from them on first use.
-    works: list[Work] = field(default_factory=list)
-    lexicon: Lexicon | None = None
 
     def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
         if result.cost_usd is not None:
@@ -340,9 +339,7 @@ async def loss(
         episodes=[{"number": n, "human": human[n]} for n in sorted(human)],
     )
     request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
-    result = await ctx.call(
-        request, place.loss_dir / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
-    )
+    result = await ctx.call(request, place.loss_dir / f"{work.name}.transcript.json", epoch=epoch, step=step, **where)
     # The rubric is optional: a missing or malformed one leaves the engine's number in charge.
     text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
     if not text.strip():
