@@ -49,7 +49,8 @@ class ScriptedBackward(OfflineBackend):
             return await super().agent(request, sandbox)
         how = self.plan[min(self.calls, len(self.plan) - 1)]
         self.calls += 1
-        self.prompts.append(request.prompt)
+        # Everything the model is sent, in order: the run-wide rules, the pool listing, the update.
+        self.prompts.append("\n".join(part for part in (request.lead, request.prefix, request.prompt) if part))
         if how == "offline":
             return await super().agent(request, sandbox)
         if how == "forget":

@@ -6,6 +6,7 @@ Every test drives the real `anthropic` SDK against `tests/fakeapi.py`, whose pro
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,54 @@ def test_training_marks_the_story_and_the_human_episodes_only_where_a_later_step
         u["cache_read_input_tokens"] >= tokens_of(opening(r)[0]) - 10 for u, r in zip(billed, epoch1, strict=True)
     )
     assert all(u["cache_creation_input_tokens"] == 0 for u in billed)
+
+
+def test_every_backward_micro_step_after_the_first_reads_the_run_wide_rules_from_the_cache(
+    make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The instructions and note rules lead the backward prompt, the same text in every
+    micro-step, so the pool listing (changed by every commit) no longer keeps them out of
+    the cache: the first micro-step writes them, every later one reads them."""
+    from skilltui.cli import main
+    from tests.test_anthropic_training import FakeModel, role_of
+
+    works = [make_work("kestrel", 4), make_work("lantern", 4)]
+    with FakeAnthropic(FakeModel(tmp_path / "works"), min_cache_tokens=1024) as fake:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        argv = ["train", "--auto", "--backend", "anthropic", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
+        argv += ["--steps", "2", "--episodes-per-step", "2", "--group-size", "1"]
+        for work in works:
+            argv += ["--work", str(work)]
+        assert main(argv) == 0
+    assert fake.failures == [], fake.failures
+    firsts = [r for r in fake.messages_requests if role_of(r) == "backward" and len(r.body["messages"]) == 1]
+    assert len(firsts) == 4  # two works in groups of one, two steps
+    leads = [r.body["messages"][0]["content"][0] for r in firsts]
+    assert all(lead["text"] == leads[0]["text"] for lead in leads)
+    assert "## Rules" in leads[0]["text"] and "## How a note is written" in leads[0]["text"]
+    assert all(lead.get("cache_control") == {"type": "ephemeral"} for lead in leads)
+    # The evidence and the commit subject, which differ per micro-step, come after the listing.
+    assert all("Update the craft notes: epoch 0 step" in r.body["messages"][0]["content"][-1]["text"] for r in firsts)
+    billed = [fake.usage_by_request[fake.requests.index(r)] for r in firsts]
+    shared = (len(json.dumps(firsts[0].body["tools"])) + len(leads[0]["text"])) // 4
+    assert billed[0]["cache_read_input_tokens"] == 0 and billed[0]["cache_creation_input_tokens"] > shared
+    assert all(u["cache_read_input_tokens"] >= shared for u in billed[1:])
+
+
+def test_a_run_with_one_backward_call_leaves_its_rules_unmarked(
+    make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skilltui.cli import main
+    from tests.test_anthropic_training import FakeModel, role_of
+
+    work = make_work("kestrel", 2)
+    with FakeAnthropic(FakeModel(tmp_path / "works"), min_cache_tokens=1024) as fake:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        argv = ["train", "--auto", "--backend", "anthropic", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
+        assert main([*argv, "--steps", "1", "--episodes-per-step", "2", "--work", str(work)]) == 0
+    firsts = [r for r in fake.messages_requests if role_of(r) == "backward" and len(r.body["messages"]) == 1]
+    assert len(firsts) == 1
+    lead = firsts[0].body["messages"][0]["content"][0]
+    assert lead["text"].startswith("# How you update the craft notes") and "cache_control" not in lead

@@ -80,7 +80,7 @@ async def micro_step(
     while True:
         if pending is None:
             attempt += 1
-            where = Where(epoch, step, group, attempt, label, before)
+            where = Where(epoch, step, group, attempt, label, before, groups)
             try:
                 checked = await run_attempt(ctx, samples, summary, out, where, notes, failures)
             except AttemptFailed as exc:

@@ -36,7 +36,7 @@ from .leakage import Lexicon
 from .note_checks import commit_problems, lint_pool
 from .pool import Pool
 from .run import write_atomic, write_json
-from .stages import Context, Sample, pool_context
+from .stages import Context, Sample, note_policy, pool_context
 
 REMINDER = (
     "You ended your turn without calling the commit tool, so nothing of this update counts yet. "
@@ -57,6 +57,7 @@ class Where:
     attempt: int
     label: str
     before: str
+    groups: int = 1  # micro-steps in this step
 
 
 def lexicon_of(ctx: Context) -> Lexicon:
@@ -72,6 +73,17 @@ def group_read_roots(pool: Pool, samples: list[Sample], summary: Path | None) ->
     for s in samples:
         roots += [s.report, s.scores, s.reads]
     return roots + ([summary] if summary else [])
+
+
+def _lead_ttl(ctx: Context, where: Where) -> str | None:
+    """The cache life of the backward lead: marked when a later micro-step re-reads it, or to
+    read what an earlier one cached; a run's only backward call leaves it unmarked."""
+    s = ctx.settings
+    if where.group < where.groups:  # the next micro-step of this step starts when this one ends
+        return "5m"
+    if where.step < s.steps - 1 or where.epoch < s.epochs - 1:  # past the next step's forward and loss
+        return ctx.reread_ttl()
+    return "5m" if (where.epoch, where.step, where.group) != (0, 0, 1) else None
 
 
 async def run_attempt(
@@ -113,8 +125,17 @@ async def run_attempt(
         attribution=attribution_table(stats, [rel for rel, _ in headers]),
         max_edit_lines=ctx.settings.max_edit_lines,
     )
-    prefix = pool_context(ctx, headers)
-    write_atomic(adir / "prompt.md", f"{prefix}\n{prompt}")
+    # What is the same for every backward call of the run (the instructions, the rules, how a
+    # note is written) leads, so each micro-step reads it from the cache; the pool listing,
+    # which every commit changes, and this micro-step's evidence follow.
+    lead = ctx.prompts.render(
+        "backward_rules",
+        pool_dir=str(pool.root),
+        max_edit_lines=ctx.settings.max_edit_lines,
+        note_policy=note_policy(ctx),
+    )
+    prefix = pool_context(ctx, headers, policy=False)
+    write_atomic(adir / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     commits: list[str] = []
     refused: list[list[str]] = []
 
@@ -154,6 +175,7 @@ async def run_attempt(
     started = time.monotonic()
     try:
         request = ctx.request("backward", prompt, context, prefix=prefix, group=g)
+        request.lead, request.lead_ttl = lead, _lead_ttl(ctx, where)
         # The pool listing changes with every commit, so no other request re-reads this prefix;
         # once the commit is made, the agent's next answer is its last (cache_policy).
         request.prefix_shared = False
@@ -170,6 +192,7 @@ async def run_attempt(
                 group=g,
             )
             again.prefix_shared = False
+            again.lead, again.lead_ttl = lead, request.lead_ttl  # reads what the first call cached
             again.finished = request.finished
             await ctx.call(again, adir / "transcript.reminder.json", sandbox, epoch=e, step=s, group=g)
     except FatalBackendError:

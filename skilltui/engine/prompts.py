@@ -15,7 +15,7 @@ import jinja2
 
 from ..errors import UsageError
 
-ROLES = ("forward", "loss", "loss_targets", "reduce", "backward", "note_policy", "diffuse", "system")
+ROLES = ("forward", "loss", "loss_targets", "reduce", "backward", "backward_rules", "note_policy", "diffuse", "system")
 
 
 def shipped_dir() -> Path:

@@ -339,9 +339,7 @@ async def loss(
         episodes=[{"number": n, "human": human[n]} for n in sorted(human)],
     )
     request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
-    result = await ctx.call(
-        request, place.loss_dir / f"{work.name}.transcript.json", epoch=epoch, step=step, **where
-    )
+    result = await ctx.call(request, place.loss_dir / f"{work.name}.transcript.json", epoch=epoch, step=step, **where)
     # The rubric is optional: a missing or malformed one leaves the engine's number in charge.
     text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
     if not text.strip():
@@ -412,9 +410,9 @@ def _notes_read(trace: Path) -> list[str]:
     return list(data.get("notes", [])) if isinstance(data, dict) else list(data)
 
 
-def pool_context(ctx: Context, headers: list[tuple[str, str]]) -> str:
-    """The pool's headers and the note rules: the prompt prefix every work of a step shares."""
-    policy = ctx.prompts.render(
+def note_policy(ctx: Context) -> str:
+    """The note rules: what a note is, the same for every call of a run."""
+    return ctx.prompts.render(
         "note_policy",
         folders=FOLDERS,
         body_heading=BODY_HEADING,
@@ -422,6 +420,17 @@ def pool_context(ctx: Context, headers: list[tuple[str, str]]) -> str:
         max_body_chars=MAX_BODY_CHARS,
         max_description_chars=MAX_DESCRIPTION_CHARS,
     )
+
+
+def pool_context(ctx: Context, headers: list[tuple[str, str]], *, policy: bool = True) -> str:
+    """The pool's headers and (with `policy`) the note rules: the prompt prefix every work of a step shares.
+
+    The backward agent gets the rules in its run-wide lead instead (`backward_attempt`),
+    since its pool listing changes with every commit and the rules never do.
+    """
     return ctx.prompts.render(
-        "pool_context", pool_dir=str(ctx.run.pool.root), headers=ctx.run.pool.headers_text(headers), note_policy=policy
+        "pool_context",
+        pool_dir=str(ctx.run.pool.root),
+        headers=ctx.run.pool.headers_text(headers),
+        note_policy=note_policy(ctx) if policy else "",
     )
