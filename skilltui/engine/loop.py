@@ -33,6 +33,7 @@ from . import events as ev
 from .attribution import run_attribution
 from .backward import BackwardFailed, micro_step
 from .batching import StepBatch
+from .gather import all_or_none
 from .review import Reviewer
 from .session import OpenedRun
 from .stages import Context, Sample, StageError, forward, loss, reduce
@@ -244,7 +245,7 @@ class Trainer:
         )
 
     async def _step_body(self, epoch, step, first, last, active, groups, limit, one) -> None:
-        results = await _all_or_none([one(w) for w in active])
+        results = await all_or_none([one(w) for w in active])
         done = {s.work: s for s in results if s is not None}
         failed = [w.name for w in active if w.name not in done]
         if not done:
@@ -427,18 +428,3 @@ def role_models(settings, backend: Backend) -> dict[str, str]:
 def _spent_so_far(opened: OpenedRun) -> float:
     """What earlier sessions of this run spent, so --max-cost counts the whole run."""
     return sum(e.get("cost_usd") or 0.0 for e in ev.read_events(opened.run.events_path) if e.get("kind") == "call")
-
-
-async def _all_or_none(coroutines: list) -> list:
-    """gather, except that when one raises (a stop, a fatal backend error) the others are cancelled.
-
-    Plain gather would leave them running unattended after the step has been abandoned.
-    """
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
-    try:
-        return await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise

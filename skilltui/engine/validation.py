@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import events as ev
+from .gather import all_or_none
 from .review import GateVerdict
 from .run import read_json, write_json
 from .stages import Context, Place, forward, loss
@@ -161,7 +162,7 @@ class Validator:
 
         unsubscribe = self.ctx.bus.subscribe(count)
         try:
-            results = await _all_or_none([self._one(point, commit, tree, w) for w in self.works])
+            results = await all_or_none([self._one(point, commit, tree, w) for w in self.works])
         finally:
             unsubscribe()
         found = Measurement(commit, tree, cost_usd=round(sum(costs), 6))
@@ -285,15 +286,3 @@ class Validator:
             )
         )
         return verdict
-
-
-async def _all_or_none(coroutines: list) -> list:
-    """gather, except that when one raises (a stop, a fatal error) the others are cancelled."""
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
-    try:
-        return await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
