@@ -144,6 +144,36 @@ async def test_palette_pauses_resumes_and_jumps_to_a_work(open_training):
         await wait_for(pilot, lambda: not app.trainer.paused)
 
 
+async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_it(open_training):
+    from textual.command import CommandPalette
+
+    opened = open_training()
+    app = make_app(opened, latency=0.2)
+    async with app.run_test(size=SIZE) as pilot:
+        # The palette opens while the works are still writing; the review arrives under it.
+        await pilot.press("ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        await wait_for(pilot, lambda: app._pending is not None)
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        # A second ctrl+p used to open a second palette over the review and crash the app.
+        await pilot.press("ctrl+p")
+        assert app.is_running and isinstance(app.screen, CommandPalette)
+        await pilot.press("escape")
+        await wait_for_review(pilot, app)
+        # The same with the quit dialog: answering it still works while a review waits.
+        await pilot.press("escape", "q")
+        assert isinstance(app.screen, ConfirmScreen)
+        app._show_review()  # what the engine's next request does
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await wait_for_review(pilot, app)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+    assert app.outcome.status == "finished"
+    assert [(d["decision"], d["by"]) for d in decisions(opened)] == [("approve", "human")]
+
+
 async def test_palette_copies_the_run_folder_path(open_training):
     opened = open_training()
     app = make_app(opened)

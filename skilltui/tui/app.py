@@ -163,6 +163,7 @@ class TrainingApp(App[int]):
         self._unsubscribe: list[Callable[[], None]] = []
         self._trainer_worker: Worker | None = None
         self._pending: tuple[ReviewRequest, asyncio.Future[Decision]] | None = None
+        self._review_queued = False  # a review arrived while a dialog was open; it opens when that closes
         self._reader = PoolReader(opened.run.memory)
         self._report_pin: StepKey | None = None
         self._report_shown: tuple[str, StepKey, str] | None = None
@@ -302,6 +303,8 @@ class TrainingApp(App[int]):
 
     def _flush_events(self, force: bool = False) -> None:
         """Fold queued events into the state and redraw what they changed."""
+        if self._review_queued and len(self.screen_stack) == 1:
+            self._show_review()
         if not self._queue and not force:
             return
         try:
@@ -514,6 +517,14 @@ class TrainingApp(App[int]):
         screen = self.get_screen(REVIEW, ReviewScreen)
         if screen in self.screen_stack:
             return
+        if len(self.screen_stack) > 1:
+            # A dialog, the help or the palette is open: a review pushed over it would take
+            # its keys (and a second palette over it crashed the app). It opens once they close.
+            if not self._review_queued:
+                self._review_queued = True
+                self.notify("A micro-step waits for your review; it opens when this closes.", timeout=5)
+            return
+        self._review_queued = False
         future = self._pending[1]
 
         def decided(decision: Decision | None) -> None:
