@@ -26,8 +26,20 @@ from skilltui.cli import main as skilltui  # noqa: E402
 
 
 def timed_run(works: list[Path], runs: Path, workers: int, latency: float) -> float:
-    argv = ["train", "--auto", "--steps", "2", "--runs-dir", str(runs), "--run-id", f"w{workers}",
-            "--workers", str(workers), "--offline-latency", str(latency)]
+    argv = [
+        "train",
+        "--auto",
+        "--steps",
+        "2",
+        "--runs-dir",
+        str(runs),
+        "--run-id",
+        f"w{workers}",
+        "--workers",
+        str(workers),
+        "--offline-latency",
+        str(latency),
+    ]
     for work in works:
         argv += ["--work", str(work)]
     started = time.perf_counter()

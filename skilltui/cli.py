@@ -322,9 +322,11 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
         story = noise_work(work, seed=args.seed, noise=args.noise)
     else:
         from .engine.diffuse_calls import diffuse_and_record
+
         backend = make_backend(backend_name, args.model)
-        print(f"diffuse: model {backend.model} ({backend_name}{'' if args.model else ', its default'})",
-              file=sys.stderr)
+        print(
+            f"diffuse: model {backend.model} ({backend_name}{'' if args.model else ', its default'})", file=sys.stderr
+        )
 
         story = diffuse_and_record(work, backend, args.noise)
         if story is None:

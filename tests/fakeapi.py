@@ -145,7 +145,6 @@ Answer = Reply | Error | Drop | Cut
 Script = Iterable[Answer] | Callable[["Recorded"], Answer]
 
 
-
 @dataclass
 class Recorded:
     """One request as the server saw it."""
@@ -163,7 +162,7 @@ class Recorded:
         if "x-api-key" in self.headers:
             return self.headers["x-api-key"]
         auth = self.headers.get("authorization", "")
-        return auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+        return auth[len("Bearer ") :] if auth.startswith("Bearer ") else None
 
     @property
     def tool_names(self) -> list[str]:
@@ -220,9 +219,15 @@ class FakeAnthropic:
     expected fewer calls fails loudly instead of hanging.
     """
 
-    def __init__(self, script: Script | None = None, *, model: str = "claude-sonnet-5-5",
-                 key: str | None = None, min_cache_tokens: int | dict[str, int] = 0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        model: str = "claude-sonnet-5-5",
+        key: str | None = None,
+        min_cache_tokens: int | dict[str, int] = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.model = model
         # The API's prompt cache; `min_cache_tokens` is the models' minimum cacheable length.
         self.cache = PromptCache(min_tokens=min_cache_tokens, clock=clock)
@@ -239,8 +244,7 @@ class FakeAnthropic:
         self.script = script if script is not None else []
         self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fakeapi",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fakeapi", daemon=True)
 
     # script ---------------------------------------------------------------------------------
 
@@ -358,7 +362,7 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             self._record({})
             path = self.path.split("?")[0]
             if path.startswith("/v1/messages/batches/"):
-                batch_id, _, rest = path[len("/v1/messages/batches/"):].partition("/")
+                batch_id, _, rest = path[len("/v1/messages/batches/") :].partition("/")
                 if rest == "results":
                     data = fake.batches.results(batch_id)
                     if data is not None:
@@ -407,8 +411,13 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             if isinstance(answer, Drop):
                 if answer.partial_stream and body.get("stream"):
                     self._start_stream()
-                    self._event("message_start", {"type": "message_start", "message": _message_shell(
-                        body, fake.model, {"input_tokens": 1, "output_tokens": 1})})
+                    self._event(
+                        "message_start",
+                        {
+                            "type": "message_start",
+                            "message": _message_shell(body, fake.model, {"input_tokens": 1, "output_tokens": 1}),
+                        },
+                    )
                 self._drop()
                 return
             if isinstance(answer, Error):
@@ -458,8 +467,13 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 headers["retry-after"] = f"{error.retry_after:g}"
             if error.mid_stream and body.get("stream"):
                 self._start_stream()
-                self._event("message_start", {"type": "message_start", "message": _message_shell(
-                    body, fake.model, {"input_tokens": 1, "output_tokens": 1})})
+                self._event(
+                    "message_start",
+                    {
+                        "type": "message_start",
+                        "message": _message_shell(body, fake.model, {"input_tokens": 1, "output_tokens": 1}),
+                    },
+                )
                 self._event("error", _error_body(error.type, error.message))
                 self._end_stream()
                 return
@@ -470,8 +484,7 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 time.sleep(reply.delay)
             content = [dict(b) for b in reply.content]
             fake._remember_thinking(content)
-            stop = reply.stop_reason or (
-                "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
+            stop = reply.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn")
             usage = reply.usage or fake._usage_for(body, content)
             model = reply.model or body.get("model") or fake.model
             if not body.get("stream"):
@@ -481,16 +494,22 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 return
             self._start_stream()
             start_usage = {k: v for k, v in usage.items() if k != "output_tokens"} | {"output_tokens": 1}
-            events = [("message_start", {"type": "message_start",
-                                         "message": _message_shell(body, model, start_usage)}),
-                      ("ping", {"type": "ping"})]
+            events = [
+                ("message_start", {"type": "message_start", "message": _message_shell(body, model, start_usage)}),
+                ("ping", {"type": "ping"}),
+            ]
             for index, block in enumerate(content):
                 events += _block_events(index, block)
-            events.append(("message_delta", {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": usage["output_tokens"]},
-            }))
+            events.append(
+                (
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": stop, "stop_sequence": None},
+                        "usage": {"output_tokens": usage["output_tokens"]},
+                    },
+                )
+            )
             events.append(("message_stop", {"type": "message_stop"}))
             for n, (event, data) in enumerate(events):
                 if cut_after is not None and n >= cut_after:
@@ -541,26 +560,35 @@ def _block_events(index: int, block: dict[str, Any]) -> list[tuple[str, dict[str
 
     kind = block["type"]
     if kind == "text":
-        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {"type": "text", "text": ""}}))
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+            )
+        )
         for piece in _chunks(block["text"], 7):
             delta({"type": "text_delta", "text": piece})
     elif kind == "tool_use":
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": start}))
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
         for piece in _chunks(json.dumps(block["input"]), 11):
             delta({"type": "input_json_delta", "partial_json": piece})
     elif kind == "thinking":
-        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {"type": "thinking", "thinking": "",
-                                                                 "signature": ""}}))
+        events.append(
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                },
+            )
+        )
         for piece in _chunks(block["thinking"], 9):
             delta({"type": "thinking_delta", "thinking": piece})
         delta({"type": "signature_delta", "signature": block["signature"]})
     else:
-        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": block}))
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": block}))
     events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     return events
 

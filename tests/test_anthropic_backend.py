@@ -38,8 +38,12 @@ def backend(server: FakeAnthropic, **kwargs) -> AnthropicBackend:
 
 
 def usage_of(answer: dict) -> Usage:
-    return Usage(answer["input_tokens"], answer["output_tokens"],
-                 answer["cache_creation_input_tokens"], answer["cache_read_input_tokens"])
+    return Usage(
+        answer["input_tokens"],
+        answer["output_tokens"],
+        answer["cache_creation_input_tokens"],
+        answer["cache_read_input_tokens"],
+    )
 
 
 @pytest.fixture
@@ -57,8 +61,12 @@ def roots(tmp_path: Path) -> dict[str, Path]:
 
 
 def writer_sandbox(roots: dict[str, Path]) -> Sandbox:
-    return Sandbox(read_roots=[roots["pool"], roots["work"]], write_roots=[roots["scripts"]],
-                   denied=[roots["work"] / "human"], traced=roots["pool"])
+    return Sandbox(
+        read_roots=[roots["pool"], roots["work"]],
+        write_roots=[roots["scripts"]],
+        denied=[roots["work"] / "human"],
+        traced=roots["pool"],
+    )
 
 
 # -- single text answers ---------------------------------------------------------------------
@@ -68,8 +76,9 @@ async def test_text_streams_deltas_and_returns_text_usage_and_cost(server: FakeA
     answer = "INT. KITCHEN - NIGHT\n\nMara counts the spoons twice."
     server.script = [Reply([text(answer)])]
     deltas: list[str] = []
-    result = await backend(server).text(Request(role="diffuse", prompt="Retell it.", system="You retell.",
-                                                on_delta=deltas.append))
+    result = await backend(server).text(
+        Request(role="diffuse", prompt="Retell it.", system="You retell.", on_delta=deltas.append)
+    )
     assert result.text == answer
     assert len(deltas) > 1 and "".join(deltas) == answer
     sent = server.messages_requests[0]
@@ -195,28 +204,42 @@ def test_key_from_the_environment_is_used(monkeypatch: pytest.MonkeyPatch, serve
 
 
 async def test_agent_writes_with_the_editor_tool_and_echoes_thinking_unchanged(
-        server: FakeAnthropic, roots: dict[str, Path]) -> None:
+    server: FakeAnthropic, roots: dict[str, Path]
+) -> None:
     episode = roots["scripts"] / "01.fountain"
-    first = Reply([
-        thinking("I should read the note first."),
-        text("Reading the pool."),
-        tool_use(EDITOR, {"command": "view", "path": str(roots["pool"] / "dialogue" / "subtext.md")}),
-    ])
-    second = Reply([
-        thinking("Now the episode."),
-        tool_use(EDITOR, {"command": "create", "path": str(episode), "file_text": "INT. ROOM - DAY\n\nQuiet.\n"}),
-    ])
-    third = Reply([
-        tool_use(EDITOR, {"command": "str_replace", "path": str(episode), "old_str": "Quiet.", "new_str": "Silence."}),
-        tool_use(EDITOR, {"command": "insert", "path": str(episode), "insert_line": 0, "insert_text": "Title: One"}),
-    ])
+    first = Reply(
+        [
+            thinking("I should read the note first."),
+            text("Reading the pool."),
+            tool_use(EDITOR, {"command": "view", "path": str(roots["pool"] / "dialogue" / "subtext.md")}),
+        ]
+    )
+    second = Reply(
+        [
+            thinking("Now the episode."),
+            tool_use(EDITOR, {"command": "create", "path": str(episode), "file_text": "INT. ROOM - DAY\n\nQuiet.\n"}),
+        ]
+    )
+    third = Reply(
+        [
+            tool_use(
+                EDITOR, {"command": "str_replace", "path": str(episode), "old_str": "Quiet.", "new_str": "Silence."}
+            ),
+            tool_use(
+                EDITOR, {"command": "insert", "path": str(episode), "insert_line": 0, "insert_text": "Title: One"}
+            ),
+        ]
+    )
     fourth = Reply([text("Episode 1 written.")])
     server.script = [first, second, third, fourth]
     tools_seen: list[tuple] = []
     sandbox = writer_sandbox(roots)
     result = await backend(server).agent(
-        Request(role="forward", prompt="Write episode 1.", system="You write.",
-                on_tool=lambda *a: tools_seen.append(a)), sandbox)
+        Request(
+            role="forward", prompt="Write episode 1.", system="You write.", on_tool=lambda *a: tools_seen.append(a)
+        ),
+        sandbox,
+    )
 
     assert episode.read_text() == "Title: One\nINT. ROOM - DAY\n\nSilence.\n"
     assert result.text == "Episode 1 written."
@@ -234,21 +257,41 @@ async def test_agent_writes_with_the_editor_tool_and_echoes_thinking_unchanged(
     # Usage and cost add up over the turns.
     total = Usage()
     for entry in (e for e in result.transcript if e["event"] == "response"):
-        total.add(Usage(**{k: entry["usage"][k] for k in ("input_tokens", "output_tokens",
-                                                           "cache_write_tokens", "cache_read_tokens")}))
+        total.add(
+            Usage(
+                **{
+                    k: entry["usage"][k]
+                    for k in ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
+                }
+            )
+        )
     assert total == result.usage
-    assert result.cost_usd == pytest.approx(sum(
-        e["cost_usd"] for e in result.transcript if e["event"] == "response"))
+    assert result.cost_usd == pytest.approx(sum(e["cost_usd"] for e in result.transcript if e["event"] == "response"))
 
 
 async def test_agent_is_offered_the_editor_tool_and_commit_only_when_it_may_commit(
-        server: FakeAnthropic, roots: dict[str, Path]) -> None:
+    server: FakeAnthropic, roots: dict[str, Path]
+) -> None:
     commits: list[str] = []
-    pool_sandbox = Sandbox(read_roots=[roots["pool"]], write_roots=[roots["pool"]],
-                           on_commit=lambda message: commits.append(message) or "committed abc123")
+    pool_sandbox = Sandbox(
+        read_roots=[roots["pool"]],
+        write_roots=[roots["pool"]],
+        on_commit=lambda message: commits.append(message) or "committed abc123",
+    )
     server.script = [
-        Reply([tool_use(EDITOR, {"command": "str_replace", "path": "dialogue/subtext.md",
-                                 "old_str": "Say less.", "new_str": "Say less; mean more."})]),
+        Reply(
+            [
+                tool_use(
+                    EDITOR,
+                    {
+                        "command": "str_replace",
+                        "path": "dialogue/subtext.md",
+                        "old_str": "Say less.",
+                        "new_str": "Say less; mean more.",
+                    },
+                )
+            ]
+        ),
         Reply([tool_use("commit", {"message": "subtext: mean more"})]),
         Reply([text("done")]),
         Reply([text("done")]),
@@ -267,18 +310,22 @@ async def test_agent_is_offered_the_editor_tool_and_commit_only_when_it_may_comm
 async def test_refused_tool_calls_go_back_as_error_results(server: FakeAnthropic, roots: dict[str, Path]) -> None:
     human = roots["work"] / "human" / "01.fountain"
     server.script = [
-        Reply([
-            tool_use(EDITOR, {"command": "view", "path": str(human)}),
-            tool_use(EDITOR, {"command": "create", "path": str(roots["pool"] / "x.md"), "file_text": "x"}),
-            tool_use(EDITOR, {"command": "str_replace", "path": str(roots["scripts"] / "none.fountain"),
-                              "old_str": "a"}),
-            tool_use("bash", {"command": "cat /etc/passwd"}),
-        ]),
+        Reply(
+            [
+                tool_use(EDITOR, {"command": "view", "path": str(human)}),
+                tool_use(EDITOR, {"command": "create", "path": str(roots["pool"] / "x.md"), "file_text": "x"}),
+                tool_use(
+                    EDITOR, {"command": "str_replace", "path": str(roots["scripts"] / "none.fountain"), "old_str": "a"}
+                ),
+                tool_use("bash", {"command": "cat /etc/passwd"}),
+            ]
+        ),
         Reply([text("I could not.")]),
     ]
     reported: list[tuple] = []
     result = await backend(server).agent(
-        Request(role="forward", prompt="x", on_tool=lambda *a: reported.append(a)), writer_sandbox(roots))
+        Request(role="forward", prompt="x", on_tool=lambda *a: reported.append(a)), writer_sandbox(roots)
+    )
     results = server.messages_requests[1].tool_results()
     assert [r.get("is_error") for r in results] == [True, True, True, True]
     assert "off-limits" in results[0]["content"] and "SECRET TARGET" not in json.dumps(results)
@@ -286,8 +333,12 @@ async def test_refused_tool_calls_go_back_as_error_results(server: FakeAnthropic
     assert "does not exist" in results[2]["content"]
     assert "unknown tool" in results[3]["content"]
     assert not (roots["pool"] / "x.md").exists()
-    assert [(r[0], r[2]) for r in reported] == [("view", False), ("create", False), ("str_replace", False),
-                                                ("bash", False)]
+    assert [(r[0], r[2]) for r in reported] == [
+        ("view", False),
+        ("create", False),
+        ("str_replace", False),
+        ("bash", False),
+    ]
     assert all(r[3] for r in reported)
     assert result.text == "I could not."
 
@@ -295,8 +346,10 @@ async def test_refused_tool_calls_go_back_as_error_results(server: FakeAnthropic
 async def test_a_tool_call_cut_off_by_max_tokens_is_not_run(server: FakeAnthropic, roots: dict[str, Path]) -> None:
     target = roots["scripts"] / "02.fountain"
     server.script = [
-        Reply([tool_use(EDITOR, {"command": "create", "path": str(target), "file_text": "INT. HALF"})],
-              stop_reason="max_tokens"),
+        Reply(
+            [tool_use(EDITOR, {"command": "create", "path": str(target), "file_text": "INT. HALF"})],
+            stop_reason="max_tokens",
+        ),
         Reply([text("ok")]),
     ]
     await backend(server).agent(Request(role="forward", prompt="x"), writer_sandbox(roots))
@@ -330,10 +383,12 @@ async def test_stable_prefix_is_cached_across_turns_and_works(server: FakeAnthro
 
     server.script = script
     b = backend(server)
-    first = await b.agent(Request(role="forward", prefix=pool, prompt="story A " * 300, system=system),
-                          writer_sandbox(roots))
-    second = await b.agent(Request(role="forward", prefix=pool, prompt="story B " * 300, system=system),
-                           writer_sandbox(roots))
+    first = await b.agent(
+        Request(role="forward", prefix=pool, prompt="story A " * 300, system=system), writer_sandbox(roots)
+    )
+    second = await b.agent(
+        Request(role="forward", prefix=pool, prompt="story B " * 300, system=system), writer_sandbox(roots)
+    )
 
     body = server.messages_requests[1].body
     marks = json.dumps(body).count('"cache_control"')
@@ -358,8 +413,10 @@ async def test_concurrent_agents_each_get_their_own_conversation(server: FakeAnt
     def script(recorded: Recorded) -> Reply:
         work = "A" if "work A" in recorded.all_text else "B"
         if not recorded.tool_results():
-            return Reply([tool_use(EDITOR, {"command": "create", "path": f"{work}.fountain",
-                                            "file_text": f"work {work}\n"})], delay=0.1)
+            return Reply(
+                [tool_use(EDITOR, {"command": "create", "path": f"{work}.fountain", "file_text": f"work {work}\n"})],
+                delay=0.1,
+            )
         return Reply([text(f"wrote {work}")])
 
     server.script = script
@@ -380,8 +437,12 @@ async def test_the_key_never_reaches_transcripts_errors_or_text(server: FakeAnth
     other_key = "sk-ant-api03-" + "Z" * 40
     server.script = [
         Error(500, message=f"upstream echoed {KEY}"),
-        Reply([text(f"my key is {KEY} and {other_key}"),
-               tool_use(EDITOR, {"command": "create", "path": "k.fountain", "file_text": f"{KEY}\n"})]),
+        Reply(
+            [
+                text(f"my key is {KEY} and {other_key}"),
+                tool_use(EDITOR, {"command": "create", "path": "k.fountain", "file_text": f"{KEY}\n"}),
+            ]
+        ),
         Reply([text(f"done {KEY}")]),
     ]
     result = await backend(server).agent(Request(role="forward", prompt="x"), writer_sandbox(roots))
@@ -407,8 +468,9 @@ def test_redact_scrubs_the_secret_and_key_shapes_everywhere() -> None:
 
 
 def test_prices_follow_the_table_and_unknown_models_have_none() -> None:
-    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000, cache_write_tokens=1_000_000,
-                  cache_read_tokens=1_000_000)
+    usage = Usage(
+        input_tokens=1_000_000, output_tokens=1_000_000, cache_write_tokens=1_000_000, cache_read_tokens=1_000_000
+    )
     assert pricing.cost_usd("claude-sonnet-5-5", usage) == pytest.approx(2 + 10 + 2.5 + 0.10)
     assert pricing.cost_usd("claude-opus-5-5", usage) == pytest.approx(4 + 20 + 5 + 0.20)
     assert pricing.cost_usd("claude-opus-4-8", usage) == pytest.approx(5 + 25 + 6.25 + 0.50)
@@ -422,10 +484,12 @@ def test_prices_follow_the_table_and_unknown_models_have_none() -> None:
 def test_haiku_5_5_long_prompts_pay_the_higher_band_on_every_token() -> None:
     short = Usage(input_tokens=50_000, output_tokens=1_000, cache_read_tokens=40_000)
     long_ = Usage(input_tokens=50_000, output_tokens=1_000, cache_read_tokens=60_000)
-    assert pricing.cost_usd("claude-haiku-5-5", short) == pytest.approx((50_000 * 0.10 + 1_000 * 0.50
-                                                                         + 40_000 * 0.01) / 1e6)
-    assert pricing.cost_usd("claude-haiku-5-5", long_) == pytest.approx((50_000 * 0.50 + 1_000 * 2.50
-                                                                         + 60_000 * 0.05) / 1e6)
+    assert pricing.cost_usd("claude-haiku-5-5", short) == pytest.approx(
+        (50_000 * 0.10 + 1_000 * 0.50 + 40_000 * 0.01) / 1e6
+    )
+    assert pricing.cost_usd("claude-haiku-5-5", long_) == pytest.approx(
+        (50_000 * 0.50 + 1_000 * 2.50 + 60_000 * 0.05) / 1e6
+    )
 
 
 def test_every_model_the_sdk_lists_is_priced_or_deliberately_unpriced() -> None:

@@ -23,8 +23,10 @@ from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, thinking,
 
 KEY = "sk-ant-test-XXXX-training-5a5a5a5a5a5a"
 EDITOR = "str_replace_based_edit_tool"
-NOTE = render_note("Keep every line of dialogue short and said by someone present.",
-                   "Write dialogue as character cues with short lines. Cut speeches in half.")
+NOTE = render_note(
+    "Keep every line of dialogue short and said by someone present.",
+    "Write dialogue as character cues with short lines. Cut speeches in half.",
+)
 
 
 @pytest.fixture
@@ -87,15 +89,28 @@ class FakeModel:
         turn = assistant_turns(r)
         if turn == 0:
             human = self.works_dir / title / "human" / f"{first:02d}.fountain"
-            return Reply([thinking("Read the story first; try the originals too."),
-                          call(r, "view", path=story), call(r, "view", path=str(human))])
+            return Reply(
+                [
+                    thinking("Read the story first; try the originals too."),
+                    call(r, "view", path=story),
+                    call(r, "view", path=str(human)),
+                ]
+            )
         if turn == 1:
             for result in r.tool_results():
                 if result.get("is_error"):
                     self.refused.append(json.dumps(result.get("content")))
-            return Reply([call(r, "create", path=f"{scripts}/{n:02d}.fountain",
-                               file_text=f"INT. ROOM - DAY\n\nEpisode {n} begins.\n\nADA\nHello.\n")
-                          for n in range(first, last + 1)])
+            return Reply(
+                [
+                    call(
+                        r,
+                        "create",
+                        path=f"{scripts}/{n:02d}.fountain",
+                        file_text=f"INT. ROOM - DAY\n\nEpisode {n} begins.\n\nADA\nHello.\n",
+                    )
+                    for n in range(first, last + 1)
+                ]
+            )
         return Reply([text(f"I wrote episodes {first} to {last}.")])
 
     def optimizer(self, r: Recorded) -> Reply:
@@ -103,8 +118,14 @@ class FakeModel:
         if turn == 0:
             return Reply([call(r, "create", path="dialogue/keep-lines-short.md", file_text=NOTE)])
         if turn == 1:
-            return Reply([tool_use("commit" if EDITOR in r.tool_names else "mcp__files__commit",
-                                   {"message": "Add a dialogue note: every work flattened its dialogue."})])
+            return Reply(
+                [
+                    tool_use(
+                        "commit" if EDITOR in r.tool_names else "mcp__files__commit",
+                        {"message": "Add a dialogue note: every work flattened its dialogue."},
+                    )
+                ]
+            )
         return Reply([text("Committed one note.")])
 
 
@@ -131,14 +152,28 @@ def transcript_costs(path: str) -> float:
 
 
 def test_a_training_step_through_the_sdk_writes_episodes_commits_and_resumes(
-        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     works = [make_work("kestrel", 4), make_work("lantern", 4)]
     model = FakeModel(tmp_path / "works")
     server.script = model
     runs = tmp_path / "runs"
 
-    assert train(runs, works, "--steps", "1", "--group-size", "2", "--model", "claude-sonnet-5-5",
-                 "--role-model", "loss=claude-haiku-5-5") == 0
+    assert (
+        train(
+            runs,
+            works,
+            "--steps",
+            "1",
+            "--group-size",
+            "2",
+            "--model",
+            "claude-sonnet-5-5",
+            "--role-model",
+            "loss=claude-haiku-5-5",
+        )
+        == 0
+    )
     run = runs / "r"
     events = read_events(run / "events.jsonl")
 
@@ -148,8 +183,12 @@ def test_a_training_step_through_the_sdk_writes_episodes_commits_and_resumes(
             assert (run / "epoch0" / "step0" / "works" / name / "scripts" / f"{n:02d}.fountain").exists()
     assert len(model.refused) == 2 and all("off-limits" in m for m in model.refused)
     written = [e for e in events if e["kind"] == "episode_written"]
-    assert sorted((e["work"], e["episode"]) for e in written) == [("kestrel", 1), ("kestrel", 2),
-                                                                  ("lantern", 1), ("lantern", 2)]
+    assert sorted((e["work"], e["episode"]) for e in written) == [
+        ("kestrel", 1),
+        ("kestrel", 2),
+        ("lantern", 1),
+        ("lantern", 2),
+    ]
 
     # Each role got its model and its tools.
     by_role: dict[str, list[Recorded]] = {}
@@ -184,8 +223,21 @@ def test_a_training_step_through_the_sdk_writes_episodes_commits_and_resumes(
 
     # Running the same command again calls nobody and commits nothing.
     requests, head = len(server.requests), pool.head()
-    assert train(runs, works, "--steps", "1", "--group-size", "2", "--model", "claude-sonnet-5-5",
-                 "--role-model", "loss=claude-haiku-5-5") == 0
+    assert (
+        train(
+            runs,
+            works,
+            "--steps",
+            "1",
+            "--group-size",
+            "2",
+            "--model",
+            "claude-sonnet-5-5",
+            "--role-model",
+            "loss=claude-haiku-5-5",
+        )
+        == 0
+    )
     assert len(server.requests) == requests and pool.head() == head
 
     assert {r.api_key for r in server.requests} == {KEY}
@@ -195,7 +247,8 @@ def test_a_training_step_through_the_sdk_writes_episodes_commits_and_resumes(
 
 
 def test_max_cost_stops_cleanly_before_a_stage_and_the_run_resumes(
-        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     works = [make_work("quarry", 4)]
     server.script = FakeModel(tmp_path / "works")
     runs = tmp_path / "runs"
@@ -216,7 +269,8 @@ def test_max_cost_stops_cleanly_before_a_stage_and_the_run_resumes(
 
 
 def test_a_text_only_model_diffuses_but_a_run_without_episodes_fails_clearly(
-        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     """The stand-in that only ever answers with text, from the issue's "must hold" list."""
     answers = iter([Error(529, retry_after=0), Error(529, retry_after=0)])
     server.script = lambda r: next(answers, None) or Reply([text(f"PROSE RETELLING, key {KEY}")])
@@ -245,7 +299,8 @@ def test_a_text_only_model_diffuses_but_a_run_without_episodes_fails_clearly(
 
 
 def test_claude_code_backend_trains_a_step_against_the_same_server(
-        server: FakeAnthropic, make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server: FakeAnthropic, make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("claude_agent_sdk")
     config = tmp_path / "claude-config"
     config.mkdir()
@@ -254,8 +309,20 @@ def test_claude_code_backend_trains_a_step_against_the_same_server(
     model = FakeModel(tmp_path / "works")
     server.script = model
     runs = tmp_path / "runs"
-    argv = ["train", "--auto", "--backend", "claude-code", "--runs-dir", str(runs), "--run-id", "r",
-            "--work", str(works[0]), "--steps", "1"]
+    argv = [
+        "train",
+        "--auto",
+        "--backend",
+        "claude-code",
+        "--runs-dir",
+        str(runs),
+        "--run-id",
+        "r",
+        "--work",
+        str(works[0]),
+        "--steps",
+        "1",
+    ]
     assert main(argv) == 0
     run = runs / "r"
     assert (run / "epoch0" / "step0" / "works" / "willow" / "scripts" / "02.fountain").exists()
@@ -272,7 +339,8 @@ def test_claude_code_backend_trains_a_step_against_the_same_server(
 
 
 def test_one_works_failing_call_costs_only_that_work(
-        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     works = [make_work("kestrel", 2), make_work("lantern", 2)]
     model = FakeModel(tmp_path / "works")
 
@@ -294,7 +362,8 @@ def test_one_works_failing_call_costs_only_that_work(
 
 
 def test_a_rejected_key_stops_the_run_with_one_clear_line(
-        server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     server.key = "sk-ant-test-not-the-one-you-sent-000"
     code = train(tmp_path / "runs", [make_work("birch", 2)], "--steps", "1")
     err = capsys.readouterr().err
@@ -304,8 +373,9 @@ def test_a_rejected_key_stops_the_run_with_one_clear_line(
     assert len(server.messages_requests) == 1  # stopped at once: no retries, no other work started
 
 
-def test_no_key_exits_2_with_how_to_set_it(make_work, monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture) -> None:
+def test_no_key_exits_2_with_how_to_set_it(
+    make_work, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     work = make_work("cedar", 2, story=False)
     assert main(["diffuse", "--work", str(work), "--backend", "anthropic"]) == 2
@@ -315,7 +385,8 @@ def test_no_key_exits_2_with_how_to_set_it(make_work, monkeypatch: pytest.Monkey
 
 
 def test_diffuse_with_a_rejected_key_ends_with_one_line(
-        server: FakeAnthropic, make_work, capsys: pytest.CaptureFixture) -> None:
+    server: FakeAnthropic, make_work, capsys: pytest.CaptureFixture
+) -> None:
     server.key = "sk-ant-test-not-the-one-you-sent-000"
     work = make_work("aspen", 2, story=False)
     assert main(["diffuse", "--work", str(work), "--backend", "anthropic"]) != 0

@@ -17,8 +17,13 @@ def snapshot(runs: Path) -> list[str]:
 
 
 def run_cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "skilltui", *argv], capture_output=True, text=True, cwd=cwd,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(cwd)})
+    return subprocess.run(
+        [sys.executable, "-m", "skilltui", *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd)},
+    )
 
 
 def assert_refused(result: subprocess.CompletedProcess, *words: str) -> None:
@@ -55,8 +60,17 @@ def test_two_works_with_the_same_folder_name(tmp_path, make_work):
     other = tmp_path / "elsewhere"
     other.mkdir()
     second = shutil.copytree(first, other / "twin")
-    result = run_cli("train", "--auto", "--work", str(first), "--work", str(second), "--runs-dir",
-                     str(tmp_path / "runs"), cwd=tmp_path)
+    result = run_cli(
+        "train",
+        "--auto",
+        "--work",
+        str(first),
+        "--work",
+        str(second),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        cwd=tmp_path,
+    )
     assert_refused(result, "two works are named 'twin'", "rename")
     assert snapshot(tmp_path / "runs") == []
 
@@ -97,16 +111,24 @@ def test_re_noised_story_and_changed_settings_are_refused_on_reopen(tmp_path, ma
 )
 def test_bad_flags(tmp_path, make_work, argv, words):
     work = make_work("flags", 2)
-    result = run_cli("train", "--auto", "--work", str(work), "--runs-dir", str(tmp_path / "runs"), *argv,
-                     cwd=tmp_path)
+    result = run_cli("train", "--auto", "--work", str(work), "--runs-dir", str(tmp_path / "runs"), *argv, cwd=tmp_path)
     assert_refused(result, words)
     assert snapshot(tmp_path / "runs") == []
 
 
 def test_anthropic_without_a_key_says_how_to_set_it(tmp_path, make_work):
     work = make_work("keyless", 2)
-    result = run_cli("train", "--auto", "--backend", "anthropic", "--work", str(work), "--runs-dir",
-                     str(tmp_path / "runs"), cwd=tmp_path)
+    result = run_cli(
+        "train",
+        "--auto",
+        "--backend",
+        "anthropic",
+        "--work",
+        str(work),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        cwd=tmp_path,
+    )
     assert_refused(result, "ANTHROPIC_API_KEY")
     assert snapshot(tmp_path / "runs") == []
 
@@ -116,8 +138,17 @@ def test_init_pool_that_fails_the_linter_is_refused(tmp_path, make_work):
     pool.mkdir(parents=True)
     (pool / "x.md").write_text("no front matter\n", encoding="utf-8")
     work = make_work("seeded", 2)
-    result = run_cli("train", "--auto", "--work", str(work), "--runs-dir", str(tmp_path / "runs"), "--init-pool",
-                     str(tmp_path / "badpool"), cwd=tmp_path)
+    result = run_cli(
+        "train",
+        "--auto",
+        "--work",
+        str(work),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--init-pool",
+        str(tmp_path / "badpool"),
+        cwd=tmp_path,
+    )
     assert_refused(result, "fails the linter", "skilltui lint")
     assert snapshot(tmp_path / "runs") == []
 
@@ -196,4 +227,3 @@ def test_runs_dir_under_a_regular_file_is_refused(tmp_path, make_work, capsys):
     assert _train_in_process(tmp_path, [make_work("under", 2)], runs=tmp_path / "afile" / "runs") == 2
     assert "is a file" in _one_line(capsys)
     assert (tmp_path / "afile").read_text() == "x"
-

@@ -25,8 +25,7 @@ sdk = pytest.importorskip("claude_agent_sdk")
 from skilltui.agents.claude_code import ClaudeCodeBackend, _permissions  # noqa: E402
 
 KEY = "sk-ant-test-XXXX-claudecode-0123456789"
-OURS = {"mcp__files__view", "mcp__files__create", "mcp__files__str_replace", "mcp__files__insert",
-        "mcp__files__delete"}
+OURS = {"mcp__files__view", "mcp__files__create", "mcp__files__str_replace", "mcp__files__insert", "mcp__files__delete"}
 
 
 @pytest.fixture
@@ -39,10 +38,16 @@ def server():
 def backend(server: FakeAnthropic, tmp_path: Path, model: str | None = None) -> ClaudeCodeBackend:
     config = tmp_path / "claude-config"
     config.mkdir(exist_ok=True)
-    return ClaudeCodeBackend(model, api_key=KEY, base_url=server.base_url, max_retries=1, env={
-        "CLAUDE_CONFIG_DIR": str(config),
-        "HOME": str(config),
-    })
+    return ClaudeCodeBackend(
+        model,
+        api_key=KEY,
+        base_url=server.base_url,
+        max_retries=1,
+        env={
+            "CLAUDE_CONFIG_DIR": str(config),
+            "HOME": str(config),
+        },
+    )
 
 
 def main_turns(server: FakeAnthropic) -> list[Recorded]:
@@ -67,7 +72,8 @@ async def test_text_streams_and_takes_its_cost_from_the_result(server: FakeAnthr
     server.script = lambda r: Reply([text("INT. DOCK - DAWN\n\nGulls.")])
     deltas: list[str] = []
     result = await backend(server, tmp_path, "claude-haiku-5-5").text(
-        Request(role="loss", prompt="Judge it.", system="You judge.", on_delta=deltas.append))
+        Request(role="loss", prompt="Judge it.", system="You judge.", on_delta=deltas.append)
+    )
     assert result.text == "INT. DOCK - DAWN\n\nGulls."
     assert "".join(deltas) == result.text
     assert result.cost_usd is not None and result.cost_usd > 0
@@ -81,28 +87,36 @@ async def test_text_streams_and_takes_its_cost_from_the_result(server: FakeAnthr
     assert KEY not in json.dumps(result.transcript)
 
 
-async def test_agent_works_only_through_the_sandbox(server: FakeAnthropic, tmp_path: Path,
-                                                    roots: dict[str, Path]) -> None:
+async def test_agent_works_only_through_the_sandbox(
+    server: FakeAnthropic, tmp_path: Path, roots: dict[str, Path]
+) -> None:
     episode = roots["scripts"] / "01.fountain"
 
     def script(r: Recorded) -> Reply:
         if not OURS & set(r.tool_names):
             return Reply([text("ok")])
         if not r.tool_results():
-            return Reply([
-                tool_use("mcp__files__view", {"path": str(roots["work"] / "human" / "01.fountain")}),
-                tool_use("mcp__files__view", {"path": str(roots["pool"] / "dialogue" / "subtext.md")}),
-                tool_use("mcp__files__create", {"path": str(episode), "file_text": "INT. ROOM - DAY\n"}),
-            ])
+            return Reply(
+                [
+                    tool_use("mcp__files__view", {"path": str(roots["work"] / "human" / "01.fountain")}),
+                    tool_use("mcp__files__view", {"path": str(roots["pool"] / "dialogue" / "subtext.md")}),
+                    tool_use("mcp__files__create", {"path": str(episode), "file_text": "INT. ROOM - DAY\n"}),
+                ]
+            )
         return Reply([text("Episode 1 written.")])
 
     server.script = script
-    sandbox = Sandbox(read_roots=[roots["pool"]], write_roots=[roots["scripts"]],
-                      denied=[roots["work"] / "human"], traced=roots["pool"])
+    sandbox = Sandbox(
+        read_roots=[roots["pool"]],
+        write_roots=[roots["scripts"]],
+        denied=[roots["work"] / "human"],
+        traced=roots["pool"],
+    )
     seen: list[tuple] = []
     result = await backend(server, tmp_path).agent(
-        Request(role="forward", prompt="Write episode 1.", system="You write.",
-                on_tool=lambda *a: seen.append(a)), sandbox)
+        Request(role="forward", prompt="Write episode 1.", system="You write.", on_tool=lambda *a: seen.append(a)),
+        sandbox,
+    )
 
     assert episode.read_text() == "INT. ROOM - DAY\n"
     assert result.text == "Episode 1 written."
@@ -118,8 +132,9 @@ async def test_agent_works_only_through_the_sandbox(server: FakeAnthropic, tmp_p
     assert result.cost_usd is not None and result.turns >= 2
 
 
-async def test_backward_gets_commit_and_it_reaches_on_commit(server: FakeAnthropic, tmp_path: Path,
-                                                             roots: dict[str, Path]) -> None:
+async def test_backward_gets_commit_and_it_reaches_on_commit(
+    server: FakeAnthropic, tmp_path: Path, roots: dict[str, Path]
+) -> None:
     commits: list[str] = []
 
     def script(r: Recorded) -> Reply:
@@ -127,13 +142,18 @@ async def test_backward_gets_commit_and_it_reaches_on_commit(server: FakeAnthrop
             return Reply([text("ok")])
         if not r.tool_results():
             edit = {"path": "dialogue/subtext.md", "old_str": "Say less.", "new_str": "Say less, mean more."}
-            return Reply([tool_use("mcp__files__str_replace", edit),
-                          tool_use("mcp__files__commit", {"message": "subtext: mean more"})])
+            return Reply(
+                [
+                    tool_use("mcp__files__str_replace", edit),
+                    tool_use("mcp__files__commit", {"message": "subtext: mean more"}),
+                ]
+            )
         return Reply([text("committed")])
 
     server.script = script
-    sandbox = Sandbox(read_roots=[roots["pool"]], write_roots=[roots["pool"]],
-                      on_commit=lambda m: commits.append(m) or "commit abc")
+    sandbox = Sandbox(
+        read_roots=[roots["pool"]], write_roots=[roots["pool"]], on_commit=lambda m: commits.append(m) or "commit abc"
+    )
     await backend(server, tmp_path).agent(Request(role="backward", prompt="Edit."), sandbox)
     assert commits == ["subtext: mean more"]
     assert "mean more" in (roots["pool"] / "dialogue" / "subtext.md").read_text()
@@ -142,8 +162,12 @@ async def test_backward_gets_commit_and_it_reaches_on_commit(server: FakeAnthrop
 
 async def test_bad_key_is_fatal_at_the_first_refusal(server: FakeAnthropic, tmp_path: Path) -> None:
     server.key = "sk-ant-test-some-other-key-000"
-    b = ClaudeCodeBackend(api_key=KEY, base_url=server.base_url, max_retries=6,
-                          env={"CLAUDE_CONFIG_DIR": str(tmp_path), "HOME": str(tmp_path)})
+    b = ClaudeCodeBackend(
+        api_key=KEY,
+        base_url=server.base_url,
+        max_retries=6,
+        env={"CLAUDE_CONFIG_DIR": str(tmp_path), "HOME": str(tmp_path)},
+    )
     with pytest.raises(FatalBackendError, match="ANTHROPIC_API_KEY") as info:
         await b.text(Request(role="loss", prompt="x"))
     assert "\n" not in str(info.value) and KEY not in str(info.value)
@@ -151,8 +175,9 @@ async def test_bad_key_is_fatal_at_the_first_refusal(server: FakeAnthropic, tmp_
     assert len(server.messages_requests) == 1
 
 
-async def test_only_the_agents_own_requests_reach_the_api(server: FakeAnthropic, tmp_path: Path,
-                                                          roots: dict[str, Path]) -> None:
+async def test_only_the_agents_own_requests_reach_the_api(
+    server: FakeAnthropic, tmp_path: Path, roots: dict[str, Path]
+) -> None:
     strangers: list[str] = []
 
     def script(r: Recorded) -> Reply:

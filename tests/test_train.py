@@ -108,8 +108,12 @@ def test_a_short_work_sits_out_and_the_epoch_ends_when_none_reach_last(tmp_path,
     assert train(runs, works, "--steps", "5", "--epochs", "2") == 0
     steps = [(e["epoch"], e["step"], e["works"]) for e in events(runs, "step_started")]
     assert steps == [
-        (0, 0, ["long", "short"]), (0, 1, ["long"]), (0, 2, ["long"]),
-        (1, 0, ["long", "short"]), (1, 1, ["long"]), (1, 2, ["long"]),
+        (0, 0, ["long", "short"]),
+        (0, 1, ["long"]),
+        (0, 2, ["long"]),
+        (1, 0, ["long", "short"]),
+        (1, 1, ["long"]),
+        (1, 2, ["long"]),
     ]
 
 
@@ -118,8 +122,26 @@ def test_no_backward_freezes_the_pool_and_init_pool_seeds_it(tmp_path, make_work
     runs = tmp_path / "runs"
     assert train(runs, works, "--steps", "2") == 0
     trained = runs / "r" / "memory"
-    assert main(["train", "--auto", "--runs-dir", str(runs), "--run-id", "control", "--work", str(works[0]),
-                 "--steps", "2", "--no-backward", "--init-pool", str(trained)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--auto",
+                "--runs-dir",
+                str(runs),
+                "--run-id",
+                "control",
+                "--work",
+                str(works[0]),
+                "--steps",
+                "2",
+                "--no-backward",
+                "--init-pool",
+                str(trained),
+            ]
+        )
+        == 0
+    )
     control = Pool(runs / "control" / "memory")
     assert control.note_paths() == Pool(trained).note_paths()
     assert int(control.git("rev-list", "--count", "HEAD")) == 2  # start + seed, nothing trained

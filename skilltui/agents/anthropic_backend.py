@@ -192,19 +192,46 @@ class _Call:
         self.transcript.append(redact(entry, self.secrets))
 
     def result(self, text: str) -> CallResult:
-        self.record({"event": "result", "text": text, "turns": self.turns,
-                     "usage": _usage_dict(self.usage), "cost_usd": self.cost_usd})
-        return CallResult(text=redact(text, self.secrets), usage=self.usage, cost_usd=self.cost_usd,
-                          model=self.model, transcript=self.transcript, turns=max(self.turns, 1))
+        self.record(
+            {
+                "event": "result",
+                "text": text,
+                "turns": self.turns,
+                "usage": _usage_dict(self.usage),
+                "cost_usd": self.cost_usd,
+            }
+        )
+        return CallResult(
+            text=redact(text, self.secrets),
+            usage=self.usage,
+            cost_usd=self.cost_usd,
+            model=self.model,
+            transcript=self.transcript,
+            turns=max(self.turns, 1),
+        )
 
     def fail(self, message: str, *, fatal: bool = False) -> BackendError:
         """The error to raise, with what the call cost so far attached as `.partial`."""
         message = redact(message, self.secrets)
-        self.record({"event": "error", "message": message, "fatal": fatal, "turns": self.turns,
-                     "usage": _usage_dict(self.usage), "cost_usd": self.cost_usd})
+        self.record(
+            {
+                "event": "error",
+                "message": message,
+                "fatal": fatal,
+                "turns": self.turns,
+                "usage": _usage_dict(self.usage),
+                "cost_usd": self.cost_usd,
+            }
+        )
         error = (FatalBackendError if fatal else BackendError)(message)
-        error.partial = CallResult(text="", usage=self.usage, cost_usd=self.cost_usd, model=self.model,  # type: ignore[attr-defined]
-                                   transcript=self.transcript, turns=self.turns)
+        error.partial = CallResult(
+            text="",
+            usage=self.usage,
+            cost_usd=self.cost_usd,
+            model=self.model,  # type: ignore[attr-defined]
+            transcript=self.transcript,
+            turns=self.turns,
+        )
         return error
 
 
@@ -274,7 +301,8 @@ class AnthropicBackend:
         if message.stop_reason == "max_tokens":
             raise call.fail(
                 f"the {request.role} answer was cut off at max_tokens={self.max_tokens}; "
-                "raise max_tokens or shorten the task") from None
+                "raise max_tokens or shorten the task"
+            ) from None
         if message.stop_reason == "refusal":
             raise call.fail(f"the model declined the {request.role} task (stop_reason=refusal)") from None
         return call.result(_text_of(content))
@@ -301,8 +329,8 @@ class AnthropicBackend:
                 return await self._loop(client, params, messages, call, request, sandbox, marks)
         except TimeoutError:
             raise call.fail(
-                f"the {request.role} agent took longer than {request.timeout:g}s "
-                f"({call.turns} turns)") from None
+                f"the {request.role} agent took longer than {request.timeout:g}s ({call.turns} turns)"
+            ) from None
 
     def text_params(self, request: Request, model: str) -> dict[str, Any]:
         """The Messages parameters of a text call (also what `--batch` sends for it)."""
@@ -314,9 +342,16 @@ class AnthropicBackend:
 
     # -- the agent loop -------------------------------------------------------------------------
 
-    async def _loop(self, client: anthropic.AsyncAnthropic, params: dict[str, Any],
-                    messages: list[dict[str, Any]], call: _Call, request: Request,
-                    sandbox: Sandbox, marks: Marks) -> CallResult:
+    async def _loop(
+        self,
+        client: anthropic.AsyncAnthropic,
+        params: dict[str, Any],
+        messages: list[dict[str, Any]],
+        call: _Call,
+        request: Request,
+        sandbox: Sandbox,
+        marks: Marks,
+    ) -> CallResult:
         for _ in range(request.max_turns):
             message = await self._turn(client, params, call, request)
             content = [_block_dict(b) for b in message.content]
@@ -326,17 +361,24 @@ class AnthropicBackend:
             if stop == "refusal":
                 raise call.fail(f"the model declined the {request.role} task (stop_reason=refusal)")
             if stop == "model_context_window_exceeded":
-                raise call.fail(f"the {request.role} conversation outgrew the model's context window "
-                                f"after {call.turns} turns")
+                raise call.fail(
+                    f"the {request.role} conversation outgrew the model's context window after {call.turns} turns"
+                )
             if stop == "pause_turn":
                 continue  # the API paused a long turn; sending it back as is resumes it
             if uses:
                 cut = uses[-1] if stop == "max_tokens" and content[-1] is uses[-1] else None
                 results = [await self._run_tool(b, sandbox, call, request, cut=b is cut) for b in uses]
             elif stop == "max_tokens":
-                results = [{"type": "text", "text": (
-                    "Your answer was cut off at the output limit. Continue with tool calls, "
-                    "and keep each call small enough to fit.")}]
+                results = [
+                    {
+                        "type": "text",
+                        "text": (
+                            "Your answer was cut off at the output limit. Continue with tool calls, "
+                            "and keep each call small enough to fit."
+                        ),
+                    }
+                ]
             else:
                 return call.result(_text_of(content))
             # The latest turn is marked so the next one reads it, unless the task is done:
@@ -346,8 +388,9 @@ class AnthropicBackend:
             messages.append({"role": "user", "content": results})
         raise call.fail(f"the {request.role} agent did not finish within {request.max_turns} turns")
 
-    async def _run_tool(self, block: dict[str, Any], sandbox: Sandbox, call: _Call,
-                        request: Request, *, cut: bool) -> dict[str, Any]:
+    async def _run_tool(
+        self, block: dict[str, Any], sandbox: Sandbox, call: _Call, request: Request, *, cut: bool
+    ) -> dict[str, Any]:
         name = block.get("name", "")
         args = block.get("input") if isinstance(block.get("input"), dict) else {}
         known = name in _COMMANDS
@@ -357,9 +400,13 @@ class AnthropicBackend:
         path = str(args.get("path", ""))
         ok, error = True, None
         if cut:
-            ok, output = False, (
-                "This call was cut off at the output limit before it was complete, so it was not "
-                "run. Write in smaller pieces: create the file with a first part, then insert the rest.")
+            ok, output = (
+                False,
+                (
+                    "This call was cut off at the output limit before it was complete, so it was not "
+                    "run. Write in smaller pieces: create the file with a first part, then insert the rest."
+                ),
+            )
         elif not known:
             ok, output = False, f"unknown tool {name!r}; use {', '.join(_COMMANDS)}"
         else:
@@ -371,18 +418,31 @@ class AnthropicBackend:
         if not ok:
             error = output
         request.on_tool(label, path, ok, error)
-        call.record({"event": "tool", "turn": call.turns, "id": block.get("id"), "name": name,
-                     "input": args, "ok": ok, "result": output})
-        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.get("id"),
-                                  "content": redact(output, call.secrets)}
+        call.record(
+            {
+                "event": "tool",
+                "turn": call.turns,
+                "id": block.get("id"),
+                "name": name,
+                "input": args,
+                "ok": ok,
+                "result": output,
+            }
+        )
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": block.get("id"),
+            "content": redact(output, call.secrets),
+        }
         if not ok:
             result["is_error"] = True
         return result
 
     # -- one API request, with retries ----------------------------------------------------------
 
-    async def _turn(self, client: anthropic.AsyncAnthropic, params: dict[str, Any], call: _Call,
-                    request: Request) -> Any:
+    async def _turn(
+        self, client: anthropic.AsyncAnthropic, params: dict[str, Any], call: _Call, request: Request
+    ) -> Any:
         """One streamed Messages request, retried on transient failures. Returns the final Message."""
         attempt = 0
         waited = 0.0
@@ -417,13 +477,19 @@ class AnthropicBackend:
             else:
                 self.throttle.succeeded()
                 turn_usage, cost = call.add_turn(message)
-                call.record({
-                    "event": "response", "turn": call.turns, "attempts": attempt + 1,
-                    "model": getattr(message, "model", call.model), "stop_reason": message.stop_reason,
-                    "content": [_block_dict(b) for b in message.content],
-                    "usage": _usage_dict(turn_usage), "cost_usd": cost,
-                    "seconds": round(time.monotonic() - started, 3),
-                })
+                call.record(
+                    {
+                        "event": "response",
+                        "turn": call.turns,
+                        "attempts": attempt + 1,
+                        "model": getattr(message, "model", call.model),
+                        "stop_reason": message.stop_reason,
+                        "content": [_block_dict(b) for b in message.content],
+                        "usage": _usage_dict(turn_usage),
+                        "cost_usd": cost,
+                        "seconds": round(time.monotonic() - started, 3),
+                    }
+                )
                 return message
             if not failure.retryable:
                 raise call.fail(failure.message, fatal=False) from None
@@ -438,8 +504,15 @@ class AnthropicBackend:
                     f"{waited + wait:.0f}s in all (the limit is {self.max_retry_wait:.0f}s)"
                 ) from None
             waited += wait
-            call.record({"event": "retry", "turn": call.turns + 1, "attempt": attempt + 1,
-                         "error": failure.message, "wait_seconds": round(wait, 3)})
+            call.record(
+                {
+                    "event": "retry",
+                    "turn": call.turns + 1,
+                    "attempt": attempt + 1,
+                    "error": failure.message,
+                    "wait_seconds": round(wait, 3),
+                }
+            )
             if streamed:
                 request.on_delta(f"\n[{failure.message}; retrying]\n")
             await asyncio.sleep(wait)
@@ -453,21 +526,29 @@ class AnthropicBackend:
         if status == 401:
             raise call.fail("the API rejected the key (401): check ANTHROPIC_API_KEY", fatal=True) from None
         if status == 403:
-            raise call.fail(f"the API refused this key (403 {kind}: {detail}): check the key's "
-                            "workspace and permissions", fatal=True) from None
+            raise call.fail(
+                f"the API refused this key (403 {kind}: {detail}): check the key's workspace and permissions",
+                fatal=True,
+            ) from None
         if status == 402 or kind == "billing_error":
-            raise call.fail(f"the API refused for billing reasons ({status}: {detail}): check the "
-                            "account's credit", fatal=True) from None
+            raise call.fail(
+                f"the API refused for billing reasons ({status}: {detail}): check the account's credit", fatal=True
+            ) from None
         if status == 404:
-            raise call.fail(f"the API does not know model {call.model!r} (404: {detail}): check "
-                            "--model and the per-role models", fatal=True) from None
+            raise call.fail(
+                f"the API does not know model {call.model!r} (404: {detail}): check --model and the per-role models",
+                fatal=True,
+            ) from None
         should = exc.response.headers.get("x-should-retry") if exc.response is not None else None
         retryable = status in _RETRY_STATUSES or status >= 500 or kind in _RETRY_TYPES
         if should in ("true", "false"):
             retryable = should == "true"
         label = kind or "error"
-        message = f"the API answered {status} {label}: {detail}" if status != 200 else \
-            f"the API stream broke off with {label}: {detail}"
+        message = (
+            f"the API answered {status} {label}: {detail}"
+            if status != 200
+            else f"the API stream broke off with {label}: {detail}"
+        )
         return _Failure(retryable, message, _retry_after(exc.response))
 
     def _backoff(self, attempt: int) -> float:
@@ -476,8 +557,7 @@ class AnthropicBackend:
 
     # -- request parameters ---------------------------------------------------------------------
 
-    def _params(self, model: str, request: Request, tools: list[dict[str, Any]] | None,
-                marks: Marks) -> dict[str, Any]:
+    def _params(self, model: str, request: Request, tools: list[dict[str, Any]] | None, marks: Marks) -> dict[str, Any]:
         params: dict[str, Any] = {"model": model, "max_tokens": self.max_tokens}
         if request.system:  # every call of the role sends it again: worth a mark once long enough
             block = {"type": "text", "text": request.system}
@@ -503,9 +583,13 @@ def _text_of(content: list[dict[str, Any]]) -> str:
 
 
 def _usage_dict(usage: Usage) -> dict[str, int]:
-    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-            "cache_write_tokens": usage.cache_write_tokens, "cache_read_tokens": usage.cache_read_tokens,
-            "cache_write_1h_tokens": usage.cache_write_1h_tokens}
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_1h_tokens": usage.cache_write_1h_tokens,
+    }
 
 
 def _loggable(params: dict[str, Any]) -> dict[str, Any]:

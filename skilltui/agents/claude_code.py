@@ -87,29 +87,56 @@ AUTH_STATUSES = (401, 403)
 # The file tools as MCP tools: one per command, each with its JSON schema.
 _PATH = {"type": "string", "description": "An absolute path, or one relative to your working folder."}
 TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
-    "view": ("Show a file with line numbers, or list a folder.", {
-        "type": "object",
-        "properties": {"path": _PATH, "view_range": {
-            "type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
-            "description": "Optional [first_line, last_line]; -1 as last means the end."}},
-        "required": ["path"]}),
-    "create": ("Create or overwrite a file with the given text.", {
-        "type": "object",
-        "properties": {"path": _PATH, "file_text": {"type": "string"}},
-        "required": ["path", "file_text"]}),
-    "str_replace": ("Replace one exact, unique occurrence of old_str in a file with new_str.", {
-        "type": "object",
-        "properties": {"path": _PATH, "old_str": {"type": "string"}, "new_str": {"type": "string"}},
-        "required": ["path", "old_str"]}),
-    "insert": ("Insert text after line insert_line of a file (0 inserts at the top).", {
-        "type": "object",
-        "properties": {"path": _PATH, "insert_line": {"type": "integer"}, "insert_text": {"type": "string"}},
-        "required": ["path", "insert_line", "insert_text"]}),
-    "delete": ("Delete one file you may write.", {
-        "type": "object", "properties": {"path": _PATH}, "required": ["path"]}),
-    "commit": ("Record all your edits as exactly one git commit with this message. Call it once, "
-               "after your last edit; with no edits it records an empty commit.", {
-        "type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+    "view": (
+        "Show a file with line numbers, or list a folder.",
+        {
+            "type": "object",
+            "properties": {
+                "path": _PATH,
+                "view_range": {
+                    "type": "array",
+                    "items": {"type": "integer"},
+                    "minItems": 2,
+                    "maxItems": 2,
+                    "description": "Optional [first_line, last_line]; -1 as last means the end.",
+                },
+            },
+            "required": ["path"],
+        },
+    ),
+    "create": (
+        "Create or overwrite a file with the given text.",
+        {
+            "type": "object",
+            "properties": {"path": _PATH, "file_text": {"type": "string"}},
+            "required": ["path", "file_text"],
+        },
+    ),
+    "str_replace": (
+        "Replace one exact, unique occurrence of old_str in a file with new_str.",
+        {
+            "type": "object",
+            "properties": {"path": _PATH, "old_str": {"type": "string"}, "new_str": {"type": "string"}},
+            "required": ["path", "old_str"],
+        },
+    ),
+    "insert": (
+        "Insert text after line insert_line of a file (0 inserts at the top).",
+        {
+            "type": "object",
+            "properties": {"path": _PATH, "insert_line": {"type": "integer"}, "insert_text": {"type": "string"}},
+            "required": ["path", "insert_line", "insert_text"],
+        },
+    ),
+    "delete": (
+        "Delete one file you may write.",
+        {"type": "object", "properties": {"path": _PATH}, "required": ["path"]},
+    ),
+    "commit": (
+        "Record all your edits as exactly one git commit with this message. Call it once, "
+        "after your last edit; with no edits it records an empty commit.",
+        {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+    ),
     "pool_log": (LOG_DESCRIPTION, LOG_SCHEMA),
     "pool_show": (SHOW_DESCRIPTION, SHOW_SCHEMA),
 }
@@ -199,14 +226,14 @@ class ClaudeCodeBackend:
 
     # -- plumbing -------------------------------------------------------------------------------
 
-    def _options(self, request: Request, *, cwd: str, tools: tuple[Any, list[str]] | None,
-                 settings: dict[str, Any]) -> Any:
+    def _options(
+        self, request: Request, *, cwd: str, tools: tuple[Any, list[str]] | None, settings: dict[str, Any]
+    ) -> Any:
         sdk = self._sdk
         allowed = [f"mcp__{SERVER}__{n}" for n in tools[1]] if tools else []
         system = request.system
         if tools:
-            system += ("\n\nYour file tools: " + ", ".join(tools[1]) +
-                       f". Your working folder is {cwd}.")
+            system += "\n\nYour file tools: " + ", ".join(tools[1]) + f". Your working folder is {cwd}."
         return sdk.ClaudeAgentOptions(
             model=request.model or self.model,
             system_prompt=system,
@@ -250,10 +277,22 @@ class ClaudeCodeBackend:
         options.stderr = stderr.append
         # Claude Code places its own cache marks; the lead and the shared prefix simply open the prompt.
         prompt = "\n".join(part for part in (request.lead, request.prefix, request.prompt) if part)
-        transcript: list[dict[str, Any]] = [redact({
-            "event": "request", "role": request.role, "model": model, "system": options.system_prompt,
-            "prompt": prompt, "cwd": str(options.cwd), "allowed_tools": options.allowed_tools,
-            "settings": json.loads(options.settings), "max_turns": options.max_turns}, secrets)]
+        transcript: list[dict[str, Any]] = [
+            redact(
+                {
+                    "event": "request",
+                    "role": request.role,
+                    "model": model,
+                    "system": options.system_prompt,
+                    "prompt": prompt,
+                    "cwd": str(options.cwd),
+                    "allowed_tools": options.allowed_tools,
+                    "settings": json.loads(options.settings),
+                    "max_turns": options.max_turns,
+                },
+                secrets,
+            )
+        ]
         texts: list[str] = []
         result: Any = None
         auth_error: str | None = None  # the CLI's label for why a turn failed, if one did
@@ -261,8 +300,11 @@ class ClaudeCodeBackend:
         requests = 0  # model requests the agent made, whatever the CLI calls a turn
         refused: int | None = None
         try:
-            async with self.throttle.slot(), asyncio.timeout(request.timeout), \
-                    contextlib.aclosing(sdk.query(prompt=prompt, options=options)) as messages:
+            async with (
+                self.throttle.slot(),
+                asyncio.timeout(request.timeout),
+                contextlib.aclosing(sdk.query(prompt=prompt, options=options)) as messages,
+            ):
                 async for message in messages:
                     if isinstance(message, sdk.StreamEvent):
                         kind = message.event.get("type")
@@ -272,8 +314,7 @@ class ClaudeCodeBackend:
                         if delta.get("type") == "text_delta" and message.parent_tool_use_id is None:
                             request.on_delta(delta.get("text", ""))
                         continue
-                    transcript.append(redact({"event": type(message).__name__,
-                                              **_jsonable(message)}, secrets))
+                    transcript.append(redact({"event": type(message).__name__, **_jsonable(message)}, secrets))
                     if isinstance(message, sdk.SystemMessage) and message.subtype == "api_retry":
                         status = message.data.get("error_status")
                         if status in AUTH_STATUSES:
@@ -295,8 +336,10 @@ class ClaudeCodeBackend:
         except TimeoutError:
             failure = f"the {request.role} call took longer than {request.timeout:g}s"
         except sdk.CLINotFoundError:
-            raise UsageError(f"--backend claude-code could not start Claude Code at {self._cli_path}; "
-                             "reinstall 'skilltui[claude-code]'") from None
+            raise UsageError(
+                f"--backend claude-code could not start Claude Code at {self._cli_path}; "
+                "reinstall 'skilltui[claude-code]'"
+            ) from None
         except sdk.ClaudeSDKError as exc:
             failure = _first_line(getattr(exc, "result", None) or str(exc))
         call = _outcome(result, model, requests, unrecognized=any("unrecognized_model" in line for line in stderr))
@@ -310,17 +353,32 @@ class ClaudeCodeBackend:
             status = refused or getattr(result, "api_error_status", None)
             fatal, message = _classify(auth_error, status, failure, model)
             message = redact(message, secrets)
-            transcript.append({"event": "error", "message": message, "fatal": fatal,
-                               "stderr": redact(stderr[-20:], secrets)})
+            transcript.append(
+                {"event": "error", "message": message, "fatal": fatal, "stderr": redact(stderr[-20:], secrets)}
+            )
             error = (FatalBackendError if fatal else BackendError)(message)
-            error.partial = CallResult(text="", usage=call.usage, cost_usd=call.cost_usd,  # type: ignore[attr-defined]
-                                       model=model, transcript=transcript, turns=call.turns)
+            error.partial = CallResult(
+                text="",
+                usage=call.usage,
+                cost_usd=call.cost_usd,  # type: ignore[attr-defined]
+                model=model,
+                transcript=transcript,
+                turns=call.turns,
+            )
             raise error
         final = redact(result.result if result and result.result is not None else "".join(texts), secrets)
-        transcript.append({"event": "result", "text": final, "turns": call.turns,
-                           "usage": dataclasses.asdict(call.usage), "cost_usd": call.cost_usd})
-        return CallResult(text=final, usage=call.usage, cost_usd=call.cost_usd, model=model,
-                          transcript=transcript, turns=call.turns)
+        transcript.append(
+            {
+                "event": "result",
+                "text": final,
+                "turns": call.turns,
+                "usage": dataclasses.asdict(call.usage),
+                "cost_usd": call.cost_usd,
+            }
+        )
+        return CallResult(
+            text=final, usage=call.usage, cost_usd=call.cost_usd, model=model, transcript=transcript, turns=call.turns
+        )
 
 
 @dataclasses.dataclass
@@ -343,12 +401,14 @@ def _outcome(result: Any, model: str, requests: int, *, unrecognized: bool) -> _
     usage = Usage()
     per_model = result.model_usage or {}
     for counts in per_model.values():
-        usage.add(Usage(
-            input_tokens=int(counts.get("inputTokens") or 0),
-            output_tokens=int(counts.get("outputTokens") or 0),
-            cache_write_tokens=int(counts.get("cacheCreationInputTokens") or 0),
-            cache_read_tokens=int(counts.get("cacheReadInputTokens") or 0),
-        ))
+        usage.add(
+            Usage(
+                input_tokens=int(counts.get("inputTokens") or 0),
+                output_tokens=int(counts.get("outputTokens") or 0),
+                cache_write_tokens=int(counts.get("cacheCreationInputTokens") or 0),
+                cache_read_tokens=int(counts.get("cacheReadInputTokens") or 0),
+            )
+        )
     if not per_model:  # an older CLI without per-model counts
         u = result.usage or {}
         usage = Usage(
@@ -365,8 +425,10 @@ def _outcome(result: Any, model: str, requests: int, *, unrecognized: bool) -> _
 def _classify(assistant_error: str | None, status: int | None, detail: str, model: str) -> tuple[bool, str]:
     """(fatal, one-line message) for a failed Claude Code call."""
     if assistant_error == "authentication_failed" or status in AUTH_STATUSES:
-        return True, (f"Claude Code's API key or login was rejected ({status or 401}): check "
-                      "ANTHROPIC_API_KEY or run `claude /login`")
+        return True, (
+            f"Claude Code's API key or login was rejected ({status or 401}): check "
+            "ANTHROPIC_API_KEY or run `claude /login`"
+        )
     if assistant_error == "billing_error" or status == 402:
         return True, f"the API refused for billing reasons: {detail}"
     if assistant_error == "model_not_found" or status == 404:
@@ -376,9 +438,9 @@ def _classify(assistant_error: str | None, status: int | None, detail: str, mode
 
 def _permissions(read_roots: list[Path], write_roots: list[Path], denied: list[Path]) -> dict[str, Any]:
     """Permission rules scoped to the role's roots; `//` marks an absolute path in Claude Code rules."""
+
     def rule(tool: str, root: Path) -> str:
-        return f"{tool}(/{root.as_posix()}/**)" if root.is_dir() or not root.exists() else \
-            f"{tool}(/{root.as_posix()})"
+        return f"{tool}(/{root.as_posix()}/**)" if root.is_dir() or not root.exists() else f"{tool}(/{root.as_posix()})"
 
     allow = [rule("Read", r) for r in read_roots + write_roots]
     allow += [rule(t, r) for r in write_roots for t in ("Edit", "Write")]
@@ -394,8 +456,10 @@ def _find_cli(sdk: Any) -> str:
     found = shutil.which("claude")
     if found:
         return found
-    raise UsageError("--backend claude-code found no Claude Code executable: reinstall "
-                     "'skilltui[claude-code]' or put `claude` on PATH")
+    raise UsageError(
+        "--backend claude-code found no Claude Code executable: reinstall "
+        "'skilltui[claude-code]' or put `claude` on PATH"
+    )
 
 
 def _jsonable(message: Any) -> dict[str, Any]:
@@ -411,8 +475,9 @@ def _first_line(text: str) -> str:
 def _main(argv: list[str]) -> int:
     prompt = " ".join(argv) or "Say hello in five words."
     try:
-        result = asyncio.run(ClaudeCodeBackend().text(Request(role="diffuse", prompt=prompt,
-                                                              on_delta=sys.stdout.write)))
+        result = asyncio.run(
+            ClaudeCodeBackend().text(Request(role="diffuse", prompt=prompt, on_delta=sys.stdout.write))
+        )
     except (UsageError, BackendError) as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, UsageError) else 1

@@ -160,5 +160,7 @@ if __name__ == "__main__":
     print(f"{'model':22} {'input':>8} {'output':>8} {'write5m':>8} {'write1h':>8} {'read':>8}")
     for name, price in PRICES.items():
         r = price.rates
-        print(f"{name:22} {r.input:8.3f} {r.output:8.3f} {r.cache_write_5m:8.3f} "
-              f"{r.cache_write_1h:8.3f} {r.cache_read:8.3f}")
+        print(
+            f"{name:22} {r.input:8.3f} {r.output:8.3f} {r.cache_write_5m:8.3f} "
+            f"{r.cache_write_1h:8.3f} {r.cache_read:8.3f}"
+        )

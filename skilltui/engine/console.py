@@ -62,11 +62,20 @@ class Tally:
 
 def batch_text(event: ev.BatchState) -> str:
     """One line for a batch's state: `loss e0 s1 msgbatch_01.. in_progress: 2 processing, 1 succeeded`."""
-    counts = [f"{n} {name}" for name, n in (("processing", event.processing), ("succeeded", event.succeeded),
-                                             ("errored", event.errored), ("expired", event.expired),
-                                             ("canceled", event.canceled)) if n]
-    return (f"{event.purpose} e{event.epoch} s{event.step} {event.batch_id} {event.state}"
-            + (f": {', '.join(counts)}" if counts else ""))
+    counts = [
+        f"{n} {name}"
+        for name, n in (
+            ("processing", event.processing),
+            ("succeeded", event.succeeded),
+            ("errored", event.errored),
+            ("expired", event.expired),
+            ("canceled", event.canceled),
+        )
+        if n
+    ]
+    return f"{event.purpose} e{event.epoch} s{event.step} {event.batch_id} {event.state}" + (
+        f": {', '.join(counts)}" if counts else ""
+    )
 
 
 class ConsoleSink:
@@ -155,8 +164,10 @@ class ConsoleSink:
         elif isinstance(event, ev.Throttled):
             t.throttled = event.throttled
             if event.throttled and event.wait_seconds:
-                line = (f"[throttled] {event.reason}: at most {event.limit} call(s) in flight, "
-                        f"next call in {event.wait_seconds:g}s")
+                line = (
+                    f"[throttled] {event.reason}: at most {event.limit} call(s) in flight, "
+                    f"next call in {event.wait_seconds:g}s"
+                )
             elif not event.throttled:
                 line = f"[throttle lifted] {event.reason}"
         elif isinstance(event, ev.BatchState):

@@ -210,9 +210,7 @@ def open_run(settings: Settings) -> OpenedRun:
     except BaseException:
         lock.release()
         raise
-    return OpenedRun(
-        run, works, settings, prompts, config, resumed, lock, notices, found.moved_to, val_works=val_works
-    )
+    return OpenedRun(run, works, settings, prompts, config, resumed, lock, notices, found.moved_to, val_works=val_works)
 
 
 def check_runs_dir(runs_dir: Path) -> Path:

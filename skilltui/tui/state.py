@@ -357,12 +357,14 @@ class RunState:
     def _on_batch(self, e: dict[str, Any], replay: bool) -> None:
         if replay:
             return
-        counts = ", ".join(f"{e.get(k, 0)} {k}" for k in ("processing", "succeeded", "errored", "expired")
-                           if e.get(k))
-        self.batch = "" if e["state"] == "ended" else f"batch {e['purpose']} {e['state']}" + (
-            f" ({counts})" if counts else "")
-        self.notices.append(f"batch {e['batch_id']} for {e['purpose']} e{e['epoch']} s{e['step']}: {e['state']}"
-                            + (f" ({counts})" if counts else ""))
+        counts = ", ".join(f"{e.get(k, 0)} {k}" for k in ("processing", "succeeded", "errored", "expired") if e.get(k))
+        self.batch = (
+            "" if e["state"] == "ended" else f"batch {e['purpose']} {e['state']}" + (f" ({counts})" if counts else "")
+        )
+        self.notices.append(
+            f"batch {e['batch_id']} for {e['purpose']} e{e['epoch']} s{e['step']}: {e['state']}"
+            + (f" ({counts})" if counts else "")
+        )
         self._dirty |= {"header", "notices"}
 
     def _on_run_finished(self, e: dict[str, Any], replay: bool) -> None:
