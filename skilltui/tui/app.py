@@ -104,18 +104,22 @@ class TrainingApp(App[int]):
     #top { height: 2fr; min-height: 7; max-height: 22; }
     #works-box {
         width: 3fr;
-        border: round $primary 50%;
+        border: round $primary 80%;
         border-title-color: $text-primary;
+        border-subtitle-color: $foreground-muted;
         border-title-style: bold;
     }
     #curve {
         width: 2fr;
         min-width: 30;
-        border: round $secondary 50%;
+        border: round $secondary 80%;
         border-title-color: $text-secondary;
         border-title-style: bold;
     }
     #panes { height: 3fr; }
+    Tab { color: $foreground-muted; }
+    Tab.-active, Tab:hover { color: $foreground; }
+    Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2; }
     #panes TabPane { padding: 0; }
     #pool-tree { width: 34; min-width: 24; border-right: vkey $panel-lighten-2; }
     #commit-list { width: 2fr; min-width: 30; border-right: vkey $panel-lighten-2; }
@@ -127,6 +131,7 @@ class TrainingApp(App[int]):
         Binding("p", "pause", "Pause"),
         Binding("p", "resume", "Resume"),
         Binding("v", "open_review", "Review"),
+        Binding("slash", "search_output", "Search"),
         Binding("question_mark", "help", "Help"),
         Binding("t", "toggle_theme", "Theme", show=False),
         Binding("1", "show_pane('output')", "Output", show=False),
@@ -394,6 +399,10 @@ class TrainingApp(App[int]):
         self.query_one(TabbedContent).active = pane
         focus = {"pool": "#pool-tree", "commits": "#commit-list"}.get(pane, "#works")
         self.query_one(focus).focus()
+
+    def action_search_output(self) -> None:
+        self.action_show_pane("output")
+        self.query_one(LiveOutput).ask_search()
 
     def action_report_step(self, delta: int) -> None:
         work = self.selected_work

@@ -146,15 +146,18 @@ class ReviewScreen(Screen[Decision | None]):
     ReviewScreen #review-body { height: 1fr; }
     ReviewScreen #review-diff {
         width: 3fr;
-        border: round $primary 60%;
+        border: round $primary 80%;
         border-title-color: $text-primary;
     }
     ReviewScreen #review-evidence {
         width: 2fr;
-        border: round $secondary 60%;
+        border: round $secondary 80%;
         border-title-color: $text-secondary;
     }
     ReviewScreen #evidence-view { height: 1fr; }
+    ReviewScreen Tab { color: $foreground-muted; }
+    ReviewScreen Tab.-active, ReviewScreen Tab:hover { color: $foreground; }
+    ReviewScreen Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2; }
     """
 
     BINDINGS = [
