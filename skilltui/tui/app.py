@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import signal
 import sys
 import time
@@ -103,15 +104,16 @@ class TrainingApp(App[int]):
     Screen { layout: vertical; }
     #top { height: 2fr; min-height: 7; max-height: 22; }
     #works-box {
-        width: 3fr;
+        width: auto;
+        max-width: 3fr;
         border: round $primary 80%;
         border-title-color: $text-primary;
         border-subtitle-color: $foreground-muted;
         border-title-style: bold;
     }
     #curve {
-        width: 2fr;
-        min-width: 30;
+        width: 1fr;
+        min-width: 24;
         border: round $secondary 80%;
         border-title-color: $text-secondary;
         border-title-style: bold;
@@ -413,6 +415,9 @@ class TrainingApp(App[int]):
             return
         current = self._report_pin if self._report_pin in keys else keys[-1]
         index = max(0, min(len(keys) - 1, keys.index(current) + delta))
+        if index == keys.index(current):
+            edge = "first" if delta < 0 else "latest"
+            self.notify(f"This is {work}'s {edge} loss report: epoch {current[0]} step {current[1]}.", timeout=3)
         self._report_pin = None if index == len(keys) - 1 else keys[index]
         self.action_show_pane("report")
         self._refresh_report()
@@ -444,7 +449,7 @@ class TrainingApp(App[int]):
         text = await asyncio.to_thread(_read_text, path)
         with self._panes() as main:
             main.query_one(ReportView).show(text or "*the report is missing from the run folder*", title)
-            main.query_one(TabbedContent).get_tab("report").label = f"Report · {title.split(' · ')[0]}"
+            main.query_one(TabbedContent).get_tab("report").label = f"Report · {title.split(' · ')[1]}"
 
     # -- pool and commits ----------------------------------------------------------------
 
@@ -581,9 +586,12 @@ class TrainingApp(App[int]):
             self.push_screen(HelpScreen())
 
     def action_copy_run_path(self) -> None:
+        # OSC 52 asks the terminal to set the clipboard; nothing says whether it did (tmux drops it
+        # unless set-clipboard is on), so the path is shown to copy by hand too.
         path = str(self.run_dir)
         self.copy_to_clipboard(path)
-        self.notify(path, title="run folder copied", timeout=6)
+        tmux = " tmux passes it on only with `set -g set-clipboard on`." if "TMUX" in os.environ else ""
+        self.notify(f"{path}\nSent to the clipboard with OSC 52, if the terminal allows it.{tmux}", timeout=10)
 
     async def action_quit(self) -> None:
         if not self.training:
@@ -606,7 +614,8 @@ class TrainingApp(App[int]):
         )
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        # Textual's own "Theme" entry is the "Switch theme" below; one is enough.
+        yield from (command for command in super().get_system_commands(screen) if command.title != "Theme")
         if self.training and not self.trainer.paused:
             yield SystemCommand("Pause after the current stage", "calls in flight finish; p resumes", self.action_pause)
         if self.training and self.trainer.paused:

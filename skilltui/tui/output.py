@@ -6,7 +6,10 @@ keeps the app's memory flat however many steps go by. No Textual in here.
 
 from __future__ import annotations
 
+import json
 from collections import deque
+from pathlib import Path
+from typing import Any
 
 OUTPUT_LIMIT = 60_000
 
@@ -67,3 +70,69 @@ class OutputBuffer:
             return None
         text = self._chunks[-1] if len(self._chunks[-1]) >= new else self.text()
         return text[len(text) - new :]
+
+
+class KeptTranscripts:
+    """Where the latest step's calls kept their transcripts, per work (or group), from `call` events.
+
+    Only the latest step of each is kept, so memory stays flat over a long run and a resume
+    reads back what the step it resumes had written, not the whole history.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[tuple[str | None, int | None], tuple[tuple[int, int], list[tuple[str, str]]]] = {}
+
+    def record(self, call: dict[str, Any]) -> None:
+        if not call.get("transcript") or call.get("epoch") is None:
+            return
+        place, key = (call.get("work"), call.get("group")), (call["epoch"], call.get("step") or 0)
+        kept, calls = self._calls.get(place, (key, []))
+        self._calls[place] = (key, [*(calls if kept == key else []), (call.get("role", ""), call["transcript"])])
+
+    def texts(self, work: str | None, group: int | None, stage: str, key: tuple[int, int]) -> list[str]:
+        """What each call of `stage` wrote at `key`, read from its transcript; empty when none was kept."""
+        kept, calls = self._calls.get((work, group), (None, []))
+        return [transcript_text(path) for role, path in calls if role == stage] if kept == key else []
+
+
+def transcript_text(path: str) -> str:
+    """A kept transcript as the Output pane would have streamed it: tools used, then the answer.
+
+    On a resume, a stage an earlier session finished is not run again; this is how its
+    output comes back into the pane. Backends keep different shapes (the offline and Claude
+    Code tools as `{"tool": ..., "input": ...}`, the API's `tool_use` blocks inside messages);
+    all of them keep the final text, which is what the pane mostly showed.
+    """
+    try:
+        with open(path, encoding="utf-8") as file:
+            record = json.load(file)
+    except (OSError, ValueError):
+        return f"   (the transcript {Path(path).name} could not be read)"
+    if not isinstance(record, dict):
+        return ""
+    lines = [f"  ▸ {name} {target}".rstrip() for name, target in _tools(record.get("transcript") or [])]
+    text = record.get("text") or ""
+    if record.get("error"):
+        text = f"{text}\n✗ {record['error']}".strip()
+    return "\n".join([*lines, text.rstrip()]).strip("\n")
+
+
+def _tools(entries: list) -> list[tuple[str, str]]:
+    found = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        if "tool" in entry:
+            found.append((str(entry["tool"]), _target(entry.get("input"))))
+        content = entry.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    found.append((str(block.get("name", "")), _target(block.get("input"))))
+    return found
+
+
+def _target(arguments: object) -> str:
+    if isinstance(arguments, dict):
+        return str(arguments.get("path") or arguments.get("rev") or "")
+    return ""

@@ -4,12 +4,9 @@ The app's sink only queues events; a timer folds the queue into a `RunState` and
 the panes it marked dirty. Folding is pure bookkeeping, so the same state can be rebuilt
 from a finished run's `events.jsonl` (that is how a resumed run gets its loss curve and
 its decisions back, and how `skilltui review` can reuse the panes) and tested without a
-screen.
-
-Every collection that grows with the length of a run is either small per step (one
+screen. Every collection that grows with the length of a run is either small per step (one
 loss per work) or bounded (agent output keeps its last characters only), so the app's
-memory stays flat however many steps go by.
-"""
+memory stays flat however many steps go by."""
 
 from __future__ import annotations
 
@@ -18,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .output import OUTPUT_LIMIT, OutputBuffer
+from .output import OUTPUT_LIMIT, KeptTranscripts, OutputBuffer
 
 __all__ = ["OUTPUT_LIMIT", "Commit", "Mark", "OutputBuffer", "PoolView", "RunState", "StepKey", "WorkRow"]
 
@@ -59,6 +56,7 @@ class RunState:
         self.output_limit = output_limit
         self.rows: dict[str, WorkRow] = {name: WorkRow(name) for name in works}
         self.outputs: dict[str, OutputBuffer] = {name: OutputBuffer(output_limit) for name in works}
+        self.transcripts = KeptTranscripts()  # what a stage a resumed session skips had written
         self.epoch: int | None = None
         self.step: int | None = None
         self.first: int | None = None
@@ -191,13 +189,15 @@ class RunState:
             elif stage == "loss":
                 row.stage = "done"
             self._dirty.add("works")
+        group = f" group {e['group']}" if e.get("group") else ""
         if status == "started":
             attempt = f" attempt {e['attempt']}" if e.get("attempt") else ""
             span = f" · episodes {self.first}-{self.last}" if work and self.first is not None else ""
-            group = f" group {e['group']}" if e.get("group") else ""
             self._say(work, e.get("group"), f"── {stage}{group}{attempt} · {where}{span} ──")
         elif status == "skipped":
-            self._say(work, e.get("group"), f"   {stage}: already done, skipped")
+            self._say(work, e.get("group"), f"── {stage}{group} · {where} · done in an earlier session ──")
+            for text in self.transcripts.texts(work, e.get("group"), stage, (e["epoch"], e["step"])):
+                self._say(work, e.get("group"), text)
         elif status == "failed":
             self._say(work, e.get("group"), f"✗ {stage} failed: {e.get('error')}")
             self.notices.append(f"{stage} {work or 'group ' + str(e.get('group'))} failed: {e.get('error')}")
@@ -236,6 +236,7 @@ class RunState:
             self._dirty.add("works")
 
     def _on_call(self, e: dict[str, Any], replay: bool) -> None:
+        self.transcripts.record(e)
         tokens = sum(e.get(k) or 0 for k in TOKEN_FIELDS)
         cost = e.get("cost_usd")
         if e.get("work") in self.val_works and cost is not None:

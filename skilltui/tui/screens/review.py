@@ -108,15 +108,20 @@ def evidence_of(request: ReviewRequest) -> list[tuple[str, str, str]]:
 
 
 def keys_line() -> Content:
+    """The decision keys, then how to read the evidence: fits 80 columns."""
     return Content.assemble(
         (" a ", "$text-success bold reverse"),
-        " approve    ",
+        " approve  ",
         (" r ", "$text-warning bold reverse"),
-        " rerun with a note    ",
+        " rerun…  ",
         (" u ", "$text-error bold reverse"),
-        " roll back (then y)    ",
+        " roll back…  ",
         (" esc ", "$foreground-muted reverse"),
-        " later (v returns)",
+        " later  ",
+        ("[ ]", "$text-accent bold"),
+        " evidence  ",
+        ("↑↓ pgdn", "$text-accent bold"),
+        " scroll",
     )
 
 
@@ -165,6 +170,10 @@ class ReviewScreen(Screen[Decision | None]):
         Binding("r", "rerun", "Rerun…"),
         Binding("u", "rollback", "Roll back…"),
         Binding("escape", "later", "Later"),
+        Binding("left_square_bracket", "evidence(-1)", "Evidence", key_display="[ ]"),
+        Binding("right_square_bracket", "evidence(1)", "Next evidence", show=False),
+        Binding("tab", "switch_pane", "Diff/evidence", show=False),
+        Binding("question_mark", "app.help", "Help"),
     ]
 
     def __init__(self, request: ReviewRequest) -> None:
@@ -220,6 +229,22 @@ class ReviewScreen(Screen[Decision | None]):
 
     def on_screen_resume(self) -> None:
         self.query_one(DiffView).focus()
+
+    def action_evidence(self, delta: int) -> None:
+        """`[` `]`: the previous or next evidence tab (the summary, then each work's report)."""
+        tabs = self.query_one(Tabs)
+        ids = [pane for pane, _, _ in self._evidence]
+        index = ids.index(tabs.active) if tabs.active in ids else 0
+        target = index + delta
+        if not 0 <= target < len(ids):
+            self.notify(f"This is the {'first' if delta < 0 else 'last'} piece of evidence.", timeout=2)
+            return
+        tabs.active = ids[target]
+
+    def action_switch_pane(self) -> None:
+        """`tab`: the arrows and page keys scroll the diff, or the evidence beside it."""
+        evidence = self.query_one(ReportView)
+        (self.query_one(DiffView) if evidence.has_focus else evidence).focus()
 
     def action_approve(self) -> None:
         self.dismiss(Decision("approve", "human"))
