@@ -1,4 +1,4 @@
-"""The key map, in one place: the help screen and docs/tui.md are both made from it.
+"""The key map, in one place: the help screen and the README's key tables are both made from it.
 
 Bindings themselves live beside the screens that own them; this table is what a person
 reads, and a test checks that every key listed here is bound where it says.
@@ -24,7 +24,7 @@ KEYMAP: tuple[tuple[str, str, str], ...] = (
     ("review", "u", "roll back: asks to confirm with y; the pool goes back to the commit before"),
     ("review", "esc", "look at the main screen first; v brings the review back"),
     ("review", "[ ]", "previous / next evidence: the summary, then each work's loss report"),
-    ("review", "up / down, pgup / pgdn", "scroll the diff; tab moves the keys to the evidence and back"),
+    ("review", "pgup / pgdn", "scroll the diff (up / down a line); tab moves these keys to the evidence and back"),
     ("review", "?", "this help"),
 )
 
