@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,13 +90,15 @@ class KeptTranscripts:
         kept, calls = self._calls.get(place, (key, []))
         self._calls[place] = (key, [*(calls if kept == key else []), (call.get("role", ""), call["transcript"])])
 
-    def texts(self, work: str | None, group: int | None, stage: str, key: tuple[int, int]) -> list[str]:
+    def texts(
+        self, work: str | None, group: int | None, stage: str, key: tuple[int, int], short: Callable[[str], str] = str
+    ) -> list[str]:
         """What each call of `stage` wrote at `key`, read from its transcript; empty when none was kept."""
         kept, calls = self._calls.get((work, group), (None, []))
-        return [transcript_text(path) for role, path in calls if role == stage] if kept == key else []
+        return [transcript_text(path, short) for role, path in calls if role == stage] if kept == key else []
 
 
-def transcript_text(path: str) -> str:
+def transcript_text(path: str, short: Callable[[str], str] = str) -> str:
     """A kept transcript as the Output pane would have streamed it: tools used, then the answer.
 
     On a resume, a stage an earlier session finished is not run again; this is how its
@@ -110,7 +113,7 @@ def transcript_text(path: str) -> str:
         return f"   (the transcript {Path(path).name} could not be read)"
     if not isinstance(record, dict):
         return ""
-    lines = [f"  ▸ {name} {target}".rstrip() for name, target in _tools(record.get("transcript") or [])]
+    lines = [f"  ▸ {name} {short(target)}".rstrip() for name, target in _tools(record.get("transcript") or [])]
     text = record.get("text") or ""
     if record.get("error"):
         text = f"{text}\n✗ {record['error']}".strip()

@@ -196,7 +196,7 @@ class RunState:
             self._say(work, e.get("group"), f"── {stage}{group}{attempt} · {where}{span} ──")
         elif status == "skipped":
             self._say(work, e.get("group"), f"── {stage}{group} · {where} · done in an earlier session ──")
-            for text in self.transcripts.texts(work, e.get("group"), stage, (e["epoch"], e["step"])):
+            for text in self.transcripts.texts(work, e.get("group"), stage, (e["epoch"], e["step"]), self._short):
                 self._say(work, e.get("group"), text)
         elif status == "failed":
             self._say(work, e.get("group"), f"✗ {stage} failed: {e.get('error')}")

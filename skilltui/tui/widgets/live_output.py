@@ -303,26 +303,34 @@ class LiveOutput(ScrollView, can_focus=True):
         self._cache.clear()
         found = self.matches()
         if found:
-            top = self._rows[int(self.scroll_y)][:2] if int(self.scroll_y) < len(self._rows) else (0, 0)
-            after = [m for m in found if m >= top]
-            self._go_to(after[0] if after else found[-1], found)
+            self._current = None
+            self.action_next_match(1)
         self.refresh()
         return len(found)
 
+    def _row_of(self, match: tuple[int, int]) -> int:
+        return max(0, bisect_right(self._rows, (match[0], match[1], 1 << 60)) - 1)
+
     def action_next_match(self, direction: int) -> None:
+        """`n` / `N`: the next or previous match from the current one, or from the view if it moved away."""
         found = self.matches()
         if not found:
             self.notify(f"No match for {self.query!r}" if self.query else "Press / to search the output")
             return
-        if self._current is None:
-            target = found[0] if direction > 0 else found[-1]
-        elif direction > 0:
-            later = [m for m in found if m > self._current]
+        top = int(self.scroll_y)
+        height = self.scrollable_content_region.height
+        current = self._current
+        if current is None or not top <= self._row_of(current) < top + height:
+            # The person scrolled away from the match (or there is none yet): start from the view.
+            first = self._rows[top][:2] if top < len(self._rows) else (0, 0)
+            current = (first[0], first[1] - 1) if direction > 0 else first
+        if direction > 0:
+            later = [m for m in found if m > current]
             target = later[0] if later else found[0]
-            if not later:
+            if not later and self._current is not None:
                 self.notify("Search went on from the top", timeout=2)
         else:
-            earlier = [m for m in found if m < self._current]
+            earlier = [m for m in found if m < current]
             target = earlier[-1] if earlier else found[-1]
             if not earlier:
                 self.notify("Search went on from the bottom", timeout=2)
@@ -331,7 +339,7 @@ class LiveOutput(ScrollView, can_focus=True):
     def _go_to(self, match: tuple[int, int], found: list[tuple[int, int]]) -> None:
         self._current = match
         self._cache.clear()
-        row = max(0, bisect_right(self._rows, (match[0], match[1], 1 << 60)) - 1)
+        row = self._row_of(match)
         self._following = False
         self.scroll_to(y=max(0, row - self.scrollable_content_region.height // 3), animate=False, immediate=True)
         self._following = row >= len(self._rows) - 1 and self.scroll_y >= self.max_scroll_y
