@@ -12,7 +12,6 @@ from test_tui_widgets import Harness
 from skilltui.engine import events as ev
 from skilltui.tui.output import OutputBuffer
 from skilltui.tui.screens.help import HelpScreen
-from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.live_output import LiveOutput, wrap_spans
 from skilltui.tui.widgets.report_view import ReportView
 from skilltui.tui.widgets.works_table import WorksTable
