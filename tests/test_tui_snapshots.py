@@ -18,6 +18,7 @@ config_home = support.config_home
 open_training = support.open_training
 
 SNAPSHOT_SIZE = (120, 36)
+SMALLEST = (80, 24)  # the smallest supported size (README, "Sizes")
 FIXED_DATE = "2026-01-01T12:00:00+00:00"
 
 
@@ -61,4 +62,21 @@ def test_review_screen_in_the_light_theme(snap_compare, open_training, pinned_gi
 
 
 def test_main_screen_at_the_smallest_supported_size(snap_compare, open_training, pinned_git):
-    assert snap_compare(frozen_app(open_training), terminal_size=(100, 30), run_before=settle_on_main)
+    assert snap_compare(frozen_app(open_training), terminal_size=SMALLEST, run_before=settle_on_main)
+
+
+def test_review_screen_at_the_smallest_supported_size(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=SMALLEST, run_before=settle_on_review)
+
+
+def test_help_at_the_smallest_supported_size(snap_compare, open_training, pinned_git):
+    async def settle_on_help(pilot) -> None:
+        await settle_on_main(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.2)
+
+    assert snap_compare(frozen_app(open_training), terminal_size=SMALLEST, run_before=settle_on_help)
+
+
+def test_main_screen_on_a_large_terminal(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=(160, 45), run_before=settle_on_main)
