@@ -233,3 +233,17 @@ async def test_the_palette_has_one_theme_entry_and_copying_the_path_says_what_wa
         message = notices(app)[-1]
         assert str(app.run_dir) in message and "OSC 52" in message and "set-clipboard on" in message
         assert "copied" not in message
+
+
+async def test_a_mouse_selection_in_the_output_takes_the_text_it_covers():
+    live = LiveOutput()
+    async with Harness(live).run_test(size=(40, 12)) as pilot:
+        buffer = OutputBuffer()
+        buffer.write("The writer opens the scene in a kitchen at night where Mara waits.\n")
+        live.follow("w", buffer)
+        await pilot.pause()
+        await pilot.mouse_down(live, offset=(1, 0))  # the pane's padding is one column
+        await pilot.hover(live, offset=(10, 1))
+        await pilot.mouse_up(live, offset=(10, 1))
+        await pilot.pause()
+        assert pilot.app.screen.get_selected_text() == "The writer opens the scene in a\nkitchen at"

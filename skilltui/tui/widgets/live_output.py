@@ -26,6 +26,7 @@ from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
+from textual.selection import Selection
 from textual.strip import Strip
 
 from ..output import OutputBuffer
@@ -264,7 +265,25 @@ class LiveOutput(ScrollView, can_focus=True):
         if strip is None:
             strip = self._row_strip(*key, style)
             self._cache[key] = strip
-        return strip.crop_extend(0, width, style)
+        strip = strip.crop_extend(0, width, style)
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(index)) is not None:
+            start, end = span
+            end = key[2] - key[1] if end == -1 else end
+            chosen = strip.crop(start, end).apply_style(self.screen.get_component_rich_style("screen--selection"))
+            strip = Strip.join([strip.crop(0, start), chosen, strip.crop(end)])
+        return strip.apply_offsets(0, index)  # where each cell is, for a mouse selection
+
+    # -- mouse selection: the rows as drawn, so a selection copies what it covers -------------
+
+    ALLOW_SELECT = True
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        rows = (self._lines[number - self._dropped][start:end] for number, start, end in self._rows)
+        return selection.extract("\n".join(rows)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
 
     def _row_strip(self, number: int, start: int, end: int, style: Style) -> Strip:
         line = self._lines[number - self._dropped]
