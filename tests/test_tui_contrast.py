@@ -129,8 +129,15 @@ async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_trainin
         await wait_for(pilot, lambda: len(app.query_one(CommitList).commits) == 2)
         assert app.current_theme.name == theme
         findings += scan(app, "review screen")
-        await pilot.press("2")  # the evidence tabs' second tab
+        await pilot.press("right_square_bracket")  # the evidence's second tab
         findings += scan(app, "review screen, second evidence tab")
+        await pilot.press("r")
+        await pilot.pause()
+        findings += scan(app, "rerun note", app.screen.children[0].region)
+        await pilot.press("escape", "u")
+        await pilot.pause()
+        findings += scan(app, "roll back dialog", app.screen.children[0].region)
+        await pilot.press("n")
         await pilot.press("escape")
         await pilot.pause()
         findings += scan(app, "main screen, output")
@@ -150,6 +157,9 @@ async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_trainin
         await pilot.press("escape", "q")
         await pilot.pause()
         findings += scan(app, "quit dialog", app.screen.children[0].region)
+        await pilot.press("n", "ctrl+p")
+        await pilot.pause(0.3)
+        findings += scan(app, "command palette", app.screen.query_one("CommandInput").parent.parent.region)
     assert not findings, "\n".join(map(str, findings))
 
 

@@ -30,6 +30,7 @@ class SearchScreen(ModalScreen[str | None]):
         background: $panel;
         color: $foreground;
     }
+    SearchScreen Input > .input--placeholder { color: $foreground-muted; }  /* text: 4.5:1, like the rest */
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
