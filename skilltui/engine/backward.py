@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING
 
 from . import events as ev
 from .backward_attempt import AttemptFailed, Where, run_attempt
+from .context import Context
 from .pool import Pool
 from .review import Decision, GateVerdict, Reviewer, ReviewRequest
 from .run import read_json, write_atomic, write_json
-from .stages import Context, Sample
+from .stages import Sample
 
 if TYPE_CHECKING:
     from .validation import Validator

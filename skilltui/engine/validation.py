@@ -34,10 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import events as ev
+from .context import Context
 from .gather import all_or_none
 from .review import GateVerdict
 from .run import read_json, write_json
-from .stages import Context, Place, forward, loss
+from .stages import Place, forward, loss
 from .works import Work
 
 Wait = Callable[[], Awaitable[None]]
@@ -232,19 +233,16 @@ class Validator:
     def _stage(
         self, status: str, point: Point, work: str, started: float | None = None, error: str | None = None
     ) -> None:
-        seconds = round(time.monotonic() - started, 3) if started is not None else None
-        self.ctx.bus.emit(
-            ev.Stage(
-                stage="validate",
-                status=status,
-                epoch=point.epoch,
-                step=point.step,
-                work=work,
-                group=point.group,
-                attempt=point.attempt,
-                seconds=seconds,
-                error=error,
-            )
+        self.ctx.stage(
+            "validate",
+            status,
+            point.epoch,
+            point.step,
+            work=work,
+            group=point.group,
+            attempt=point.attempt,
+            started=started,
+            error=error,
         )
 
     # -- the gate ------------------------------------------------------------------------
