@@ -22,7 +22,8 @@ from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, tool_use
 
 sdk = pytest.importorskip("claude_agent_sdk")
 
-from skilltui.agents.claude_code import ClaudeCodeBackend, _permissions  # noqa: E402
+from skilltui.agents.claude_code import ClaudeCodeBackend  # noqa: E402
+from skilltui.agents.claude_code_confine import permissions  # noqa: E402
 
 KEY = "sk-ant-test-XXXX-claudecode-0123456789"
 OURS = {"mcp__files__view", "mcp__files__create", "mcp__files__str_replace", "mcp__files__insert", "mcp__files__delete"}
@@ -231,7 +232,7 @@ def test_permission_rules_are_scoped_to_the_roots(tmp_path: Path) -> None:
     read, write, denied = tmp_path / "pool", tmp_path / "scripts", tmp_path / "work" / "human"
     for p in (read, write, denied):
         p.mkdir(parents=True)
-    rules = _permissions([read], [write], [denied])["permissions"]
+    rules = permissions([read], [write], [denied])["permissions"]
     assert f"Read(/{read}/**)" in rules["allow"] and f"Edit(/{write}/**)" in rules["allow"]
     assert all("(" in r for r in rules["allow"])  # never an unscoped Read, Write or Edit
     assert not any(r.startswith(("Edit", "Write")) and str(read) in r for r in rules["allow"])
