@@ -24,13 +24,6 @@ KEY = "sk-ant-test-XXXX-0123456789abcdef"
 EDITOR = "str_replace_based_edit_tool"
 
 
-@pytest.fixture
-def server():
-    with FakeAnthropic() as fake:
-        yield fake
-    assert fake.failures == [], fake.failures
-
-
 def backend(server: FakeAnthropic, **kwargs) -> AnthropicBackend:
     kwargs.setdefault("backoff_base", 0.01)
     kwargs.setdefault("backoff_cap", 0.05)
@@ -44,20 +37,6 @@ def usage_of(answer: dict) -> Usage:
         answer["cache_creation_input_tokens"],
         answer["cache_read_input_tokens"],
     )
-
-
-@pytest.fixture
-def roots(tmp_path: Path) -> dict[str, Path]:
-    pool = tmp_path / "memory"
-    (pool / "dialogue").mkdir(parents=True)
-    (pool / "dialogue" / "subtext.md").write_text("---\ndescription: subtext\n---\n# Note\nSay less.\n")
-    scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    work = tmp_path / "work"
-    (work / "human").mkdir(parents=True)
-    (work / "human" / "01.fountain").write_text("SECRET TARGET\n")
-    (work / "story.md").write_text("A story.\n")
-    return {"pool": pool, "scripts": scripts, "work": work}
 
 
 def writer_sandbox(roots: dict[str, Path]) -> Sandbox:

@@ -26,13 +26,6 @@ EDITOR = "str_replace_based_edit_tool"
 USAGE = {"input_tokens": 1000, "output_tokens": 200, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
 
-@pytest.fixture
-def server():
-    with FakeAnthropic() as fake:
-        yield fake
-    assert fake.failures == [], fake.failures
-
-
 def backend(server: FakeAnthropic, **kwargs) -> AnthropicBackend:
     kwargs.setdefault("backoff_base", 0.01)
     kwargs.setdefault("backoff_cap", 0.05)

@@ -86,6 +86,9 @@ class Trainer:
             self.batch_client = BatchClient(backend)  # type: ignore[arg-type]
         self._running = asyncio.Event()
         self._running.set()
+        # How many stages wait at the pause gate right now: once every unfinished work waits
+        # there, a paused run is provably still (what a watcher, or a test, can wait for).
+        self.held = 0
         self._stop_reason: str | None = None
         self.validator = (
             Validator(
@@ -122,7 +125,12 @@ class Trainer:
         self._running.set()
 
     async def _gate(self) -> None:
-        await self._running.wait()
+        if not self._running.is_set():
+            self.held += 1
+            try:
+                await self._running.wait()
+            finally:
+                self.held -= 1
         if self._stop_reason:
             raise RunStopped(self._stop_reason)
         cap = self.settings.max_cost
