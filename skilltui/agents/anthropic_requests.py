@@ -24,6 +24,7 @@ from typing import Any
 import anthropic
 import httpx2
 
+from ..words import counted
 from .anthropic_call import Call, block_dict, usage_dict
 from .base import Request
 from .redact import redact
@@ -109,13 +110,13 @@ class StreamedRequests:
             if not failure.retryable:
                 raise call.fail(failure.message, fatal=False) from None
             if attempt >= self.max_retries:
-                raise call.fail(f"{failure.message}; gave up after {attempt + 1} attempts") from None
+                raise call.fail(f"{failure.message}; gave up after {counted(attempt + 1, 'attempt')}") from None
             wait = failure.wait if failure.wait is not None else self._backoff(attempt)
             if waited + wait > self.max_retry_wait:
                 # Retries are capped in time too: a long retry-after or a storm is not waited out
                 # inside one call; the work fails (only it), and the next step or a resume tries again.
                 raise call.fail(
-                    f"{failure.message}; gave up after {attempt + 1} attempts rather than wait "
+                    f"{failure.message}; gave up after {counted(attempt + 1, 'attempt')} rather than wait "
                     f"{waited + wait:.0f}s in all (the limit is {self.max_retry_wait:.0f}s)"
                 ) from None
             waited += wait

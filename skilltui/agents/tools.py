@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..durable import write_atomic
+from ..words import counted
 
 MAX_VIEW_CHARS = 60_000
 MAX_LISTING = 500
@@ -183,7 +184,7 @@ class Sandbox:
             insert_text += "\n"
         lines.insert(insert_line, insert_text)
         write_atomic(real, "".join(lines))
-        return f"inserted {insert_text.count(chr(10))} line(s) into {path} after line {insert_line}"
+        return f"inserted {counted(insert_text.count(chr(10)), 'line')} into {path} after line {insert_line}"
 
     def delete(self, path: str) -> str:
         real = self.resolve(path, write=True)

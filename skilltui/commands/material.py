@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..agents import default_backend, make_backend
 from ..errors import UsageError
+from ..words import counted
 from . import add_model_flags
 
 
@@ -78,7 +79,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
         print(problem)
     count = len(Pool(args.pool).note_paths())
     print(
-        f"{len(problems)} problem(s) in {count} note(s)" if problems else f"ok: {count} note(s), no problems",
+        f"{counted(len(problems), 'problem')} in {counted(count, 'note')}"
+        if problems
+        else f"ok: {counted(count, 'note')}, no problems",
         file=sys.stderr,
     )
     return 1 if problems else 0
@@ -107,7 +110,7 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
         if story is None:
             return 1
     write_atomic(work.story_path, story)
-    print(f"wrote {work.story_path} ({len(work.episodes)} episodes)")
+    print(f"wrote {work.story_path} ({counted(len(work.episodes), 'episode')})")
     return 0
 
 

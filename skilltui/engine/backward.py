@@ -25,6 +25,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..words import counted
 from . import events as ev
 from .backward_attempt import AttemptFailed, Where, run_attempt
 from .context import Context
@@ -155,7 +156,7 @@ def _give_up(ctx: Context, out: Path, where: Where, failures: list[str]) -> bool
     reason = failures[-1]
     tries = len(failures)
     if ctx.settings.strict:
-        raise BackwardFailed(f"{where.label} failed {tries} attempt(s) (--strict stops here): {reason}")
+        raise BackwardFailed(f"{where.label} failed {counted(tries, 'attempt')} (--strict stops here): {reason}")
     write_json(
         out / "commit.txt",
         {

@@ -14,6 +14,7 @@ import sys
 import time
 
 from ..agents.base import Backend, BackendError, CallResult
+from ..words import counted
 from .console import Tally
 from .diffuse import diffuse_with_model
 from .events import Call, JsonlSink
@@ -69,4 +70,4 @@ def diffuse_and_record(work: Work, backend: Backend, noise: float) -> str | None
 
 
 def spent(calls: int, totals: Tally) -> str:
-    return f"{calls} call(s), {totals.tokens:,} tokens, cost {totals.cost_text()}"
+    return f"{counted(calls, 'call')}, {totals.tokens:,} tokens, cost {totals.cost_text()}"

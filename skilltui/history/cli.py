@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UsageError
+from ..words import counted
 from .locate import find_run
 
 
@@ -92,7 +93,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     run = find_run(args.run, args.runs_dir)
     done = export_skill(run, args.to, commit=args.commit, force=args.force)
-    print(f"exported {done.notes} note(s) of run {run.id} at {done.commit[:10]} to {done.folder} (skill {done.name})")
+    notes = counted(done.notes, "note")
+    print(f"exported {notes} of run {run.id} at {done.commit[:10]} to {done.folder} (skill {done.name})")
     if done.warning:
         print(f"skilltui: note: {done.warning}", file=sys.stderr)
     return 0
