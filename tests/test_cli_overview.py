@@ -1,4 +1,4 @@
-"""Bare `skilltui` lists what it can do instead of failing with a usage error."""
+"""The command line: bare `skilltui` lists what it can do, and `train`'s flags are its settings."""
 
 from __future__ import annotations
 
@@ -25,3 +25,16 @@ def test_an_unknown_command_is_still_a_usage_error(capsys: pytest.CaptureFixture
         main(["trian"])
     assert exit_.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_every_training_setting_has_a_train_flag_of_its_name() -> None:
+    from dataclasses import fields
+
+    from skilltui.commands.training import settings_from
+    from skilltui.engine.session import Settings
+
+    args = build_parser().parse_args(["train", "--work", "w", "--steps", "7", "--role-model", "loss=m", "--gate"])
+    flags = set(vars(args))
+    assert {f.name for f in fields(Settings)} - flags == {"role_models"}  # from the repeated --role-model
+    settings = settings_from(args)
+    assert (settings.steps, settings.gate, settings.role_models) == (7, True, {"loss": "m"})

@@ -5,18 +5,37 @@
   makes: a work's story, a pool's notes, a script's loss.
 
 The history commands (`review`, `runs`, `export`, `compare`) are in skilltui/history/cli.py
-and `report` in skilltui/report/cli.py. Each module's `register(sub)` adds its parsers and
-sets `handler`; a handler takes the parsed arguments and returns the exit code, and raises
-`UsageError` for bad input (the command line turns it into one line and exit code 2).
-Handlers import the engine when they run, not when the command line starts, so
-`skilltui --help` stays quick and a stop signal during start-up ends in one line.
+and `report` in skilltui/report/cli.py. Each module's `register(sub)` adds its parsers with
+`command`, which takes a command's help from its handler's docstring. A handler takes the
+parsed arguments and returns the exit code, and raises `UsageError` for bad input (the
+command line turns it into one line and exit code 2). Handlers import the engine when they
+run, not when the command line starts, so `skilltui --help` stays quick and a stop signal
+during start-up ends in one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
+from collections.abc import Callable
 
 from ..agents import BACKENDS
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def command(sub: argparse._SubParsersAction, name: str, handler: Handler) -> argparse.ArgumentParser:
+    """Add subcommand `name`, run by `handler`, explained by the handler's own docstring.
+
+    The docstring's first line is the one-line help (bare `skilltui` and `--help` list it),
+    the rest the description `skilltui NAME --help` prints: what a command does is written
+    once, where it is done.
+    """
+    summary, _, rest = inspect.cleandoc(handler.__doc__ or "").partition("\n")
+    summary = summary.strip().removesuffix(".")
+    p = sub.add_parser(name, help=summary[:1].lower() + summary[1:], description=" ".join(rest.split()) or summary)
+    p.set_defaults(handler=handler)
+    return p
 
 
 def add_model_flags(p: argparse.ArgumentParser) -> None:

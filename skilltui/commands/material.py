@@ -17,28 +17,17 @@ from pathlib import Path
 from ..agents import default_backend, make_backend
 from ..errors import UsageError
 from ..words import counted
-from . import add_model_flags
+from . import add_model_flags, command
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "diffuse",
-        help="write a work's story.md: a noised prose retelling of its episodes",
-        description="Write WORK/story.md, the writer's only input: every episode retold as prose "
-        "with noise (reported speech, dissolved scene headings, dropped detail).",
-    )
+    p = command(sub, "diffuse", cmd_diffuse)
     p.add_argument("--work", required=True, type=Path, help="the work folder (holds human/NN.fountain)")
     add_model_flags(p)
     p.add_argument("--seed", type=int, default=0, help="offline noise seed (default 0)")
     p.add_argument("--noise", type=float, default=0.3, help="noise level from 0 to 1 (default 0.3)")
-    p.set_defaults(handler=cmd_diffuse)
 
-    p = sub.add_parser(
-        "lint",
-        help="check a pool's notes; exit 1 if any problem",
-        description="Check every note of POOL against the note rules and print each problem; with --work, "
-        "also check that no note leaks what those training works contain.",
-    )
+    p = command(sub, "lint", cmd_lint)
     p.add_argument("pool", type=Path, help="the pool folder (a run's memory/)")
     p.add_argument(
         "--work",
@@ -50,22 +39,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a training work: also reject notes that leak its character names, scene-heading places, "
         "title or 8-word runs of its lines; repeat for several works",
     )
-    p.set_defaults(handler=cmd_lint)
 
-    p = sub.add_parser(
-        "score",
-        help="the engine's loss of one written script against a human one, and its parts",
-        description="Score a written Fountain script against the human one with the loss training "
-        "uses: scenes aligned in order, dialogue with its speaker, length, format. Prints the loss "
-        "(0 = the human script, 1 = nothing alike) and each part's similarity.",
-    )
+    p = command(sub, "score", cmd_score)
     p.add_argument("--human", required=True, type=Path, metavar="FILE", help="the human episode (Fountain)")
     p.add_argument("--written", required=True, type=Path, metavar="FILE", help="the written episode (Fountain)")
     p.add_argument("--json", action="store_true", help="print the loss, parts and counts as JSON")
-    p.set_defaults(handler=cmd_score)
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    """Check a pool's notes; exit 1 if any problem.
+
+    Check every note of POOL against the note rules and print each problem; with --work,
+    also check that no note leaks what those training works contain.
+    """
     from ..engine.leakage import Lexicon
     from ..engine.note_checks import lint_pool
     from ..engine.pool import Pool
@@ -88,6 +74,11 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_diffuse(args: argparse.Namespace) -> int:
+    """Write a work's story.md: a noised prose retelling of its episodes.
+
+    Write WORK/story.md, the writer's only input: every episode retold as prose with noise
+    (reported speech, dissolved scene headings, dropped detail).
+    """
     from ..engine.diffuse import noise_work
     from ..engine.run import write_atomic
     from ..engine.works import load_work
@@ -128,6 +119,12 @@ def _read_script(path: Path, flag: str) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    """The engine's loss of one written script against a human one, and its parts.
+
+    Score a written Fountain script against the human one with the loss training uses:
+    scenes aligned in order, dialogue with its speaker, length, format. Prints the loss (0 =
+    the human script, 1 = nothing alike) and each part's similarity.
+    """
     import json
 
     from ..engine.scores import WEIGHTS, score_step

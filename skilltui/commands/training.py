@@ -12,33 +12,23 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from dataclasses import fields
 from importlib import resources
 from pathlib import Path
 
 from ..agents import default_backend, make_backend
 from ..errors import UsageError
 from ..signals import STOP_SIGNALS, exit_code, install_stop_signals, name_of
-from . import add_model_flags
+from . import add_model_flags, command
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "train",
-        help="train a pool on one or more works",
-        description="Train a pool of craft notes on the works. Run the same command again to "
-        "resume. Without --auto the terminal app opens and you review every update.",
-    )
+    p = command(sub, "train", cmd_train)
     add_train_flags(p)
-    p.set_defaults(handler=cmd_train)
 
-    p = sub.add_parser(
-        "demo",
-        help="train the bundled example works with the offline backend",
-        description="Copy the bundled example works to ./runs/demo-works, write their stories "
-        "and train them with the offline backend into ./runs/demo.",
-    )
+    p = command(sub, "demo", cmd_demo)
     p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
     p.add_argument(
         "--offline-latency",
@@ -48,7 +38,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="seconds each offline call takes, so the run looks live (default 0.3)",
     )
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs go (default ./runs)")
-    p.set_defaults(handler=cmd_demo)
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:
@@ -193,6 +182,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace):
+    """The run's Settings from the parsed `train` flags."""
     from ..engine.session import Settings
 
     role_models = {}
@@ -201,39 +191,17 @@ def settings_from(args: argparse.Namespace):
         if role not in ("forward", "loss", "reduce", "backward") or not model:
             raise UsageError(f"--role-model {item!r}: use ROLE=MODEL with ROLE one of forward, loss, reduce, backward")
         role_models[role] = model
-    return Settings(
-        works=args.works,
-        steps=args.steps,
-        episodes_per_step=args.episodes_per_step,
-        epochs=args.epochs,
-        workers=args.workers,
-        group_size=args.group_size,
-        no_backward=args.no_backward,
-        init_pool=args.init_pool,
-        backend=args.backend or default_backend(),
-        model=args.model,
-        role_models=role_models,
-        runs_dir=args.runs_dir,
-        run_id=args.run_id,
-        prompts=args.prompts,
-        offline_latency=args.offline_latency,
-        auto=args.auto,
-        max_cost=args.max_cost,
-        val_works=args.val_works,
-        gate=args.gate,
-        gate_tolerance=args.gate_tolerance,
-        judge_weight=args.judge_weight,
-        batch=args.batch,
-        forward_timeout=args.forward_timeout,
-        loss_timeout=args.loss_timeout,
-        backward_timeout=args.backward_timeout,
-        backward_retries=args.backward_retries,
-        strict=args.strict,
-        max_edit_lines=args.max_edit_lines,
-    )
+    # Every flag of `train` fills the Settings field of the same name; only these two are worked out.
+    given = {f.name: getattr(args, f.name) for f in fields(Settings) if hasattr(args, f.name)}
+    return Settings(**{**given, "backend": args.backend or default_backend(), "role_models": role_models})
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    """Train a pool on one or more works.
+
+    Train a pool of craft notes on the works. Run the same command again to resume. Without
+    --auto the terminal app opens and you review every update.
+    """
     settings = settings_from(args)
     settings.check()
     if settings.batch and settings.backend != "anthropic":
@@ -336,6 +304,11 @@ def _train_headless(opened, backend) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """Train the bundled example works with the offline backend.
+
+    Copy the bundled example works to ./runs/demo-works, write their stories and train them
+    with the offline backend into ./runs/demo.
+    """
     from ..engine.diffuse import noise_work
     from ..engine.run import write_atomic
     from ..engine.session import Settings
