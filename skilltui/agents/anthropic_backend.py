@@ -63,7 +63,7 @@ from ..errors import UsageError
 from . import cache_policy
 from .anthropic_call import Call, block_dict, loggable, text_of
 from .anthropic_requests import StreamedRequests
-from .base import BackendError, CallResult, Request
+from .base import CallResult, Request, try_backend
 from .cache_policy import Marks, opening
 from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
 from .redact import redact
@@ -338,23 +338,5 @@ class AnthropicBackend(StreamedRequests):
         return params
 
 
-def _print_delta(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
-
-
-def _main(argv: list[str]) -> int:
-    prompt = " ".join(argv) or "Say hello in five words."
-    try:
-        backend = AnthropicBackend(base_url=os.environ.get("ANTHROPIC_BASE_URL"))
-        result = asyncio.run(backend.text(Request(role="diffuse", prompt=prompt, on_delta=_print_delta)))
-    except (UsageError, BackendError) as exc:
-        print(f"\nerror: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, UsageError) else 1
-    cost = f"${result.cost_usd:.6f}" if result.cost_usd is not None else "no price"
-    print(f"\n[{result.model}: {result.usage.total} tokens, {cost}]")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(_main(sys.argv[1:]))
+    raise SystemExit(try_backend(lambda: AnthropicBackend(base_url=os.environ.get("ANTHROPIC_BASE_URL")), sys.argv[1:]))

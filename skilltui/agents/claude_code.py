@@ -54,7 +54,7 @@ import tempfile
 from typing import Any
 
 from ..errors import UsageError
-from .base import BackendError, CallResult, FatalBackendError, Request, Usage
+from .base import BackendError, CallResult, FatalBackendError, Request, Usage, try_backend
 from .claude_code_confine import QUIET_ENV, TOOL_SPECS, find_cli, permissions
 from .redact import env_secrets, redact
 from .throttle import Throttle
@@ -375,19 +375,5 @@ def _first_line(text: str) -> str:
     return (text or "").strip().splitlines()[0] if (text or "").strip() else "unknown error"
 
 
-def _main(argv: list[str]) -> int:
-    prompt = " ".join(argv) or "Say hello in five words."
-    try:
-        result = asyncio.run(
-            ClaudeCodeBackend().text(Request(role="diffuse", prompt=prompt, on_delta=sys.stdout.write))
-        )
-    except (UsageError, BackendError) as exc:
-        print(f"\nerror: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, UsageError) else 1
-    cost = f"${result.cost_usd:.6f}" if result.cost_usd is not None else "no price"
-    print(f"\n[{result.model}: {result.usage.total} tokens, {cost}]")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(_main(sys.argv[1:]))
+    raise SystemExit(try_backend(ClaudeCodeBackend, sys.argv[1:]))

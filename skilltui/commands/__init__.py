@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 
 from ..agents import BACKENDS
 
@@ -36,6 +37,20 @@ def command(sub: argparse._SubParsersAction, name: str, handler: Handler) -> arg
     p = sub.add_parser(name, help=summary[:1].lower() + summary[1:], description=" ".join(rest.split()) or summary)
     p.set_defaults(handler=handler)
     return p
+
+
+def add_folders_flag(p: argparse.ArgumentParser, flag: str, dest: str, about: str, *, required: bool = False) -> None:
+    """A folder flag that can be repeated (`--work A --work B`), collected into the list `dest`."""
+    p.add_argument(
+        flag,
+        action="append",
+        required=required,
+        default=None if required else [],
+        type=Path,
+        dest=dest,
+        metavar="DIR",
+        help=about,
+    )
 
 
 def add_model_flags(p: argparse.ArgumentParser) -> None:

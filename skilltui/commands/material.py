@@ -17,7 +17,7 @@ from pathlib import Path
 from ..agents import default_backend, make_backend
 from ..errors import UsageError
 from ..words import counted
-from . import add_model_flags, command
+from . import add_folders_flag, add_model_flags, command
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,14 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = command(sub, "lint", cmd_lint)
     p.add_argument("pool", type=Path, help="the pool folder (a run's memory/)")
-    p.add_argument(
+    add_folders_flag(
+        p,
         "--work",
-        action="append",
-        default=[],
-        type=Path,
-        dest="works",
-        metavar="DIR",
-        help="a training work: also reject notes that leak its character names, scene-heading places, "
+        "works",
+        "a training work: also reject notes that leak its character names, scene-heading places, "
         "title or 8-word runs of its lines; repeat for several works",
     )
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..agents import default_backend, make_backend
 from ..errors import UsageError
 from ..signals import STOP_SIGNALS, exit_code, install_stop_signals, name_of
-from . import add_model_flags, command
+from . import add_folders_flag, add_model_flags, command
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
 
@@ -41,15 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--work",
-        action="append",
-        required=True,
-        type=Path,
-        dest="works",
-        metavar="DIR",
-        help="a work folder; repeat for several works",
-    )
+    add_folders_flag(p, "--work", "works", "a work folder; repeat for several works", required=True)
     p.add_argument("--steps", type=int, default=3, help="steps per epoch (default 3)")
     p.add_argument("--episodes-per-step", type=int, default=2, help="episodes each step covers (default 2)")
     p.add_argument("--epochs", type=int, default=1, help="passes over the works (default 1)")
@@ -93,14 +85,11 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         metavar="USD",
         help="stop before the next stage once the run has spent this much; resumable",
     )
-    p.add_argument(
+    add_folders_flag(
+        p,
         "--val-work",
-        action="append",
-        default=[],
-        type=Path,
-        dest="val_works",
-        metavar="DIR",
-        help="a held-out work (repeatable): after every step the pool runs forward and loss on its first "
+        "val_works",
+        "a held-out work (repeatable): after every step the pool runs forward and loss on its first "
         "--episodes-per-step episodes (always the same ones), never backward; its material stays in the run's "
         "val/ folder, out of the backward pass's reach",
     )

@@ -113,14 +113,12 @@ async def micro_step(
                 "reason": decision.reason,
             },
         )
+        at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
         ctx.bus.emit(
             ev.DecisionMade(
                 decision=decision.action,
                 by=decision.by,
-                epoch=epoch,
-                step=step,
-                group=group,
-                attempt=attempt,
+                **at,
                 before=before,
                 after=checked["after"],
                 note=decision.note,
@@ -276,15 +274,6 @@ async def _review(
         removed=checked["removed"],
         gate=verdict,
     )
-    ctx.bus.emit(
-        ev.ReviewRequested(
-            epoch=epoch,
-            step=step,
-            group=group,
-            attempt=attempt,
-            label=label,
-            before=checked["before"],
-            after=checked["after"],
-        )
-    )
+    at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
+    ctx.bus.emit(ev.ReviewRequested(**at, label=label, before=checked["before"], after=checked["after"]))
     return await reviewer.review(request)

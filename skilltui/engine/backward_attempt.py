@@ -60,6 +60,11 @@ class Where:
     before: str
     groups: int = 1  # micro-steps in this step
 
+    @property
+    def at(self) -> dict[str, int]:
+        """Where this attempt is, as the events that speak of it say it."""
+        return {"epoch": self.epoch, "step": self.step, "group": self.group, "attempt": self.attempt}
+
 
 def lexicon_of(ctx: Context) -> Lexicon:
     """The leakage guard for the run's training works, built once per run."""
@@ -212,10 +217,7 @@ async def run_attempt(
     ctx.stage("backward", "finished", e, s, group=g, attempt=a, started=started)
     ctx.bus.emit(
         ev.MicroStep(
-            epoch=e,
-            step=s,
-            group=g,
-            attempt=a,
+            **where.at,
             label=where.label,
             before=where.before,
             after=checked["after"],

@@ -59,17 +59,12 @@ class Context:
     def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
         if result.cost_usd is not None:
             self.spent += result.cost_usd
-        u = result.usage
         self.bus.emit(
             ev.Call(
                 role=role,
                 backend=self.backend.name,
                 model=result.model or self.settings.model_for(role),
-                input_tokens=u.input_tokens,
-                output_tokens=u.output_tokens,
-                cache_write_tokens=u.cache_write_tokens,
-                cache_read_tokens=u.cache_read_tokens,
-                cost_usd=result.cost_usd,
+                **result.spent(),
                 seconds=round(seconds, 3),
                 transcript=str(transcript),
                 turns=result.turns,

@@ -270,10 +270,7 @@ class Validator:
         )
         self.ctx.bus.emit(
             ev.GateChecked(
-                epoch=epoch,
-                step=step,
-                group=group,
-                attempt=attempt,
+                **{"epoch": epoch, "step": step, "group": group, "attempt": attempt},
                 before=verdict.before,
                 after=verdict.after,
                 works=verdict.works,
