@@ -119,7 +119,7 @@ async def test_overloaded_rate_limited_and_dropped_answers_are_retried(server: F
 
 async def test_backoff_grows_and_is_capped(server: FakeAnthropic) -> None:
     b = backend(server, backoff_base=0.1, backoff_cap=0.4)
-    waits = [b._backoff(n) for n in range(8)]
+    waits = [b.retry.backoff(n) for n in range(8)]
     assert all(w <= 0.4 for w in waits)
     assert max(waits[4:]) > max(waits[:1])
 

@@ -62,7 +62,7 @@ import anthropic
 from ..errors import UsageError
 from . import cache_policy
 from .anthropic_call import Call, block_dict, loggable, text_of
-from .anthropic_requests import StreamedRequests
+from .anthropic_requests import RetryPolicy, StreamedRequests
 from .base import CallResult, Request, try_backend
 from .cache_policy import Marks, opening
 from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
@@ -151,12 +151,9 @@ class AnthropicBackend(StreamedRequests):
         if not key:
             raise UsageError(KEY_HELP)
         self.model = model or DEFAULT_MODEL
-        self.max_retries = max_retries
+        self.retry = RetryPolicy(max_retries, backoff_base, backoff_cap, max_retry_wait)
         self.timeout = timeout
-        self.backoff_base = backoff_base
-        self.backoff_cap = backoff_cap
         self.max_tokens = max_tokens
-        self.max_retry_wait = max_retry_wait
         self._api_key = key
         self._base_url = base_url
         self.throttle = Throttle()

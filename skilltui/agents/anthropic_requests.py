@@ -47,14 +47,27 @@ class Failure:
     wait: float | None = None
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long to keep trying one request: at most `max_retries` more attempts, waiting about
+    `min(backoff_cap, backoff_base * 2**n)` before attempt n (with jitter, so concurrent works do
+    not retry in lockstep), and never more than `max_retry_wait` seconds of waits in all."""
+
+    max_retries: int = 6
+    backoff_base: float = 1.0
+    backoff_cap: float = 60.0
+    max_retry_wait: float = 300.0
+
+    def backoff(self, attempt: int) -> float:
+        ceiling = min(self.backoff_cap, self.backoff_base * (2**attempt))
+        return ceiling * (0.5 + random.random() / 2)
+
+
 class StreamedRequests:
     """The request half of `AnthropicBackend`: stream one request, retry it while that can help."""
 
     throttle: Throttle
-    max_retries: int
-    max_retry_wait: float
-    backoff_base: float
-    backoff_cap: float
+    retry: RetryPolicy
 
     async def _turn(
         self, client: anthropic.AsyncAnthropic, params: dict[str, Any], call: Call, request: Request
@@ -109,15 +122,15 @@ class StreamedRequests:
                 return message
             if not failure.retryable:
                 raise call.fail(failure.message, fatal=False) from None
-            if attempt >= self.max_retries:
+            if attempt >= self.retry.max_retries:
                 raise call.fail(f"{failure.message}; gave up after {counted(attempt + 1, 'attempt')}") from None
-            wait = failure.wait if failure.wait is not None else self._backoff(attempt)
-            if waited + wait > self.max_retry_wait:
+            wait = failure.wait if failure.wait is not None else self.retry.backoff(attempt)
+            if waited + wait > self.retry.max_retry_wait:
                 # Retries are capped in time too: a long retry-after or a storm is not waited out
                 # inside one call; the work fails (only it), and the next step or a resume tries again.
                 raise call.fail(
                     f"{failure.message}; gave up after {counted(attempt + 1, 'attempt')} rather than wait "
-                    f"{waited + wait:.0f}s in all (the limit is {self.max_retry_wait:.0f}s)"
+                    f"{waited + wait:.0f}s in all (the limit is {self.retry.max_retry_wait:.0f}s)"
                 ) from None
             waited += wait
             call.record(
@@ -166,10 +179,6 @@ class StreamedRequests:
             else f"the API stream broke off with {label}: {detail}"
         )
         return Failure(retryable, message, retry_after(exc.response))
-
-    def _backoff(self, attempt: int) -> float:
-        ceiling = min(self.backoff_cap, self.backoff_base * (2**attempt))
-        return ceiling * (0.5 + random.random() / 2)
 
 
 def retry_after(response: httpx2.Response | None) -> float | None:
