@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import events as ev
@@ -265,19 +265,8 @@ class Validator:
         verdict = compare(known, after, self.tolerance, len(self.works))
         cost = round(after.cost_usd + self._unpaid, 6)
         self._unpaid = 0.0
-        verdict = GateVerdict(
-            verdict.before, verdict.after, verdict.works, verdict.tolerance, verdict.advice, verdict.reason, cost
-        )
-        self.ctx.bus.emit(
-            ev.GateChecked(
-                **{"epoch": epoch, "step": step, "group": group, "attempt": attempt},
-                before=verdict.before,
-                after=verdict.after,
-                works=verdict.works,
-                tolerance=verdict.tolerance,
-                advice=verdict.advice,
-                reason=verdict.reason,
-                cost_usd=cost,
-            )
-        )
+        verdict = replace(verdict, cost_usd=cost)
+        at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
+        # The event is the verdict, located: the same fields under the same names.
+        self.ctx.bus.emit(ev.GateChecked(**at, **asdict(verdict)))
         return verdict
