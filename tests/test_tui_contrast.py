@@ -10,14 +10,13 @@ open dialog, a search), is checked from the colours the theme resolved to.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import test_tui_support as support
 from rich.color import Color as RichColor
 from rich.style import Style
-from test_history_review import Scripted, train
 from test_tui_support import make_app, wait_for, wait_for_review
 from textual.app import App
 from textual.geometry import Region
@@ -27,9 +26,6 @@ from skilltui.tui.screens.help import HelpScreen
 from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
 from skilltui.tui.widgets.commit_list import CommitList
 from skilltui.tui.widgets.live_output import LiveOutput
-
-config_home = support.config_home
-open_training = support.open_training
 
 TEXT, NON_TEXT = 4.5, 3.0
 DIM_FACTOR = 0.5  # how far a terminal's faint (`dim`) text goes toward the background, as Textual's DimFilter
@@ -163,20 +159,15 @@ async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_trainin
     assert not findings, "\n".join(map(str, findings))
 
 
-@pytest.fixture
-def history_run(make_work, tmp_path: Path):
-    return train(tmp_path / "runs", [make_work("moth-ferry"), make_work("glass-choir")], Scripted())
-
-
 @pytest.mark.xfail(
     strict=True,
     reason="the history app's header, detail and list draw with ANSI yellow and green and 50% borders, "
     "not theme colours; they move to skilltui/components (issue 11), where this is to be fixed",
 )
 @pytest.mark.parametrize("theme", [DEFAULT_THEME, LIGHT_THEME])
-async def test_every_colour_pair_of_the_history_app_is_readable(theme, history_run, config_home):
+async def test_every_colour_pair_of_the_history_app_is_readable(theme, trained_run, config_home):
     choose_theme(config_home, theme)
-    run = history_run
+    run = await asyncio.to_thread(trained_run, "moth-ferry", "glass-choir")
     app = ReviewApp(run)
     findings: list[Finding] = []
     async with app.run_test(size=(120, 36)) as pilot:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-import test_tui_support as support
 from test_tui_support import make_app, screen_text, wait_for, wait_for_review
 from test_tui_widgets import Harness
 
@@ -15,9 +14,6 @@ from skilltui.tui.screens.help import HelpScreen
 from skilltui.tui.widgets.live_output import LiveOutput, wrap_spans
 from skilltui.tui.widgets.report_view import ReportView
 from skilltui.tui.widgets.works_table import WorksTable
-
-config_home = support.config_home
-open_training = support.open_training
 
 
 def notices(app) -> list[str]:
