@@ -31,13 +31,18 @@ async def stream(pilot, app, work: str, lines: range) -> None:
     await wait_for(pilot, lambda: f"streamed line {lines[-1]}" in live.lines)
 
 
+async def main_screen_with_output(pilot, app, lines: range) -> LiveOutput:
+    """Past the first review to the main screen, with `lines` streamed into alpha's output."""
+    await wait_for_review(pilot, app)
+    await pilot.press("escape")
+    await stream(pilot, app, "alpha", lines)
+    return app.query_one(LiveOutput)
+
+
 async def test_output_goes_on_following_the_stream_after_the_terminal_shrinks(open_training):
     app = make_app(open_training(("alpha",)))
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for_review(pilot, app)
-        await pilot.press("escape")
-        live = app.query_one(LiveOutput)
-        await stream(pilot, app, "alpha", range(200))
+        live = await main_screen_with_output(pilot, app, range(200))
         await wait_for(pilot, lambda: "streamed line 199" in visible(live))
         await pilot.resize_terminal(100, 26)  # the pane loses rows while the work streams
         await pilot.pause()
@@ -79,12 +84,20 @@ def test_long_lines_wrap_at_word_boundaries_and_only_cut_words_longer_than_the_p
     assert wrap_spans("short", 20) == [(0, 5)]
 
 
+LONG_LINE = "The writer opens the scene in a kitchen at night where Mara waits.\n"
+
+
+def following(live: LiveOutput, text: str) -> OutputBuffer:
+    buffer = OutputBuffer()
+    buffer.write(text)
+    live.follow("w", buffer)
+    return buffer
+
+
 async def test_the_pane_draws_long_lines_wrapped_and_wraps_again_on_resize():
     live = LiveOutput()
     async with Harness(live).run_test(size=(40, 12)) as pilot:
-        buffer = OutputBuffer()
-        buffer.write("The writer opens the scene in a kitchen at night where Mara waits.\n")
-        live.follow("w", buffer)
+        buffer = following(live, LONG_LINE)
         await pilot.pause()
         drawn = [row.rstrip() for row in visible(live).splitlines() if row.strip()]
         assert drawn[0] == "The writer opens the scene in a"
@@ -97,10 +110,7 @@ async def test_the_pane_draws_long_lines_wrapped_and_wraps_again_on_resize():
 async def test_slash_searches_the_output_and_n_and_shift_n_walk_the_matches(open_training):
     app = make_app(open_training(("alpha",)))
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for_review(pilot, app)
-        await pilot.press("escape")
-        live = app.query_one(LiveOutput)
-        await stream(pilot, app, "alpha", range(40))
+        live = await main_screen_with_output(pilot, app, range(40))
         await pilot.press("slash", *"line", "space", "3", "enter")  # line 3, line 30..39: 11 matches
         await wait_for(pilot, lambda: "of 11" in live.status)
         assert live.has_focus
@@ -234,9 +244,7 @@ async def test_the_palette_has_one_theme_entry_and_copying_the_path_says_what_wa
 async def test_a_mouse_selection_in_the_output_takes_the_text_it_covers():
     live = LiveOutput()
     async with Harness(live).run_test(size=(40, 12)) as pilot:
-        buffer = OutputBuffer()
-        buffer.write("The writer opens the scene in a kitchen at night where Mara waits.\n")
-        live.follow("w", buffer)
+        following(live, LONG_LINE)
         await pilot.pause()
         await pilot.mouse_down(live, offset=(1, 0))  # the pane's padding is one column
         await pilot.hover(live, offset=(10, 1))
