@@ -193,6 +193,10 @@ async def test_the_review_screen_has_shown_keys_for_evidence_scrolling_and_help(
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
         assert app.screen is screen
+        # `/` searches the main screen's output: not offered here, and it opens nothing.
+        assert "/ Search" not in screen_text(app)
+        await pilot.press("slash")
+        assert app.screen is screen
 
 
 async def test_at_80x24_the_works_table_shows_every_column_and_the_help_says_it_scrolls(open_training):

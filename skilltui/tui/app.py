@@ -568,6 +568,8 @@ class TrainingApp(App[int]):
             return self.training and self.trainer.paused
         if action == "open_review":
             return self._pending is not None and not isinstance(self.screen, ReviewScreen)
+        if action == "search_output":
+            return len(self.screen_stack) == 1  # the output it searches is on the main screen
         return True
 
     def action_pause(self) -> None:
