@@ -1,18 +1,64 @@
 """One work's agent output, bounded: the last characters the Output pane can show.
 
 Streamed text arrives in tiny deltas for as long as a run lasts; keeping only the tail
-keeps the app's memory flat however many steps go by. No Textual in here.
+keeps the app's memory flat however many steps go by. Here too: where a line breaks to
+fit the pane (at words), and the output of a stage an earlier session finished, read
+back from the transcript it kept. No Textual in here.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len, get_character_cell_size
+
 OUTPUT_LIMIT = 60_000
+_CONTROL = re.compile("[\u0000-\u0008\u000b-\u001f\u007f]")  # tab and newline are handled on their own
+
+
+def clean(text: str) -> str:
+    """Text as one cell per character: tabs as spaces, control characters as a visible mark."""
+    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text.replace("\t", "    ").replace("\r", ""))
+
+
+def wrap_spans(line: str, width: int) -> list[tuple[int, int]]:
+    """Where `line` breaks to fit `width` cells: (start, end) offsets, at spaces when there is one.
+
+    A word longer than the width is cut where the width ends; the space a line breaks at
+    is not drawn, so the next row starts with the next word.
+    """
+    width = max(1, width)
+    n = len(line)
+    if n <= width and (line.isascii() or cell_len(line) <= width):
+        return [(0, n)]
+    spans: list[tuple[int, int]] = []
+    start = 0
+    ascii_only = line.isascii()
+    while start < n:
+        if ascii_only:
+            end = min(n, start + width)
+        else:
+            end, cells = start, 0
+            while end < n and cells + get_character_cell_size(line[end]) <= width:
+                cells += get_character_cell_size(line[end])
+                end += 1
+            end = max(end, start + 1)  # a character wider than the pane still takes a row
+        if end >= n:
+            spans.append((start, n))
+            break
+        cut = line.rfind(" ", start, end + 1)
+        if cut > start:
+            spans.append((start, cut))
+            start = cut + 1
+        else:
+            spans.append((start, end))
+            start = end
+    return spans or [(0, 0)]
 
 
 class OutputBuffer:

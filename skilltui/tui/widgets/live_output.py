@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from rich.cells import cell_len, get_character_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -29,51 +28,10 @@ from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
-from ..output import OutputBuffer
+from ..output import OutputBuffer, clean, wrap_spans
 from ..screens.search import SearchScreen
 
 MAX_LINES = 3000
-_CONTROL = re.compile("[\u0000-\u0008\u000b-\u001f\u007f]")  # tab and newline are handled on their own
-
-
-def clean(text: str) -> str:
-    """Text as one cell per character: tabs as spaces, control characters as a visible mark."""
-    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text.replace("\t", "    ").replace("\r", ""))
-
-
-def wrap_spans(line: str, width: int) -> list[tuple[int, int]]:
-    """Where `line` breaks to fit `width` cells: (start, end) offsets, at spaces when there is one.
-
-    A word longer than the width is cut where the width ends; the space a line breaks at
-    is not drawn, so the next row starts with the next word.
-    """
-    width = max(1, width)
-    n = len(line)
-    if n <= width and (line.isascii() or cell_len(line) <= width):
-        return [(0, n)]
-    spans: list[tuple[int, int]] = []
-    start = 0
-    ascii_only = line.isascii()
-    while start < n:
-        if ascii_only:
-            end = min(n, start + width)
-        else:
-            end, cells = start, 0
-            while end < n and cells + get_character_cell_size(line[end]) <= width:
-                cells += get_character_cell_size(line[end])
-                end += 1
-            end = max(end, start + 1)  # a character wider than the pane still takes a row
-        if end >= n:
-            spans.append((start, n))
-            break
-        cut = line.rfind(" ", start, end + 1)
-        if cut > start:
-            spans.append((start, cut))
-            start = cut + 1
-        else:
-            spans.append((start, end))
-            start = end
-    return spans or [(0, 0)]
 
 
 class LiveOutput(ScrollView, can_focus=True):
