@@ -12,7 +12,7 @@ import pytest
 import test_tui_support as support
 from test_tui_support import make_app, wait_for, wait_for_review
 
-from skilltui.tui.widgets.commit_list import CommitList
+from skilltui.components.commit_list import CommitList
 
 config_home = support.config_home
 open_training = support.open_training

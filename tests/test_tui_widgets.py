@@ -25,8 +25,8 @@ from skilltui.tui.themes import (
     remembered_theme,
     shipped_dir,
 )
-from skilltui.tui.widgets.commit_list import CommitList
-from skilltui.tui.widgets.diff_view import DiffView, parse_patch
+from skilltui.components.commit_list import CommitList
+from skilltui.components.diff_view import DiffView, parse_patch
 from skilltui.tui.widgets.key_bar import KeyBar
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve

@@ -178,6 +178,10 @@ def load_history(run: Run) -> History:
             target = by_sha.get(c.reverts) or next((t for t in commits if t.sha.startswith(c.reverts)), None)
             if target is not None and target.reverted_by is None:
                 target.reverted_by = c.sha
+    for c in commits:
+        # A revert that was itself reverted put the commit back: it is no longer undone.
+        if c.reverted_by and by_sha.get(c.reverted_by) and by_sha[c.reverted_by].reverted_by:
+            c.reverted_by = None
     return History(
         run=run,
         head=head,
