@@ -9,6 +9,10 @@ import pytest
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
+from skilltui.components.commit_detail import describe
+from skilltui.components.commit_list import CommitList
+from skilltui.components.confirm import ConfirmScreen
+from skilltui.components.diff_screen import DiffScreen
 from skilltui.engine.events import EventBus, JsonlSink, read_events
 from skilltui.engine.loop import Trainer
 from skilltui.engine.pool import render_note
@@ -16,14 +20,10 @@ from skilltui.engine.review import Decision, ReviewRequest
 from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
 from skilltui.history.app import ReviewApp
-from skilltui.components.diff_screen import DiffScreen
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
-from skilltui.components.commit_detail import describe
-from skilltui.components.commit_list import CommitList
 from skilltui.history.widgets.run_header import RunHeader
 from skilltui.history.widgets.status_line import StatusLine
-from skilltui.components.confirm import ConfirmScreen
 
 SIZE = (120, 36)
 
