@@ -135,7 +135,7 @@ class Commit:
         if decision == "rollback":
             return f"{before} undone"
         if decision == "rerun":
-            return f"rerun → {self.rerun_as[:7]}" if self.rerun_as else "rerun"
+            return f"→ {self.rerun_as[:7]}" if self.rerun_as else "rerun pending"
         if self.loss_before is None and self.loss_after is None:
             return ""
         after = f"{self.loss_after:.3f}" if self.loss_after is not None else "…"

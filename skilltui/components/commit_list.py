@@ -143,7 +143,7 @@ class CommitList(DataTable):
         review = max((len(review_text(c, wide)) for c in self.shown), default=0)
         fixed = [("", 1), ("commit", 7), ("decision", min(review, 20 if wide else 17))]
         if self.detailed:
-            fixed += [("micro-step", 10), ("loss", 13 if wide else 11)]
+            fixed += [("micro-step", 10), ("loss", 13 if wide else 12)]
         flexible = ["subject", "notes"] if self.detailed else ["subject"]
         count = len(fixed) + len(flexible)
         rest = max(width - SCROLLBAR - 2 * count - sum(size for _, size in fixed), 8 * len(flexible))
