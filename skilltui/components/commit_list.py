@@ -141,7 +141,7 @@ class CommitList(DataTable):
         """(title, width) of each column for a list `width` cells wide; the subject takes the rest."""
         wide = width >= 110
         review = max((len(review_text(c, wide)) for c in self.shown), default=0)
-        fixed = [("", 1), ("commit", 7), ("decision", min(review, 20 if wide else 17))]
+        fixed = [("", 1), ("commit", 7), ("decision", max(min(review, 20 if wide else 17), 8))]
         if self.detailed:
             fixed += [("micro-step", 10), ("loss", 13 if wide else 12)]
         flexible = ["subject", "notes"] if self.detailed else ["subject"]

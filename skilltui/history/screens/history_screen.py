@@ -52,6 +52,12 @@ class HistoryScreen(Screen):
     HistoryScreen {
         layout: vertical;
     }
+    HistoryScreen > CommitList {
+        border: round $primary 50%;
+    }
+    HistoryScreen > CommitList:focus {
+        border: round $primary;
+    }
     """
 
     # The keys that act on a commit. Typing in the search box never reaches them: the box
@@ -60,12 +66,12 @@ class HistoryScreen(Screen):
     BINDINGS = [
         Binding("enter", "open_diff", "Diff"),
         Binding("e", "evidence", "Evidence"),
-        Binding("space", "mark", "Mark"),
-        Binding("d", "diff_marked", "Diff marked"),
+        Binding("space", "mark", "Mark", show=False),
+        Binding("d", "diff_marked", "Diff marked", show=False),
         Binding("slash", "search", "Search"),
         Binding("u", "revert", "Revert"),
         Binding("R", "reset", "Reset to"),
-        Binding("a", "toggle_all", "Dropped too"),
+        Binding("a", "toggle_all", "Dropped too", show=False),
         Binding("escape", "clear_search", "Clear search", show=False),
         Binding("r", "reload", "Reload", show=False),
     ]
