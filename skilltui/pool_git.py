@@ -117,8 +117,8 @@ class PoolGit:
             return False
         try:
             return bool(self.head())
-        except ValueError:
-            return False
+        except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return False  # a `.git` an init killed early left half-made holds nothing to read
 
     def head(self) -> str:
         # Read from the ref files alone: no object lookup, so no lock and no process.
