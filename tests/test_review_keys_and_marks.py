@@ -171,7 +171,11 @@ async def test_a_waiting_review_marks_its_commit_and_its_notes_as_awaiting_revie
         commits = main.query_one(CommitList)
         await wait_for(pilot, lambda: bool(commits.shown) and commits.shown[0].sha == request.after)
         await wait_for(pilot, lambda: commits.shown[0].mark == PENDING)
-        assert "awaiting review" in " ".join(map(str, commits.get_row_at(0)))
+        await pilot.press("escape", "4")  # look at the main screen's Commits tab: the list fits its width
+        await wait_for(pilot, lambda: "awaiting review" in " ".join(map(str, commits.get_row_at(0))))
+        assert str(commits.get_row_at(0)[2]) == "…" and commits.shown[0].sha == request.after
+        await pilot.press("v")
+        await wait_for_review(pilot, app)
         label = str(main.query_one(TabbedContent).get_tab("pool").label)
         assert f"+ {len(request.added)} awaiting review" in label
         await pilot.press("a")

@@ -44,7 +44,8 @@ def review_text(commit: Commit, wide: bool) -> str:
     """The sign and, as room allows, the words of how the commit was decided ('✓ approved by auto')."""
     mark = commit.mark
     if mark is not None and mark.decision == "pending":
-        return f"{mark.sign} awaiting review"
+        # Narrow, the words go in front of the subject instead (see `_cells`).
+        return f"{mark.sign} awaiting review" if wide else mark.sign
     words = commit.decision or (mark.words if mark else "")
     if not wide and mark is not None:
         words = mark.by or words
@@ -139,9 +140,9 @@ class CommitList(DataTable):
 
     def _columns(self, width: int) -> list[tuple[str, int]]:
         """(title, width) of each column for a list `width` cells wide; the subject takes the rest."""
-        wide = width >= 110
+        wide = width >= 110 and self.detailed
         review = max((len(review_text(c, wide)) for c in self.shown), default=0)
-        fixed = [("", 1), ("commit", 7), ("decision", max(min(review, 20 if wide else 17), 8))]
+        fixed = [("", 1), ("commit", 7), ("decision", max(min(review, 20 if wide else 17), 8 if self.detailed else 1))]
         if self.detailed:
             fixed += [("micro-step", 10), ("loss", 13 if wide else 12)]
         flexible = ["subject", "notes"] if self.detailed else ["subject"]
@@ -177,7 +178,11 @@ class CommitList(DataTable):
                 "notes": Text(cut(notes_text(commit), sizes["notes"]), style=dim),
             }
         else:
-            cells["subject"] = Text(cut(commit.subject, sizes["subject"]), style=dim)
+            waiting = commit.mark is not None and commit.mark.decision == "pending" and sizes["decision"] <= 17
+            subject = Text(cut(("awaiting review · " if waiting else "") + commit.subject, sizes["subject"]), style=dim)
+            if waiting:
+                subject.stylize("bold yellow", 0, len("awaiting review"))
+            cells["subject"] = subject
         return [cells[name] for name in sizes]
 
     def on_resize(self, event: Resize) -> None:

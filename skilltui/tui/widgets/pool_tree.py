@@ -89,7 +89,7 @@ class PoolTree(Tree[str]):
             for path in sorted(folders[folder]):
                 label = self._label(path.partition("/")[2], width, attribution.get(path))
                 if path in pending:
-                    label.append("  ⧗ awaiting review", style="bold yellow")
+                    label.append("  awaiting review", style="bold yellow")
                 leaf = branch.add_leaf(label, data=path)
                 first = first or leaf
                 if path == previous:
