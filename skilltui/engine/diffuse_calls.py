@@ -14,6 +14,7 @@ import sys
 import time
 
 from ..agents.base import Backend, BackendError, CallResult
+from ..words import counted
 from .console import Tally
 from .diffuse import diffuse_with_model
 from .events import Call, JsonlSink
@@ -36,17 +37,12 @@ def diffuse_and_record(work: Work, backend: Backend, noise: float) -> str | None
 
     def on_call(number: int, result: CallResult) -> None:
         now = time.monotonic()
-        u = result.usage
         event = Call(
             role="diffuse",
             backend=backend.name,
             model=result.model or backend.model,
             work=work.name,
-            input_tokens=u.input_tokens,
-            output_tokens=u.output_tokens,
-            cache_write_tokens=u.cache_write_tokens,
-            cache_read_tokens=u.cache_read_tokens,
-            cost_usd=result.cost_usd,
+            **result.spent(),
             seconds=round(now - last[1], 3),
         )
         last[1] = now
@@ -69,4 +65,4 @@ def diffuse_and_record(work: Work, backend: Backend, noise: float) -> str | None
 
 
 def spent(calls: int, totals: Tally) -> str:
-    return f"{calls} call(s), {totals.tokens:,} tokens, cost {totals.cost_text()}"
+    return f"{counted(calls, 'call')}, {totals.tokens:,} tokens, cost {totals.cost_text()}"
