@@ -148,7 +148,10 @@ class PoolGit:
 
     def is_ancestor(self, older: str, newer: str) -> bool:
         with self._lock:
-            return self.repo.is_ancestor(older, newer)
+            try:
+                return self.repo.is_ancestor(older, newer)
+            except git.GitCommandError:
+                return False  # a commit the repository does not have is no ancestor
 
     def parents(self, rev: str) -> list[str]:
         with self._lock:
