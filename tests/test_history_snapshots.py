@@ -10,12 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import test_tui_support as support
 from test_history_review import Scripted, settle, train
 
 from skilltui.history.app import ReviewApp
 
-config_home = support.config_home
 FIXED_DATE = "2026-01-01T12:00:00+00:00"
 
 

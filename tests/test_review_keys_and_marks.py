@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import test_tui_support as support
 from test_history_review import Scripted, log, screen_of, settle, status, train
 from test_tui_support import make_app, wait_for, wait_for_review
 from test_tui_widgets import Harness
@@ -21,9 +20,6 @@ from skilltui.history import operations
 from skilltui.history.app import REVIEW_KEYS, ReviewApp
 from skilltui.history.screens.help_screen import ReviewHelpScreen
 from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME
-
-config_home = support.config_home
-open_training = support.open_training
 
 
 @pytest.fixture
