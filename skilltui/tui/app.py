@@ -47,6 +47,11 @@ from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker
 
 from ..agents.base import Backend
+from ..commits import PENDING as AWAITING
+from ..commits import Commit
+from ..components.commit_list import CommitList
+from ..components.confirm import ConfirmScreen
+from ..components.diff_view import DiffView
 from ..engine import events as ev
 from ..engine.loop import Outcome, Trainer
 from ..engine.review import Decision, ReviewRequest
@@ -55,17 +60,14 @@ from ..signals import PENDING, STOP_SIGNALS, exit_code, name_of
 from . import themes
 from .pool_reader import PoolReader
 from .reviewer import ScreenReviewer
-from .screens.confirm import ConfirmScreen
 from .screens.help import HelpScreen
 from .screens.review import ReviewScreen
-from .state import Commit, RunState, StepKey
-from .widgets.commit_list import CommitList
-from .widgets.diff_view import DiffView
+from .state import RunState, StepKey
 from .widgets.key_bar import KeyBar
 from .widgets.live_output import LiveOutput
 from .widgets.loss_curve import LossCurve
 from .widgets.note_view import NoteView
-from .widgets.pool_tree import PoolTree
+from .widgets.pool_tree import PoolTree, pool_label
 from .widgets.report_view import ReportView
 from .widgets.run_header import HeaderFacts, RunHeader
 from .widgets.works_table import WorksTable
@@ -471,12 +473,18 @@ class TrainingApp(App[int]):
     @work(exclusive=True, group="pool")
     async def _read_pool(self) -> None:
         view = await asyncio.to_thread(self._reader.read)
-        commits = [Commit(c.sha, c.subject, self.state.marks.get(c.sha)) for c in view.commits]
+        # The commit a waiting review is about is marked so, and its notes are not counted as kept.
+        waiting = self._pending[0] if self._pending is not None else None
+        commits = view.commits
+        for c in commits:
+            c.mark = AWAITING if waiting is not None and c.sha == waiting.after else self.state.marks.get(c.sha)
+        unreviewed = set(waiting.added) if waiting is not None else set()
+        changed = set(waiting.changed) if waiting is not None else set()
         with self._panes() as main:
-            main.query_one(PoolTree).show(view.notes, self.state.attribution)
+            main.query_one(PoolTree).show(view.notes, self.state.attribution, unreviewed | changed)
             main.query_one(CommitList).show(commits)
             main.query_one(TabbedContent).get_tab("commits").label = f"Commits · {len(commits)}"
-            main.query_one(TabbedContent).get_tab("pool").label = f"Pool · {len(view.notes)} notes"
+            main.query_one(TabbedContent).get_tab("pool").label = pool_label(view.notes, sorted(unreviewed))
             note = main.query_one(NoteView)
             if note.path is not None:
                 self._load_note(note.path)
@@ -513,6 +521,7 @@ class TrainingApp(App[int]):
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._pending = (request, future)
         self._update_bindings()
+        self._read_pool()
         try:
             if self.is_screen_installed(REVIEW):
                 await self.get_screen(REVIEW, ReviewScreen).show(request)
@@ -522,6 +531,7 @@ class TrainingApp(App[int]):
             return await future
         finally:
             self._pending = None
+            self._read_pool()
             # After the next paint: the screen the person returns to should show first.
             self.call_after_refresh(self._update_bindings)
 

@@ -11,13 +11,14 @@ memory stays flat however many steps go by."""
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..commits import SIGNS, Commit, Mark
 from .output import OUTPUT_LIMIT, KeptTranscripts, OutputBuffer
 
-__all__ = ["OUTPUT_LIMIT", "Commit", "Mark", "OutputBuffer", "PoolView", "RunState", "StepKey", "WorkRow"]
+__all__ = ["OUTPUT_LIMIT", "Commit", "Mark", "OutputBuffer", "RunState", "StepKey", "WorkRow"]
 
 StepKey = tuple[int, int]
 NOTICE_LIMIT = 50
@@ -36,15 +37,6 @@ class WorkRow:
     tokens: int = 0
     cost: float | None = None
     error: str | None = None
-
-
-@dataclass(frozen=True)
-class Mark:
-    """How a reviewer decided about the commit a micro-step made."""
-
-    decision: str
-    by: str
-    label: str = ""
 
 
 class RunState:
@@ -307,7 +299,7 @@ class RunState:
                 self.status = "running"
             self.reviewing = None
             note = f": {e['note']}" if e.get("note") else ""
-            sign = {"approve": "✓", "rerun": "↻", "rollback": "↶"}.get(e["decision"], "?")
+            sign = SIGNS.get(e["decision"], "?")
             self._say(None, e["group"], f"{sign} {e['decision']} by {e['by']}{note}")
         self._dirty |= {"header", "commits"}
 
@@ -374,25 +366,3 @@ class RunState:
         self.status, self.reason, self.reviewing = e["status"], e.get("reason", ""), None
         self._dirty |= {"header", "notices"}
         self.notices.append(f"run {e['status']}" + (f": {e['reason']}" if e.get("reason") else ""))
-
-
-@dataclass
-class Commit:
-    """One commit of the pool as the commit list shows it."""
-
-    sha: str
-    subject: str
-    mark: Mark | None = None
-
-    @property
-    def short(self) -> str:
-        return self.sha[:7]
-
-
-@dataclass
-class PoolView:
-    """What a read of the pool returned: its notes (path, description) and its commits, newest first."""
-
-    notes: list[tuple[str, str]] = field(default_factory=list)
-    commits: list[Commit] = field(default_factory=list)
-    head: str = ""

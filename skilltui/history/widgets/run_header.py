@@ -27,7 +27,7 @@ class RunHeader(Static):
         text.append("  ")
         text.append(s.state, style=state_style)
         if s.running:
-            text.append(" (read-only while it trains: t and g are refused)", style="yellow")
+            text.append(" (read-only while it trains: u and R are refused)", style="yellow")
         text.append(f"  HEAD {history.head[:7]}")
         if history.dirty:
             text.append("  uncommitted changes in the pool", style="bold red")

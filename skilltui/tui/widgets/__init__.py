@@ -1,7 +1,8 @@
-"""The app's panes, one widget per file, each fed with data rather than with the engine."""
+"""The live app's panes, one widget per file, each fed with data rather than with the engine.
 
-from .commit_list import CommitList
-from .diff_view import DiffView, FilePatch, parse_patch
+The panes `skilltui review` shows too (commit list, diff) are in `skilltui.components`.
+"""
+
 from .live_output import LiveOutput
 from .loss_curve import LossCurve
 from .note_view import NoteView
@@ -11,9 +12,6 @@ from .run_header import HeaderFacts, RunHeader
 from .works_table import WorksTable
 
 __all__ = [
-    "CommitList",
-    "DiffView",
-    "FilePatch",
     "HeaderFacts",
     "LiveOutput",
     "LossCurve",
@@ -22,5 +20,4 @@ __all__ = [
     "ReportView",
     "RunHeader",
     "WorksTable",
-    "parse_patch",
 ]
