@@ -64,15 +64,19 @@ class HelpScreen(ModalScreen[None]):
         with Vertical():
             yield Static(CLOSED, id="help-foot", markup=False)
             with VerticalScroll(id="help-keys"):
-                yield Static("skilltui keys", classes="title")
-                yield Static("Every micro-step waits for your review: a approves, r reruns, u rolls back.")
-                for screen, title in SCREENS:
-                    yield Static(title, classes="screen")
-                    for where, keys, what in KEYMAP:
-                        if where == screen:
-                            with Horizontal(classes="row"):
-                                yield Static(keys, classes="key", markup=False)
-                                yield Static(what, classes="what", markup=False)
+                yield from self.body()
+
+    def body(self) -> ComposeResult:
+        """What scrolls inside the frame: the live app's keys (the review app's help gives its own)."""
+        yield Static("skilltui keys", classes="title")
+        yield Static("Every micro-step waits for your review: a approves, r reruns, u rolls back.")
+        for screen, title in SCREENS:
+            yield Static(title, classes="screen")
+            for where, keys, what in KEYMAP:
+                if where == screen:
+                    with Horizontal(classes="row"):
+                        yield Static(keys, classes="key", markup=False)
+                        yield Static(what, classes="what", markup=False)
 
     def on_mount(self) -> None:
         keys = self.query_one("#help-keys", VerticalScroll)
