@@ -21,7 +21,7 @@ from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
 from skilltui.history.widgets.commit_detail import describe
 from skilltui.history.widgets.commit_list import CommitList
-from skilltui.history.widgets.run_header import RunHeader
+from skilltui.components.run_header import RunHeader
 from skilltui.history.widgets.status_line import StatusLine
 from skilltui.tui.screens.confirm import ConfirmScreen
 

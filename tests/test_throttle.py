@@ -20,7 +20,7 @@ from skilltui.agents.anthropic_backend import AnthropicBackend
 from skilltui.agents.base import Request
 from skilltui.agents.throttle import DEFAULT_WAIT, wait_from_headers
 from skilltui.engine import events as ev
-from skilltui.engine.console import ConsoleSink
+from skilltui.run_model.console import ConsoleSink
 from skilltui.tui.state import RunState
 from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text
 
@@ -104,7 +104,7 @@ def test_console_and_app_say_throttled() -> None:
 
 
 def test_the_header_says_throttled_and_shows_a_pending_batch() -> None:
-    from skilltui.tui.widgets.run_header import HeaderFacts, RunHeader
+    from skilltui.components.run_header import HeaderFacts, RunHeader
 
     header = RunHeader()
     header.facts = HeaderFacts(run_id="r", status="running", throttled=True, batch="batch loss in_progress")

@@ -26,6 +26,9 @@ SIZE = (120, 36)
 def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "config"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    # The first-start hint holds the first review back; tests of other things start as a returning user.
+    (home / "skilltui").mkdir(parents=True)
+    (home / "skilltui" / "hint-seen").touch()
     return home
 
 

@@ -29,6 +29,7 @@ from skilltui.tui.widgets.commit_list import CommitList
 from skilltui.tui.widgets.diff_view import DiffView, parse_patch
 from skilltui.tui.widgets.key_bar import KeyBar
 from skilltui.tui.widgets.live_output import LiveOutput
+from skilltui.run_model.figures import Mean
 from skilltui.tui.widgets.loss_curve import LossCurve
 from skilltui.tui.widgets.pool_tree import PoolTree
 from skilltui.tui.widgets.works_table import WorksTable
@@ -194,7 +195,7 @@ async def test_loss_curve_draws_the_mean_and_the_selected_work_on_a_fixed_scale(
     async with Harness(curve).run_test(size=(60, 14)) as pilot:
         steps = [(0, 0), (0, 1), (0, 2)]
         series = {"a": {(0, 0): 0.9, (0, 1): 0.5, (0, 2): 0.1}, "b": {(0, 0): 0.7}}
-        curve.show(steps, series, {(0, 0): 0.8, (0, 1): 0.5})
+        curve.show(steps, series, {(0, 0): Mean(0.8, 2, 2), (0, 1): Mean(0.5, 1, 1)})
         curve.selected = "a"
         await pilot.pause()
         lines = curve.render().plain.splitlines()

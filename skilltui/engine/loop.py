@@ -49,6 +49,11 @@ class RunFailed(Exception):
     """The run cannot go on (every work failed, a backward failed, the backend refused)."""
 
 
+def planned_steps(works: list[Work], steps: int, per_step: int) -> int:
+    """Steps an epoch runs: up to the first one whose last episode no work has (see `train`)."""
+    return next((n for n in range(steps) if not any((n + 1) * per_step in w.episodes for w in works)), steps)
+
+
 def make_groups(names: list[str], size: int) -> list[list[str]]:
     """Consecutive groups of `size`; zero puts every work in one group."""
     if size <= 0:
@@ -156,6 +161,8 @@ class Trainer:
                 val_works=sorted(w.name for w in self.opened.val_works),
                 models=role_models(self.settings, self.ctx.backend),
                 backend=self.ctx.backend.name,
+                steps_per_epoch=planned_steps(self.works, s.steps, s.episodes_per_step),
+                workers=s.workers,
             )
         )
         # What reopening repaired or adopted goes on record before anything else happens.

@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input
 
+from ...components.run_header import RunHeader
 from ...engine.run import Run, is_locked
 from ...tui.screens.confirm import ConfirmScreen
 from .. import operations
@@ -28,7 +29,6 @@ from ..evidence import evidence_markdown
 from ..records import Commit, History, commit_patch, load_history, range_patch, search_text
 from ..widgets.commit_detail import CommitDetail
 from ..widgets.commit_list import CommitList
-from ..widgets.run_header import RunHeader
 from ..widgets.search_bar import SearchBar
 from ..widgets.status_line import StatusLine
 from .diff_screen import DiffScreen

@@ -7,20 +7,17 @@ from .loss_curve import LossCurve
 from .note_view import NoteView
 from .pool_tree import PoolTree
 from .report_view import ReportView
-from .run_header import HeaderFacts, RunHeader
 from .works_table import WorksTable
 
 __all__ = [
     "CommitList",
     "DiffView",
     "FilePatch",
-    "HeaderFacts",
     "LiveOutput",
     "LossCurve",
     "NoteView",
     "PoolTree",
     "ReportView",
-    "RunHeader",
     "WorksTable",
     "parse_patch",
 ]

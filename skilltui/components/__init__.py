@@ -1,0 +1,1 @@
+"""Widgets both apps share: the live training app and `skilltui review`."""
