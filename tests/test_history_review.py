@@ -9,6 +9,7 @@ import pytest
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
+from skilltui.components.run_header import RunHeader
 from skilltui.engine.events import EventBus, JsonlSink, read_events
 from skilltui.engine.loop import Trainer
 from skilltui.engine.pool import render_note
@@ -21,7 +22,6 @@ from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
 from skilltui.history.widgets.commit_detail import describe
 from skilltui.history.widgets.commit_list import CommitList
-from skilltui.components.run_header import RunHeader
 from skilltui.history.widgets.status_line import StatusLine
 from skilltui.tui.screens.confirm import ConfirmScreen
 

@@ -11,6 +11,7 @@ from textual.color import Color
 from textual.widget import Widget
 
 from skilltui.engine.pool import Pool, render_note
+from skilltui.run_model.figures import Mean
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.keys import KEYMAP, keymap_markdown
 from skilltui.tui.screens.review import ReviewScreen
@@ -29,7 +30,6 @@ from skilltui.tui.widgets.commit_list import CommitList
 from skilltui.tui.widgets.diff_view import DiffView, parse_patch
 from skilltui.tui.widgets.key_bar import KeyBar
 from skilltui.tui.widgets.live_output import LiveOutput
-from skilltui.run_model.figures import Mean
 from skilltui.tui.widgets.loss_curve import LossCurve
 from skilltui.tui.widgets.pool_tree import PoolTree
 from skilltui.tui.widgets.works_table import WorksTable

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .figures import Mean, finished_means, val_means
+from .figures import Mean, change, finished_means, val_means
 from .view import RunView
 
 
@@ -24,6 +24,8 @@ class RunSummary:
     status: str
     reason: str
     train: tuple[Mean, Mean] | None  # first and last finished step
+    # When those two means cover different works: both steps' means over the works they share.
+    same_works: tuple[float, float, int] | None
     val: tuple[Mean, Mean] | None
     added: int
     changed: int
@@ -37,6 +39,9 @@ class RunSummary:
         lines = [f"run {self.run_id} {how}"]
         if self.train is not None:
             lines.append(f"train loss {self.train[0].text()} → {self.train[1].text()}")
+            if self.same_works is not None:
+                a, b, n = self.same_works
+                lines.append(f"  over the {n} work{'' if n == 1 else 's'} both steps scored: {a:.3f} → {b:.3f}")
         else:
             lines.append("train loss: no step finished yet")
         if self.val is not None:
@@ -81,7 +86,12 @@ def note_changes(view: RunView) -> tuple[int, int, int]:
 
 
 def summarise(view: RunView) -> RunSummary:
-    means = list(finished_means(view).values())
+    finished = finished_means(view)
+    means = list(finished.values())
+    keys = list(finished)
+    same = None
+    if len(means) > 1 and means[0].covers != means[-1].covers:
+        same = change(view, keys[0], keys[-1])
     vals = [mean for key, mean in val_means(view).items() if view.steps[key].finished]
     added, changed, removed = note_changes(view)
     return RunSummary(
@@ -90,6 +100,7 @@ def summarise(view: RunView) -> RunSummary:
         status=view.status,
         reason=view.reason,
         train=(means[0], means[-1]) if means else None,
+        same_works=same,
         val=(vals[0], vals[-1]) if vals else None,
         added=added,
         changed=changed,

@@ -41,7 +41,7 @@ from ..run_model.summary import summarise
 from ..signals import exit_code, name_of
 from . import themes
 from .commands import WorkCommands
-from .main_screen import MainScreen
+from .main_screen import MAIN_CSS, MainScreen
 from .pool_reader import PoolReader
 from .reviewer import ReviewRouting, ScreenReviewer
 from .screens.confirm import ConfirmScreen
@@ -59,6 +59,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
     """Train one opened run with a person reviewing every micro-step. Returns the exit code."""
 
     TITLE = "skilltui"
+    CSS = MAIN_CSS
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("p", "pause", "Pause"),

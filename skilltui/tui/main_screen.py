@@ -69,34 +69,35 @@ TOUCHES: dict[str, frozenset[str]] = {
     "run_finished": frozenset({"summary"}),
 }
 
+# Loaded as the app's CSS: a default screen's own CSS is not read by Textual 8.
+MAIN_CSS = """
+MainScreen { layout: vertical; }
+#top { height: 2fr; min-height: 7; max-height: 22; }
+#works-box {
+    width: 3fr;
+    border: round $primary 50%;
+    border-title-color: $text-primary;
+    border-title-style: bold;
+}
+#curve {
+    width: 2fr;
+    min-width: 30;
+    border: round $secondary 50%;
+    border-title-color: $text-secondary;
+    border-title-style: bold;
+}
+#panes { height: 3fr; }
+#panes TabPane { padding: 0; }
+#pool-tree { width: 34; min-width: 24; border-right: vkey $panel-lighten-2; }
+#commit-list { width: 2fr; min-width: 30; border-right: vkey $panel-lighten-2; }
+#commit-diff { width: 3fr; }
+#hint, #summary { height: auto; padding: 0 1; background: $boost; color: $text-accent; display: none; }
+#summary { color: $foreground; border-bottom: hkey $primary; }
+"""
+
 
 class MainScreen(DiskPanes):
     """The app's default screen; `take(event)` queues what the run emits."""
-
-    CSS = """
-    MainScreen { layout: vertical; }
-    #top { height: 2fr; min-height: 7; max-height: 22; }
-    #works-box {
-        width: 3fr;
-        border: round $primary 50%;
-        border-title-color: $text-primary;
-        border-title-style: bold;
-    }
-    #curve {
-        width: 2fr;
-        min-width: 30;
-        border: round $secondary 50%;
-        border-title-color: $text-secondary;
-        border-title-style: bold;
-    }
-    #panes { height: 3fr; }
-    #panes TabPane { padding: 0; }
-    #pool-tree { width: 34; min-width: 24; border-right: vkey $panel-lighten-2; }
-    #commit-list { width: 2fr; min-width: 30; border-right: vkey $panel-lighten-2; }
-    #commit-diff { width: 3fr; }
-    #hint, #summary { height: auto; padding: 0 1; background: $boost; color: $text-accent; display: none; }
-    #summary { color: $foreground; border-top: hkey $primary; }
-    """
 
     selected_work: reactive[str | None] = reactive(None, init=False)
 
@@ -123,6 +124,8 @@ class MainScreen(DiskPanes):
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
+        yield Static(HINT, id="hint")
+        yield Static(id="summary")
         with Horizontal(id="top"):
             with Vertical(id="works-box") as box:
                 box.border_title = "works"
@@ -143,8 +146,6 @@ class MainScreen(DiskPanes):
                 with Horizontal():
                     yield CommitList(id="commit-list")
                     yield DiffView(id="commit-diff")
-        yield Static(HINT, id="hint")
-        yield Static(id="summary")
         yield KeyBar()
 
     def on_mount(self) -> None:
@@ -221,7 +222,7 @@ class MainScreen(DiskPanes):
         steps_done, steps_total = run_progress(v)
         left = eta(v, _dt.datetime.now(_dt.UTC))
         when = ""
-        if left.step is not None:
+        if left.step is not None and v.status != "review":  # what a person takes to review is not the machine's
             when = f"ETA {duration_text(left.step)}" + (f" · run {duration_text(left.run)}" if left.run else "")
         header.facts = HeaderFacts(
             run_id=v.run_id,
