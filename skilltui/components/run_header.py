@@ -86,23 +86,41 @@ class RunHeader(Widget):
     def render(self) -> Content:
         if self.history_lines is not None:
             return self.history_lines
+        width = self.content_size.width
+        # The full line where it fits; short forms on a narrow terminal, so the run id,
+        # tokens and cost stay in sight at 80 columns.
+        for compact in (False, True):
+            tail = self._facts(compact)
+            if width - tail.cell_length >= min(12, len(self.facts.run_id)):
+                break
+        # The run id is the one fact that can be long (derived ids name the works), so it
+        # gets whatever width the others leave, cut with an ellipsis.
+        room = max(8, width - tail.cell_length)
+        run_id = Content.styled(self.facts.run_id, "bold").truncate(room, ellipsis=True)
+        return Content.assemble(tail, run_id)
+
+    def _facts(self, compact: bool) -> Content:
         f = self.facts
-        where = "not started" if f.epoch is None else f"epoch {f.epoch} step {f.step}"
+        where = (
+            "not started"
+            if f.epoch is None
+            else (f"e{f.epoch} s{f.step}" if compact else f"epoch {f.epoch} step {f.step}")
+        )
         cost = f"${f.cost:.4f}" + ("" if f.cost_known else "+")
         status = f.status
         if f.paused and status == "running":
             status = "paused"
-        label = {"review": "waiting for review"}.get(status, status)
+        label = {"review": "review" if compact else "waiting for review"}.get(status, status)
         if f.paused and status == "review":
             label += " · paused"
-        sep = (" │ ", "$foreground-muted")
+        sep = ("│" if compact else " │ ", "$foreground-muted")
         facts: list[str | tuple[str, str]] = [(f" {label} ", STATUS_STYLES.get(status, "")), sep, where]
-        if f.first is not None:
+        if f.first is not None and not compact:
             facts += [sep, f"episodes {f.first}..{f.last}"]
         if f.stages_total:
-            facts += [sep, (bar_text(f.stages_done, f.stages_total), "$text-primary")]
-        steps = f"steps {f.steps_done}/{f.steps_total}" if f.steps_total else f"steps {f.steps_done}"
-        facts += [sep, steps]
+            facts += [sep, (bar_text(f.stages_done, f.stages_total, 4 if compact else BAR_CELLS), "$text-primary")]
+        steps = f"{f.steps_done}/{f.steps_total}" if f.steps_total else f"{f.steps_done}"
+        facts += [sep, f"step{'' if compact else 's'} {steps}"]
         if f.eta:
             facts += [sep, f.eta]
         if f.throttled:
@@ -110,12 +128,7 @@ class RunHeader(Widget):
         if f.batch:
             facts += [sep, (f.batch, "$text-accent")]
         facts += [sep, elapsed_text(f.elapsed), sep, f"{tokens_text(f.tokens)} tok", sep, cost, sep]
-        tail = Content.assemble(*facts)
-        # The run id is the one fact that can be long (derived ids name the works), so it
-        # gets whatever width the others leave, cut with an ellipsis.
-        room = max(8, self.content_size.width - tail.cell_length)
-        run_id = Content.styled(f.run_id, "bold").truncate(room, ellipsis=True)
-        return Content.assemble(tail, run_id)
+        return Content.assemble(*facts)
 
     def show(self, history: History, shown: int, query: str | None, all_commits: bool) -> None:
         """The review app's two lines: the run, its state, HEAD and the commits shown; how to read the loss."""
