@@ -202,12 +202,6 @@ def _kept_refs(pool: Pool) -> dict[str, list[str]]:
     return refs
 
 
-def next_step(means: dict[tuple[int, int], float], key: tuple[int, int]) -> float | None:
-    """The mean loss of the first step after `key` (the next epoch's first step after an epoch's last)."""
-    later = [k for k in means if k > key]
-    return means[min(later)] if later else None
-
-
 def part_means(events: list[dict[str, Any]]) -> dict[tuple[int, int], dict[str, float]]:
     """Each step's mean of every loss part (chrf, scenes, ...) over its works, from `loss` events."""
     per: dict[tuple[int, int], dict[str, dict[str, float]]] = {}
@@ -246,8 +240,7 @@ def load_history(run: Run) -> History:
             commit.micro = micro
             word = DECISION_WORDS.get(micro.decision or "", "awaiting review")
             commit.decision = f"{word} by {micro.by}" if micro.by else word
-            commit.loss_before = status.step_means.get((micro.epoch, micro.step))
-            commit.loss_after = next_step(status.step_means, (micro.epoch, micro.step))
+            commit.loss_before, commit.loss_after = status.loss_change((micro.epoch, micro.step))
             commit.prediction = parse_body(message)["prediction"]
             commit.parts_before = parts.get((micro.epoch, micro.step), {})
             later = [k for k in parts if k > (micro.epoch, micro.step)]

@@ -43,6 +43,10 @@ class Mean:
 def step_mean(step: StepView) -> Mean | None:
     """The mean loss of a step over the works scored in it (all of them once it finished)."""
     scheduled = len(step.works) or step.works_in_mean
+    if step.finished and step.mean_loss is not None and step.works_in_mean in (0, len(step.losses)):
+        # The engine's own figure once the step ended (the record says the same number).
+        count = len(step.losses) or step.works_in_mean
+        return Mean(step.mean_loss, count, max(scheduled, count), frozenset(step.losses))
     if step.losses:
         values = list(step.losses.values())
         return Mean(sum(values) / len(values), len(values), max(scheduled, len(values)), frozenset(step.losses))

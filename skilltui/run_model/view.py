@@ -123,6 +123,9 @@ class RunView:
     ended: _dt.datetime | None = None
     epochs_done: int = 0
     sessions: int = 0
+    first_started: str | None = None  # when the run's first session started (the record's time)
+    # Works whose latest forward, loss or validation ended in failure: work -> "epoch E step S stage: why".
+    failing: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, run_id: str, run_dir: Path, works: list[str] | None = None) -> RunView:
@@ -227,6 +230,7 @@ class RunView:
         self.pending_review, self.started, self.ended, self.current = None, at, None, None
         self.in_flight = {}
         self.sessions += 1
+        self.first_started = self.first_started or e.time
         # Durations measured by an earlier session (another machine load, a cache state) do
         # not predict this one's.
         self.stage_seconds = {}
@@ -260,6 +264,10 @@ class RunView:
         else:
             self.in_flight.pop((e.stage, who), None)
         step = self._step_of(e.epoch, e.step)
+        if e.work is not None and e.status == "failed":
+            self.failing[e.work] = f"epoch {e.epoch} step {e.step} {e.stage}: {e.error or 'failed'}"
+        elif e.work is not None and e.status != "started":
+            self.failing.pop(e.work, None)
         if e.work is not None and e.work in self.val_works:
             return
         if e.work is None:  # a group's reduce or backward

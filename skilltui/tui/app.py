@@ -40,7 +40,7 @@ from ..run_model.parse import read_run
 from ..run_model.summary import summarise
 from ..signals import exit_code, name_of
 from . import themes
-from .commands import WorkCommands
+from .commands import WorkCommands, training_commands
 from .main_screen import MAIN_CSS, MainScreen
 from .pool_reader import PoolReader
 from .reviewer import ReviewRouting, ScreenReviewer
@@ -265,23 +265,11 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        if self.training and not self.trainer.paused:
-            yield SystemCommand("Pause after the current stage", "calls in flight finish; p resumes", self.action_pause)
-        if self.training and self.trainer.paused:
-            yield SystemCommand("Resume training", "the next stage starts", self.action_resume)
-        yield SystemCommand("Switch theme", "choose among the dark, light and your own themes", self.search_themes)
-        yield SystemCommand("Copy the run folder path", str(self.run_dir), self.action_copy_run_path)
-        if self.pending is not None:
-            yield SystemCommand("Open the waiting review", "the micro-step waits for you", self.show_review)
+        yield from training_commands(self)
 
 
 def settle_heap() -> None:
-    """Move everything imported so far out of the garbage collector's sight.
-
-    By the time the app starts, Textual, Rich, the SDKs and GitPython have made some
-    400,000 long-lived objects, and every full collection walked them all: a 60-100 ms
-    pause, at random, in the middle of a key press. Frozen, they are never walked again.
-    """
+    """Freeze the ~400,000 objects imported so far: full collections walked them all, a 60-100 ms pause per key."""
     gc.collect()
     gc.freeze()
 

@@ -1,11 +1,12 @@
-"""Command palette entries of the live app beyond Textual's own: "Jump to work NAME", one per work."""
+"""Command palette entries of the live app beyond Textual's own: pause, resume, theme, copy, review, jump to a work."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
+from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 
@@ -28,3 +29,15 @@ class WorkCommands(Provider):
             score = matcher.match(text)
             if score > 0:
                 yield Hit(score, matcher.highlight(text), callback, help="show this work's output, report and curve")
+
+
+def training_commands(app: Any) -> Iterator[SystemCommand]:
+    """The live app's own palette entries, offered when they apply."""
+    if app.training and not app.trainer.paused:
+        yield SystemCommand("Pause after the current stage", "calls in flight finish; p resumes", app.action_pause)
+    if app.training and app.trainer.paused:
+        yield SystemCommand("Resume training", "the next stage starts", app.action_resume)
+    yield SystemCommand("Switch theme", "choose among the dark, light and your own themes", app.search_themes)
+    yield SystemCommand("Copy the run folder path", str(app.run_dir), app.action_copy_run_path)
+    if app.pending is not None:
+        yield SystemCommand("Open the waiting review", "the micro-step waits for you", app.show_review)
