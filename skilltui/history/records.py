@@ -222,7 +222,7 @@ def load_history(run: Run) -> History:
     """Read the pool's commits and join them to the run's records. Blocking: git and file reads."""
     pool = run.pool
     events = read_events(run.events_path)
-    status = run_status(run, events)
+    status = run_status(run)  # tailed: the run model reads on from the last look
     head = pool.head()
     in_history = set(pool.git("rev-list", "HEAD").split())
     records = micro_steps(run, events)

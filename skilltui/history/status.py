@@ -13,7 +13,8 @@ from typing import Any
 
 from ..engine.run import Run, is_locked, read_json
 from ..run_model.figures import change, finished_means
-from ..run_model.parse import EventShapeError, parse_event, read_run
+from ..run_model.parse import EventShapeError, parse_event
+from ..run_model.tail import tail_of
 from ..run_model.view import RunView
 
 
@@ -41,7 +42,8 @@ class RunStatus:
     val_cost_usd: float = 0.0
     # Works whose latest forward or loss failed: work -> "epoch E step S stage: why".
     failing: dict[str, str] = field(default_factory=dict)
-    view: RunView = field(default_factory=RunView, repr=False)
+    # Per scored step: its mean and the next scored step's, over the works both scored.
+    changes: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict, repr=False)
 
     @property
     def running(self) -> bool:
@@ -53,11 +55,20 @@ class RunStatus:
         This is what a micro-step that learned from step `key` is credited with; a mean
         over fewer works (one sat out or failed) would credit it with a change it did not make.
         """
-        later = [k for k in self.view.steps if k > key and self.view.steps[k].losses]
-        moved = change(self.view, key, min(later)) if later else None
-        if moved is None:
-            return self.step_means.get(key), None
-        return moved[0], moved[1]
+        if key in self.changes:
+            return self.changes[key]
+        return self.step_means.get(key), None
+
+
+def loss_changes(view: RunView) -> dict[tuple[int, int], tuple[float, float]]:
+    scored = [key for key, step in view.steps.items() if step.losses]
+    changes = {}
+    for key in scored:
+        later = [k for k in scored if k > key]
+        moved = change(view, key, min(later)) if later else None
+        if moved is not None:
+            changes[key] = (moved[0], moved[1])
+    return changes
 
 
 def step_means(view: RunView) -> dict[tuple[int, int], float]:
@@ -90,7 +101,15 @@ def fold_records(events: list[dict[str, Any]]) -> RunView:
 
 
 def run_status(run: Run, events: list[dict[str, Any]] | None = None) -> RunStatus:
-    view = RunView().fold(read_run(run.events_path).events) if events is None else fold_records(events)
+    """The run at a glance; without `events`, its events file is tailed (read on from the last look)."""
+    if events is not None:
+        return status_of(run, fold_records(events))
+    tail = tail_of(run.events_path)
+    with tail.lock:
+        return status_of(run, tail.poll())
+
+
+def status_of(run: Run, view: RunView) -> RunStatus:
     try:
         config = read_json(run.config_path)
     except (OSError, ValueError):
@@ -121,7 +140,7 @@ def run_status(run: Run, events: list[dict[str, Any]] | None = None) -> RunStatu
         latest_val_works=(last.val_works_in_mean or None) if last is not None else None,
         val_cost_usd=round(view.val_cost, 6),
         failing=failing_works(view),
-        view=view,
+        changes=loss_changes(view),
     )
 
 

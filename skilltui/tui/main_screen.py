@@ -149,7 +149,10 @@ class MainScreen(DiskPanes):
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self.query_one("#hint").display = self.hinting
+        hint = self.query_one_optional("#hint")
+        if hint is None:
+            return  # a stop signal closed the app before the screen composed
+        hint.display = self.hinting
         self.set_interval(FLUSH_SECONDS, self.flush)
         self.set_interval(1.0, self.tick)
         self.tick()
