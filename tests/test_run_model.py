@@ -238,3 +238,22 @@ def test_the_console_prints_a_start_line_per_stage_and_a_heartbeat_while_calls_r
     beat = heartbeat_line(sink.view, T0 + dt.timedelta(seconds=42))
     assert beat.startswith("[working] forward a 42s 1,234 tok; forward b 42s 0 tok; forward c 42s 0 tok")
     assert "stages 0/9" in beat and "steps 0/2" in beat
+
+
+def test_a_tail_folds_only_the_complete_lines_added_since_the_last_look(tmp_path):
+    from skilltui.run_model.tail import EventTail
+
+    path = tmp_path / "events.jsonl"
+    lines = [json.dumps(event.to_dict()) + "\n" for event in first_step()]
+    path.write_text("".join(lines[:2]))
+    tail = EventTail(path)
+    assert tail.poll().current == (0, 0) and tail.offset == path.stat().st_size
+    with open(path, "a") as f:
+        f.write("".join(lines[2:]) + lines[0][:10])  # the last line is still being written
+    view = tail.poll()
+    assert view.steps[(0, 0)].losses == {"a": 0.6} and view.works["c"].stage == "failed"
+    assert tail.offset == path.stat().st_size - 10
+    same = tail.poll()
+    assert same is view and same.steps[(0, 0)].losses == {"a": 0.6}  # nothing new: nothing folded twice
+    path.write_text(lines[0])  # cut back (a crash repaired): read again from the start
+    assert tail.poll().steps == {}

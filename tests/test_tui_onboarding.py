@@ -65,3 +65,21 @@ async def test_a_crash_of_the_app_saves_the_traceback_in_the_run_and_records_a_f
     assert app.crash_file.parent == opened.run.root and "a bug in a pane" in app.crash_file.read_text()
     [finished] = [e for e in read_run(opened.run.events_path).events if e.kind == "run_finished"]
     assert finished.status == "failed" and str(app.crash_file) in finished.reason
+
+
+def test_the_summary_is_printed_after_the_app_closes(open_training, monkeypatch, capsys):
+    from textual.app import App
+
+    from skilltui.agents.offline import OfflineBackend
+    from skilltui.tui.app import TrainingApp, run_app
+
+    async def train_then_quit(pilot) -> None:
+        await wait_for(pilot, lambda: not pilot.app.training)
+        await pilot.press("q")
+
+    monkeypatch.setattr(TrainingApp, "run", lambda self: App.run(self, headless=True, auto_pilot=train_then_quit))
+    opened = open_training(no_backward=True)
+    assert run_app(opened, OfflineBackend(), secrets=[]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "run t finished" and out[1].startswith("train loss ")
+    assert out[-1].startswith("next: skilltui review ") and out[-1].endswith("--to DIR")

@@ -27,11 +27,14 @@ from pathlib import Path
 from ..agents.base import Backend
 from ..engine import events as bus_events
 from ..engine.loop import Outcome, Trainer
-from ..engine.review import Reviewer
+from ..engine.review import Decision, Reviewer, ReviewRequest
 from ..engine.session import OpenedRun
 from . import events as ev
 from .parse import read_run
 from .view import RunView
+
+# What an app needs of the engine to drive a run, in one place: apps import these from here.
+__all__ = ["Backend", "Decision", "OpenedRun", "Outcome", "ReviewRequest", "Reviewer", "RunDriver", "save_crash"]
 
 
 def save_crash(run_dir: Path, exc: BaseException) -> Path:

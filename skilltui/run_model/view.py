@@ -152,14 +152,15 @@ class RunView:
 
     def apply(self, event: ev.Event) -> RunView:
         """Fold one event in; returns this view."""
-        at = when(event)
+        if type(event) is ev.Delta:
+            return self  # the hot path: streamed text is said by the app, not kept here
         match event:
             case ev.RunStarted():
-                self._run_started(event, at)
+                self._run_started(event, when(event))
             case ev.StepStarted():
-                self._step_started(event, at)
+                self._step_started(event, when(event))
             case ev.Stage():
-                self._stage(event, at)
+                self._stage(event, when(event))
             case ev.EpisodeWritten():
                 if (row := self._row(event.work)) is not None:
                     row.episodes += 1
@@ -187,17 +188,17 @@ class RunView:
             case ev.Attribution():
                 self.attribution = dict(event.notes)
             case ev.StepFinished():
-                self._step_finished(event, at)
+                self._step_finished(event, when(event))
             case ev.Paused():
                 self.paused = event.paused
             case ev.Throttled():
                 self.throttled = event.throttled
             case ev.BatchState():
                 self.batch = "" if event.state == "ended" else batch_text(event)
-            case ev.Warning_() | ev.Delta() | ev.ToolUsed():
+            case ev.Warning_() | ev.ToolUsed():
                 pass  # said, not kept: the app and the console show them as they pass
             case ev.RunFinished():
-                self.status, self.reason, self.ended = event.status, event.reason, at
+                self.status, self.reason, self.ended = event.status, event.reason, when(event)
                 self.epochs_done = max(self.epochs_done, event.epochs_done)
                 self.pending_review = None
                 self.paused = False

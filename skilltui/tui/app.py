@@ -32,10 +32,7 @@ from textual.events import Key
 from textual.screen import Screen
 from textual.worker import Worker
 
-from ..agents.base import Backend
-from ..engine.loop import Outcome
-from ..engine.session import OpenedRun
-from ..run_model.driver import RunDriver
+from ..run_model.driver import Backend, OpenedRun, Outcome, RunDriver
 from ..run_model.parse import read_run
 from ..run_model.summary import summarise
 from ..signals import exit_code, name_of
@@ -115,8 +112,10 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
 
     def on_mount(self) -> None:
         self._install_themes()
-        self.init_review_routing()
         self.watch_signals(self._on_stop_signal)
+
+    def on_main_screen_back_on_top(self) -> None:
+        self.open_queued_review()
 
     def on_main_screen_ready(self) -> None:
         self.run_worker(self._boot, group="boot")

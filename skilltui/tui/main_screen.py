@@ -104,6 +104,9 @@ class MainScreen(DiskPanes):
     class Ready(Message):
         """The panes are mounted: the run may start filling them."""
 
+    class BackOnTop(Message):
+        """The dialogs over the screen closed: a review that waited for them may open."""
+
     def __init__(
         self,
         view: RunView,
@@ -159,6 +162,9 @@ class MainScreen(DiskPanes):
         self.query_one(WorksTable).focus()
         self.post_message(self.Ready())
 
+    def on_screen_resume(self) -> None:
+        self.post_message(self.BackOnTop())
+
     def take(self, event: ev.Event) -> None:
         self.queue.append(event)
 
@@ -182,11 +188,14 @@ class MainScreen(DiskPanes):
             pass  # the app is closing and its panes are already gone
 
     def _redraw(self, force: bool) -> None:
-        dirty: set[str] = {"works", "curve", "report", "pool"} if force else set()
+        dirty: set[str] = {"works", "curve", "report", "pool", "header"} if force else set()
         while self.queue:
             event = self.queue.popleft()
             self.feed.feed(event)
+            if event.kind == "delta":
+                continue
             dirty |= TOUCHES.get(event.kind, frozenset())
+            dirty.add("header")
             notice = notice_of(event)
             if notice is not None:
                 self.app.notify(notice.message, severity=notice.severity, timeout=6)  # type: ignore[arg-type]
@@ -208,7 +217,8 @@ class MainScreen(DiskPanes):
             self.read_pool()
         if "summary" in dirty or (force and not view.active and view.ended is not None):
             self.show_summary()
-        self.tick()
+        if "header" in dirty:
+            self.tick()
 
     def show_summary(self) -> None:
         summary = self.query_one("#summary", Static)

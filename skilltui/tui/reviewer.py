@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..engine.review import Decision, ReviewRequest
+from ..run_model.driver import Decision, ReviewRequest
 
 REVIEW = "review"
 
@@ -37,16 +37,14 @@ class ReviewRouting:
 
     A review never opens over a dialog, the help, the palette or the first-start hint: it
     would take their keys (and a second palette over it crashed the app). It waits, the
-    header says a review waits, and it opens once they close (checked on every flush).
+    header says a review waits, and it opens once they close (the main screen says when it is
+    back on top).
     """
 
     pending: tuple[ReviewRequest, asyncio.Future[Decision]] | None
+    _review_queued: bool = False
 
-    def init_review_routing(self: Any) -> None:
-        self._review_queued = False
-        self.set_interval(0.06, self._open_queued_review)
-
-    def _open_queued_review(self: Any) -> None:
+    def open_queued_review(self: Any) -> None:
         if self._review_queued and len(self.screen_stack) == 1:
             self.show_review()
 
