@@ -1,20 +1,25 @@
-"""Shared test fixtures: works this project never saw, made up fresh for every test.
+"""Shared test fixtures: works this project never saw, made up fresh for every test, and the
+runs, sandboxes, fake API and config folder that several test files start from.
 
 The works are generated, not bundled, so the suite proves the engine on data it was not
-tuned on: names, places and lines vary with the work's name.
+tuned on: names, places and lines vary with the work's name. Every test gets its own
+config folder (XDG_CONFIG_HOME), so no test reads or writes the person's remembered theme.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from skilltui.cli import main
 from skilltui.engine.diffuse import noise_work
-from skilltui.engine.run import write_atomic
+from skilltui.engine.run import Run, write_atomic
+from skilltui.engine.session import OpenedRun, Settings, open_run
 from skilltui.engine.works import load_work
+from tests.fakeapi import FakeAnthropic
 
 NAMES = ["ADA", "BRUNO", "CELIA", "DMITRI", "EDITH", "FARID", "GRETA", "HUGO", "IRIS", "JONAH"]
 PLACES = ["BOATHOUSE", "TRAIN STATION", "GREENHOUSE", "ATTIC", "BUS DEPOT", "ROOFTOP", "LAUNDROMAT", "QUARRY"]
@@ -78,6 +83,74 @@ def make_work(tmp_path: Path) -> Callable[..., Path]:
         return write_work(tmp_path / "works", name, episodes, story=story, seed=seed)
 
     return make
+
+
+@pytest.fixture
+def trained_run(make_work: Callable[..., Path], tmp_path: Path) -> Callable[..., Run]:
+    """trained_run(*work_names): run `r` trained offline, headless, 2 steps on new works of those names."""
+
+    def train(*names: str) -> Run:
+        args = ["train", "--auto", "--steps", "2", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
+        for name in names:
+            args += ["--work", str(make_work(name))]
+        assert main(args) == 0
+        return Run(tmp_path / "runs" / "r")
+
+    return train
+
+
+@pytest.fixture(autouse=True)
+def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config folder of this test's own, so no test touches the person's real preferences."""
+    home = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def open_training(make_work: Callable[..., Path], tmp_path: Path) -> Iterator[Callable[..., OpenedRun]]:
+    """open_training(names, **settings): open a run on new works; every lock is released after the test."""
+    opened_runs: list[OpenedRun] = []
+    made: dict[str, Path] = {}
+
+    def open_(names: tuple[str, ...] = ("alpha", "beta"), episodes: int = 4, **settings) -> OpenedRun:
+        works = []
+        for name in names:
+            if name not in made:
+                made[name] = make_work(name, episodes)
+            works.append(made[name])
+        values = {"steps": 1, "episodes_per_step": 2, "group_size": 0, "runs_dir": tmp_path / "runs", "run_id": "t"}
+        values.update(settings)
+        opened = open_run(Settings(works=works, backend="offline", **values))
+        opened_runs.append(opened)
+        return opened
+
+    yield open_
+    for opened in opened_runs:
+        opened.lock.release()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeAnthropic]:
+    """The fake Messages API on localhost; the test fails if it saw a request it could not serve."""
+    with FakeAnthropic() as fake:
+        yield fake
+    assert fake.failures == [], fake.failures
+
+
+@pytest.fixture
+def roots(tmp_path: Path) -> dict[str, Path]:
+    """An agent's sandbox roots: a pool with one note, a scripts folder, a work with a secret target."""
+    pool = tmp_path / "memory"
+    (pool / "dialogue").mkdir(parents=True)
+    (pool / "dialogue" / "subtext.md").write_text("---\ndescription: subtext\n---\n# Note\nSay less.\n")
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    work = tmp_path / "work"
+    (work / "human").mkdir(parents=True)
+    (work / "human" / "01.fountain").write_text("SECRET TARGET\n")
+    (work / "story.md").write_text("A story.\n")
+    return {"pool": pool, "scripts": scripts, "work": work}
 
 
 # Varied episodes: two to six scenes of different length, sentences put together from word

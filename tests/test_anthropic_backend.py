@@ -24,13 +24,6 @@ KEY = "sk-ant-test-XXXX-0123456789abcdef"
 EDITOR = "str_replace_based_edit_tool"
 
 
-@pytest.fixture
-def server():
-    with FakeAnthropic() as fake:
-        yield fake
-    assert fake.failures == [], fake.failures
-
-
 def backend(server: FakeAnthropic, **kwargs) -> AnthropicBackend:
     kwargs.setdefault("backoff_base", 0.01)
     kwargs.setdefault("backoff_cap", 0.05)
@@ -44,20 +37,6 @@ def usage_of(answer: dict) -> Usage:
         answer["cache_creation_input_tokens"],
         answer["cache_read_input_tokens"],
     )
-
-
-@pytest.fixture
-def roots(tmp_path: Path) -> dict[str, Path]:
-    pool = tmp_path / "memory"
-    (pool / "dialogue").mkdir(parents=True)
-    (pool / "dialogue" / "subtext.md").write_text("---\ndescription: subtext\n---\n# Note\nSay less.\n")
-    scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    work = tmp_path / "work"
-    (work / "human").mkdir(parents=True)
-    (work / "human" / "01.fountain").write_text("SECRET TARGET\n")
-    (work / "story.md").write_text("A story.\n")
-    return {"pool": pool, "scripts": scripts, "work": work}
 
 
 def writer_sandbox(roots: dict[str, Path]) -> Sandbox:
@@ -140,7 +119,7 @@ async def test_overloaded_rate_limited_and_dropped_answers_are_retried(server: F
 
 async def test_backoff_grows_and_is_capped(server: FakeAnthropic) -> None:
     b = backend(server, backoff_base=0.1, backoff_cap=0.4)
-    waits = [b._backoff(n) for n in range(8)]
+    waits = [b.retry.backoff(n) for n in range(8)]
     assert all(w <= 0.4 for w in waits)
     assert max(waits[4:]) > max(waits[:1])
 

@@ -30,12 +30,11 @@ NOTE = render_note(
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch):
-    with FakeAnthropic() as fake:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
-        yield fake
-    assert fake.failures == [], fake.failures
+def server(server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> FakeAnthropic:
+    """The fake API (conftest.py), reached through the environment as the command line reaches it."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    return server
 
 
 def role_of(r: Recorded) -> str:

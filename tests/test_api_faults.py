@@ -28,13 +28,6 @@ EDITOR = "str_replace_based_edit_tool"
 USAGE = {"input_tokens": 1000, "output_tokens": 200, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 
 
-@pytest.fixture
-def server():
-    with FakeAnthropic() as fake:
-        yield fake
-    assert fake.failures == [], fake.failures
-
-
 def backend(server: FakeAnthropic, **kwargs) -> AnthropicBackend:
     kwargs.setdefault("backoff_base", 0.01)
     kwargs.setdefault("backoff_cap", 0.05)
@@ -225,7 +218,7 @@ def test_diffuse_prints_and_records_its_tokens_and_cost_as_train_does(
     assert len(calls) == 3 and all(e["role"] == "diffuse" and e["input_tokens"] == 1000 for e in calls)
     assert sum(e["cost_usd"] for e in calls) == pytest.approx(3 * priced(1000, 200))
     err = capsys.readouterr().err
-    assert f"diffuse: 3 call(s), {3 * 1200:,} tokens, cost ${3 * priced(1000, 200):.4f}" in err
+    assert f"diffuse: 3 calls, {3 * 1200:,} tokens, cost ${3 * priced(1000, 200):.4f}" in err
 
 
 def test_a_failed_diffuse_still_counts_what_its_calls_cost(make_work, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -237,5 +230,5 @@ def test_a_failed_diffuse_still_counts_what_its_calls_cost(make_work, monkeypatc
         assert main(["diffuse", "--work", str(work), "--backend", "anthropic"]) == 1
     assert not (work / "story.md").exists()
     err = capsys.readouterr().err
-    assert "diffuse failed" in err and "story.md is unchanged (2 call(s)" in err
+    assert "diffuse failed" in err and "story.md is unchanged (2 calls" in err
     assert len([e for e in read_events(work / "diffuse.jsonl") if e["kind"] == "call"]) == 2

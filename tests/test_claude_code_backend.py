@@ -22,17 +22,11 @@ from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, tool_use
 
 sdk = pytest.importorskip("claude_agent_sdk")
 
-from skilltui.agents.claude_code import ClaudeCodeBackend, _permissions  # noqa: E402
+from skilltui.agents.claude_code import ClaudeCodeBackend  # noqa: E402
+from skilltui.agents.claude_code_confine import permissions  # noqa: E402
 
 KEY = "sk-ant-test-XXXX-claudecode-0123456789"
 OURS = {"mcp__files__view", "mcp__files__create", "mcp__files__str_replace", "mcp__files__insert", "mcp__files__delete"}
-
-
-@pytest.fixture
-def server():
-    with FakeAnthropic() as fake:
-        yield fake
-    assert fake.failures == [], fake.failures
 
 
 def backend(server: FakeAnthropic, tmp_path: Path, model: str | None = None) -> ClaudeCodeBackend:
@@ -53,19 +47,6 @@ def backend(server: FakeAnthropic, tmp_path: Path, model: str | None = None) -> 
 def main_turns(server: FakeAnthropic) -> list[Recorded]:
     """The agent's own requests (the CLI may make others, e.g. a quota probe)."""
     return [r for r in server.messages_requests if OURS & set(r.tool_names)]
-
-
-@pytest.fixture
-def roots(tmp_path: Path) -> dict[str, Path]:
-    pool = tmp_path / "memory"
-    (pool / "dialogue").mkdir(parents=True)
-    (pool / "dialogue" / "subtext.md").write_text("---\ndescription: subtext\n---\n# Note\nSay less.\n")
-    scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    work = tmp_path / "work"
-    (work / "human").mkdir(parents=True)
-    (work / "human" / "01.fountain").write_text("SECRET TARGET\n")
-    return {"pool": pool, "scripts": scripts, "work": work}
 
 
 async def test_text_streams_and_takes_its_cost_from_the_result(server: FakeAnthropic, tmp_path: Path) -> None:
@@ -231,7 +212,7 @@ def test_permission_rules_are_scoped_to_the_roots(tmp_path: Path) -> None:
     read, write, denied = tmp_path / "pool", tmp_path / "scripts", tmp_path / "work" / "human"
     for p in (read, write, denied):
         p.mkdir(parents=True)
-    rules = _permissions([read], [write], [denied])["permissions"]
+    rules = permissions([read], [write], [denied])["permissions"]
     assert f"Read(/{read}/**)" in rules["allow"] and f"Edit(/{write}/**)" in rules["allow"]
     assert all("(" in r for r in rules["allow"])  # never an unscoped Read, Write or Edit
     assert not any(r.startswith(("Edit", "Write")) and str(read) in r for r in rules["allow"])

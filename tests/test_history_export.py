@@ -17,13 +17,8 @@ NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
 @pytest.fixture
-def run(make_work, tmp_path: Path) -> Run:
-    works = [make_work("gull-harbour"), make_work("pine-tram")]
-    args = ["train", "--auto", "--steps", "2", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
-    for w in works:
-        args += ["--work", str(w)]
-    assert main(args) == 0
-    return Run(tmp_path / "runs" / "r")
+def run(trained_run) -> Run:
+    return trained_run("gull-harbour", "pine-tram")
 
 
 def export(run: Run, to: Path, *extra: str) -> int:

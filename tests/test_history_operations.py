@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from skilltui.cli import main
 from skilltui.engine.events import read_events
 from skilltui.engine.pool import render_note
 from skilltui.engine.run import Run, RunLock
@@ -15,13 +12,8 @@ from skilltui.history.records import load_history
 
 
 @pytest.fixture
-def run(make_work, tmp_path: Path) -> Run:
-    works = [make_work("lantern-fen"), make_work("cold-orchard")]
-    args = ["train", "--auto", "--steps", "2", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
-    for w in works:
-        args += ["--work", str(w)]
-    assert main(args) == 0
-    return Run(tmp_path / "runs" / "r")
+def run(trained_run) -> Run:
+    return trained_run("lantern-fen", "cold-orchard")
 
 
 def tree(run: Run, rev: str) -> str:

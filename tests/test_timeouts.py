@@ -47,10 +47,11 @@ def test_each_role_is_bounded_by_its_own_timeout(tmp_path, make_work):
 
 
 def test_the_seeds_defaults_and_bad_values(tmp_path, make_work, capsys):
-    from skilltui.cli import _settings, build_parser
+    from skilltui.cli import build_parser
+    from skilltui.commands.training import settings_from
 
     args = build_parser().parse_args(["train", "--work", "w"])
-    settings = _settings(args)
+    settings = settings_from(args)
     assert (settings.forward_timeout, settings.loss_timeout, settings.backward_timeout) == (2400, 1800, 5400)
     assert (settings.backward_retries, settings.strict, settings.max_edit_lines) == (2, False, 80)
     work = make_work("tern", 2)

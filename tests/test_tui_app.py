@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import test_tui_support as support
 from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 
 from skilltui.agents.base import FatalBackendError
@@ -23,8 +22,6 @@ from skilltui.tui.widgets.report_view import ReportView
 from skilltui.tui.widgets.works_table import WorksTable
 
 # The shared fixtures, registered in this module (autouse included).
-config_home = support.config_home
-open_training = support.open_training
 
 
 async def test_quit_while_training_asks_then_stops_and_the_same_command_resumes(open_training):
@@ -106,7 +103,8 @@ async def test_p_pauses_before_the_next_stage_and_p_again_resumes(open_training)
         in_flight = stages("started")
         # The calls in flight finish; nothing new starts while paused.
         await wait_for(pilot, lambda: len(stages("finished")) == len(in_flight))
-        await pilot.pause(0.8)
+        # Still: every work now waits at the pause gate, so no stage can start until p again.
+        await wait_for(pilot, lambda: app.trainer.held == len(opened.works))
         assert stages("started") == in_flight
         assert "paused" in screen_text(app).splitlines()[0]
         await pilot.press("p")

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import pytest
-import test_tui_support as support
 from test_tui_support import SIZE, make_app, screen_text, wait_for, wait_for_review
 
 from skilltui.components.run_header import RunHeader
 from skilltui.run_model.parse import read_run
 from skilltui.tui.screens.review import ReviewScreen
 
-config_home = support.config_home
-open_training = support.open_training
-
 
 async def test_the_first_start_shows_a_hint_and_the_first_review_waits_until_it_was_seen(open_training, config_home):
-    (config_home / "skilltui" / "hint-seen").unlink()
     opened = open_training()
-    app = make_app(opened)
+    app = make_app(opened, hint=None)  # decided as on a real start: no hint-seen file yet
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: "a review screen opens" in screen_text(app))
         await wait_for(pilot, lambda: app.pending is not None)
@@ -35,7 +30,7 @@ async def test_the_first_start_shows_a_hint_and_the_first_review_waits_until_it_
         assert "run t finished" in text and "train loss" in text and "notes: 1 added" in text
         assert "skilltui export" in text and "--to DIR" in text
     opened.lock.release()
-    again = make_app(open_training())
+    again = make_app(open_training(), hint=None)
     assert not again.main.hinting  # seen once is enough
 
 

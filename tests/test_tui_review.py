@@ -7,7 +7,6 @@ the pool ended up, not what the screen happened to print.
 
 from __future__ import annotations
 
-import test_tui_support as support
 from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 
 from skilltui.engine.events import read_events
@@ -20,8 +19,6 @@ from skilltui.tui.widgets.commit_list import CommitList
 from skilltui.tui.widgets.pool_tree import PoolTree
 
 # The shared fixtures, registered in this module (autouse included).
-config_home = support.config_home
-open_training = support.open_training
 
 
 async def test_review_screen_shows_the_micro_step_and_names_its_keys(open_training):

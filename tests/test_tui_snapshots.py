@@ -9,13 +9,9 @@ Update with `pytest tests/test_tui_snapshots.py --snapshot-update` after a delib
 from __future__ import annotations
 
 import pytest
-import test_tui_support as support
 from test_tui_support import make_app, wait_for, wait_for_review
 
 from skilltui.tui.widgets.commit_list import CommitList
-
-config_home = support.config_home
-open_training = support.open_training
 
 SNAPSHOT_SIZE = (120, 36)
 FIXED_DATE = "2026-01-01T12:00:00+00:00"

@@ -1,61 +1,28 @@
-"""Shared pieces of the terminal app's tests: a run opened on fresh works, and waiting for the app.
+"""Shared pieces of the terminal app's tests: the app on an opened run, and waiting for it.
 
-Holds no tests itself. Every TUI test gets its own config folder (XDG_CONFIG_HOME), so
-no test reads or writes the person's real remembered theme.
+Holds no tests itself. The fixtures (`open_training`, and the per-test config folder) are
+in conftest.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
-import pytest
 from textual.pilot import Pilot
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.events import read_events
-from skilltui.engine.session import OpenedRun, Settings, open_run
+from skilltui.engine.session import OpenedRun
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.screens.review import ReviewScreen
 
 SIZE = (120, 36)
 
 
-@pytest.fixture(autouse=True)
-def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "config"
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
-    # The first-start hint holds the first review back; tests of other things start as a returning user.
-    (home / "skilltui").mkdir(parents=True)
-    (home / "skilltui" / "hint-seen").touch()
-    return home
-
-
-@pytest.fixture
-def open_training(make_work: Callable[..., Path], tmp_path: Path) -> Iterator[Callable[..., OpenedRun]]:
-    """open_training(names, **settings): open a run on new works; every lock is released after the test."""
-    opened_runs: list[OpenedRun] = []
-    made: dict[str, Path] = {}
-
-    def open_(names: tuple[str, ...] = ("alpha", "beta"), episodes: int = 4, **settings) -> OpenedRun:
-        works = []
-        for name in names:
-            if name not in made:
-                made[name] = make_work(name, episodes)
-            works.append(made[name])
-        values = {"steps": 1, "episodes_per_step": 2, "group_size": 0, "runs_dir": tmp_path / "runs", "run_id": "t"}
-        values.update(settings)
-        opened = open_run(Settings(works=works, backend="offline", **values))
-        opened_runs.append(opened)
-        return opened
-
-    yield open_
-    for opened in opened_runs:
-        opened.lock.release()
-
-
 def make_app(opened: OpenedRun, latency: float = 0.0, **kwargs) -> TrainingApp:
+    """The app on an opened run; without the first-start hint (a returning user) unless `hint` says."""
+    kwargs.setdefault("hint", False)
     return TrainingApp(opened, OfflineBackend(latency=latency), secrets=[], **kwargs)
 
 

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import test_tui_support as support
 from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 from test_tui_widgets import Harness
 from test_validation import held_out_work
 
 from skilltui.run_model.figures import Mean
 from skilltui.tui.widgets.loss_curve import LossCurve
-
-config_home = support.config_home
-open_training = support.open_training
 
 
 async def test_the_review_shows_validation_around_the_micro_step_and_the_person_decides(open_training, tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import test_tui_support as support
 from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.widget import Widget
@@ -35,7 +34,6 @@ from skilltui.tui.widgets.pool_tree import PoolTree
 from skilltui.tui.widgets.works_table import WorksTable
 
 ROOT = Path(__file__).resolve().parent.parent
-config_home = support.config_home
 
 
 class Harness(App):

@@ -11,6 +11,7 @@ from test_bad_input import assert_refused, run_cli, snapshot
 
 from skilltui import cli
 from skilltui.agents.tools import ToolError
+from skilltui.commands import training
 from skilltui.engine.diffuse import noise_work
 from skilltui.engine.events import read_events
 from skilltui.engine.run import write_atomic
@@ -42,9 +43,9 @@ def train_with(backend, runs: Path, works: list[Path], val: list[Path], *extra: 
     argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", run_id]
     argv += [a for w in works for a in ("--work", str(w))]
     argv += [a for w in val for a in ("--val-work", str(w))]
-    settings = cli._settings(cli.build_parser().parse_args(argv + list(extra)))
+    settings = training.settings_from(cli.build_parser().parse_args(argv + list(extra)))
     settings.check()
-    return cli.train(settings, backend)
+    return training.train(settings, backend)
 
 
 def events(runs: Path, kind: str | None = None, run_id: str = "r") -> list[dict]:

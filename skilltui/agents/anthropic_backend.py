@@ -24,10 +24,10 @@ What it owns, and why:
   the pool listing shared by a step's works, and an agent's latest turn; never a
   one-shot prompt or the tail of an agent whose task is done, never a prefix under the
   model's minimum cacheable length; the 1-hour life only where the re-read is later.
-- Accounting: each API request's usage (input, output, cache writes, cache reads) is
+- Accounting (`anthropic_call.py`): each API request's usage (input, output, cache writes, cache reads) is
   priced on its own by `pricing.cost_usd` and summed into the call's `CallResult`. An
   unknown model has `cost_usd=None`: tokens, never an invented price.
-- Failures: the SDK's own retries are off (`max_retries=0`) so the policy is one place:
+- Failures (`anthropic_requests.py`): the SDK's own retries are off (`max_retries=0`) so the policy is one place:
   429, 529, 5xx, overloaded/api errors inside a stream and dropped connections are
   retried with capped exponential backoff that honours `retry-after`; 401/403 (the key)
   402 (billing) and 404 (the model) raise `FatalBackendError` with one clear line, because
@@ -53,20 +53,17 @@ Try it on its own (needs a key or the fake server from the test suite):
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import os
-import random
 import sys
-import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-import httpx2
 
 from ..errors import UsageError
-from . import cache_policy, pricing
-from .base import BackendError, CallResult, FatalBackendError, Request, Usage
+from . import cache_policy
+from .anthropic_call import Call, block_dict, loggable, text_of
+from .anthropic_requests import RetryPolicy, StreamedRequests
+from .base import CallResult, Request, try_backend
 from .cache_policy import Marks, opening
 from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
 from .redact import redact
@@ -124,118 +121,8 @@ _COMMANDS: dict[str, str | None] = {
     "pool_show": "pool_show",
 }
 
-# Statuses worth another attempt: rate limits, timeouts, conflicts, overload and server errors.
-_RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
-# Error types that arrive inside a 200 stream and are transient.
-_RETRY_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
-# A retry-after longer than this is not waited out inside one call.
-MAX_RETRY_AFTER = 600.0
 
-
-@dataclass
-class _Failure:
-    retryable: bool
-    message: str
-    wait: float | None = None
-
-
-@dataclass
-class _Call:
-    """The accounting and the record of one `text` or `agent` call, built up turn by turn."""
-
-    model: str
-    secrets: list[str]
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = 0.0
-    transcript: list[dict[str, Any]] = field(default_factory=list)
-    turns: int = 0
-    priced: bool = True
-
-    def add_turn(self, message: Any) -> tuple[Usage, float | None]:
-        u = message.usage
-        turn = Usage(
-            input_tokens=u.input_tokens or 0,
-            output_tokens=u.output_tokens or 0,
-            cache_write_tokens=u.cache_creation_input_tokens or 0,
-            cache_read_tokens=u.cache_read_input_tokens or 0,
-            cache_write_1h_tokens=getattr(getattr(u, "cache_creation", None), "ephemeral_1h_input_tokens", 0) or 0,
-        )
-        self.usage.add(turn)
-        self.turns += 1
-        cost = pricing.cost_usd(self.model, turn)
-        if cost is None:
-            self.priced = False
-            self.cost_usd = None
-        elif self.priced:
-            self.cost_usd = (self.cost_usd or 0.0) + cost
-        return turn, cost
-
-    def add_partial(self, usage: Any, output_tokens: int | None) -> None:
-        """Count what a request that broke off had already reported (its `message_start` usage,
-        and the output count of a `message_delta` if one came): it was billed all the same."""
-        turn = Usage(
-            input_tokens=getattr(usage, "input_tokens", 0) or 0,
-            output_tokens=(output_tokens if output_tokens is not None else getattr(usage, "output_tokens", 0)) or 0,
-            cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
-            cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
-        )
-        self.usage.add(turn)
-        cost = pricing.cost_usd(self.model, turn)
-        if cost is None:
-            self.priced = False
-            self.cost_usd = None
-        elif self.priced:
-            self.cost_usd = (self.cost_usd or 0.0) + cost
-        self.record({"event": "partial_usage", "turn": self.turns + 1, "usage": _usage_dict(turn), "cost_usd": cost})
-
-    def record(self, entry: dict[str, Any]) -> None:
-        self.transcript.append(redact(entry, self.secrets))
-
-    def result(self, text: str) -> CallResult:
-        self.record(
-            {
-                "event": "result",
-                "text": text,
-                "turns": self.turns,
-                "usage": _usage_dict(self.usage),
-                "cost_usd": self.cost_usd,
-            }
-        )
-        return CallResult(
-            text=redact(text, self.secrets),
-            usage=self.usage,
-            cost_usd=self.cost_usd,
-            model=self.model,
-            transcript=self.transcript,
-            turns=max(self.turns, 1),
-        )
-
-    def fail(self, message: str, *, fatal: bool = False) -> BackendError:
-        """The error to raise, with what the call cost so far attached as `.partial`."""
-        message = redact(message, self.secrets)
-        self.record(
-            {
-                "event": "error",
-                "message": message,
-                "fatal": fatal,
-                "turns": self.turns,
-                "usage": _usage_dict(self.usage),
-                "cost_usd": self.cost_usd,
-            }
-        )
-        error = (FatalBackendError if fatal else BackendError)(message)
-        error.partial = CallResult(
-            text="",
-            usage=self.usage,
-            cost_usd=self.cost_usd,
-            model=self.model,  # type: ignore[attr-defined]
-            transcript=self.transcript,
-            turns=self.turns,
-        )
-        return error
-
-
-class AnthropicBackend:
+class AnthropicBackend(StreamedRequests):
     """Claude through the Messages API. One instance serves every role and every work.
 
     `model` is the default for calls whose `request.model` is None. `backoff_base` and
@@ -264,12 +151,9 @@ class AnthropicBackend:
         if not key:
             raise UsageError(KEY_HELP)
         self.model = model or DEFAULT_MODEL
-        self.max_retries = max_retries
+        self.retry = RetryPolicy(max_retries, backoff_base, backoff_cap, max_retry_wait)
         self.timeout = timeout
-        self.backoff_base = backoff_base
-        self.backoff_cap = backoff_cap
         self.max_tokens = max_tokens
-        self.max_retry_wait = max_retry_wait
         self._api_key = key
         self._base_url = base_url
         self.throttle = Throttle()
@@ -289,15 +173,15 @@ class AnthropicBackend:
 
     async def text(self, request: Request) -> CallResult:
         """One streamed answer, no tools (diffuse, loss, reduce)."""
-        call = _Call(model=request.model or self.model, secrets=self._secrets)
+        call = Call(model=request.model or self.model, secrets=self._secrets)
         params = self.text_params(request, call.model)
-        call.record({"event": "request", "role": request.role, **_loggable(params)})
+        call.record({"event": "request", "role": request.role, **loggable(params)})
         try:
             async with asyncio.timeout(request.timeout), self._client() as client:
                 message = await self._turn(client, params, call, request)
         except TimeoutError:
             raise call.fail(f"the {request.role} call took longer than {request.timeout:g}s") from None
-        content = [_block_dict(b) for b in message.content]
+        content = [block_dict(b) for b in message.content]
         if message.stop_reason == "max_tokens":
             raise call.fail(
                 f"the {request.role} answer was cut off at max_tokens={self.max_tokens}; "
@@ -305,11 +189,11 @@ class AnthropicBackend:
             ) from None
         if message.stop_reason == "refusal":
             raise call.fail(f"the model declined the {request.role} task (stop_reason=refusal)") from None
-        return call.result(_text_of(content))
+        return call.result(text_of(content))
 
     async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
         """A tool-use loop over the sandbox's file tools until the model ends its turn."""
-        call = _Call(model=request.model or self.model, secrets=self._secrets)
+        call = Call(model=request.model or self.model, secrets=self._secrets)
         tools = [dict(EDITOR_TOOL), dict(DELETE_TOOL)]
         if sandbox.on_commit is not None:
             tools.append(dict(COMMIT_TOOL))
@@ -323,7 +207,7 @@ class AnthropicBackend:
         params = self._params(call.model, request, tools=tools, marks=marks)
         messages: list[dict[str, Any]] = [{"role": "user", "content": opening(request, marks, agent=True)}]
         params["messages"] = messages
-        call.record({"event": "request", "role": request.role, **_loggable(params)})
+        call.record({"event": "request", "role": request.role, **loggable(params)})
         try:
             async with asyncio.timeout(request.timeout), self._client() as client:
                 return await self._loop(client, params, messages, call, request, sandbox, marks)
@@ -347,14 +231,14 @@ class AnthropicBackend:
         client: anthropic.AsyncAnthropic,
         params: dict[str, Any],
         messages: list[dict[str, Any]],
-        call: _Call,
+        call: Call,
         request: Request,
         sandbox: Sandbox,
         marks: Marks,
     ) -> CallResult:
         for _ in range(request.max_turns):
             message = await self._turn(client, params, call, request)
-            content = [_block_dict(b) for b in message.content]
+            content = [block_dict(b) for b in message.content]
             messages.append({"role": "assistant", "content": content})
             stop = message.stop_reason
             uses = [b for b in content if b.get("type") == "tool_use"]
@@ -380,7 +264,7 @@ class AnthropicBackend:
                     }
                 ]
             else:
-                return call.result(_text_of(content))
+                return call.result(text_of(content))
             # The latest turn is marked so the next one reads it, unless the task is done:
             # then the next answer is the last request and this tail is never re-read.
             done = request.finished is not None and request.finished()
@@ -389,7 +273,7 @@ class AnthropicBackend:
         raise call.fail(f"the {request.role} agent did not finish within {request.max_turns} turns")
 
     async def _run_tool(
-        self, block: dict[str, Any], sandbox: Sandbox, call: _Call, request: Request, *, cut: bool
+        self, block: dict[str, Any], sandbox: Sandbox, call: Call, request: Request, *, cut: bool
     ) -> dict[str, Any]:
         name = block.get("name", "")
         args = block.get("input") if isinstance(block.get("input"), dict) else {}
@@ -438,123 +322,6 @@ class AnthropicBackend:
             result["is_error"] = True
         return result
 
-    # -- one API request, with retries ----------------------------------------------------------
-
-    async def _turn(
-        self, client: anthropic.AsyncAnthropic, params: dict[str, Any], call: _Call, request: Request
-    ) -> Any:
-        """One streamed Messages request, retried on transient failures. Returns the final Message."""
-        attempt = 0
-        waited = 0.0
-        while True:
-            streamed = False
-            started = time.monotonic()
-            # The usage a stream reported before it broke off: the request was billed for it.
-            reported: Any = None
-            reported_output: int | None = None
-            try:
-                async with self.throttle.slot(), client.messages.stream(**params) as stream:
-                    async for event in stream:
-                        if event.type == "message_start":
-                            reported = event.message.usage
-                        elif event.type == "message_delta" and getattr(event, "usage", None) is not None:
-                            reported_output = event.usage.output_tokens
-                        elif event.type == "text" and event.text:
-                            streamed = True
-                            request.on_delta(event.text)
-                    message = await stream.get_final_message()
-            except anthropic.APIStatusError as exc:
-                if reported is not None:
-                    call.add_partial(reported, reported_output)
-                failure = self._classify(exc, call)
-                if exc.status_code == 429 and exc.response is not None:
-                    # Every call of this backend slows down, not only this one (throttle.py).
-                    failure.wait = self.throttle.rate_limited(exc.response.headers)
-            except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
-                if reported is not None:
-                    call.add_partial(reported, reported_output)
-                failure = _Failure(True, f"the connection failed ({type(exc).__name__}: {exc})")
-            else:
-                self.throttle.succeeded()
-                turn_usage, cost = call.add_turn(message)
-                call.record(
-                    {
-                        "event": "response",
-                        "turn": call.turns,
-                        "attempts": attempt + 1,
-                        "model": getattr(message, "model", call.model),
-                        "stop_reason": message.stop_reason,
-                        "content": [_block_dict(b) for b in message.content],
-                        "usage": _usage_dict(turn_usage),
-                        "cost_usd": cost,
-                        "seconds": round(time.monotonic() - started, 3),
-                    }
-                )
-                return message
-            if not failure.retryable:
-                raise call.fail(failure.message, fatal=False) from None
-            if attempt >= self.max_retries:
-                raise call.fail(f"{failure.message}; gave up after {attempt + 1} attempts") from None
-            wait = failure.wait if failure.wait is not None else self._backoff(attempt)
-            if waited + wait > self.max_retry_wait:
-                # Retries are capped in time too: a long retry-after or a storm is not waited out
-                # inside one call; the work fails (only it), and the next step or a resume tries again.
-                raise call.fail(
-                    f"{failure.message}; gave up after {attempt + 1} attempts rather than wait "
-                    f"{waited + wait:.0f}s in all (the limit is {self.max_retry_wait:.0f}s)"
-                ) from None
-            waited += wait
-            call.record(
-                {
-                    "event": "retry",
-                    "turn": call.turns + 1,
-                    "attempt": attempt + 1,
-                    "error": failure.message,
-                    "wait_seconds": round(wait, 3),
-                }
-            )
-            if streamed:
-                request.on_delta(f"\n[{failure.message}; retrying]\n")
-            await asyncio.sleep(wait)
-            attempt += 1
-
-    def _classify(self, exc: anthropic.APIStatusError, call: _Call) -> _Failure:
-        """Decide what an error status means. Fatal ones raise here; the rest say whether to retry."""
-        status = exc.status_code
-        kind = exc.type or ""
-        detail = redact(exc.api_message or str(exc), call.secrets)
-        if status == 401:
-            raise call.fail("the API rejected the key (401): check ANTHROPIC_API_KEY", fatal=True) from None
-        if status == 403:
-            raise call.fail(
-                f"the API refused this key (403 {kind}: {detail}): check the key's workspace and permissions",
-                fatal=True,
-            ) from None
-        if status == 402 or kind == "billing_error":
-            raise call.fail(
-                f"the API refused for billing reasons ({status}: {detail}): check the account's credit", fatal=True
-            ) from None
-        if status == 404:
-            raise call.fail(
-                f"the API does not know model {call.model!r} (404: {detail}): check --model and the per-role models",
-                fatal=True,
-            ) from None
-        should = exc.response.headers.get("x-should-retry") if exc.response is not None else None
-        retryable = status in _RETRY_STATUSES or status >= 500 or kind in _RETRY_TYPES
-        if should in ("true", "false"):
-            retryable = should == "true"
-        label = kind or "error"
-        message = (
-            f"the API answered {status} {label}: {detail}"
-            if status != 200
-            else f"the API stream broke off with {label}: {detail}"
-        )
-        return _Failure(retryable, message, _retry_after(exc.response))
-
-    def _backoff(self, attempt: int) -> float:
-        ceiling = min(self.backoff_cap, self.backoff_base * (2**attempt))
-        return ceiling * (0.5 + random.random() / 2)
-
     # -- request parameters ---------------------------------------------------------------------
 
     def _params(self, model: str, request: Request, tools: list[dict[str, Any]] | None, marks: Marks) -> dict[str, Any]:
@@ -568,75 +335,5 @@ class AnthropicBackend:
         return params
 
 
-# -- helpers -------------------------------------------------------------------------------------
-
-
-def _block_dict(block: Any) -> dict[str, Any]:
-    """A content block as the API sent it, ready to be sent back unchanged."""
-    if isinstance(block, dict):
-        return block
-    return block.to_dict(mode="json", exclude_unset=True, exclude_none=True)
-
-
-def _text_of(content: list[dict[str, Any]]) -> str:
-    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
-
-
-def _usage_dict(usage: Usage) -> dict[str, int]:
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_write_tokens": usage.cache_write_tokens,
-        "cache_read_tokens": usage.cache_read_tokens,
-        "cache_write_1h_tokens": usage.cache_write_1h_tokens,
-    }
-
-
-def _loggable(params: dict[str, Any]) -> dict[str, Any]:
-    """The request as the transcript keeps it: everything sent, messages as they were at the start."""
-    return {k: (list(v) if isinstance(v, list) else v) for k, v in params.items()}
-
-
-def _retry_after(response: httpx2.Response | None) -> float | None:
-    """The server's requested wait in seconds (retry-after-ms, retry-after seconds or date), capped."""
-    if response is None:
-        return None
-    headers = response.headers
-    wait: float | None = None
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            wait = float(ms) / 1000
-        except ValueError:
-            wait = None
-    if wait is None and (value := headers.get("retry-after")) is not None:
-        try:
-            wait = float(value)
-        except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value) if value else None
-            if parsed is not None:
-                wait = parsed.timestamp() - time.time()
-    if wait is None or wait < 0:
-        return None
-    return min(wait, MAX_RETRY_AFTER)
-
-
-def _print_delta(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
-
-
-def _main(argv: list[str]) -> int:
-    prompt = " ".join(argv) or "Say hello in five words."
-    try:
-        backend = AnthropicBackend(base_url=os.environ.get("ANTHROPIC_BASE_URL"))
-        result = asyncio.run(backend.text(Request(role="diffuse", prompt=prompt, on_delta=_print_delta)))
-    except (UsageError, BackendError) as exc:
-        print(f"\nerror: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, UsageError) else 1
-    cost = f"${result.cost_usd:.6f}" if result.cost_usd is not None else "no price"
-    print(f"\n[{result.model}: {result.usage.total} tokens, {cost}]")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(_main(sys.argv[1:]))
+    raise SystemExit(try_backend(lambda: AnthropicBackend(base_url=os.environ.get("ANTHROPIC_BASE_URL")), sys.argv[1:]))

@@ -103,6 +103,17 @@ class CallResult:
     transcript: list[dict[str, Any]] = field(default_factory=list)
     turns: int = 1
 
+    def spent(self) -> dict[str, Any]:
+        """The tokens and the cost of the call, named as a `Call` event records them."""
+        u = self.usage
+        return {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cache_write_tokens": u.cache_write_tokens,
+            "cache_read_tokens": u.cache_read_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
 
 class Backend(Protocol):
     name: str
@@ -111,3 +122,29 @@ class Backend(Protocol):
     async def text(self, request: Request) -> CallResult: ...
 
     async def agent(self, request: Request, sandbox: Sandbox) -> CallResult: ...
+
+
+def try_backend(make: Callable[[], Backend], argv: list[str]) -> int:
+    """`python -m skilltui.agents.<backend> "prompt"`: one streamed text call, then its tokens and cost.
+
+    How a person checks a backend, its key and its model on their own before training with
+    it; a bad key or setting ends in one line (exit 2), a failed call in one line (exit 1).
+    """
+    import asyncio
+    import sys
+
+    from ..errors import UsageError
+
+    def show(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    prompt = " ".join(argv) or "Say hello in five words."
+    try:
+        result = asyncio.run(make().text(Request(role="diffuse", prompt=prompt, on_delta=show)))
+    except (UsageError, BackendError) as exc:
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, UsageError) else 1
+    cost = f"${result.cost_usd:.6f}" if result.cost_usd is not None else "no price"
+    print(f"\n[{result.model}: {result.usage.total} tokens, {cost}]")
+    return 0

@@ -24,7 +24,8 @@ from typing import Any
 
 import anthropic
 
-from .anthropic_backend import AnthropicBackend, _block_dict, _Call, _text_of
+from .anthropic_backend import AnthropicBackend
+from .anthropic_call import Call, block_dict, text_of
 from .base import BackendError, CallResult, FatalBackendError, Request
 
 BATCH_DISCOUNT = 0.5  # the Batches API bills input, output and cache tokens at half price
@@ -73,12 +74,12 @@ class BatchClient:
         if result.type != "succeeded":
             return None
         message = result.message
-        call = _Call(model=request.model or self.backend.model, secrets=self.backend._secrets)
+        call = Call(model=request.model or self.backend.model, secrets=self.backend._secrets)
         call.record({"event": "batch", "batch_id": batch_id, "custom_id": custom_id, "role": request.role})
         turn, _ = call.add_turn(message)
         if call.cost_usd is not None:
             call.cost_usd *= BATCH_DISCOUNT
-        content = [_block_dict(b) for b in message.content]
+        content = [block_dict(b) for b in message.content]
         call.record(
             {
                 "event": "response",
@@ -93,7 +94,7 @@ class BatchClient:
         )
         if message.stop_reason in ("max_tokens", "refusal"):
             return None  # a normal call reports this properly
-        return call.result(_text_of(content))
+        return call.result(text_of(content))
 
     def _errors(self, what: str) -> _Errors:
         return _Errors(what, self.backend)

@@ -9,7 +9,8 @@ Code already has, and it reads `ANTHROPIC_BASE_URL`, which is how the test suite
 it at the fake Messages API.
 
 Confinement, which is the point of the design (the writer must never see the human
-episodes):
+episodes; the tool specs, permission rules and quiet environment are in
+claude_code_confine.py):
 
 - Claude Code's own tools (Bash, Read, Write, Edit, web access...) are switched off
   (`tools=[]`). The agent gets the project's file tools instead, as an in-process MCP
@@ -47,16 +48,14 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import os
 import shutil
 import sys
 import tempfile
-from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .base import BackendError, CallResult, FatalBackendError, Request, Usage
-from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
+from .base import BackendError, CallResult, FatalBackendError, Request, Usage, try_backend
+from .claude_code_confine import QUIET_ENV, TOOL_SPECS, find_cli, permissions
 from .redact import env_secrets, redact
 from .throttle import Throttle
 from .tools import Sandbox, ToolError
@@ -68,78 +67,8 @@ INSTALL_HELP = (
 )
 SERVER = "files"
 
-# Only the agent's own requests leave the CLI: no title-generation request that resends
-# the whole task (loss prompts hold the human episodes), no telemetry, error reports,
-# update checks or surveys, and a training run never updates the CLI under itself or keeps
-# a prompt history.
-QUIET_ENV = {
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_BUG_COMMAND": "1",
-    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
-    "CLAUDE_CODE_SKIP_PROMPT_HISTORY": "1",
-}
 # Statuses after which no retry can succeed: the key or the login was refused.
 AUTH_STATUSES = (401, 403)
-
-# The file tools as MCP tools: one per command, each with its JSON schema.
-_PATH = {"type": "string", "description": "An absolute path, or one relative to your working folder."}
-TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
-    "view": (
-        "Show a file with line numbers, or list a folder.",
-        {
-            "type": "object",
-            "properties": {
-                "path": _PATH,
-                "view_range": {
-                    "type": "array",
-                    "items": {"type": "integer"},
-                    "minItems": 2,
-                    "maxItems": 2,
-                    "description": "Optional [first_line, last_line]; -1 as last means the end.",
-                },
-            },
-            "required": ["path"],
-        },
-    ),
-    "create": (
-        "Create or overwrite a file with the given text.",
-        {
-            "type": "object",
-            "properties": {"path": _PATH, "file_text": {"type": "string"}},
-            "required": ["path", "file_text"],
-        },
-    ),
-    "str_replace": (
-        "Replace one exact, unique occurrence of old_str in a file with new_str.",
-        {
-            "type": "object",
-            "properties": {"path": _PATH, "old_str": {"type": "string"}, "new_str": {"type": "string"}},
-            "required": ["path", "old_str"],
-        },
-    ),
-    "insert": (
-        "Insert text after line insert_line of a file (0 inserts at the top).",
-        {
-            "type": "object",
-            "properties": {"path": _PATH, "insert_line": {"type": "integer"}, "insert_text": {"type": "string"}},
-            "required": ["path", "insert_line", "insert_text"],
-        },
-    ),
-    "delete": (
-        "Delete one file you may write.",
-        {"type": "object", "properties": {"path": _PATH}, "required": ["path"]},
-    ),
-    "commit": (
-        "Record all your edits as exactly one git commit with this message. Call it once, "
-        "after your last edit; with no edits it records an empty commit.",
-        {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
-    ),
-    "pool_log": (LOG_DESCRIPTION, LOG_SCHEMA),
-    "pool_show": (SHOW_DESCRIPTION, SHOW_SCHEMA),
-}
 
 
 def _sdk() -> Any:
@@ -175,7 +104,7 @@ class ClaudeCodeBackend:
         sdk = _sdk()
         self.model = model or DEFAULT_MODEL
         self._sdk = sdk
-        self._cli_path = cli_path or _find_cli(sdk)
+        self._cli_path = cli_path or find_cli(sdk)
         self._api_key = api_key
         # Calls of this backend in flight at once, lowered for a while when the CLI reports a 429.
         self.throttle = Throttle()
@@ -198,7 +127,7 @@ class ClaudeCodeBackend:
         """One answer with no tools at all, in an empty temporary folder."""
         folder = tempfile.mkdtemp(prefix="skilltui-cc-")
         try:
-            options = self._options(request, cwd=folder, tools=None, settings=_permissions([], [], []))
+            options = self._options(request, cwd=folder, tools=None, settings=permissions([], [], []))
             options.max_turns = 1
             # A one-shot answer has no later request to read a cache entry: the CLI would mark
             # the whole prompt and pay 1.25x to write it, so caching is off for text calls.
@@ -219,7 +148,7 @@ class ClaudeCodeBackend:
         cwd = sandbox.folder  # where the sandbox takes relative paths from
         if cwd.is_file():
             cwd = cwd.parent
-        settings = _permissions(sandbox.read_roots, sandbox.write_roots, sandbox.denied)
+        settings = permissions(sandbox.read_roots, sandbox.write_roots, sandbox.denied)
         options = self._options(request, cwd=str(cwd), tools=(server, names), settings=settings)
         options.max_turns = request.max_turns
         return await self._run(request, options)
@@ -436,32 +365,6 @@ def _classify(assistant_error: str | None, status: int | None, detail: str, mode
     return False, f"Claude Code failed: {detail}"
 
 
-def _permissions(read_roots: list[Path], write_roots: list[Path], denied: list[Path]) -> dict[str, Any]:
-    """Permission rules scoped to the role's roots; `//` marks an absolute path in Claude Code rules."""
-
-    def rule(tool: str, root: Path) -> str:
-        return f"{tool}(/{root.as_posix()}/**)" if root.is_dir() or not root.exists() else f"{tool}(/{root.as_posix()})"
-
-    allow = [rule("Read", r) for r in read_roots + write_roots]
-    allow += [rule(t, r) for r in write_roots for t in ("Edit", "Write")]
-    deny = ["Bash", "WebFetch", "WebSearch", "NotebookEdit"]
-    deny += [rule(t, d) for d in denied for t in ("Read", "Edit", "Write")]
-    return {"permissions": {"allow": allow, "deny": deny, "defaultMode": "dontAsk"}}
-
-
-def _find_cli(sdk: Any) -> str:
-    bundled = Path(sdk.__file__).parent / "_bundled" / "claude"
-    if bundled.is_file() and os.access(bundled, os.X_OK):
-        return str(bundled)
-    found = shutil.which("claude")
-    if found:
-        return found
-    raise UsageError(
-        "--backend claude-code found no Claude Code executable: reinstall "
-        "'skilltui[claude-code]' or put `claude` on PATH"
-    )
-
-
 def _jsonable(message: Any) -> dict[str, Any]:
     """A message as plain JSON data (the SDK's messages are dataclasses)."""
     data = dataclasses.asdict(message) if dataclasses.is_dataclass(message) else {"value": str(message)}
@@ -472,19 +375,5 @@ def _first_line(text: str) -> str:
     return (text or "").strip().splitlines()[0] if (text or "").strip() else "unknown error"
 
 
-def _main(argv: list[str]) -> int:
-    prompt = " ".join(argv) or "Say hello in five words."
-    try:
-        result = asyncio.run(
-            ClaudeCodeBackend().text(Request(role="diffuse", prompt=prompt, on_delta=sys.stdout.write))
-        )
-    except (UsageError, BackendError) as exc:
-        print(f"\nerror: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, UsageError) else 1
-    cost = f"${result.cost_usd:.6f}" if result.cost_usd is not None else "no price"
-    print(f"\n[{result.model}: {result.usage.total} tokens, {cost}]")
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(_main(sys.argv[1:]))
+    raise SystemExit(try_backend(ClaudeCodeBackend, sys.argv[1:]))

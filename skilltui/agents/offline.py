@@ -24,8 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine.diffuse import story_episodes
-from ..engine.pool import FOLDERS
+from ..formats import FOLDERS, story_episodes
 from . import offline_backward
 from .base import BackendError, CallResult, Request, Usage
 from .tools import Sandbox, ToolError

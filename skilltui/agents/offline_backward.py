@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.pool import render_note
+from ..formats import render_note
 from .base import Request
 from .tools import Sandbox, ToolError
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..durable import write_atomic
+from ..words import counted
 
 MAX_VIEW_CHARS = 60_000
 MAX_LISTING = 500
@@ -160,7 +161,7 @@ class Sandbox:
         if real.is_dir():
             raise ToolError(f"{path} is a folder")
         real.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(real, file_text)
+        write_atomic(real, file_text)
         return f"wrote {path} ({len(file_text)} characters)"
 
     def str_replace(self, path: str, old_str: str, new_str: str = "") -> str:
@@ -171,7 +172,7 @@ class Sandbox:
             raise ToolError(f"old_str was not found in {path}; view the file and copy the text exactly")
         if count > 1:
             raise ToolError(f"old_str occurs {count} times in {path}; include more context to make it unique")
-        _write_atomic(real, text.replace(old_str, new_str, 1))
+        write_atomic(real, text.replace(old_str, new_str, 1))
         return f"edited {path}"
 
     def insert(self, path: str, insert_line: int, insert_text: str) -> str:
@@ -182,8 +183,8 @@ class Sandbox:
         if not insert_text.endswith("\n"):
             insert_text += "\n"
         lines.insert(insert_line, insert_text)
-        _write_atomic(real, "".join(lines))
-        return f"inserted {insert_text.count(chr(10))} line(s) into {path} after line {insert_line}"
+        write_atomic(real, "".join(lines))
+        return f"inserted {counted(insert_text.count(chr(10)), 'line')} into {path} after line {insert_line}"
 
     def delete(self, path: str) -> str:
         real = self.resolve(path, write=True)
@@ -252,8 +253,3 @@ class Sandbox:
 
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write through the project's one durable writer, so a killed agent never leaves half a file behind."""
-    write_atomic(path, text)

@@ -25,12 +25,14 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..words import counted
 from . import events as ev
 from .backward_attempt import AttemptFailed, Where, run_attempt
+from .context import Context
 from .pool import Pool
 from .review import Decision, GateVerdict, Reviewer, ReviewRequest
 from .run import read_json, write_atomic, write_json
-from .stages import Context, Sample
+from .stages import Sample
 
 if TYPE_CHECKING:
     from .validation import Validator
@@ -111,14 +113,12 @@ async def micro_step(
                 "reason": decision.reason,
             },
         )
+        at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
         ctx.bus.emit(
             ev.DecisionMade(
                 decision=decision.action,
                 by=decision.by,
-                epoch=epoch,
-                step=step,
-                group=group,
-                attempt=attempt,
+                **at,
                 before=before,
                 after=checked["after"],
                 note=decision.note,
@@ -154,7 +154,7 @@ def _give_up(ctx: Context, out: Path, where: Where, failures: list[str]) -> bool
     reason = failures[-1]
     tries = len(failures)
     if ctx.settings.strict:
-        raise BackwardFailed(f"{where.label} failed {tries} attempt(s) (--strict stops here): {reason}")
+        raise BackwardFailed(f"{where.label} failed {counted(tries, 'attempt')} (--strict stops here): {reason}")
     write_json(
         out / "commit.txt",
         {
@@ -274,15 +274,6 @@ async def _review(
         removed=checked["removed"],
         gate=verdict,
     )
-    ctx.bus.emit(
-        ev.ReviewRequested(
-            epoch=epoch,
-            step=step,
-            group=group,
-            attempt=attempt,
-            label=label,
-            before=checked["before"],
-            after=checked["after"],
-        )
-    )
+    at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
+    ctx.bus.emit(ev.ReviewRequested(**at, label=label, before=checked["before"], after=checked["after"]))
     return await reviewer.review(request)

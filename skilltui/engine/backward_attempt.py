@@ -31,12 +31,13 @@ from ..agents.pool_history import PoolHistory
 from ..agents.tools import Sandbox, ToolError
 from . import events as ev
 from .attribution import attribution_table, run_attribution
+from .context import Context
 from .feedback import annotations, feedback_text
 from .leakage import Lexicon
 from .note_checks import commit_problems, lint_pool
 from .pool import Pool
 from .run import write_atomic, write_json
-from .stages import Context, Sample, note_policy, pool_context
+from .stages import Sample, note_policy, pool_context
 
 REMINDER = (
     "You ended your turn without calling the commit tool, so nothing of this update counts yet. "
@@ -58,6 +59,11 @@ class Where:
     label: str
     before: str
     groups: int = 1  # micro-steps in this step
+
+    @property
+    def at(self) -> dict[str, int]:
+        """Where this attempt is, as the events that speak of it say it."""
+        return {"epoch": self.epoch, "step": self.step, "group": self.group, "attempt": self.attempt}
 
 
 def lexicon_of(ctx: Context) -> Lexicon:
@@ -171,7 +177,7 @@ async def run_attempt(
         "failures": failures,
         "lint": problems,
     }
-    ctx.bus.emit(ev.Stage(stage="backward", status="started", epoch=e, step=s, group=g, attempt=a))
+    ctx.stage("backward", "started", e, s, group=g, attempt=a)
     started = time.monotonic()
     try:
         request = ctx.request("backward", prompt, context, prefix=prefix, group=g)
@@ -208,23 +214,10 @@ async def run_attempt(
         await _failed(ctx, pool, where, adir, problem)
     write_atomic(adir / "patch.diff", checked.pop("patch"))
     write_json(adir / "checked.json", checked)
-    ctx.bus.emit(
-        ev.Stage(
-            stage="backward",
-            status="finished",
-            epoch=e,
-            step=s,
-            group=g,
-            attempt=a,
-            seconds=round(time.monotonic() - started, 3),
-        )
-    )
+    ctx.stage("backward", "finished", e, s, group=g, attempt=a, started=started)
     ctx.bus.emit(
         ev.MicroStep(
-            epoch=e,
-            step=s,
-            group=g,
-            attempt=a,
+            **where.at,
             label=where.label,
             before=where.before,
             after=checked["after"],
@@ -294,15 +287,13 @@ async def _failed(ctx: Context, pool: Pool, where: Where, adir: Path, problem: s
     """Record why the attempt failed, put the pool back and raise AttemptFailed."""
     await _reset(ctx, pool, where, "failed")
     write_json(adir / "failed.json", {"reason": problem})
-    ctx.bus.emit(
-        ev.Stage(
-            stage="backward",
-            status="failed",
-            epoch=where.epoch,
-            step=where.step,
-            group=where.group,
-            attempt=where.attempt,
-            error=f"{where.label}: {problem}",
-        )
+    ctx.stage(
+        "backward",
+        "failed",
+        where.epoch,
+        where.step,
+        group=where.group,
+        attempt=where.attempt,
+        error=f"{where.label}: {problem}",
     )
     raise AttemptFailed(problem)

@@ -23,10 +23,10 @@ from screenplain.parsers import fountain
 from screenplain.types import Action, Dialog, DualDialog, Slug, Transition
 
 from ..agents.base import Backend, BackendError, CallResult, Request
+from ..formats import EPISODE_HEADING, story_episodes  # noqa: F401 - story_episodes is the story format
 from .prompts import Prompts
 from .works import Work
 
-EPISODE_HEADING = re.compile(r"^## Episode (\d+)\s*$", re.MULTILINE)
 SLUG = re.compile(r"^(INT|EXT|INT\./EXT|I/E)\.?\s+(.+?)(?:\s+-\s+(.+))?$", re.IGNORECASE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 FILLERS = ("Then, ", "Meanwhile, ", "After a moment, ")
@@ -103,16 +103,6 @@ def noise_work(work: Work, *, seed: int, noise: float) -> str:
         rng = random.Random(f"{seed}:{noise}:{work.name}:{number}")
         parts.append(f"## Episode {number}\n\n{noise_episode(work.episode_text(number), rng, noise)}\n")
     return "\n".join(parts)
-
-
-def story_episodes(story: str) -> dict[int, str]:
-    """Split a story into its episodes by their `## Episode N` headings."""
-    marks = list(EPISODE_HEADING.finditer(story))
-    episodes: dict[int, str] = {}
-    for i, mark in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(story)
-        episodes[int(mark.group(1))] = story[mark.end() : end].strip()
-    return episodes
 
 
 async def diffuse_with_model(

@@ -15,6 +15,7 @@ import time
 
 from ..agents.base import Backend, BackendError, CallResult
 from ..run_model.view import RunView
+from ..words import counted
 from .diffuse import diffuse_with_model
 from .events import Call, JsonlSink
 from .prompts import Prompts
@@ -36,17 +37,12 @@ def diffuse_and_record(work: Work, backend: Backend, noise: float) -> str | None
 
     def on_call(number: int, result: CallResult) -> None:
         now = time.monotonic()
-        u = result.usage
         event = Call(
             role="diffuse",
             backend=backend.name,
             model=result.model or backend.model,
             work=work.name,
-            input_tokens=u.input_tokens,
-            output_tokens=u.output_tokens,
-            cache_write_tokens=u.cache_write_tokens,
-            cache_read_tokens=u.cache_read_tokens,
-            cost_usd=result.cost_usd,
+            **result.spent(),
             seconds=round(now - last[1], 3),
         )
         last[1] = now
@@ -70,4 +66,4 @@ def diffuse_and_record(work: Work, backend: Backend, noise: float) -> str | None
 
 def spent(calls: int, totals: RunView) -> str:
     cost = f"${totals.cost:.4f}" + ("" if totals.cost_known else "+ (some prices unknown)")
-    return f"{calls} call(s), {totals.tokens:,} tokens, cost {cost}"
+    return f"{counted(calls, 'call')}, {totals.tokens:,} tokens, cost {cost}"

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import errno
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..agents.base import Backend, BackendError, FatalBackendError
@@ -33,20 +32,14 @@ from . import events as ev
 from .attribution import run_attribution
 from .backward import BackwardFailed, micro_step
 from .batching import StepBatch
+from .context import Context
+from .ending import Outcome, RunFailed, RunStopped, disk_problem
 from .gather import all_or_none
 from .review import Reviewer
 from .session import OpenedRun
-from .stages import Context, Sample, StageError, forward, loss, reduce
+from .stages import Sample, StageError, forward, loss, reduce
 from .validation import Point, Validator
 from .works import Work
-
-
-class RunStopped(Exception):
-    """The run stopped before its end on purpose (a spend cap, a person); it resumes later."""
-
-
-class RunFailed(Exception):
-    """The run cannot go on (every work failed, a backward failed, the backend refused)."""
 
 
 def planned_steps(works: list[Work], steps: int, per_step: int) -> int:
@@ -59,12 +52,6 @@ def make_groups(names: list[str], size: int) -> list[list[str]]:
     if size <= 0:
         return [list(names)] if names else []
     return [names[i : i + size] for i in range(0, len(names), size)]
-
-
-@dataclass
-class Outcome:
-    status: str  # finished, stopped, failed
-    reason: str = ""
 
 
 class Trainer:
@@ -104,6 +91,9 @@ class Trainer:
             self.batch_client = BatchClient(backend)  # type: ignore[arg-type]
         self._running = asyncio.Event()
         self._running.set()
+        # How many stages wait at the pause gate right now: once every unfinished work waits
+        # there, a paused run is provably still (what a watcher, or a test, can wait for).
+        self.held = 0
         self._stop_reason: str | None = None
         self.validator = (
             Validator(
@@ -140,7 +130,12 @@ class Trainer:
         self._running.set()
 
     async def _gate(self) -> None:
-        await self._running.wait()
+        if not self._running.is_set():
+            self.held += 1
+            try:
+                await self._running.wait()
+            finally:
+                self.held -= 1
         if self._stop_reason:
             raise RunStopped(self._stop_reason)
         cap = self.settings.max_cost
@@ -301,35 +296,35 @@ class Trainer:
             held = True
             await self._gate()
             started = time.monotonic()
-            self._stage(stage, "started", epoch, step, work=work.name)
+            self.ctx.stage(stage, "started", epoch, step, work=work.name)
             ran = await forward(self.ctx, work, epoch, step, first, last)
-            self._stage(stage, "finished" if ran else "skipped", epoch, step, work=work.name, started=started)
+            self.ctx.stage(stage, "finished" if ran else "skipped", epoch, step, work=work.name, started=started)
             stage = "loss"
             if "loss" in self.ctx.batches:
                 limit.release()
                 held = False
             await self._gate()
             started = time.monotonic()
-            self._stage(stage, "started", epoch, step, work=work.name)
+            self.ctx.stage(stage, "started", epoch, step, work=work.name)
             sample, ran = await loss(self.ctx, work, epoch, step, first, last)
-            self._stage(stage, "finished" if ran else "skipped", epoch, step, work=work.name, started=started)
+            self.ctx.stage(stage, "finished" if ran else "skipped", epoch, step, work=work.name, started=started)
             return sample
         except (RunStopped, FatalBackendError):
             raise
         except OSError as exc:
             if no_room(exc, self.run.root):
                 raise
-            self._stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
+            self.ctx.stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
             return None
         except (BackendError, StageError, ToolError) as exc:
             if no_room(exc, self.run.root):
                 raise OSError(errno.ENOSPC, f"no space left on the device while {stage} ran: {exc}") from exc
-            self._stage(stage, "failed", epoch, step, work=work.name, error=str(exc))
+            self.ctx.stage(stage, "failed", epoch, step, work=work.name, error=str(exc))
             return None
         except Exception as exc:  # noqa: BLE001 - a misbehaving agent or file costs this work only
             if no_room(exc, self.run.root):
                 raise OSError(errno.ENOSPC, f"no space left on the device while {stage} ran: {exc}") from exc
-            self._stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
+            self.ctx.stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
             return None
         finally:
             if held:
@@ -379,7 +374,7 @@ class Trainer:
                     self.ctx, self.reviewer, samples, summary, epoch, step, group, len(groups), gate=gate
                 )
                 if not ran:
-                    self._stage("backward", "skipped", epoch, step, group=group)
+                    self.ctx.stage("backward", "skipped", epoch, step, group=group)
         finally:
             for task in summaries.values():
                 task.cancel()
@@ -388,42 +383,14 @@ class Trainer:
     async def _reduce(self, samples: list[Sample], epoch: int, step: int, group: int) -> Path:
         await self._gate()
         started = time.monotonic()
-        self._stage("reduce", "started", epoch, step, group=group)
+        self.ctx.stage("reduce", "started", epoch, step, group=group)
         try:
             summary, ran = await reduce(self.ctx, samples, epoch, step, group)
         except BackendError as exc:
-            self._stage("reduce", "failed", epoch, step, group=group, error=str(exc))
+            self.ctx.stage("reduce", "failed", epoch, step, group=group, error=str(exc))
             raise RunFailed(f"reduce failed at epoch {epoch} step {step} group {group}: {exc}") from exc
-        self._stage("reduce", "finished" if ran else "skipped", epoch, step, group=group, started=started)
+        self.ctx.stage("reduce", "finished" if ran else "skipped", epoch, step, group=group, started=started)
         return summary
-
-    def _stage(
-        self,
-        stage: str,
-        status: str,
-        epoch: int,
-        step: int,
-        *,
-        work: str | None = None,
-        group: int | None = None,
-        started: float | None = None,
-        error: str | None = None,
-    ) -> None:
-        seconds = round(time.monotonic() - started, 3) if started is not None else None
-        self.bus.emit(
-            ev.Stage(
-                stage=stage, status=status, epoch=epoch, step=step, work=work, group=group, seconds=seconds, error=error
-            )
-        )
-
-
-def disk_problem(exc: BaseException, root: Path) -> str:
-    """One line for a run stopped by its folder refusing writes."""
-    if no_room(exc, root):
-        return f"the disk under {root} is full; free some space and run the same command to resume"
-    where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
-    cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return f"the run folder could not be written{where}: {cause}; fix that and run the same command to resume"
 
 
 def role_models(settings, backend: Backend) -> dict[str, str]:

@@ -34,18 +34,15 @@ import yaml
 
 from ..durable import fsync_dir
 from ..errors import UsageError
+from ..formats import (  # noqa: F401 - the note format, shared with the agents; kept importable here
+    BODY_HEADING,
+    FOLDERS,
+    MAX_BODY_CHARS,
+    MAX_DESCRIPTION_CHARS,
+    MAX_LINES,
+    render_note,
+)
 
-FOLDERS: dict[str, str] = {
-    "structure": "how an episode is shaped: scenes, order, openings and endings",
-    "scene": "scene headings, locations, time of day, transitions between scenes",
-    "dialogue": "who speaks, how lines are set out, parentheticals",
-    "character": "consistency of names, voices and who is present",
-    "action": "action lines: what is seen, economy, present tense",
-}
-BODY_HEADING = "## Guidance"
-MAX_DESCRIPTION_CHARS = 160
-MAX_BODY_CHARS = 1500
-MAX_LINES = 40
 NOTE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}\.md$")
 AUTHOR = "skilltui <skilltui@localhost>"
 
@@ -144,12 +141,6 @@ def lint_note(rel: str, text: str) -> list[str]:
     if total_lines > MAX_LINES:
         problems.append(f"{rel}: {total_lines} lines; the limit is {MAX_LINES}")
     return problems
-
-
-def render_note(description: str, body: str) -> str:
-    """A well-formed note from its parts: what every writer of notes should produce."""
-    line = yaml.safe_dump(description, width=10_000).strip().removesuffix("...").strip()
-    return f"---\ndescription: {line}\n---\n{BODY_HEADING}\n\n{body.strip()}\n"
 
 
 class Pool:

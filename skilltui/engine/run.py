@@ -19,15 +19,15 @@ atomically, so a run killed anywhere resumes by running the same command again.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock, Timeout
 
 from ..durable import TEMP_NAME, write_atomic
 from ..errors import UsageError
@@ -149,30 +149,31 @@ def _leftover(name: str) -> bool:
 
 
 class RunLock:
-    """An advisory lock on the run: one training process at a time, and others can tell one is there."""
+    """The run lock: one training process at a time, and others can tell one is there.
+
+    An exclusive `flock` on the run's `lock` file through filelock, so the kernel drops it
+    when the holder dies however it dies (a killed run never leaves its run locked), and
+    the file itself is left in place (`_leftover` knows it). Tools that change a run (the
+    history's revert and reset) take the same lock, so they cannot act under a live run.
+    """
 
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / "lock"
-        self._fd: int | None = None
+        # Never wait: a second trainer is told at once. Not thread-local: the app releases it
+        # from another thread than the one that took it.
+        self._lock = FileLock(self.path, blocking=False, thread_local=False)
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+            self._lock.acquire()
+        except Timeout:
             raise UsageError(
                 f"run {self.path.parent.name} is being trained by another process; wait for it or stop it"
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._fd = fd
 
     def release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
+        if self._lock.is_locked:
+            self._lock.release()
 
 
 def is_locked(run_dir: Path) -> bool:
@@ -180,11 +181,10 @@ def is_locked(run_dir: Path) -> bool:
     path = run_dir / "lock"
     if not path.exists():
         return False
-    fd = os.open(path, os.O_RDONLY)
+    probe = FileLock(path, blocking=False, thread_local=False)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
+        probe.acquire()
+    except Timeout:
         return True
-    finally:
-        os.close(fd)
+    probe.release()
     return False

@@ -30,14 +30,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import events as ev
+from .context import Context
 from .gather import all_or_none
 from .review import GateVerdict
 from .run import read_json, write_json
-from .stages import Context, Place, forward, loss
+from .stages import Place, forward, loss
 from .works import Work
 
 Wait = Callable[[], Awaitable[None]]
@@ -232,19 +233,16 @@ class Validator:
     def _stage(
         self, status: str, point: Point, work: str, started: float | None = None, error: str | None = None
     ) -> None:
-        seconds = round(time.monotonic() - started, 3) if started is not None else None
-        self.ctx.bus.emit(
-            ev.Stage(
-                stage="validate",
-                status=status,
-                epoch=point.epoch,
-                step=point.step,
-                work=work,
-                group=point.group,
-                attempt=point.attempt,
-                seconds=seconds,
-                error=error,
-            )
+        self.ctx.stage(
+            "validate",
+            status,
+            point.epoch,
+            point.step,
+            work=work,
+            group=point.group,
+            attempt=point.attempt,
+            started=started,
+            error=error,
         )
 
     # -- the gate ------------------------------------------------------------------------
@@ -267,22 +265,8 @@ class Validator:
         verdict = compare(known, after, self.tolerance, len(self.works))
         cost = round(after.cost_usd + self._unpaid, 6)
         self._unpaid = 0.0
-        verdict = GateVerdict(
-            verdict.before, verdict.after, verdict.works, verdict.tolerance, verdict.advice, verdict.reason, cost
-        )
-        self.ctx.bus.emit(
-            ev.GateChecked(
-                epoch=epoch,
-                step=step,
-                group=group,
-                attempt=attempt,
-                before=verdict.before,
-                after=verdict.after,
-                works=verdict.works,
-                tolerance=verdict.tolerance,
-                advice=verdict.advice,
-                reason=verdict.reason,
-                cost_usd=cost,
-            )
-        )
+        verdict = replace(verdict, cost_usd=cost)
+        at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
+        # The event is the verdict, located: the same fields under the same names.
+        self.ctx.bus.emit(ev.GateChecked(**at, **asdict(verdict)))
         return verdict

@@ -29,7 +29,7 @@ import yaml
 
 from ..durable import write_atomic
 from ..engine.pool import FOLDERS, NOTE_NAME, parse_note
-from ..engine.run import Run, read_json
+from ..engine.run import Run
 from ..errors import UsageError
 from ..signals import raising_signals
 
@@ -68,22 +68,44 @@ def _notes_at(run: Run, commit: str) -> dict[str, bytes]:
     return dict(sorted(notes.items()))
 
 
-def _description(run: Run) -> str:
-    try:
-        works = list(read_json(run.config_path).get("works") or [])
-    except (OSError, ValueError):
-        works = []
-    trained = ""
-    if works:
-        shown = ", ".join(works[:5]) + (f" and {len(works) - 5} more" if len(works) > 5 else "")
-        trained = f" Trained by skilltui on {shown}."
+# What each note folder is about, as the description names it.
+TOPICS = {
+    "structure": "episode structure",
+    "scene": "scene headings and transitions",
+    "dialogue": "dialogue",
+    "character": "characters",
+    "action": "action lines",
+}
+
+
+def _note_description(data: bytes) -> str:
+    """A note's one-line description; empty for a note that has none or is malformed."""
+    meta, _, problem = parse_note(data.decode("utf-8", errors="replace"))
+    return str(meta.get("description", "")).strip() if meta and not problem else ""
+
+
+def describe(notes: dict[str, bytes]) -> str:
+    """The skill's description, from the notes actually exported and nothing else.
+
+    It names the topics of the folders that hold a note (a folder whose notes were all
+    rolled back is not advertised), says when to use the skill, then quotes as many of the
+    notes' own one-line descriptions as fit in the 1024 characters. The training works are
+    not named: they mean nothing to an agent that reads the skill.
+    """
+    folders = [folder for folder in FOLDERS if any(rel.startswith(f"{folder}/") for rel in notes)]
+    topics = [TOPICS.get(folder, folder) for folder in folders]
+    listed = ", ".join(topics[:-1]) + f" and {topics[-1]}" if len(topics) > 1 else "".join(topics) or "screenwriting"
     text = (
-        "Craft notes for adapting a prose story into screenplay episodes in Fountain: episode structure, "
-        "scene headings and transitions, dialogue, characters and action lines."
-        f"{trained} Use when writing, adapting or revising screenplay episodes, or when checking a script's "
-        "scenes, cues and action lines against screenwriting practice."
+        f"Craft notes for writing screenplay episodes in Fountain, on {listed}. Use when writing, adapting "
+        "or revising screenplay episodes in Fountain, or when checking a script against these notes."
     )
-    return text[:MAX_DESCRIPTION]
+    quoted = ""
+    for description in filter(None, (_note_description(data).rstrip(".") for data in notes.values())):
+        more = f"{quoted}; {description}" if quoted else f" The notes: {description}"
+        if len(text) + len(more) + 1 > MAX_DESCRIPTION:
+            break
+        quoted = more
+    return (text + (quoted + "." if quoted else ""))[:MAX_DESCRIPTION]
 
 
 def render_skill(name: str, description: str, run: Run, commit: str, notes: dict[str, bytes]) -> str:
@@ -115,8 +137,7 @@ def render_skill(name: str, description: str, run: Run, commit: str, notes: dict
             continue
         lines += [f"## {folder}: {about}", ""]
         for rel, data in rows:
-            meta, _, problem = parse_note(data.decode("utf-8", errors="replace"))
-            description = str(meta.get("description", "")).strip() if meta and not problem else ""
+            description = _note_description(data)
             lines.append(f"- [{rel}]({rel})" + (f": {description}" if description else ""))
         lines.append("")
     return "\n".join(lines)
@@ -187,7 +208,7 @@ def export_skill(run: Run, target: Path, commit: str | None = None, force: bool 
     # A symlinked skill folder (a dotfiles setup) is kept: the skill is written where it points.
     if target.is_symlink():
         target = target.resolve()
-    text = render_skill(name, _description(run), run, sha, notes)
+    text = render_skill(name, describe(notes), run, sha, notes)
 
     # A stop signal in here raises, so the staging folder is removed on the way out.
     with raising_signals():

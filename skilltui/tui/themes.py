@@ -12,13 +12,15 @@ atomically so a crash never leaves a half-written settings file behind.
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+import platformdirs
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
+
+from ..durable import write_atomic
 
 DEFAULT_THEME = "skilltui-dark"
 LIGHT_THEME = "skilltui-light"
@@ -42,9 +44,9 @@ def shipped_dir() -> Path:
 
 
 def config_dir() -> Path:
-    """Where skilltui keeps a user's preferences: `$XDG_CONFIG_HOME/skilltui`, else ~/.config/skilltui."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base).expanduser() / "skilltui"
+    """Where skilltui keeps a user's preferences: the platform's user config folder (platformdirs);
+    on Linux `$XDG_CONFIG_HOME/skilltui`, else ~/.config/skilltui."""
+    return Path(platformdirs.user_config_dir("skilltui", appauthor=False))
 
 
 def user_themes_dir() -> Path:
@@ -122,8 +124,6 @@ def remember_theme(name: str) -> None:
         except (OSError, ValueError):
             settings = {}
         settings["theme"] = name
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        tmp.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(settings, indent=2) + "\n")
     except OSError:
         pass

@@ -1,0 +1,64 @@
+"""The `skilltui` subcommands, one module per family, registered by `skilltui.cli.build_parser`.
+
+- training.py: `train` and `demo`, the commands that run training (headless or in the app);
+- material.py: `diffuse`, `lint` and `score`, one-shot commands on what training uses and
+  makes: a work's story, a pool's notes, a script's loss.
+
+The history commands (`review`, `runs`, `export`, `compare`) are in skilltui/history/cli.py
+and `report` in skilltui/report/cli.py. Each module's `register(sub)` adds its parsers with
+`command`, which takes a command's help from its handler's docstring. A handler takes the
+parsed arguments and returns the exit code, and raises `UsageError` for bad input (the
+command line turns it into one line and exit code 2). Handlers import the engine when they
+run, not when the command line starts, so `skilltui --help` stays quick and a stop signal
+during start-up ends in one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+
+from ..agents import BACKENDS
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def command(sub: argparse._SubParsersAction, name: str, handler: Handler) -> argparse.ArgumentParser:
+    """Add subcommand `name`, run by `handler`, explained by the handler's own docstring.
+
+    The docstring's first line is the one-line help (bare `skilltui` and `--help` list it),
+    the rest the description `skilltui NAME --help` prints: what a command does is written
+    once, where it is done.
+    """
+    summary, _, rest = inspect.cleandoc(handler.__doc__ or "").partition("\n")
+    summary = summary.strip().removesuffix(".")
+    p = sub.add_parser(name, help=summary[:1].lower() + summary[1:], description=" ".join(rest.split()) or summary)
+    p.set_defaults(handler=handler)
+    return p
+
+
+def add_folders_flag(p: argparse.ArgumentParser, flag: str, dest: str, about: str, *, required: bool = False) -> None:
+    """A folder flag that can be repeated (`--work A --work B`), collected into the list `dest`."""
+    p.add_argument(
+        flag,
+        action="append",
+        required=required,
+        default=None if required else [],
+        type=Path,
+        dest=dest,
+        metavar="DIR",
+        help=about,
+    )
+
+
+def add_model_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=None,
+        help="who plays the agents: offline (no network; the default without ANTHROPIC_API_KEY), "
+        "anthropic (the default with a key), claude-code (optional extra)",
+    )
+    p.add_argument("--model", default=None, help="model for every role (e.g. claude-sonnet-5-5)")

@@ -1,0 +1,271 @@
+"""`skilltui train` and `skilltui demo`: open a run and train it, headless or in the app.
+
+`train` turns its flags into `Settings`, checks them and hands the run to the app when it
+runs on a terminal, or trains headless (`--auto`, or no terminal) with the console as the
+only watcher. `demo` is `train` on the bundled example works with the offline backend.
+Headless, SIGINT, SIGTERM and SIGHUP stop the run before the next stage (a second one at
+once) and the same command resumes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from dataclasses import fields
+from importlib import resources
+from pathlib import Path
+
+from ..agents import default_backend, make_backend
+from ..errors import UsageError
+from . import add_folders_flag, add_model_flags, command
+
+DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = command(sub, "train", cmd_train)
+    add_train_flags(p)
+
+    p = command(sub, "demo", cmd_demo)
+    p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
+    p.add_argument(
+        "--offline-latency",
+        type=float,
+        default=0.3,
+        metavar="S",
+        help="seconds each offline call takes, so the run looks live (default 0.3)",
+    )
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs go (default ./runs)")
+
+
+def add_train_flags(p: argparse.ArgumentParser) -> None:
+    add_folders_flag(p, "--work", "works", "a work folder; repeat for several works", required=True)
+    p.add_argument("--steps", type=int, default=3, help="steps per epoch (default 3)")
+    p.add_argument("--episodes-per-step", type=int, default=2, help="episodes each step covers (default 2)")
+    p.add_argument("--epochs", type=int, default=1, help="passes over the works (default 1)")
+    p.add_argument("--workers", type=int, default=4, help="works running forward+loss at once (default 4)")
+    p.add_argument(
+        "--group-size",
+        type=int,
+        default=4,
+        help="works per backward micro-step (default 4); 0 puts every work in one group",
+    )
+    p.add_argument("--no-backward", action="store_true", help="freeze the pool: no backward pass, no updates")
+    p.add_argument(
+        "--init-pool",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="start from a copy of a trained pool; with --no-backward this is the control arm",
+    )
+    add_model_flags(p)
+    p.add_argument(
+        "--role-model",
+        action="append",
+        default=[],
+        metavar="ROLE=MODEL",
+        help="a model for one role (forward, loss, reduce, backward), e.g. loss=claude-haiku-5-5",
+    )
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs go (default ./runs)")
+    p.add_argument("--run-id", default=None, help="the run folder's name (default: derived from the settings)")
+    p.add_argument("--prompts", type=Path, default=None, metavar="DIR", help="a folder of your own prompt templates")
+    p.add_argument(
+        "--offline-latency",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="seconds each offline call takes, streamed gradually (default 0)",
+    )
+    p.add_argument(
+        "--max-cost",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="stop before the next stage once the run has spent this much; resumable",
+    )
+    add_folders_flag(
+        p,
+        "--val-work",
+        "val_works",
+        "a held-out work (repeatable): after every step the pool runs forward and loss on its first "
+        "--episodes-per-step episodes (always the same ones), never backward; its material stays in the run's "
+        "val/ folder, out of the backward pass's reach",
+    )
+    p.add_argument(
+        "--gate",
+        action="store_true",
+        help="validate right after each micro-step; the automatic reviewer rolls back one that raised the mean "
+        "validation loss by more than --gate-tolerance (in the app you see the numbers and decide); needs --val-work",
+    )
+    p.add_argument(
+        "--gate-tolerance",
+        type=float,
+        default=0.005,
+        metavar="X",
+        help="the rise in mean validation loss the gate still keeps (default 0.005)",
+    )
+    p.add_argument(
+        "--judge-weight",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="blend the judge's rubric (scene purpose, voice, visual action, structure) into the loss: "
+        "(1-W) * engine loss + W * rubric loss; default 0, the engine's loss alone. A missing or "
+        "malformed rubric falls back to the engine's loss and is recorded",
+    )
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="send each step's loss-judge calls, and its reduce calls, as one Message Batch at half price "
+        "(--backend anthropic; slower: for runs nobody watches). A killed run resumes polling the same batch",
+    )
+    p.add_argument(
+        "--forward-timeout",
+        type=float,
+        default=2400,
+        metavar="S",
+        help="seconds one writer call may take (default 2400)",
+    )
+    p.add_argument(
+        "--loss-timeout",
+        type=float,
+        default=1800,
+        metavar="S",
+        help="seconds one judge or reduce call may take (default 1800)",
+    )
+    p.add_argument(
+        "--backward-timeout",
+        type=float,
+        default=5400,
+        metavar="S",
+        help="seconds one backward call may take (default 5400)",
+    )
+    p.add_argument(
+        "--backward-retries",
+        type=int,
+        default=2,
+        metavar="N",
+        help="new attempts, each from the reset pool and told what went wrong, after a backward attempt "
+        "fails its checks (default 2); then the group's update is skipped",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop the run when a micro-step fails every attempt, instead of skipping its update",
+    )
+    p.add_argument(
+        "--max-edit-lines",
+        type=int,
+        default=80,
+        metavar="N",
+        help="the learning rate: lines one micro-step may add plus remove in the notes (default 80); "
+        "the commit tool refuses a bigger change",
+    )
+    p.add_argument(
+        "--auto",
+        action="store_true",
+        help="headless: approve every update automatically (with --gate: roll back what the gate rejects)",
+    )
+
+
+def settings_from(args: argparse.Namespace):
+    """The run's Settings from the parsed `train` flags."""
+    from ..engine.session import Settings
+
+    role_models = {}
+    for item in args.role_model:
+        role, _, model = item.partition("=")
+        if role not in ("forward", "loss", "reduce", "backward") or not model:
+            raise UsageError(f"--role-model {item!r}: use ROLE=MODEL with ROLE one of forward, loss, reduce, backward")
+        role_models[role] = model
+    # Every flag of `train` fills the Settings field of the same name; only these two are worked out.
+    given = {f.name: getattr(args, f.name) for f in fields(Settings) if hasattr(args, f.name)}
+    return Settings(**{**given, "backend": args.backend or default_backend(), "role_models": role_models})
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train a pool on one or more works.
+
+    Train a pool of craft notes on the works. Run the same command again to resume. Without
+    --auto the terminal app opens and you review every update.
+    """
+    settings = settings_from(args)
+    settings.check()
+    if settings.batch and settings.backend != "anthropic":
+        raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
+    backend = make_backend(settings.backend, settings.model, offline_latency=settings.offline_latency)
+    return train(settings, backend)
+
+
+def train(settings, backend) -> int:
+    """Open the run and train it, headless (--auto, or no terminal) or in the app."""
+    from ..agents.redact import env_secrets
+    from ..engine.session import open_run
+
+    opened = open_run(settings)
+    try:
+        if not settings.auto and sys.stdout.isatty() and sys.stdin.isatty() and _has_app():
+            from ..signals import deferred_signals
+            from ..tui.app import run_app
+
+            # The app acts on stop signals itself once it runs (one that comes earlier waits for
+            # it): ending at once would leave the terminal in the app's full-screen mode.
+            with deferred_signals():
+                return run_app(opened, backend, secrets=env_secrets())
+        return _train_headless(opened, backend)
+    finally:
+        opened.lock.release()
+
+
+def _has_app() -> bool:
+    try:
+        from ..tui import app  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _train_headless(opened, backend) -> int:
+    from ..agents.redact import env_secrets
+    from ..run_model.headless import train_headless
+
+    return train_headless(opened, backend, secrets=env_secrets())
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Train the bundled example works with the offline backend.
+
+    Copy the bundled example works to ./runs/demo-works, write their stories and train them
+    with the offline backend into ./runs/demo.
+    """
+    from ..engine.diffuse import noise_work
+    from ..engine.run import write_atomic
+    from ..engine.session import Settings
+    from ..engine.works import load_work
+
+    target = args.runs_dir / "demo-works"
+    examples = resources.files("skilltui") / "examples"
+    works = []
+    for source in sorted(Path(str(examples)).iterdir()):
+        if not (source / "human").is_dir():
+            continue
+        copy = target / source.name
+        if not copy.exists():
+            shutil.copytree(source, copy)
+        work = load_work(copy)
+        if not work.story_path.exists():
+            write_atomic(work.story_path, noise_work(work, seed=0, noise=0.3))
+        works.append(copy)
+    settings = Settings(
+        works=works,
+        backend="offline",
+        runs_dir=args.runs_dir,
+        run_id="demo",
+        offline_latency=args.offline_latency,
+        auto=args.auto,
+        **DEMO_SETTINGS,
+    )
+    settings.check()
+    print(f"demo: {len(works)} works from {target}", file=sys.stderr)
+    return train(settings, make_backend("offline", offline_latency=settings.offline_latency))

@@ -1,0 +1,40 @@
+"""The command line: bare `skilltui` lists what it can do, and `train`'s flags are its settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from skilltui.cli import build_parser, main
+
+
+def test_bare_skilltui_lists_every_command_on_one_line_each(capsys: pytest.CaptureFixture) -> None:
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    commands = sorted(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    for name in commands:
+        rows = [line for line in lines if line.split()[:1] == [name]]
+        assert len(rows) == 1, f"{name} should have exactly one line: {rows}"
+        assert len(rows[0].split()) > 2, f"{name} has no description: {rows[0]!r}"
+    assert {"train", "demo", "review", "export"} <= set(commands)
+    assert "skilltui COMMAND --help" in out
+
+
+def test_an_unknown_command_is_still_a_usage_error(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["trian"])
+    assert exit_.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_every_training_setting_has_a_train_flag_of_its_name() -> None:
+    from dataclasses import fields
+
+    from skilltui.commands.training import settings_from
+    from skilltui.engine.session import Settings
+
+    args = build_parser().parse_args(["train", "--work", "w", "--steps", "7", "--role-model", "loss=m", "--gate"])
+    flags = set(vars(args))
+    assert {f.name for f in fields(Settings)} - flags == {"role_models"}  # from the repeated --role-model
+    settings = settings_from(args)
+    assert (settings.steps, settings.gate, settings.role_models) == (7, True, {"loss": "m"})
