@@ -257,3 +257,27 @@ def test_a_tail_folds_only_the_complete_lines_added_since_the_last_look(tmp_path
     assert same is view and same.steps[(0, 0)].losses == {"a": 0.6}  # nothing new: nothing folded twice
     path.write_text(lines[0])  # cut back (a crash repaired): read again from the start
     assert tail.poll().steps == {}
+
+
+def test_review_credits_a_micro_step_with_the_change_on_the_works_both_steps_scored():
+    from skilltui.history.status import loss_changes
+
+    def loss(step: int, work: str, value: float) -> ev.Loss:
+        return ev.Loss(epoch=0, step=step, work=work, loss=value, scores={}, report=f"{work}{step}.md")
+
+    view = RunView().fold(
+        [
+            ev.StepStarted(epoch=0, step=0, first=1, last=2, works=["a", "b", "c"], groups=[["a", "b", "c"]]),
+            loss(0, "a", 0.6),
+            loss(0, "b", 0.6),
+            loss(0, "c", 0.9),
+            ev.StepFinished(epoch=0, step=0, mean_loss=0.7, failed=[], works_in_mean=3),
+            # c has no episode 4: it sits out, and alone would make the mean drop from 0.7 to 0.5.
+            ev.StepStarted(epoch=0, step=1, first=3, last=4, works=["a", "b"], groups=[["a", "b"]]),
+            loss(1, "a", 0.5),
+            loss(1, "b", 0.5),
+        ]
+    )
+    assert loss_changes(view) == {}  # "after" waits for step 1 to finish
+    view.apply(ev.StepFinished(epoch=0, step=1, mean_loss=0.5, failed=[], works_in_mean=2))
+    assert loss_changes(view) == {(0, 0): (pytest.approx(0.6), pytest.approx(0.5))}

@@ -62,9 +62,10 @@ class RunStatus:
 
 def loss_changes(view: RunView) -> dict[tuple[int, int], tuple[float, float]]:
     scored = [key for key, step in view.steps.items() if step.losses]
+    finished = [key for key in scored if view.steps[key].finished]
     changes = {}
     for key in scored:
-        later = [k for k in scored if k > key]
+        later = [k for k in finished if k > key]  # "after" waits for the next step to finish
         moved = change(view, key, min(later)) if later else None
         if moved is not None:
             changes[key] = (moved[0], moved[1])
