@@ -78,3 +78,14 @@ def test_the_summary_is_printed_after_the_app_closes(open_training, monkeypatch,
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "run t finished" and out[1].startswith("train loss ")
     assert out[-1].startswith("next: skilltui review ") and out[-1].endswith("--to DIR")
+
+
+async def test_the_selected_works_box_says_how_long_its_stage_has_run(open_training):
+    app = make_app(open_training(), latency=0.5)
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.main.query_one("#works-box")
+        await wait_for(
+            pilot, lambda: " · forward " in str(box.border_subtitle) and " · in step " in str(box.border_subtitle)
+        )
+        assert str(box.border_subtitle).startswith(f"{app.selected_work} · forward ")
+        app.stop_training("test over")

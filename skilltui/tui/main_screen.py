@@ -28,7 +28,16 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from ..components.run_header import HeaderFacts, RunHeader
 from ..run_model import events as ev
-from ..run_model.figures import duration_text, eta, run_progress, step_means, step_progress, val_means
+from ..run_model.figures import (
+    duration_text,
+    eta,
+    run_progress,
+    stage_elapsed,
+    step_means,
+    step_progress,
+    val_means,
+    work_elapsed,
+)
 from ..run_model.notices import notice_of
 from ..run_model.summary import summarise
 from ..run_model.view import RunView
@@ -225,11 +234,22 @@ class MainScreen(DiskPanes):
         summary.update("\n".join(summarise(self.view).lines()))
         summary.display = True
 
+    def work_time(self, work: str | None) -> str:
+        """`harbour · forward 42s · in step 1m05s` while the selected work runs a stage; its name otherwise."""
+        row = self.view.works.get(work) if work else None
+        now = _dt.datetime.now(_dt.UTC)
+        stage = stage_elapsed(row, now) if row is not None else None
+        if row is None or stage is None:
+            return work or ""
+        return f"{row.name} · {row.stage} {duration_text(stage)} · in step {duration_text(work_elapsed(row, now))}"
+
     def tick(self) -> None:
         v = self.view
         header = self.query_one_optional(RunHeader)
         if header is None:
             return  # the app is closing
+        if self.selected_work is not None:
+            self.query_one("#works-box").border_subtitle = self.work_time(self.selected_work)
         step = v.step
         done, total = step_progress(v)
         steps_done, steps_total = run_progress(v)
@@ -269,7 +289,7 @@ class MainScreen(DiskPanes):
         self.query_one(LossCurve).selected = work
         # The works table's cursor and the curve's legend name the work; a tab label that
         # changed width on every move would cost a layout of the whole screen each time.
-        self.query_one("#works-box").border_subtitle = work or ""
+        self.query_one("#works-box").border_subtitle = self.work_time(work)
         self._report_pin = None
         self.refresh_report()
 
