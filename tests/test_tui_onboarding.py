@@ -89,3 +89,27 @@ async def test_the_selected_works_box_says_how_long_its_stage_has_run(open_train
         )
         assert str(box.border_subtitle).startswith(f"{app.selected_work} · forward ")
         app.stop_training("test over")
+
+
+def test_a_crash_ends_the_command_with_one_line_naming_the_traceback_file_and_exit_1(
+    open_training, monkeypatch, capsys
+):
+    from textual.app import App
+
+    from skilltui.agents.offline import OfflineBackend
+    from skilltui.tui.app import TrainingApp, run_app
+
+    def broken() -> None:
+        raise RuntimeError("a bug in a pane")
+
+    async def crash(pilot) -> None:
+        await wait_for_review(pilot, pilot.app)
+        pilot.app.call_later(broken)
+
+    monkeypatch.setattr(TrainingApp, "run", lambda self: App.run(self, headless=True, auto_pilot=crash))
+    opened = open_training()
+    assert run_app(opened, OfflineBackend(), secrets=[], hint=False) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    [crash_file] = list(opened.run.root.glob("crash-*.txt"))
+    assert err[-1] == f"skilltui: the app crashed; the run is recorded as failed; traceback: {crash_file}"
+    assert "Traceback" not in "\n".join(err)

@@ -273,9 +273,9 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def run_app(opened: OpenedRun, backend: Backend, *, secrets: list[str]) -> int:
+def run_app(opened: OpenedRun, backend: Backend, *, secrets: list[str], hint: bool | None = None) -> int:
     """Run the app until the person quits, then print the summary. 0: finished, stopped or quit; 1: failed."""
-    app = TrainingApp(opened, backend, secrets=secrets)
+    app = TrainingApp(opened, backend, secrets=secrets, hint=hint)
     settle_heap()
     app.run()
     if app.crash_file is not None:
