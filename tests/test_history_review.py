@@ -9,6 +9,10 @@ import pytest
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
+from skilltui.components.commit_detail import describe
+from skilltui.components.commit_list import CommitList
+from skilltui.components.confirm import ConfirmScreen
+from skilltui.components.diff_screen import DiffScreen
 from skilltui.components.run_header import RunHeader
 from skilltui.engine.events import EventBus, JsonlSink, read_events
 from skilltui.engine.loop import Trainer
@@ -17,13 +21,9 @@ from skilltui.engine.review import Decision, ReviewRequest
 from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
 from skilltui.history.app import ReviewApp
-from skilltui.history.screens.diff_screen import DiffScreen
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
-from skilltui.history.widgets.commit_detail import describe
-from skilltui.history.widgets.commit_list import CommitList
 from skilltui.history.widgets.status_line import StatusLine
-from skilltui.tui.screens.confirm import ConfirmScreen
 
 SIZE = (120, 36)
 
@@ -94,7 +94,7 @@ async def test_review_opens_on_the_newest_commit_with_its_records(run: Run) -> N
         first = table.shown[1]
         assert (first.loss_before, first.loss_after) == (means[0], means[1])
         row = [str(cell) for cell in table.get_row_at(1)]
-        assert row[1] == first.short and row[3] == "e0 s0 m1/1" and row[4] == "approved by human"
+        assert row[1] == first.short and row[3] == "e0 s0 m1/1" and row[4] == "✓ approved by human"
         assert row[5] == f"{means[0]:.3f}→{means[1]:.3f}"
         assert row[6] and first.files[0][1].startswith(row[6].removesuffix("…"))  # cut to the column
         assert "finished" in str(screen.query_one(RunHeader).render())
@@ -252,7 +252,7 @@ async def test_slash_searches_messages_and_note_contents(run: Run) -> None:
         assert log(run)[0] == head
 
 
-async def test_t_then_y_adds_exactly_one_inverse_commit(run: Run) -> None:
+async def test_u_then_y_adds_exactly_one_inverse_commit(run: Run) -> None:
     pool = run.pool
     head, before = pool.head(), log(run)
     app = ReviewApp(run, poll=None)
@@ -260,7 +260,7 @@ async def test_t_then_y_adds_exactly_one_inverse_commit(run: Run) -> None:
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        await pilot.press("escape", "t")
+        await pilot.press("escape", "u")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
@@ -281,17 +281,17 @@ async def test_n_or_esc_cancels_and_changes_nothing(run: Run) -> None:
     app = ReviewApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("t", "n")
+        await pilot.press("u", "n")
         await settle(pilot)
         assert "cancelled" in status(app).message
-        await pilot.press("j", "g", "escape")
+        await pilot.press("j", "R", "escape")
         await settle(pilot)
         assert "cancelled" in status(app).message
     assert log(run) == before
     assert not [e for e in read_events(run.events_path) if e["kind"] == "history"]
 
 
-async def test_t_on_a_conflict_changes_nothing_and_says_why(run: Run) -> None:
+async def test_u_on_a_conflict_changes_nothing_and_says_why(run: Run) -> None:
     pool = run.pool
     target = pool.head()
     note = pool.changes(f"{target}~1", target).added[0]
@@ -301,7 +301,7 @@ async def test_t_on_a_conflict_changes_nothing_and_says_why(run: Run) -> None:
     app = ReviewApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("j", "t", "y")
+        await pilot.press("j", "u", "y")
         await settle(pilot)
         message = status(app).message
         assert "revert refused" in message and "conflicts" in message and note in message
@@ -309,17 +309,17 @@ async def test_t_on_a_conflict_changes_nothing_and_says_why(run: Run) -> None:
     assert log(run) == before and pool.is_clean()
 
 
-async def test_g_then_y_resets_and_keeps_the_dropped_commits_under_a_ref(run: Run) -> None:
+async def test_R_then_y_resets_and_keeps_the_dropped_commits_under_a_ref(run: Run) -> None:
     pool = run.pool
     head = pool.head()
     root = log(run)[-1]
     app = ReviewApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("g")
+        await pilot.press("R")
         await settle(pilot)
         assert "already at" in status(app).message
-        await pilot.press("end", "g")
+        await pilot.press("end", "R")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         assert "leave the pool's history" in str(app.screen.query_one("#detail").render())
@@ -334,16 +334,16 @@ async def test_g_then_y_resets_and_keeps_the_dropped_commits_under_a_ref(run: Ru
         await pilot.press("a")
         assert head in [c.sha for c in table.shown]
         table.move_cursor(row=[c.sha for c in table.shown].index(head))
-        await pilot.press("t")
+        await pilot.press("u")
         assert "not in the pool's history" in status(app).message
-        await pilot.press("g", "y")
+        await pilot.press("R", "y")
         await settle(pilot)
         assert pool.head() == head
     actions = [(e["action"], e["after"]) for e in read_events(run.events_path) if e["kind"] == "history"]
     assert actions == [("reset", root), ("reset", head)]
 
 
-async def test_t_and_g_are_refused_while_training_holds_the_run(run: Run) -> None:
+async def test_u_and_R_are_refused_while_training_holds_the_run(run: Run) -> None:
     before = log(run)
     lock = RunLock(run.root)
     lock.acquire()
@@ -352,11 +352,11 @@ async def test_t_and_g_are_refused_while_training_holds_the_run(run: Run) -> Non
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             assert "running" in str(screen_of(app).query_one(RunHeader).render())
-            await pilot.press("j", "t")
+            await pilot.press("j", "u")
             await settle(pilot)
             assert not isinstance(app.screen, ConfirmScreen)
             assert "revert refused" in status(app).message and "being trained" in status(app).message
-            await pilot.press("g")
+            await pilot.press("R")
             await settle(pilot)
             assert not isinstance(app.screen, ConfirmScreen)
             assert "reset refused" in status(app).message
@@ -371,7 +371,7 @@ async def test_training_that_starts_while_the_question_is_open_still_wins(run: R
     app = ReviewApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("t")
+        await pilot.press("u")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         lock = RunLock(run.root)
@@ -426,17 +426,17 @@ def test_review_of_an_unknown_run_says_how_to_list_runs(tmp_path: Path, capsys) 
     assert err.count("\n") == 1 and "no run named nope" in err and "skilltui runs" in err
 
 
-async def test_t_on_an_empty_commit_is_refused_before_asking(run: Run) -> None:
+async def test_u_on_an_empty_commit_is_refused_before_asking(run: Run) -> None:
     run.pool.commit_all("nothing worth changing")
     before = log(run)
     app = ReviewApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("t")
+        await pilot.press("u")
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmScreen)
         assert "changes no note" in status(app).message
-        await pilot.press("end", "t")
+        await pilot.press("end", "u")
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmScreen)
     assert log(run) == before

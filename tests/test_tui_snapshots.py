@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from test_tui_support import make_app, wait_for, wait_for_review
 
-from skilltui.tui.widgets.commit_list import CommitList
+from skilltui.components.commit_list import CommitList
 
 SNAPSHOT_SIZE = (120, 36)
 FIXED_DATE = "2026-01-01T12:00:00+00:00"

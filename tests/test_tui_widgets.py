@@ -9,7 +9,10 @@ from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.widget import Widget
 
+from skilltui.components.commit_list import CommitList
+from skilltui.components.diff_view import DiffView
 from skilltui.engine.pool import Pool, render_note
+from skilltui.pool_git import split_patch
 from skilltui.run_model.figures import Mean
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.keys import KEYMAP, keymap_markdown
@@ -25,8 +28,6 @@ from skilltui.tui.themes import (
     remembered_theme,
     shipped_dir,
 )
-from skilltui.tui.widgets.commit_list import CommitList
-from skilltui.tui.widgets.diff_view import DiffView, parse_patch
 from skilltui.tui.widgets.key_bar import KeyBar
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
@@ -68,9 +69,9 @@ def pool_with_three_kinds_of_change(root: Path) -> tuple[Pool, str]:
     return pool, after
 
 
-def test_parse_patch_splits_a_real_pool_commit_file_by_file(tmp_path: Path):
+def test_split_patch_splits_a_real_pool_commit_file_by_file(tmp_path: Path):
     pool, after = pool_with_three_kinds_of_change(tmp_path / "pool")
-    files = {f.path: f for f in parse_patch(pool.patch(f"{after}~1", after))}
+    files = {f.path: f for f in split_patch(pool.patch(f"{after}~1", after))}
     assert {path: f.status for path, f in files.items()} == {
         "dialogue/new.md": "added",
         "scene/gone.md": "removed",
@@ -148,14 +149,14 @@ async def test_commit_list_follows_new_commits_until_a_person_picks_an_older_one
         commits.show([Commit("b" * 40, "second"), Commit("a" * 40, "first")])
         await pilot.pause()
         assert commits.chosen.sha == "b" * 40
-        commits.show([Commit("c" * 40, "third", Mark("approve", "human")), *commits.commits])
+        commits.show([Commit("c" * 40, "third", mark=Mark("approve", "human")), *commits.commits])
         await pilot.pause()
         assert commits.chosen.sha == "c" * 40  # was on the newest: follows
-        commits.highlighted = 2  # the person goes back to "first"
+        commits.move_cursor(row=2)  # the person goes back to "first"
         commits.show([Commit("d" * 40, "fourth"), *commits.commits])
         await pilot.pause()
         assert commits.chosen.sha == "a" * 40  # stays where the person is
-        assert "✓ human" in str(commits.get_option_at_index(1).prompt)
+        assert "✓ human" in " ".join(map(str, commits.get_row_at(1)))
 
 
 async def test_pool_tree_keeps_the_chosen_note_when_the_pool_changes():

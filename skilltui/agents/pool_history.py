@@ -3,7 +3,7 @@
 The pool's `git log` is the parameter history, and an optimizer that cannot see it repeats
 updates that already failed. Its sandbox refuses `.git` (a writable git folder would let
 it rewrite history), so these two tools read the history for it, through GitPython's
-objects, never through a shell:
+objects (`skilltui.pool_git`, the one reader of the pool's git), never through a shell:
 
 - `pool_log [limit]`: the recent commits of the pool, newest first, each with its subject
   and, for commits made by training, what the run recorded about it (the decision, who
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import git
 
+from ..pool_git import PoolGit
 from .tools import MAX_VIEW_CHARS, ToolError
 
 MAX_LOG = 100
@@ -86,12 +87,11 @@ class PoolHistory:
                 raise ToolError(f"{rev!r} is not a commit of the pool; take a sha from pool_log") from None
             if path:
                 return _note_at(commit, path)
-            parent = commit.parents[0] if commit.parents else None
-            if parent is not None:
-                diffs = parent.diff(commit, create_patch=True)
-            else:  # the root commit, against the empty tree (R: the right way round)
-                diffs = commit.diff(git.NULL_TREE, create_patch=True, R=True)
-            patch = "\n".join(_patch_text(d) for d in diffs)
+            reader = PoolGit(self.root)
+            try:
+                patch = reader.commit_patch(commit.hexsha)
+            finally:
+                reader.close()
             head = f"commit {commit.hexsha}\n\n{commit.message.strip()}\n"
             note = self.annotate(commit.hexsha)
             if note:
@@ -112,11 +112,3 @@ def _note_at(commit: git.Commit, path: str) -> str:
         names = "\n".join(item.path for item in blob.traverse() if item.type == "blob")
         return names or "(empty folder)"
     return blob.data_stream.read().decode("utf-8", errors="replace")[:MAX_VIEW_CHARS]
-
-
-def _patch_text(diff: git.Diff) -> str:
-    """One file's diff as `git diff` prints it (GitPython keeps the header apart from the hunks)."""
-    a = f"a/{diff.a_path}" if diff.a_path and not diff.new_file else "/dev/null"
-    b = f"b/{diff.b_path}" if diff.b_path and not diff.deleted_file else "/dev/null"
-    body = diff.diff.decode("utf-8", errors="replace") if isinstance(diff.diff, bytes) else str(diff.diff or "")
-    return f"--- {a}\n+++ {b}\n{body}"

@@ -1,1 +1,1 @@
-"""Widgets both apps share: the live training app and `skilltui review`."""
+"""Widgets and dialogs that the live app (`skilltui train`) and the history app (`skilltui review`) share."""

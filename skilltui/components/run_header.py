@@ -139,7 +139,7 @@ class RunHeader(Widget):
         )
         parts: list[str | tuple[str, str]] = [(f"run {s.id}", "bold"), "  ", (s.state, state_style)]
         if s.running:
-            parts.append((" (read-only while it trains: t and g are refused)", "$text-warning"))
+            parts.append((" (read-only while it trains: u and R are refused)", "$text-warning"))
         parts.append(f"  HEAD {history.head[:7]}")
         if history.dirty:
             parts.append(("  uncommitted changes in the pool", "$text-error bold"))
@@ -151,8 +151,8 @@ class RunHeader(Widget):
         parts.append("\n")
         parts.append(
             (
-                "loss a→b: mean loss of the step a micro-step learned from → the next step's, over the works "
-                "both scored (lower is better)",
+                # Fits 80 columns: the README says the rest (lower is better; what undone and → mean).
+                "loss a→b: mean of the step it learned from → of the next, on works both scored",
                 "$foreground-muted",
             )
         )

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..commits import DECISION_WORDS
 from .events import read_events
 from .run import Run, read_json
 
@@ -64,9 +65,9 @@ class PastMicroStep:
     loss_after: float | None = None
 
     def line(self) -> str:
-        word = {"approve": "approved", "rollback": "rolled back", "skipped": "skipped (failed its checks)"}.get(
-            self.decision, self.decision
-        )
+        word = DECISION_WORDS.get(self.decision, self.decision)
+        if self.decision == "skipped":
+            word = "skipped (failed its checks)"
         who = f" by {self.by}" if self.by else ""
         before = "?" if self.loss_before is None else f"{self.loss_before:.3f}"
         after = "not yet measured" if self.loss_after is None else f"{self.loss_after:.3f}"
@@ -172,7 +173,7 @@ def annotations(run: Run) -> dict[str, str]:
     for m in past_micro_steps(run):
         if m.decision == "skipped" or not m.after:
             continue
-        word = {"approve": "approved", "rollback": "rolled back"}.get(m.decision, m.decision)
+        word = DECISION_WORDS.get(m.decision, m.decision)
         before = "?" if m.loss_before is None else f"{m.loss_before:.3f}"
         after = "not yet measured" if m.loss_after is None else f"{m.loss_after:.3f}"
         out[m.after] = f"{m.label}: {word} by {m.by or '?'}; mean loss {before} -> {after}"

@@ -39,12 +39,7 @@ from .review import Reviewer
 from .session import OpenedRun
 from .stages import Sample, StageError, forward, loss, reduce
 from .validation import Point, Validator
-from .works import Work
-
-
-def planned_steps(works: list[Work], steps: int, per_step: int) -> int:
-    """Steps an epoch runs: up to the first one whose last episode no work has (see `train`)."""
-    return next((n for n in range(steps) if not any((n + 1) * per_step in w.episodes for w in works)), steps)
+from .works import Work, planned_steps
 
 
 def make_groups(names: list[str], size: int) -> list[list[str]]:

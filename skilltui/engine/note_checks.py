@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from ..pool_git import split_patch
 from .leakage import Lexicon
 from .pool import Pool
 
@@ -55,13 +56,10 @@ def edit_size(pool: Pool, before: str) -> tuple[int, list[str], list[str]]:
     `Pool.commit_all` does): what is in the pool is what the checks see and what is committed.
     """
     pool.git("add", "-A", "-f")
-    lines = 0
-    touched: list[str] = []
-    removed: list[str] = []
-    for row in pool.git("diff", "--cached", "--numstat", "--no-renames", before).splitlines():
-        added, deleted, path = row.split("\t", 2)
-        lines += (int(added) if added.isdigit() else 0) + (int(deleted) if deleted.isdigit() else 0)
-        (touched if (pool.root / path).exists() else removed).append(path)
+    files = split_patch(pool.git("diff", "--cached", "--no-color", "--no-renames", "--no-ext-diff", before))
+    lines = sum(f.added + f.removed for f in files)
+    touched = [f.path for f in files if f.status != "removed"]
+    removed = [f.path for f in files if f.status == "removed"]
     return lines, touched, removed
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import git
@@ -42,6 +41,9 @@ from ..formats import (  # noqa: F401 - the note format, shared with the agents;
     MAX_LINES,
     render_note,
 )
+from ..pool_git import Changes, PoolGit
+
+__all__ = ["Changes", "Pool", "donor_notes", "lint_note", "parse_note", "render_note"]
 
 NOTE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}\.md$")
 AUTHOR = "skilltui <skilltui@localhost>"
@@ -50,17 +52,6 @@ try:  # the C loader is ten times faster on the many tiny documents of a big poo
     _Loader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader
-
-
-@dataclass(frozen=True)
-class Changes:
-    added: list[str]
-    changed: list[str]
-    removed: list[str]
-
-    @property
-    def touched(self) -> list[str]:
-        return self.added + self.changed
 
 
 def parse_note(text: str) -> tuple[dict | None, str, str | None]:
@@ -143,34 +134,18 @@ def lint_note(rel: str, text: str) -> list[str]:
     return problems
 
 
-class Pool:
-    """The pool repository inside a run (or any folder given to `skilltui lint`)."""
+class Pool(PoolGit):
+    """The pool repository inside a run (or any folder given to `skilltui lint`).
+
+    Reading (HEAD, status, commits, patches) is `PoolGit`'s; this class adds the writes a
+    micro-step makes and the notes as files.
+    """
 
     def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-        self._repo: git.Repo | None = None
+        super().__init__(root)
         self._headers: dict[str, tuple[int, int, str]] = {}
 
     # -- repository ----------------------------------------------------------------------
-
-    @property
-    def repo(self) -> git.Repo:
-        if self._repo is None:
-            self._repo = git.Repo(self.root)
-        return self._repo
-
-    def exists(self) -> bool:
-        return (self.root / ".git").is_dir()
-
-    def has_commit(self) -> bool:
-        """True when the repository exists and HEAD names a commit (an init killed early has none)."""
-        if not self.exists():
-            return False
-        try:
-            self.git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-        except git.GitCommandError:
-            return False
-        return True
 
     def init(self, seed: Path | None = None) -> str:
         """Create the repository with its first commit (and the seed's, if any); return HEAD.
@@ -182,6 +157,7 @@ class Pool:
         """
         if self.has_commit():
             return self.head()
+        self.close()
         if self.exists():
             shutil.rmtree(self.root / ".git")
         self.root.parent.mkdir(parents=True, exist_ok=True)
@@ -218,39 +194,12 @@ class Pool:
             shutil.rmtree(build, ignore_errors=True)  # a failed start leaves nothing half-made
             raise
         fsync_dir(self.root.parent)
-        self._repo = None
+        self.close()  # a handle opened by has_commit() saw the repository before it moved in
         return self.head()
 
     def git(self, *args: str) -> str:
+        """Run one git command that changes the pool (reading goes through `PoolGit`'s objects)."""
         return self.repo.git.execute(["git", *args], with_extended_output=False, strip_newline_in_stdout=True)
-
-    def head(self) -> str:
-        return self.git("rev-parse", "HEAD")
-
-    def is_clean(self) -> bool:
-        return self.state()[1]
-
-    def state(self) -> tuple[str, bool]:
-        """(HEAD, clean) from one `git status`: the question every check asks, at the price of one process."""
-        # Ignored files count: a `.gitignore` must not let a note sit in the pool unseen by the checks.
-        out = self.git("status", "--porcelain=v2", "--branch", "--untracked-files=all", "--ignored=matching")
-        head, clean = "", True
-        for line in out.splitlines():
-            if line.startswith("# branch.oid "):
-                head = line[len("# branch.oid ") :]
-            elif not line.startswith("#"):
-                clean = False
-        return head, clean
-
-    def commits_between(self, before: str, after: str) -> list[tuple[str, str, str]]:
-        """(sha, subject, body) of each commit after `before` up to `after`, oldest first."""
-        out = self.git("log", "--reverse", "--format=%H%x1f%s%x1f%b%x1e", f"{before}..{after}")
-        commits = []
-        for record in out.split("\x1e"):
-            if record.strip():
-                sha, subject, body = record.strip("\n").split("\x1f", 2)
-                commits.append((sha, subject, body.strip()))
-        return commits
 
     def squash(self, before: str, message: str) -> str:
         """Fold every commit after `before` into one, so a micro-step is always exactly one commit."""
@@ -277,44 +226,6 @@ class Pool:
         self.git("add", "-A", "-f")
         self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
         return self.head()
-
-    def changes(self, before: str, after: str) -> Changes:
-        added: list[str] = []
-        changed: list[str] = []
-        removed: list[str] = []
-        out = self.git("diff", "--name-status", "--no-renames", before, after)
-        for line in out.splitlines():
-            status, _, path = line.partition("\t")
-            {"A": added, "D": removed}.get(status[:1], changed).append(path)
-        return Changes(added, changed, removed)
-
-    def patch(self, before: str, after: str) -> str:
-        return self.git("diff", "--no-color", "--no-renames", before, after)
-
-    def diff(self, before: str, after: str) -> tuple[str, Changes]:
-        """The patch and the notes it adds, changes and removes, from a single `git diff`."""
-        patch = self.patch(before, after)
-        added: list[str] = []
-        changed: list[str] = []
-        removed: list[str] = []
-        path = ""
-        kind: list[str] | None = None
-        for line in patch.splitlines():
-            if line.startswith("diff --git "):
-                if kind is not None:
-                    kind.append(path)
-                path = line.split(" b/", 1)[1] if " b/" in line else line
-                kind = changed
-            elif kind is changed and line.startswith("new file mode"):
-                kind = added
-            elif kind is changed and line.startswith("deleted file mode"):
-                kind = removed
-        if kind is not None:
-            kind.append(path)
-        return patch, Changes(added, changed, removed)
-
-    def subject(self, rev: str) -> str:
-        return self.git("log", "-1", "--format=%s", rev)
 
     # -- notes ---------------------------------------------------------------------------
 

@@ -27,8 +27,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import git
-
 from ..durable import write_atomic
 from .events import read_events
 from .pool import Pool
@@ -88,8 +86,7 @@ def save_worktree(pool: Pool, ref: str, message: str) -> tuple[str, list[str]]:
     finally:
         index.unlink(missing_ok=True)
     commit = pool.git("commit-tree", tree, "-p", "HEAD", "-m", message)
-    diff = pool.git("diff", "--name-status", "--no-renames", "HEAD", commit)
-    paths = [line.partition("\t")[2] for line in diff.splitlines()]
+    paths = [path for _, path in pool.files(commit)]
     return pool.keep(ref, commit), paths
 
 
@@ -154,11 +151,9 @@ def _where(run: Run, out: Path) -> str:
 
 def _own_attempt(pool: Pool, base: str, head: str, prefix: str) -> bool:
     """True when every commit from `base` to `head` is a training attempt's (subject starts with `prefix`)."""
-    try:
-        pool.git("merge-base", "--is-ancestor", base, head)
-    except git.GitCommandError:
+    if not pool.is_ancestor(base, head):
         return False
-    subjects = pool.git("log", "--format=%s", f"{base}..{head}").splitlines()
+    subjects = [c.subject for c in pool.log(f"{base}..{head}")]
     return bool(subjects) and all(s.startswith(prefix) for s in subjects)
 
 
@@ -174,11 +169,9 @@ def _recorded_head(run: Run) -> str | None:
 
 
 def _subjects(pool: Pool, base: str, head: str) -> str:
-    try:
-        pool.git("merge-base", "--is-ancestor", base, head)
-    except git.GitCommandError:
+    if not pool.is_ancestor(base, head):
         return f"{base[:7]} is no longer in its history: a reset"
-    subjects = pool.git("log", "--format=%s", f"{base}..{head}").splitlines()
+    subjects = [c.subject for c in pool.log(f"{base}..{head}")]
     return "commits: " + _few([f"'{s}'" for s in subjects])
 
 

@@ -1,14 +1,10 @@
 """`skilltui review RUN`: the keyboard review app over a run's pool history, running or finished.
 
-    j/k, arrows   move                      enter   the selected commit's diff (n/N file, esc back)
-    /             search messages and notes e       the evidence its micro-step acted on
-    space, d      mark a commit, diff two   t       revert it with an inverse commit (asks y)
-    a             show dropped commits too  g       reset the pool to it (asks y)
-    q             quit
-
 Run it on its own with `python -m skilltui review RUN`. It reads the run through
 `records` and changes it only through `operations`, so everything it shows or does is
-also available (and tested) without a terminal.
+also available (and tested) without a terminal. Its keys are `REVIEW_KEYS`, the table the
+help screen (`?`) and the README show; a key a person knows from the live app (`t`, `?`,
+`q`) does the same here.
 """
 
 from __future__ import annotations
@@ -17,14 +13,35 @@ from textual.app import App
 from textual.binding import Binding
 
 from ..engine.run import Run
+from .screens.help_screen import ReviewHelpScreen
 from .screens.history_screen import HistoryScreen
+
+# (keys, what they do): what `?` shows and the README's table; a test checks each is bound.
+REVIEW_KEYS: tuple[tuple[str, str], ...] = (
+    ("j / k, arrows", "move through the commits"),
+    ("g g / G", "the newest / the oldest commit"),
+    ("enter", "the selected commit's diff (n / N next and previous note, esc back)"),
+    ("e", "the evidence its micro-step acted on: loss reports, summary, reads"),
+    ("/", "search commit messages and the notes they touched (esc clears)"),
+    ("space, d", "mark a commit, then diff it against the selected one"),
+    ("a", "show dropped commits too (reruns, roll backs, resets)"),
+    ("u", "revert the selected commit with an inverse commit (asks y)"),
+    ("R", "reset the pool to the selected commit; the old head stays kept (asks y)"),
+    ("t", "switch between the dark and the light theme"),
+    ("?", "this help"),
+    ("q", "quit"),
+)
 
 
 class ReviewApp(App):
     """One run's history. `poll` is how often (seconds) it looks for new commits; None never looks."""
 
     TITLE = "skilltui review"
-    BINDINGS = [Binding("q", "quit", "Quit")]
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("t", "toggle_theme", "Theme", show=False),
+    ]
 
     def __init__(self, run: Run, poll: float | None = 2.0) -> None:
         super().__init__()
@@ -35,6 +52,21 @@ class ReviewApp(App):
     def on_mount(self) -> None:
         self._use_themes()
         self.push_screen(HistoryScreen(self.run_folder, self.poll))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, ReviewHelpScreen):
+            self.push_screen(ReviewHelpScreen(REVIEW_KEYS))
+
+    def action_toggle_theme(self) -> None:
+        """The live app's `t`: its dark and light themes, remembered for the next start of either app."""
+        try:
+            from ..tui import themes
+        except ImportError:
+            return
+        wanted = themes.LIGHT_THEME if self.current_theme.dark else themes.DEFAULT_THEME
+        if wanted in self.available_themes:
+            self.theme = wanted
+            themes.remember_theme(wanted)
 
     def _use_themes(self) -> None:
         """The live-training app's themes, so both apps look alike; without them Textual's own theme."""

@@ -24,7 +24,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
 import yaml
 
 from ..durable import write_atomic
@@ -189,12 +188,11 @@ def export_skill(run: Run, target: Path, commit: str | None = None, force: bool 
     """Write the pool at `commit` (default HEAD) as an Agent Skill folder at `target`."""
     pool = run.pool
     rev = commit or "HEAD"
-    try:
-        sha = pool.git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-    except git.GitCommandError:
+    sha = pool.resolve(rev)
+    if sha is None:
         raise UsageError(
             f"--commit {rev} is not a commit of run {run.id}'s pool; `skilltui review {run.root}` lists them"
-        ) from None
+        )
     notes = _notes_at(run, sha)
     if not notes:
         raise UsageError(f"the pool of run {run.id} has no notes at {sha[:10]}; there is nothing to export")

@@ -82,10 +82,28 @@ def _record(run: Run, done: Done) -> None:
 
 
 def _resolve(pool: Pool, rev: str) -> str:
-    try:
-        return pool.git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-    except git.GitCommandError:
-        raise Refused(f"{rev} is not a commit of this pool") from None
+    sha = pool.resolve(rev)
+    if sha is None:
+        raise Refused(f"{rev} is not a commit of this pool")
+    return sha
+
+
+def revert_refusal(pool: Pool, sha: str) -> str | None:
+    """Why `sha` cannot be reverted, asked before anyone is asked to confirm; None when it can be."""
+    short = sha[:7]
+    if not pool.is_ancestor(sha, pool.head()):
+        return f"{short} is not in the pool's history (it was dropped); there is nothing to revert"
+    parents = pool.parents(sha)
+    if not parents:
+        return f"{short} is the pool's first commit; reset (R) to a commit instead"
+    if len(parents) > 1:
+        return f"{short} is a merge; revert the commit that made the change instead"
+    if not pool.files(sha):
+        return f"{short} changes no note (an empty micro-step); there is nothing to revert"
+    by = pool.reverted_by(sha)
+    if by is not None:
+        return f"{short} is already reverted by {by[:7]}; nothing to revert"
+    return None
 
 
 def revert(run: Run, rev: str) -> Done:
@@ -94,32 +112,22 @@ def revert(run: Run, rev: str) -> Done:
         sha = _resolve(pool, rev)
         short = sha[:7]
         head = pool.head()
-        try:
-            pool.git("merge-base", "--is-ancestor", sha, head)
-        except git.GitCommandError:
-            raise Refused(
-                f"{short} is not in the pool's history (it was dropped); there is nothing to revert"
-            ) from None
-        parents = pool.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
-        if not parents:
-            raise Refused(f"{short} is the pool's first commit; reset (g) to a commit instead")
-        if len(parents) > 1:
-            raise Refused(f"{short} is a merge; revert the commit that made the change instead")
-        if not pool.git("diff", "--name-only", parents[0], sha):
-            raise Refused(f"{short} changes no note (an empty micro-step); there is nothing to revert")
+        refusal = revert_refusal(pool, sha)
+        if refusal:
+            raise Refused(refusal)
         try:
             pool.git("revert", "--no-edit", sha)
         except git.GitCommandError:
-            conflicted = pool.git("diff", "--name-only", "--diff-filter=U").split()
+            conflicted = sorted(pool.repo.index.unmerged_blobs())
             try:
                 pool.git("revert", "--abort")
             except git.GitCommandError:
                 pass
             pool.reset(head)
-            where = ", ".join(conflicted) or "the notes it touched"
+            where = ", ".join(map(str, conflicted)) or "the notes it touched"
             raise Refused(
                 f"reverting {short} conflicts with later commits ({where} changed since); nothing changed. "
-                "Revert the later commits first, or reset (g) to a commit before it"
+                "Revert the later commits first, or reset (R) to a commit before it"
             ) from None
         after = pool.head()
         problems = pool.lint(pool.changes(head, after).touched)

@@ -14,93 +14,24 @@ written with the notes as that micro-step (and the others of its step) left them
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import git
-
+from ..commits import LABEL, Commit, MicroStepRecord, decision_words
 from ..engine.attribution import NoteStats, run_attribution
 from ..engine.events import read_events
 from ..engine.feedback import parse_body
-from ..engine.pool import Pool
 from ..engine.run import Run, read_json
+from ..pool_git import REVERTS, PoolGit
 from .status import RunStatus, run_status
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
-LABEL = re.compile(r"epoch (\d+) step (\d+) micro (\d+)/(\d+)")
 DROPPED = {
     "reset": "dropped by reset",
     "failed": "failed its checks",
     "dead": "left by a dead attempt",
     "kept": "uncommitted changes kept on reopen",
 }
-DECISION_WORDS = {"approve": "approved", "rerun": "rerun", "rollback": "rolled back"}
-
-
-@dataclass(frozen=True)
-class MicroStepRecord:
-    """One backward attempt, as the run recorded it."""
-
-    epoch: int
-    step: int
-    group: int
-    attempt: int
-    label: str
-    folder: Path  # backward/g<G>
-    works: list[str]
-    decision: str | None  # approve, rerun, rollback; None while it awaits review
-    by: str | None
-    note: str
-
-    @property
-    def short_label(self) -> str:
-        m = LABEL.search(self.label)
-        micro = f"{m.group(3)}/{m.group(4)}" if m else str(self.group)
-        return f"e{self.epoch} s{self.step} m{micro}" + (f" a{self.attempt}" if self.attempt > 1 else "")
-
-    @property
-    def attempt_dir(self) -> Path:
-        return self.folder / f"attempt{self.attempt}"
-
-
-@dataclass
-class Commit:
-    """One commit of the pool with everything the review app shows about it."""
-
-    sha: str
-    parents: list[str]
-    time: int
-    message: str
-    files: list[tuple[str, str]]  # (A/M/D, path)
-    in_history: bool  # reachable from HEAD: part of the pool as it stands
-    micro: MicroStepRecord | None = None
-    decision: str = ""  # what the decision column says: "approved by auto", "revert by human", ...
-    loss_before: float | None = None
-    loss_after: float | None = None
-    kept_as: list[str] = field(default_factory=list)
-    # Earlier attempts that produced this very commit (a deterministic agent reruns to the same one).
-    earlier: list[MicroStepRecord] = field(default_factory=list)
-    reverts: str | None = None
-    reverted_by: str | None = None
-    # The commit body's prediction, and the mean of each loss part around the micro-step (what then happened).
-    prediction: str = ""
-    parts_before: dict[str, float] = field(default_factory=dict)
-    parts_after: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def short(self) -> str:
-        return self.sha[:7]
-
-    @property
-    def subject(self) -> str:
-        return self.message.split("\n", 1)[0]
-
-    @property
-    def paths(self) -> list[str]:
-        return [path for _, path in self.files]
 
 
 @dataclass
@@ -170,38 +101,6 @@ def _read_or_none(path: Path) -> Any:
         return None
 
 
-def _log(pool: Pool) -> list[tuple[str, list[str], int, str, list[tuple[str, str]]]]:
-    """(sha, parents, time, message, files) of HEAD's history and every commit kept under refs/skilltui."""
-    out = pool.git(
-        "log",
-        "--date-order",
-        "--no-renames",
-        "--name-status",
-        "--format=%x1e%H%x1f%P%x1f%ct%x1f%B%x1f",
-        "HEAD",
-        "--glob=refs/skilltui",
-    )
-    commits = []
-    for chunk in out.split("\x1e")[1:]:
-        sha, parents, stamp, message, rest = chunk.split("\x1f", 4)
-        files = []
-        for line in rest.strip("\n").splitlines():
-            status, _, path = line.partition("\t")
-            if path:
-                files.append((status[:1], path))
-        commits.append((sha, parents.split(), int(stamp), message.strip("\n"), files))
-    return commits
-
-
-def _kept_refs(pool: Pool) -> dict[str, list[str]]:
-    refs: dict[str, list[str]] = {}
-    out = pool.git("for-each-ref", "--format=%(objectname) %(refname)", "refs/skilltui")
-    for line in out.splitlines():
-        sha, _, name = line.partition(" ")
-        refs.setdefault(sha, []).append(name.removeprefix("refs/skilltui/"))
-    return refs
-
-
 def part_means(events: list[dict[str, Any]]) -> dict[tuple[int, int], dict[str, float]]:
     """Each step's mean of every loss part (chrf, scenes, ...) over its works, from `loss` events."""
     per: dict[tuple[int, int], dict[str, dict[str, float]]] = {}
@@ -224,22 +123,25 @@ def load_history(run: Run) -> History:
     events = read_events(run.events_path)
     status = run_status(run)  # tailed: the run model reads on from the last look
     head = pool.head()
-    in_history = set(pool.git("rev-list", "HEAD").split())
+    in_history = {c.sha for c in pool.log("HEAD")}
     records = micro_steps(run, events)
-    kept = _kept_refs(pool)
+    reruns = {(m.epoch, m.step, m.group, m.attempt): sha for sha, ms in records.items() for m in ms}
+    kept = pool.kept_refs()
     history_actions = {e.get("after"): e for e in events if e.get("kind") == "history" and e.get("action") == "revert"}
     parts = part_means(events)
     commits: list[Commit] = []
-    for sha, parents, stamp, message, files in _log(pool):
-        commit = Commit(sha, parents, stamp, message, files, sha in in_history, kept_as=kept.get(sha, []))
+    for commit in pool.log("HEAD", kept=True, files=True):
+        sha, message = commit.sha, commit.message
+        commit.in_history, commit.kept_as = sha in in_history, kept.get(sha, [])
         attempts = records.get(sha, [])
         micro = attempts[-1] if attempts else None
         commit.earlier = attempts[:-1]
         reverted = REVERTS.search(message)
         if micro is not None:
-            commit.micro = micro
-            word = DECISION_WORDS.get(micro.decision or "", "awaiting review")
-            commit.decision = f"{word} by {micro.by}" if micro.by else word
+            commit.micro, commit.mark = micro, micro.mark
+            commit.decision = decision_words(micro.decision, micro.by)
+            if micro.decision == "rerun":
+                commit.rerun_as = reruns.get((micro.epoch, micro.step, micro.group, micro.attempt + 1))
             commit.loss_before, commit.loss_after = status.loss_change((micro.epoch, micro.step))
             commit.prediction = parse_body(message)["prediction"]
             commit.parts_before = parts.get((micro.epoch, micro.step), {})
@@ -252,7 +154,7 @@ def load_history(run: Run) -> History:
         elif LABEL.fullmatch(commit.subject.removeprefix("train ")):
             # A backward commit whose checks have not been written yet (or never were: the attempt died).
             commit.decision = "being checked" if status.running else "unchecked"
-        elif not parents:
+        elif not commit.parents:
             commit.decision = "start"
         elif commit.subject.startswith("pool: seed"):
             commit.decision = "seed"
@@ -269,6 +171,10 @@ def load_history(run: Run) -> History:
             target = by_sha.get(c.reverts) or next((t for t in commits if t.sha.startswith(c.reverts)), None)
             if target is not None and target.reverted_by is None:
                 target.reverted_by = c.sha
+    for c in commits:
+        # A revert that was itself reverted put the commit back: it is no longer undone.
+        if c.reverted_by and by_sha.get(c.reverted_by) and by_sha[c.reverted_by].reverted_by:
+            c.reverted_by = None
     return History(
         run=run,
         head=head,
@@ -287,17 +193,17 @@ def _why_dropped(kept_as: list[str]) -> str:
     return ""
 
 
-def commit_patch(pool: Pool, sha: str) -> str:
+def commit_patch(pool: PoolGit, sha: str) -> str:
     """The diff a commit made (the root commit against the empty tree)."""
-    return pool.git("show", "--no-color", "--no-renames", "--format=", sha).strip("\n")
+    return pool.commit_patch(sha)
 
 
-def range_patch(pool: Pool, older: str, newer: str) -> str:
+def range_patch(pool: PoolGit, older: str, newer: str) -> str:
     """The diff from one commit to another: what the pool gained between them."""
     return pool.patch(older, newer)
 
 
-def search_text(repo: git.Repo, commit: Commit) -> str:
+def search_text(pool: PoolGit, commit: Commit) -> str:
     """What `/` searches in one commit: its message, the notes it touched and their contents at that commit.
 
     A removed note is read from the commit before, so searching for a removed rule finds
@@ -306,9 +212,7 @@ def search_text(repo: git.Repo, commit: Commit) -> str:
     parts = [commit.message, *commit.paths]
     for status, path in commit.files:
         rev = commit.parents[0] if status == "D" and commit.parents else commit.sha
-        try:
-            blob = repo.commit(rev).tree / path
-            parts.append(blob.data_stream.read().decode("utf-8", errors="replace"))
-        except (KeyError, ValueError, git.BadName):
-            continue
+        text = pool.blob_text(rev, path)
+        if text is not None:
+            parts.append(text)
     return "\n".join(parts).casefold()

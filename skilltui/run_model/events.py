@@ -198,6 +198,11 @@ class ReviewRequested(Event):
     before: str
     after: str
 
+    @property
+    def key(self) -> tuple[int, int, int, int]:
+        """(epoch, step, group, attempt): the micro-step this review is about."""
+        return (self.epoch, self.step, self.group, self.attempt)
+
 
 @dataclass(frozen=True, kw_only=True)
 class DecisionMade(Event):

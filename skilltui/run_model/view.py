@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..commits import Mark
 from . import events as ev
 
 StepKey = tuple[int, int]
@@ -77,14 +78,6 @@ class StepView:
     stages_done: set[tuple[str, str | int]] = field(default_factory=set)  # (stage, work or group)
     started: _dt.datetime | None = None
     ended: _dt.datetime | None = None
-
-
-@dataclass(frozen=True)
-class Mark:
-    """How a reviewer decided about the commit a micro-step made."""
-
-    decision: str
-    by: str
 
 
 @dataclass

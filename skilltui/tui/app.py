@@ -32,6 +32,7 @@ from textual.events import Key
 from textual.screen import Screen
 from textual.worker import Worker
 
+from ..components.confirm import ConfirmScreen
 from ..run_model.driver import Backend, OpenedRun, Outcome, RunDriver
 from ..run_model.parse import read_run
 from ..run_model.summary import summarise
@@ -41,7 +42,6 @@ from .commands import WorkCommands, training_commands
 from .main_screen import MAIN_CSS, MainScreen
 from .pool_reader import PoolReader
 from .reviewer import ReviewRouting, ScreenReviewer
-from .screens.confirm import ConfirmScreen
 from .screens.help import HelpScreen
 from .stop_signals import StopSignals
 

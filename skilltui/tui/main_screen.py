@@ -26,6 +26,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static, TabbedContent, TabPane
 
+from ..components.commit_list import CommitList
+from ..components.diff_view import DiffView
 from ..components.run_header import HeaderFacts, RunHeader
 from ..run_model import events as ev
 from ..run_model.figures import (
@@ -44,8 +46,6 @@ from ..run_model.view import RunView
 from .output_feed import OutputFeed
 from .panes import DiskPanes
 from .pool_reader import PoolReader
-from .widgets.commit_list import CommitList
-from .widgets.diff_view import DiffView
 from .widgets.key_bar import KeyBar
 from .widgets.live_output import LiveOutput
 from .widgets.loss_curve import LossCurve
@@ -71,6 +71,7 @@ TOUCHES: dict[str, frozenset[str]] = {
     "val_loss": frozenset({"curve"}),
     "step_finished": frozenset({"curve"}),
     "micro_step": frozenset({"pool"}),
+    "review_requested": frozenset({"pool"}),
     "decision": frozenset({"pool"}),
     "pool_changed": frozenset({"pool"}),
     "history": frozenset({"pool"}),

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..commits import SIGNS
 from ..run_model import events as ev
 from ..run_model.view import RunView
 from .output import OUTPUT_LIMIT, OutputBuffer
-
-SIGNS = {"approve": "✓", "rerun": "↻", "rollback": "↶"}
 
 
 class OutputFeed:

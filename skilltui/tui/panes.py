@@ -17,13 +17,14 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import TabbedContent
 
+from ..commits import PENDING as AWAITING
+from ..components.commit_list import CommitList
+from ..components.diff_view import DiffView
 from ..run_model.view import RunView, StepKey
 from .pool_reader import PoolReader
 from .state import Commit
-from .widgets.commit_list import CommitList
-from .widgets.diff_view import DiffView
 from .widgets.note_view import NoteView
-from .widgets.pool_tree import PoolTree
+from .widgets.pool_tree import PoolTree, pool_label
 from .widgets.report_view import ReportView
 
 
@@ -97,12 +98,19 @@ class DiskPanes(Screen):
     @work(exclusive=True, group="pool")
     async def read_pool(self) -> None:
         view = await asyncio.to_thread(self.reader.read)
-        commits = [Commit(c.sha, c.subject, self.view.marks.get(c.sha)) for c in view.commits]
+        # The commit a waiting review is about is marked so, and its notes are not counted as kept.
+        waiting = self.view.pending_review
+        micro = self.view.micro_steps.get(waiting.key) if waiting is not None else None
+        commits = view.commits
+        for c in commits:
+            c.mark = AWAITING if waiting is not None and c.sha == waiting.after else self.view.marks.get(c.sha)
+        unreviewed = set(micro.added) if micro is not None else set()
+        changed = set(micro.changed) if micro is not None else set()
         with self._alive():
-            self.query_one(PoolTree).show(view.notes, self.view.attribution)
+            self.query_one(PoolTree).show(view.notes, self.view.attribution, unreviewed | changed)
             self.query_one(CommitList).show(commits)
             self.query_one(TabbedContent).get_tab("commits").label = f"Commits · {len(commits)}"
-            self.query_one(TabbedContent).get_tab("pool").label = f"Pool · {len(view.notes)} notes"
+            self.query_one(TabbedContent).get_tab("pool").label = pool_label(view.notes, sorted(unreviewed))
             note = self.query_one(NoteView)
             if note.path is not None:
                 self._load_note(note.path)

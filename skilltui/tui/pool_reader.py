@@ -1,26 +1,36 @@
 """Reading the pool for the panes: notes, commits and one commit's patch, off the event loop.
 
 Every method here blocks (git runs as a subprocess, notes are files), so the app only
-calls them through `asyncio.to_thread`. The reader has its own `Pool` object and a lock,
-so a read that the app abandoned (the person moved on) can never share a repository
-handle with the next one, nor with the engine, which keeps its own.
+calls them through `asyncio.to_thread`. The reader has its own `PoolGit` and a lock, so a
+read that the app abandoned (the person moved on) can never share a repository handle with
+the next one, nor with the engine, which keeps its own.
 
-Only commands that never take git's index lock are used (`log`, `show`, `cat-file`), so a
-pane refreshing while the backward agent commits cannot make that commit fail.
+Only reads that never take git's index lock are used (the log, objects, `git diff` between
+commits), so a pane refreshing while the backward agent commits cannot make that commit
+fail.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
 
+from ..commits import Commit
 from ..engine.pool import Pool
-from .state import Commit, PoolView
 
 COMMIT_LIMIT = 500
-SEPARATOR = "\x1f"
+
+
+@dataclass
+class PoolView:
+    """What a read of the pool returned: its notes (path, description) and its commits, newest first."""
+
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    commits: list[Commit] = field(default_factory=list)
+    head: str = ""
 
 
 class PoolReader:
@@ -38,7 +48,7 @@ class PoolReader:
         """The notes (path, description) and the commits of HEAD, newest first."""
         with self._lock:
             pool = self._repo()
-            if not pool.exists():
+            if not pool.has_commit():
                 return PoolView()
             try:
                 notes = pool.headers()
@@ -46,11 +56,7 @@ class PoolReader:
                 # A note vanished between listing and reading: a reset is under way. The
                 # PoolChanged event that follows it asks for a fresh read.
                 notes = []
-            out = pool.git("log", f"-n{COMMIT_LIMIT}", f"--format=%H{SEPARATOR}%s", "HEAD")
-            commits = []
-            for line in out.splitlines():
-                sha, _, subject = line.partition(SEPARATOR)
-                commits.append(Commit(sha, subject))
+            commits = pool.log("HEAD", COMMIT_LIMIT)
             return PoolView(notes=notes, commits=commits, head=commits[0].sha if commits else "")
 
     def note(self, rel: str) -> str:
@@ -64,6 +70,6 @@ class PoolReader:
         """The patch a commit made to the pool (an empty commit has none)."""
         with self._lock:
             try:
-                return self._repo().git("show", "--format=", "--no-color", "--no-renames", sha)
-            except git.GitCommandError:
+                return self._repo().commit_patch(sha)
+            except (git.GitCommandError, git.BadName, ValueError):
                 return ""

@@ -19,19 +19,19 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input
+from textual.widgets import Footer, Input
 
+from ...components.commit_detail import CommitDetail
+from ...components.commit_list import CommitList
+from ...components.confirm import ConfirmScreen
+from ...components.diff_screen import DiffScreen
 from ...components.run_header import RunHeader
 from ...engine.run import Run, is_locked
-from ...tui.screens.confirm import ConfirmScreen
 from .. import operations
 from ..evidence import evidence_markdown
 from ..records import Commit, History, commit_patch, load_history, range_patch, search_text
-from ..widgets.commit_detail import CommitDetail
-from ..widgets.commit_list import CommitList
 from ..widgets.search_bar import SearchBar
 from ..widgets.status_line import StatusLine
-from .diff_screen import DiffScreen
 from .evidence_screen import EvidenceScreen
 
 
@@ -42,8 +42,7 @@ def fingerprint(run: Run) -> tuple[Any, ...]:
         size = os.stat(run.events_path).st_size
     except OSError:
         size = -1
-    refs = pool.git("for-each-ref", "--format=%(objectname) %(refname)", "refs/skilltui")
-    return pool.head(), refs, size, is_locked(run.root)
+    return pool.head(), pool.kept_refs(), size, is_locked(run.root)
 
 
 class HistoryScreen(Screen):
@@ -53,9 +52,29 @@ class HistoryScreen(Screen):
     HistoryScreen {
         layout: vertical;
     }
+    HistoryScreen > CommitList {
+        border: round $primary 50%;
+    }
+    HistoryScreen > CommitList:focus {
+        border: round $primary;
+    }
     """
 
-    BINDINGS = [Binding("r", "reload", "Reload", show=False)]
+    # The keys that act on a commit. Typing in the search box never reaches them: the box
+    # takes its letters first. `t` is the theme here as in the live app, so revert is `u`
+    # (undo the commit) and reset is `R`; `g g` and `G` move to the top and the bottom.
+    BINDINGS = [
+        Binding("enter", "open_diff", "Diff"),
+        Binding("e", "evidence", "Evidence"),
+        Binding("space", "mark", "Mark", show=False),
+        Binding("d", "diff_marked", "Diff marked", show=False),
+        Binding("slash", "search", "Search"),
+        Binding("u", "revert", "Revert"),
+        Binding("R", "reset", "Reset to"),
+        Binding("a", "toggle_all", "Dropped too", show=False),
+        Binding("escape", "clear_search", "Clear search", show=False),
+        Binding("r", "reload", "Reload", show=False),
+    ]
 
     def __init__(self, run: Run, poll: float | None = 2.0) -> None:
         super().__init__()
@@ -71,7 +90,7 @@ class HistoryScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")
-        yield CommitList(id="commits")
+        yield CommitList(detailed=True, id="commits")
         yield CommitDetail(id="detail")
         yield StatusLine(id="status")
         yield SearchBar(id="search")
@@ -147,7 +166,7 @@ class HistoryScreen(Screen):
         self.query_one(RunHeader).show(self.history, len(shown), self.query_text, self.all_commits)
         self.query_one(CommitDetail).show(self.selected, self.history.head, self.history.attribution)
 
-    @on(DataTable.RowHighlighted)
+    @on(CommitList.CommitChosen)
     def _highlighted(self) -> None:
         if self.history is not None:
             self.query_one(CommitDetail).show(self.selected, self.history.head, self.history.attribution)
@@ -156,6 +175,10 @@ class HistoryScreen(Screen):
         self.load()
 
     # -- reading: diff, evidence, two commits ----------------------------------------------
+
+    @on(CommitList.Opened)
+    def _opened(self) -> None:
+        self.action_open_diff()
 
     def action_open_diff(self) -> None:
         commit = self.selected
@@ -246,14 +269,14 @@ class HistoryScreen(Screen):
         history = self.history
         if history is None:
             return
-        repo = self.run.pool.repo
+        pool = self.run.pool
         needle = query.casefold()
         matches = set()
         for commit in history.commits:
             text = self._search_index.get(commit.sha)
             if text is None:
                 # A commit never changes, so its searchable text is computed once per session.
-                text = self._search_index[commit.sha] = search_text(repo, commit)
+                text = self._search_index[commit.sha] = search_text(pool, commit)
             if needle in text:
                 matches.add(commit.sha)
         self.app.call_from_thread(self._searched, query, matches)
@@ -300,9 +323,12 @@ class HistoryScreen(Screen):
         if not commit.in_history:
             self.say(f"revert refused: {commit.short} is not in the pool's history; nothing to revert", error=True)
             return
+        # Asking first and refusing after the y would waste the person's yes.
         if not commit.files:
-            # Asking first and refusing after the y would waste the person's yes.
             self.say(f"revert refused: {commit.short} changes no note; there is nothing to revert", error=True)
+            return
+        if commit.reverted_by:
+            self.say(f"revert refused: {commit.short} is already reverted by {commit.reverted_by[:7]}", error=True)
             return
         question = f"Revert {commit.short} “{commit.subject}”?"
         detail = "A new commit will undo its changes to the notes. The commit itself stays in the history."

@@ -20,12 +20,12 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
 
+from ...components.confirm import ConfirmScreen
+from ...components.diff_view import DiffView
 from ...engine.feedback import parse_body
 from ...engine.review import Decision, ReviewRequest
-from ..widgets.diff_view import DiffView
 from ..widgets.key_bar import KeyBar
 from ..widgets.report_view import ReportView
-from .confirm import ConfirmScreen
 from .rerun_note import RerunNoteScreen
 
 

@@ -1,7 +1,8 @@
-"""The app's panes, one widget per file, each fed with data rather than with the engine."""
+"""The live app's panes, one widget per file, each fed with data rather than with the engine.
 
-from .commit_list import CommitList
-from .diff_view import DiffView, FilePatch, parse_patch
+The panes `skilltui review` shows too (commit list, diff, run header) are in `skilltui.components`.
+"""
+
 from .live_output import LiveOutput
 from .loss_curve import LossCurve
 from .note_view import NoteView
@@ -10,14 +11,10 @@ from .report_view import ReportView
 from .works_table import WorksTable
 
 __all__ = [
-    "CommitList",
-    "DiffView",
-    "FilePatch",
     "LiveOutput",
     "LossCurve",
     "NoteView",
     "PoolTree",
     "ReportView",
     "WorksTable",
-    "parse_patch",
 ]

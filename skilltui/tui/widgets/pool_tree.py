@@ -42,6 +42,7 @@ class PoolTree(Tree[str]):
         self.guide_depth = 2
         self._notes: list[tuple[str, str]] | None = None
         self._attribution: dict[str, dict] = {}
+        self._pending: set[str] = set()
         self._descriptions: dict[str, str] = {}
         self._folded: set[str] = set()
         if notes is not None:
@@ -51,12 +52,18 @@ class PoolTree(Tree[str]):
     def notes(self) -> list[tuple[str, str]]:
         return list(self._notes or [])
 
-    def show(self, notes: list[tuple[str, str]], attribution: dict[str, dict] | None = None) -> None:
-        """Show these (path, description) pairs and their attribution; a no-op when nothing changed."""
-        attribution = attribution or {}
-        if notes == self._notes and attribution == self._attribution:
+    def show(
+        self, notes: list[tuple[str, str]], attribution: dict[str, dict] | None = None, pending: set[str] | None = None
+    ) -> None:
+        """Show these (path, description) pairs and their attribution; a no-op when nothing changed.
+
+        `pending` are the notes a micro-step that still waits for review added or changed: they
+        are in the pool's files but not yet kept, and say so.
+        """
+        attribution, pending = attribution or {}, pending or set()
+        if notes == self._notes and attribution == self._attribution and pending == self._pending:
             return
-        self._attribution = dict(attribution)
+        self._attribution, self._pending = dict(attribution), set(pending)
         previous = self.cursor_node.data if self.cursor_node is not None else None
         for node in self.root.children:
             if node.data and not node.is_expanded:
@@ -80,7 +87,10 @@ class PoolTree(Tree[str]):
             label = Text.assemble((f"{folder}/", "bold"), (f" {len(folders[folder])}", "dim"))
             branch = self.root.add(label, data=f"{folder}/", expand=f"{folder}/" not in self._folded)
             for path in sorted(folders[folder]):
-                leaf = branch.add_leaf(self._label(path.partition("/")[2], width, attribution.get(path)), data=path)
+                label = self._label(path.partition("/")[2], width, attribution.get(path))
+                if path in pending:
+                    label.append("  awaiting review", style="bold yellow")
+                leaf = branch.add_leaf(label, data=path)
                 first = first or leaf
                 if path == previous:
                     target = leaf
@@ -106,3 +116,11 @@ class PoolTree(Tree[str]):
         path = event.node.data
         if path and not path.endswith("/"):
             self.post_message(self.NoteChosen(path, self._descriptions.get(path, "")))
+
+
+def pool_label(notes: list[tuple[str, str]], unreviewed: list[str]) -> str:
+    """The Pool tab's title: the notes kept, and apart from them those a waiting review would add."""
+    added = [path for path in unreviewed if path in dict(notes)]
+    kept = len(notes) - len(added)
+    title = f"Pool · {kept} note{'' if kept == 1 else 's'}"
+    return title + (f" + {len(added)} awaiting review" if added else "")

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import datetime as _dt
+from typing import Protocol
 
 from rich.text import Text
 from textual.widgets import Static
 
-from ...engine.attribution import NoteStats
-from ..records import DECISION_WORDS, Commit
+from ..commits import Commit, decision_words
+from ..pool_git import STATUS_WORDS
 
-STATUS_WORDS = {"A": "added", "M": "changed", "D": "removed"}
+
+class NoteStats(Protocol):
+    """What the detail shows of a note's attribution (`engine.attribution.NoteStats` has it)."""
+
+    @property
+    def short(self) -> str: ...
 
 
 class CommitDetail(Static):
@@ -52,6 +58,29 @@ def outcome(commit: Commit) -> Text:
     return text
 
 
+def led_to(commit: Commit) -> Text:
+    """What the decision about the commit led to: the loss it was kept through, or what replaced it."""
+    before = f"{commit.loss_before:.3f}" if commit.loss_before is not None else "?"
+    after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "none yet"
+    decision = commit.mark.decision if commit.mark else ""
+    text = Text()
+    if decision == "pending":
+        text.append("awaiting review: ", style="bold")
+        text.append(f"the step it acted on had loss {before}; nothing builds on it until it is decided\n", style="dim")
+    elif decision == "rollback":
+        parent = commit.parents[0][:7] if commit.parents else "the commit before"
+        text.append(f"rolled back: the pool went back to {parent}", style="bold")
+        text.append(f"; loss {before} was the step it acted on, and the next step ran without it ({after})\n")
+    elif decision == "rerun":
+        again = f"made {commit.rerun_as[:7]} instead" if commit.rerun_as else "has not committed yet"
+        text.append(f"rerun: the micro-step ran again and {again}", style="bold")
+        text.append(f"; loss {before} was the step it acted on\n")
+    else:
+        text.append(f"loss {before} → {after}", style="bold")
+        text.append(": mean loss of the step whose reports it acted on → mean loss of the next step\n", style="dim")
+    return text
+
+
 def describe(commit: Commit, head: str, attribution: dict[str, NoteStats] | None = None) -> Text:
     text = Text()
     stamp = _dt.datetime.fromtimestamp(commit.time).strftime("%Y-%m-%d %H:%M:%S")
@@ -78,13 +107,10 @@ def describe(commit: Commit, head: str, attribution: dict[str, NoteStats] | None
             text.append(f" (note: {micro.note})")
         text.append("\n")
         for earlier in commit.earlier:
-            word = DECISION_WORDS.get(earlier.decision or "", "awaiting review")
+            word = decision_words(earlier.decision, earlier.by)
             note = f" (note: {earlier.note})" if earlier.note else ""
-            text.append(f"attempt {earlier.attempt} made this same commit: {word} by {earlier.by}{note}\n", style="dim")
-        before = f"{commit.loss_before:.3f}" if commit.loss_before is not None else "?"
-        after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "none yet"
-        text.append(f"loss {before} → {after}", style="bold")
-        text.append(": mean loss of the step whose reports it acted on → mean loss of the next step\n", style="dim")
+            text.append(f"attempt {earlier.attempt} made this same commit: {word}{note}\n", style="dim")
+        text.append(led_to(commit))
         text.append(outcome(commit))
     elif commit.decision:
         text.append(f"{commit.decision}\n", style="bold")

@@ -1,7 +1,7 @@
 """A full-screen diff, file by file: what `enter` (one commit) and `d` (two marked commits) open.
 
-The patch is drawn by the live-training app's `DiffView` (one bordered block per note),
-so a diff reads the same in both apps; this screen adds the lazygit/tig keys on top:
+The patch is drawn by the shared `DiffView` (one bordered block per note), so a diff
+reads the same in both apps; this screen adds the lazygit/tig keys on top:
 `n` / `N` jump to the next and previous note, `esc` goes back to the list.
 """
 
@@ -13,7 +13,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ...tui.widgets.diff_view import DiffView, parse_patch
+from ..pool_git import split_patch
+from .diff_view import DiffView
 
 
 class DiffScreen(Screen):
@@ -49,7 +50,7 @@ class DiffScreen(Screen):
         self.title_text = title
         self.patch = patch
         self.empty = empty
-        self.files = parse_patch(patch)
+        self.files = split_patch(patch)
         self.index = 0
 
     def compose(self) -> ComposeResult:

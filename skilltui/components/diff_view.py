@@ -1,9 +1,9 @@
 """A pool commit's patch, file by file, coloured by the theme.
 
 Every update to the pool is one commit, so this is where a person reads what a backward
-micro-step did to the "weights". The widget takes patch text (`git diff`/`git show`
-output) and nothing else, so the live app, the review screen and `skilltui review` all
-use it the same way.
+micro-step did to the "weights". The widget takes patch text (git's unified diff, split
+into files by `pool_git.split_patch`) and nothing else, so the live app, the review
+screen and `skilltui review` all use it the same way.
 
 Colours are theme variables ($text-success, $text-error, ...) resolved when the widget
 renders, so the diff stays readable in every theme and follows a theme switch at once.
@@ -11,13 +11,13 @@ renders, so the diff stays readable in every theme and follows a theme switch at
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
+
+from ..pool_git import FilePatch, split_patch
 
 MAX_LINES_PER_FILE = 1500
 
@@ -28,50 +28,6 @@ STYLES = {
     " ": "",
     "\\": "$foreground-muted italic",
 }
-
-
-@dataclass
-class FilePatch:
-    """One file's part of a patch."""
-
-    path: str
-    status: str = "changed"  # added, changed, removed
-    added: int = 0
-    removed: int = 0
-    lines: list[str] = field(default_factory=list)
-
-    @property
-    def title(self) -> str:
-        sign = {"added": "+", "removed": "-"}.get(self.status, "~")
-        return f"{sign} {self.path} ({self.status}, +{self.added} -{self.removed})"
-
-
-def parse_patch(patch: str) -> list[FilePatch]:
-    """Split a unified git patch into its files, keeping hunk and content lines only."""
-    files: list[FilePatch] = []
-    current: FilePatch | None = None
-    for line in patch.splitlines():
-        if line.startswith("diff --git "):
-            # "diff --git a/<path> b/<path>": the b-side is the path the file has after the commit.
-            path = line.split(" b/", 1)[-1] if " b/" in line else line[len("diff --git ") :]
-            current = FilePatch(path)
-            files.append(current)
-        elif current is None:
-            continue
-        elif line.startswith("new file mode"):
-            current.status = "added"
-        elif line.startswith("deleted file mode"):
-            current.status = "removed"
-        elif line.startswith(("index ", "--- ", "+++ ", "old mode", "new mode", "similarity", "Binary files")):
-            if line.startswith("Binary files"):
-                current.lines.append("\\ binary file")
-        else:
-            if line.startswith("+"):
-                current.added += 1
-            elif line.startswith("-"):
-                current.removed += 1
-            current.lines.append(line)
-    return files
 
 
 def render_file(file: FilePatch) -> Content:
@@ -122,10 +78,10 @@ class DiffView(VerticalScroll, can_focus=True):
 
     @property
     def files(self) -> list[FilePatch]:
-        return parse_patch(self.patch)
+        return split_patch(self.patch)
 
     def compose(self) -> ComposeResult:
-        files = parse_patch(self.patch)
+        files = split_patch(self.patch)
         if not files:
             yield Static(self.empty_text, classes="diff-empty", markup=False)
             return

@@ -1,0 +1,142 @@
+"""One commit of the pool, as every view shows it: the live app's Commits tab, `skilltui review`
+and the evidence pages all take this one record, so a decision reads the same everywhere.
+
+Git says what a commit changed (`pool_git` fills sha, parents, time, message and files); the
+run's records say why and what came of it (`history.records` joins the micro-step, the
+decision and the loss around it; the live app adds the review mark as decisions arrive).
+Nothing here reads a file or imports Textual: it is plain data and the words used for it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# The one map from a review decision to the sign and the words every view uses for it.
+SIGNS = {"approve": "✓", "rerun": "↻", "rollback": "↶", "pending": "…"}
+DECISION_WORDS = {"approve": "approved", "rerun": "rerun", "rollback": "rolled back", "pending": "awaiting review"}
+LABEL = re.compile(r"epoch (\d+) step (\d+) micro (\d+)/(\d+)")
+
+
+def decision_words(decision: str | None, by: str | None = None) -> str:
+    """'approved by auto', 'rolled back by human', 'awaiting review' (no decision yet)."""
+    word = DECISION_WORDS.get(decision or "pending", decision or "awaiting review")
+    return f"{word} by {by}" if by and decision in SIGNS and decision != "pending" else word
+
+
+@dataclass(frozen=True)
+class Mark:
+    """How a reviewer decided about the commit a micro-step made; `pending` while the review waits."""
+
+    decision: str
+    by: str = ""
+    label: str = ""
+
+    @property
+    def sign(self) -> str:
+        return SIGNS.get(self.decision, "?")
+
+    @property
+    def words(self) -> str:
+        return decision_words(self.decision, self.by)
+
+
+PENDING = Mark("pending")
+
+
+@dataclass(frozen=True)
+class MicroStepRecord:
+    """One backward attempt, as the run recorded it."""
+
+    epoch: int
+    step: int
+    group: int
+    attempt: int
+    label: str
+    folder: Path  # backward/g<G>
+    works: list[str]
+    decision: str | None  # approve, rerun, rollback; None while it awaits review
+    by: str | None
+    note: str
+
+    @property
+    def short_label(self) -> str:
+        m = LABEL.search(self.label)
+        micro = f"{m.group(3)}/{m.group(4)}" if m else str(self.group)
+        return f"e{self.epoch} s{self.step} m{micro}" + (f" a{self.attempt}" if self.attempt > 1 else "")
+
+    @property
+    def attempt_dir(self) -> Path:
+        return self.folder / f"attempt{self.attempt}"
+
+    @property
+    def mark(self) -> Mark:
+        return Mark(self.decision or "pending", self.by or "", self.label)
+
+
+@dataclass
+class Commit:
+    """One commit of the pool with everything known about it; a live list fills only what it has."""
+
+    sha: str
+    message: str = ""
+    parents: list[str] = field(default_factory=list)
+    time: int = 0
+    files: list[tuple[str, str]] = field(default_factory=list)  # (A/M/D, path)
+    in_history: bool = True  # reachable from HEAD: part of the pool as it stands
+    mark: Mark | None = None  # the review decision about it, or PENDING while one waits
+    micro: MicroStepRecord | None = None
+    decision: str = ""  # what the decision column says: "approved by auto", "revert by human", ...
+    loss_before: float | None = None
+    loss_after: float | None = None
+    kept_as: list[str] = field(default_factory=list)
+    # Earlier attempts that produced this very commit (a deterministic agent reruns to the same one).
+    earlier: list[MicroStepRecord] = field(default_factory=list)
+    reverts: str | None = None
+    reverted_by: str | None = None
+    rerun_as: str | None = None  # the commit the rerun of this micro-step made instead
+    # The commit body's prediction, and the mean of each loss part around the micro-step (what then happened).
+    prediction: str = ""
+    parts_before: dict[str, float] = field(default_factory=dict)
+    parts_after: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def short(self) -> str:
+        return self.sha[:7]
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+    @property
+    def summary(self) -> str:
+        """What the commit did in one line: a training commit's subject is only its micro-step's label
+        (shown in a column of its own), so its first body line says it instead."""
+        subject = self.subject
+        if LABEL.fullmatch(subject.removeprefix("train ")):
+            for line in self.message.splitlines()[1:]:
+                line = line.strip().removeprefix("- ").strip()
+                if line and not LABEL.fullmatch(line.removeprefix("train ")):
+                    return line
+        return subject
+
+    @property
+    def paths(self) -> list[str]:
+        return [path for _, path in self.files]
+
+    @property
+    def outcome(self) -> str:
+        """What the decision about it led to, in the few characters of a list column."""
+        before = f"{self.loss_before:.3f}" if self.loss_before is not None else "?"
+        decision = self.mark.decision if self.mark else ""
+        if decision == "pending":
+            return "awaiting review"
+        if decision == "rollback":
+            return f"{before} undone"
+        if decision == "rerun":
+            return f"→ {self.rerun_as[:7]}" if self.rerun_as else "rerun pending"
+        if self.loss_before is None and self.loss_after is None:
+            return ""
+        after = f"{self.loss_after:.3f}" if self.loss_after is not None else "…"
+        return f"{before}→{after}"

@@ -1,0 +1,179 @@
+"""`skilltui review`'s keys that clash with nothing, its help, its layout at 80 columns, and what
+each decision led to; and in the live app, the mark on a commit whose review still waits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_history_review import Scripted, log, screen_of, settle, status, train
+from test_tui_support import make_app, wait_for, wait_for_review
+from test_tui_widgets import Harness
+from textual.widgets import TabbedContent
+
+from skilltui.commits import PENDING, Commit, Mark, MicroStepRecord
+from skilltui.components.commit_detail import describe
+from skilltui.components.commit_list import CommitList
+from skilltui.components.confirm import ConfirmScreen
+from skilltui.engine.run import Run
+from skilltui.history import operations
+from skilltui.history.app import REVIEW_KEYS, ReviewApp
+from skilltui.history.screens.help_screen import ReviewHelpScreen
+from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME
+
+
+@pytest.fixture
+def run(make_work, tmp_path: Path) -> Run:
+    return train(tmp_path / "runs", [make_work("tin-orchard"), make_work("salt-bell")], Scripted(), steps=3)
+
+
+async def test_g_g_goes_to_the_top_and_G_to_the_bottom_without_asking_anything(run: Run) -> None:
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        table = screen_of(app).query_one(CommitList)
+        assert len(table.shown) > 2
+        await pilot.press("G")
+        assert table.cursor_row == len(table.shown) - 1
+        await pilot.press("g")
+        assert table.cursor_row == len(table.shown) - 1  # one g waits for the second
+        await pilot.press("g")
+        assert table.cursor_row == 0
+        await pilot.press("G", "g", "j", "g")  # a g broken by another key is not g g
+        assert table.cursor_row == len(table.shown) - 1
+        assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_t_switches_the_theme_as_in_the_live_app_and_changes_no_history(run: Run) -> None:
+    before = log(run)
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert app.theme == DEFAULT_THEME
+        await pilot.press("t")
+        await settle(pilot)
+        assert app.theme == LIGHT_THEME and not isinstance(app.screen, ConfirmScreen)
+    assert log(run) == before
+
+
+async def test_question_mark_opens_the_help_with_every_review_key(run: Run) -> None:
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewHelpScreen))
+        text = str(app.screen.query_one("#review-keymap").render())
+        for keys, what in REVIEW_KEYS:
+            assert keys in text and what in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ReviewHelpScreen))
+
+
+def test_every_key_the_help_lists_is_bound_in_the_review_app() -> None:
+    from skilltui.components.commit_list import CommitList as List
+    from skilltui.history.screens.history_screen import HistoryScreen
+
+    bound = {
+        k.strip() for b in [*ReviewApp.BINDINGS, *HistoryScreen.BINDINGS, *List.BINDINGS] for k in b.key.split(",")
+    }
+    names = {"/": "slash", "?": "question_mark", "space": "space", "enter": "enter"}
+    for keys, _ in REVIEW_KEYS:
+        for key in keys.replace(",", " ").replace("/", " / ").split():
+            if key in ("/", "arrows") and keys != "/":
+                continue
+            assert names.get(key, key) in bound, key
+
+
+async def test_u_on_an_already_reverted_commit_names_the_revert_before_asking(run: Run) -> None:
+    target = run.pool.head()
+    done = operations.revert(run, target)
+    with pytest.raises(operations.Refused, match=f"already reverted by {done.after[:7]}"):
+        operations.revert(run, target)
+    before = log(run)
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        table = screen_of(app).query_one(CommitList)
+        table.move_cursor(row=[c.sha for c in table.shown].index(target))
+        await pilot.press("u")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert f"already reverted by {done.after[:7]}" in status(app).message
+    assert log(run) == before
+
+
+async def test_at_80_columns_every_column_fits_on_one_line_without_repeating_the_micro_step(run: Run) -> None:
+    app = ReviewApp(run, poll=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = screen_of(app).query_one(CommitList)
+        names = [str(c.label) for c in table.columns.values()]
+        assert {"loss", "notes", "subject", "micro-step"} <= set(names)
+        used = sum(c.width + 2 * table.cell_padding for c in table.columns.values())
+        assert used <= table.scrollable_content_region.width
+        assert all(row.height == 1 for row in table.rows.values())
+        subjects = [str(table.get_row_at(i)[names.index("subject")]) for i in range(len(table.shown))]
+        assert not any("epoch" in s and "micro" in s for s in subjects)
+        long = [s for s, c in zip(subjects, table.shown, strict=True) if len(c.summary) > len(s)]
+        assert long and all(s.endswith("…") for s in long)
+
+
+@pytest.fixture
+def reviewed_run(make_work, tmp_path: Path) -> Run:
+    return train(tmp_path / "runs", [make_work("reed-lamp")], Scripted("rerun", "rollback"))
+
+
+async def test_a_rolled_back_commit_shows_it_was_undone_not_the_loss_of_a_kept_one(reviewed_run: Run) -> None:
+    app = ReviewApp(reviewed_run, poll=None)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        table = screen_of(app).query_one(CommitList)
+        loss = [str(c.label) for c in table.columns.values()].index("loss")
+        cells = {c.mark.decision: str(table.get_row_at(i)[loss]) for i, c in enumerate(table.shown) if c.mark}
+        rolled = next(c for c in table.shown if c.mark and c.mark.decision == "rollback")
+        assert cells["rollback"].endswith("undone") and "→" not in cells["rollback"]
+        assert "→" in cells["approve"]
+        detail = describe(rolled, "").plain
+        assert f"rolled back: the pool went back to {rolled.parents[0][:7]}" in detail
+        # The offline agent reran to the very same commit: the detail says so beside the rerun.
+        assert "attempt 1 made this same commit: rerun by human" in detail
+
+
+async def test_a_rerun_commit_names_the_commit_its_rerun_made_instead() -> None:
+    micro = MicroStepRecord(0, 0, 1, 1, "epoch 0 step 0 micro 1/1", Path("g1"), ["w"], "rerun", "human", "")
+    rerun = Commit("a" * 40, "train epoch 0 step 0 micro 1/1\n\n- tighten scene openings", ["b" * 40], micro=micro)
+    rerun.mark, rerun.rerun_as, rerun.loss_before = micro.mark, "c" * 40, 0.5
+    kept = Commit("c" * 40, "train epoch 0 step 0 micro 1/1", ["b" * 40], mark=Mark("approve", "human"))
+    kept.loss_before, kept.loss_after = 0.5, 0.4
+    table = CommitList(detailed=True)
+    async with Harness(table).run_test(size=(160, 10)) as pilot:
+        table.show([kept, rerun])
+        await pilot.pause()
+        names = [str(c.label) for c in table.columns.values()]
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(2)]
+        assert rows[0][names.index("loss")] == "0.500→0.400"
+        assert rows[1][names.index("loss")] == f"→ {'c' * 7}"
+        assert rows[1][names.index("subject")] == "tighten scene openings"
+    assert f"made {'c' * 7} instead" in describe(rerun, "").plain
+
+
+async def test_a_waiting_review_marks_its_commit_and_its_notes_as_awaiting_review(open_training) -> None:
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=(120, 36)) as pilot:
+        request = (await wait_for_review(pilot, app)).request
+        main = app.screen_stack[0]
+        commits = main.query_one(CommitList)
+        await wait_for(pilot, lambda: bool(commits.shown) and commits.shown[0].sha == request.after)
+        await wait_for(pilot, lambda: commits.shown[0].mark == PENDING)
+        await pilot.press("escape", "4")  # look at the main screen's Commits tab: the list fits its width
+        await wait_for(pilot, lambda: "awaiting review" in " ".join(map(str, commits.get_row_at(0))))
+        assert str(commits.get_row_at(0)[2]) == "…" and commits.shown[0].sha == request.after
+        await pilot.press("v")
+        await wait_for_review(pilot, app)
+        label = str(main.query_one(TabbedContent).get_tab("pool").label)
+        assert f"+ {len(request.added)} awaiting review" in label
+        await pilot.press("a")
+        await wait_for(pilot, lambda: commits.shown[0].mark is not None and commits.shown[0].mark.decision == "approve")
+        assert "awaiting" not in str(main.query_one(TabbedContent).get_tab("pool").label)
