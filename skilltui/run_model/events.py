@@ -32,6 +32,32 @@ class Event:
         return {"kind": self.kind, **asdict(self)}
 
 
+# Shared places: many events say where in the run they happened. Declared once here, so a
+# kind that gains one of these says it by its base, and the fields stay in one shape.
+@dataclass(frozen=True, kw_only=True)
+class AtStep(Event):
+    """Happened in step `step` of epoch `epoch`."""
+
+    epoch: int
+    step: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class AtAttempt(AtStep):
+    """About attempt `attempt` of group `group`'s micro-step in that step."""
+
+    group: int
+    attempt: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ByAgent(Event):
+    """From an agent working for one work (forward, loss) or one group (reduce, backward)."""
+
+    work: str | None = None
+    group: int | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunStarted(Event):
     kind: ClassVar[str] = "run_started"
@@ -51,10 +77,8 @@ class RunStarted(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class StepStarted(Event):
+class StepStarted(AtStep):
     kind: ClassVar[str] = "step_started"
-    epoch: int
-    step: int
     first: int
     last: int
     works: list[str]
@@ -62,7 +86,7 @@ class StepStarted(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Stage(Event):
+class Stage(AtStep, ByAgent):
     """A stage of one work (forward, loss) or one group (reduce, backward) changed state.
 
     `status` is one of started, finished, skipped (its artifacts were already there),
@@ -72,28 +96,22 @@ class Stage(Event):
     kind: ClassVar[str] = "stage"
     stage: str
     status: str
-    epoch: int
-    step: int
-    work: str | None = None
-    group: int | None = None
     attempt: int | None = None
     seconds: float | None = None
     error: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class Delta(Event):
+class Delta(ByAgent):
     """A piece of an agent's streamed output. Not written to events.jsonl."""
 
     kind: ClassVar[str] = "delta"
     role: str
     text: str
-    work: str | None = None
-    group: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolUsed(Event):
+class ToolUsed(ByAgent):
     """An agent used a file tool. `ok` is False when the sandbox or the tool refused."""
 
     kind: ClassVar[str] = "tool"
@@ -101,16 +119,12 @@ class ToolUsed(Event):
     tool: str
     path: str
     ok: bool
-    work: str | None = None
-    group: int | None = None
     error: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
-class EpisodeWritten(Event):
+class EpisodeWritten(AtStep):
     kind: ClassVar[str] = "episode_written"
-    epoch: int
-    step: int
     work: str
     episode: int
     path: str
@@ -139,12 +153,10 @@ class Call(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Loss(Event):
+class Loss(AtStep):
     """A scored work-step. `loss` is in [0, 1], lower is better; `scores` is its breakdown."""
 
     kind: ClassVar[str] = "loss"
-    epoch: int
-    step: int
     work: str
     loss: float
     scores: dict[str, float]
@@ -157,24 +169,18 @@ class Loss(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Summary(Event):
+class Summary(AtStep):
     kind: ClassVar[str] = "summary"
-    epoch: int
-    step: int
     group: int
     works: list[str]
     path: str
 
 
 @dataclass(frozen=True, kw_only=True)
-class MicroStep(Event):
+class MicroStep(AtAttempt):
     """A backward attempt passed its checks (or failed them) and produced a commit."""
 
     kind: ClassVar[str] = "micro_step"
-    epoch: int
-    step: int
-    group: int
-    attempt: int
     label: str
     before: str
     after: str
@@ -188,12 +194,8 @@ class MicroStep(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReviewRequested(Event):
+class ReviewRequested(AtAttempt):
     kind: ClassVar[str] = "review_requested"
-    epoch: int
-    step: int
-    group: int
-    attempt: int
     label: str
     before: str
     after: str
@@ -205,16 +207,12 @@ class ReviewRequested(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DecisionMade(Event):
+class DecisionMade(AtAttempt):
     """What a reviewer decided about a micro-step: approve, rerun or rollback, by human or auto."""
 
     kind: ClassVar[str] = "decision"
     decision: str
     by: str
-    epoch: int
-    step: int
-    group: int
-    attempt: int
     before: str
     after: str
     note: str = ""
@@ -223,15 +221,13 @@ class DecisionMade(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MicroStepSkipped(Event):
+class MicroStepSkipped(AtStep):
     """A micro-step failed every attempt (`attempts`, the last `reason`): its group's update is skipped.
 
     The pool stays at `before`; training goes on (unless `--strict`, which stops the run instead).
     """
 
     kind: ClassVar[str] = "micro_step_skipped"
-    epoch: int
-    step: int
     group: int
     attempts: int
     before: str
@@ -240,7 +236,7 @@ class MicroStepSkipped(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Attribution(Event):
+class Attribution(AtStep):
     """Per-note attribution from the read traces, up to this step (see `attribution.py`).
 
     `notes` maps a note's path to passes (forward passes that read it), with / without (mean
@@ -248,8 +244,6 @@ class Attribution(Event):
     """
 
     kind: ClassVar[str] = "attribution"
-    epoch: int
-    step: int
     notes: dict[str, dict[str, Any]]
 
 
@@ -263,13 +257,11 @@ class PoolChanged(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class StepFinished(Event):
+class StepFinished(AtStep):
     """A step ended. `mean_loss` is over the `works_in_mean` works scored this step (the ones that
     took part and did not fail); `val_mean_loss` over `val_works_in_mean` validation works."""
 
     kind: ClassVar[str] = "step_finished"
-    epoch: int
-    step: int
     mean_loss: float | None
     failed: list[str]
     works_in_mean: int = 0
@@ -278,7 +270,7 @@ class StepFinished(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ValLoss(Event):
+class ValLoss(AtStep):
     """A validation work scored with the pool as it stood (`commit`). Never read by backward or reduce.
 
     `point`: "step" (after the step's updates: the validation curve), "micro" (the gate, after
@@ -288,8 +280,6 @@ class ValLoss(Event):
     """
 
     kind: ClassVar[str] = "val_loss"
-    epoch: int
-    step: int
     work: str
     loss: float
     scores: dict[str, float]
@@ -302,7 +292,7 @@ class ValLoss(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class GateChecked(Event):
+class GateChecked(AtAttempt):
     """The gate's verdict on one micro-step: mean validation loss before and after it.
 
     `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
@@ -311,10 +301,6 @@ class GateChecked(Event):
     """
 
     kind: ClassVar[str] = "gate"
-    epoch: int
-    step: int
-    group: int
-    attempt: int
     before: float | None
     after: float | None
     works: int
@@ -349,12 +335,10 @@ class Throttled(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BatchState(Event):
+class BatchState(AtStep):
     """A step's loss-judge (or reduce) calls sent as one Message Batch (`--batch`): where it stands."""
 
     kind: ClassVar[str] = "batch"
-    epoch: int
-    step: int
     purpose: str  # loss or reduce
     batch_id: str
     state: str  # submitted, in_progress, ended, resumed

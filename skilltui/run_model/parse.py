@@ -30,7 +30,8 @@ def _kinds() -> dict[str, type[ev.Event]]:
     pending = list(ev.Event.__subclasses__())
     while pending:
         cls = pending.pop()
-        found[cls.kind] = cls
+        if "kind" in vars(cls):  # a kind of event, not a shared base like AtStep
+            found[cls.kind] = cls
         pending.extend(cls.__subclasses__())
     return found
 
