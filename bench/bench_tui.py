@@ -108,7 +108,7 @@ class Bench:
 
     async def navigate(self, into: list[float]) -> None:
         live = self.app.query_one(LiveOutput)
-        key = "down" if self.app.selected_work == min(self.app.state.rows) else "up"
+        key = "down" if self.app.selected_work == min(self.app.view.works) else "up"
         before = live.work
         took = await self.press(key, lambda: live.work != before, self.app.default_screen)
         if took is not None:
@@ -137,7 +137,7 @@ class Bench:
                     self.approve.append(took)
             elif app.screen is app.default_screen:
                 await self.navigate(self.streaming)
-            done = len(app.state.means)
+            done = sum(1 for step in app.view.steps.values() if step.finished)
             if done > steps_seen:
                 steps_seen = done
                 gc.collect()
@@ -184,7 +184,7 @@ async def main(args: argparse.Namespace) -> None:
             offline_latency=args.latency,
         )
         opened = open_run(settings)
-        app = TrainingApp(opened, OfflineBackend(latency=args.latency), secrets=[])
+        app = TrainingApp(opened, OfflineBackend(latency=args.latency), secrets=[], hint=False)
         settle_heap()  # as run_app does before it starts the app
         bench = Bench(app)
         started = time.perf_counter()

@@ -47,7 +47,7 @@ async def shoot(root: Path) -> None:
             write_atomic(load_work(copy).story_path, noise_work(load_work(copy), seed=0, noise=0.3))
             works.append(copy)
     opened = open_run(Settings(works=works, runs_dir=root / "runs", run_id="demo", **DEMO_SETTINGS))
-    app = TrainingApp(opened, OfflineBackend(), secrets=[], clock=lambda: 754.0)
+    app = TrainingApp(opened, OfflineBackend(), secrets=[], clock=lambda: 754.0, hint=False)
     try:
         async with app.run_test(size=(120, 36)) as pilot:
             while True:

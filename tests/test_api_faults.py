@@ -18,7 +18,9 @@ from skilltui.agents.base import BackendError, FatalBackendError, Request, Usage
 from skilltui.agents.tools import Sandbox
 from skilltui.cli import main
 from skilltui.engine.events import read_events
-from skilltui.tui.state import RunState
+from skilltui.run_model.parse import read_run
+from skilltui.run_model.view import RunView
+from skilltui.tui.output_feed import OutputFeed
 from tests.fakeapi import Cut, Error, FakeAnthropic, Recorded, Reply, text, tool_use
 
 KEY = "sk-ant-test-XXXX-faults-0123456789ab"
@@ -150,12 +152,14 @@ def test_a_work_whose_calls_keep_failing_fails_alone_with_its_reason_in_runs(
     assert [e["work"] for e in events if e["kind"] == "loss"] == ["steady"]
     assert events[-1]["kind"] == "run_finished" and events[-1]["status"] == "finished"
     # The app's run model (the fold every pane reads) shows the same reason on the work.
-    state = RunState("r", tmp_path / "runs" / "r", ["broken", "steady"])
-    for e in events:
-        state.apply(e)
-    assert state.rows["broken"].stage == "failed" and "500" in (state.rows["broken"].error or "")
-    assert "forward failed: the API answered 500" in state.outputs["broken"].text()
-    assert state.rows["steady"].stage != "failed"
+    view = RunView.of("r", tmp_path / "runs" / "r", ["broken", "steady"])
+    feed = OutputFeed(view)
+    for e in read_run(tmp_path / "runs" / "r" / "events.jsonl").events:
+        view.apply(e)
+        feed.feed(e)
+    assert view.works["broken"].stage == "failed" and "500" in (view.works["broken"].error or "")
+    assert "forward failed: the API answered 500" in feed.buffer("broken").text()
+    assert view.works["steady"].stage != "failed"
     capsys.readouterr()
     assert main(["runs", "--runs-dir", str(tmp_path / "runs")]) == 0
     shown = capsys.readouterr().out

@@ -208,20 +208,16 @@ async def test_a_run_killed_during_the_submit_never_submits_again(tmp_path: Path
 
 def test_the_app_shows_the_batch_state() -> None:
     from skilltui.engine import events as ev
-    from skilltui.tui.state import RunState
+    from skilltui.run_model.notices import notice_of
+    from skilltui.run_model.view import RunView
 
-    state = RunState("r", Path("runs/r"), ["a"])
-    state.apply(
-        ev.BatchState(
-            epoch=0, step=1, purpose="loss", batch_id="msgbatch_1", state="in_progress", processing=3
-        ).to_dict()
-    )
-    assert state.batch == "batch loss in_progress (3 processing)"
-    assert "batch msgbatch_1 for loss e0 s1: in_progress (3 processing)" in state.notices
-    state.apply(
-        ev.BatchState(epoch=0, step=1, purpose="loss", batch_id="msgbatch_1", state="ended", succeeded=3).to_dict()
-    )
-    assert state.batch == ""
+    view = RunView.of("r", Path("runs/r"), ["a"])
+    pending = ev.BatchState(epoch=0, step=1, purpose="loss", batch_id="msgbatch_1", state="in_progress", processing=3)
+    view.apply(pending)
+    assert view.batch == "loss e0 s1 msgbatch_1 in_progress: 3 processing"
+    assert notice_of(pending).message == "batch loss e0 s1 msgbatch_1 in_progress: 3 processing"
+    view.apply(ev.BatchState(epoch=0, step=1, purpose="loss", batch_id="msgbatch_1", state="ended", succeeded=3))
+    assert view.batch == ""
 
 
 def test_a_batch_the_api_refuses_becomes_normal_calls(server: FakeAnthropic, make_work, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from skilltui.components.commit_detail import describe
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.diff_screen import DiffScreen
+from skilltui.components.run_header import RunHeader
 from skilltui.engine.events import EventBus, JsonlSink, read_events
 from skilltui.engine.loop import Trainer
 from skilltui.engine.pool import render_note
@@ -22,7 +23,6 @@ from skilltui.engine.session import Settings, open_run
 from skilltui.history.app import ReviewApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
-from skilltui.history.widgets.run_header import RunHeader
 from skilltui.history.widgets.status_line import StatusLine
 
 SIZE = (120, 36)

@@ -15,7 +15,7 @@ from skilltui.engine.review import Decision, ReviewRequest
 from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
 from skilltui.history.overview import list_runs, runs_line
-from skilltui.history.status import run_state
+from skilltui.history.status import fold_records, run_state
 
 
 class Scripted:
@@ -95,28 +95,28 @@ def test_runs_adds_up_the_cost_of_every_call(make_work, tmp_path: Path) -> None:
 def test_runs_state_says_running_stopped_failed_or_interrupted(runs: Path) -> None:
     run = Run(runs / "plain")
     events = lambda: read_events(run.events_path)  # noqa: E731
-    assert run_state(run, events()) == "finished"
+    assert run_state(run, fold_records(events())) == "finished"
     lock = RunLock(run.root)
     lock.acquire()
     try:
-        assert run_state(run, events()) == "running"
+        assert run_state(run, fold_records(events())) == "running"
     finally:
         lock.release()
     sink = JsonlSink(run.events_path)
     sink(RunFinished(status="stopped", reason="spend $1.00 reached --max-cost $1.00"))
     sink.close()
-    assert run_state(run, events()) == "stopped: spend $1.00 reached --max-cost $1.00"
+    assert run_state(run, fold_records(events())) == "stopped: spend $1.00 reached --max-cost $1.00"
     sink = JsonlSink(run.events_path)
     sink(RunFinished(status="failed", reason="every work failed"))
     sink.close()
-    assert run_state(run, events()) == "failed: every work failed"
+    assert run_state(run, fold_records(events())) == "failed: every work failed"
     # A session that started and never finished was killed: its run_started is the last word.
     started = next(e for e in events() if e["kind"] == "run_started")
     with open(run.events_path, "a", encoding="utf-8") as f:
         import json
 
         f.write(json.dumps(started) + "\n")
-    assert run_state(run, events()) == "interrupted"
+    assert run_state(run, fold_records(events())) == "interrupted"
 
 
 def test_runs_prints_one_row_per_run(runs: Path, capsys) -> None:

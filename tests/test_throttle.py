@@ -20,8 +20,9 @@ from skilltui.agents.anthropic_backend import AnthropicBackend
 from skilltui.agents.base import Request
 from skilltui.agents.throttle import DEFAULT_WAIT, wait_from_headers
 from skilltui.engine import events as ev
-from skilltui.engine.console import ConsoleSink
-from skilltui.tui.state import RunState
+from skilltui.run_model.console import ConsoleSink
+from skilltui.run_model.notices import notice_of
+from skilltui.run_model.view import RunView
 from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text
 
 KEY = "sk-ant-test-XXXX-throttle-0123456789"
@@ -96,19 +97,20 @@ def test_console_and_app_say_throttled() -> None:
     assert "[throttled] requests limit (429): at most 2 call(s) in flight, next call in 30s" in printed
     assert "[throttle lifted]" in printed
 
-    state = RunState("r", Path("runs/r"), ["a"])
-    state.apply(ev.Throttled(throttled=True, limit=1, wait_seconds=5, reason="rate limit (429)").to_dict())
-    assert state.throttled and "throttled: rate limit (429)" in state.notices
-    state.apply(ev.Throttled(throttled=False, reason="eased").to_dict())
-    assert not state.throttled
+    view = RunView.of("r", Path("runs/r"), ["a"])
+    throttled = ev.Throttled(throttled=True, limit=1, wait_seconds=5, reason="rate limit (429)")
+    view.apply(throttled)
+    assert view.throttled and notice_of(throttled).message == "throttled: rate limit (429)"
+    view.apply(ev.Throttled(throttled=False, reason="eased"))
+    assert not view.throttled
 
 
 def test_the_header_says_throttled_and_shows_a_pending_batch() -> None:
-    from skilltui.tui.widgets.run_header import HeaderFacts, RunHeader
+    from skilltui.components.run_header import HeaderFacts, RunHeader
 
     header = RunHeader()
     header.facts = HeaderFacts(run_id="r", status="running", throttled=True, batch="batch loss in_progress")
     line = header.render().plain
-    assert "│ throttled │" in line and "batch loss in_progress" in line
+    assert "throttled" in [fact.strip() for fact in line.split("│")] and "batch loss in_progress" in line
     header.facts = HeaderFacts(run_id="r", status="running")
     assert "throttled" not in header.render().plain

@@ -162,7 +162,8 @@ def test_the_writer_reads_notes_through_traced_tools(tmp_path, make_work):
 
 def test_the_engine_imports_no_textual():
     code = (
-        "import sys, skilltui.engine.loop, skilltui.engine.console, skilltui.engine.session, "
+        "import sys, skilltui.engine.loop, skilltui.engine.session, skilltui.run_model.console, "
+        "skilltui.run_model.driver, skilltui.run_model.headless, skilltui.run_model.view, "
         "skilltui.agents.offline, skilltui.engine.diffuse; "
         "print('textual' in sys.modules)"
     )

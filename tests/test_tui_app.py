@@ -151,7 +151,7 @@ async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_
         # The palette opens while the works are still writing; the review arrives under it.
         await pilot.press("ctrl+p")
         assert isinstance(app.screen, CommandPalette)
-        await wait_for(pilot, lambda: app._pending is not None)
+        await wait_for(pilot, lambda: app.pending is not None)
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
         # A second ctrl+p used to open a second palette over the review and crash the app.
@@ -162,7 +162,7 @@ async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_
         # The same with the quit dialog: answering it still works while a review waits.
         await pilot.press("escape", "q")
         assert isinstance(app.screen, ConfirmScreen)
-        app._show_review()  # what the engine's next request does
+        app.show_review()  # what the engine's next request does
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
         await wait_for_review(pilot, app)

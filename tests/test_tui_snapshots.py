@@ -52,7 +52,7 @@ def test_main_screen(snap_compare, open_training, pinned_git):
 
 
 def test_review_screen_in_the_light_theme(snap_compare, open_training, pinned_git, config_home):
-    (config_home / "skilltui").mkdir(parents=True)
+    (config_home / "skilltui").mkdir(parents=True, exist_ok=True)
     (config_home / "skilltui" / "tui.json").write_text('{"theme": "skilltui-light"}')
     assert snap_compare(frozen_app(open_training), terminal_size=SNAPSHOT_SIZE, run_before=settle_on_review)
 

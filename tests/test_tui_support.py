@@ -21,6 +21,8 @@ SIZE = (120, 36)
 
 
 def make_app(opened: OpenedRun, latency: float = 0.0, **kwargs) -> TrainingApp:
+    """The app on an opened run; without the first-start hint (a returning user) unless `hint` says."""
+    kwargs.setdefault("hint", False)
     return TrainingApp(opened, OfflineBackend(latency=latency), secrets=[], **kwargs)
 
 

@@ -6,6 +6,7 @@ from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, w
 from test_tui_widgets import Harness
 from test_validation import held_out_work
 
+from skilltui.run_model.figures import Mean
 from skilltui.tui.widgets.loss_curve import LossCurve
 
 
@@ -38,14 +39,24 @@ async def test_a_mean_over_other_works_is_drawn_hollow_and_the_legend_says_how_m
         curve.show(
             steps,
             {"a": {(0, 0): 0.9, (0, 1): 0.5, (0, 2): 0.2}, "b": {(0, 0): 0.7, (0, 2): 0.2}},
-            {(0, 0): 0.8, (0, 1): 0.5, (0, 2): 0.2},
-            mean_works={(0, 0): both, (0, 1): one, (0, 2): both},
-            val_means={(0, 0): 0.6, (0, 1): 0.4, (0, 2): 0.3},
-            val_counts={(0, 0): 2, (0, 1): 2, (0, 2): 2},
+            {(0, 0): Mean(0.8, 2, 2, both), (0, 1): Mean(0.5, 1, 2, one), (0, 2): Mean(0.2, 2, 2, both)},
+            {key: Mean(value, 2, 2) for key, value in {(0, 0): 0.6, (0, 1): 0.4, (0, 2): 0.3}.items()},
         )
         await pilot.pause()
         lines = curve.render().plain.splitlines()
-        assert lines[0].startswith("━● mean 0.200 (1-2 works) ○ other works")
+        assert lines[0].startswith("━● mean 0.200 (2 works) ○ other works")
         assert "━▲ val 0.300 (2 works)" in lines[0]
         plot = "\n".join(lines[1:-1])
         assert plot.count("○") == 1 and plot.count("●") == 2 and plot.count("▲") == 3
+
+
+async def test_the_legend_mean_is_the_current_steps_and_says_how_many_works_it_covers_so_far():
+    curve = LossCurve()
+    async with Harness(curve).run_test(size=(90, 14)) as pilot:
+        steps = [(0, 0), (0, 1)]
+        series = {"a": {(0, 0): 0.9, (0, 1): 0.3}, "b": {(0, 0): 0.7}}
+        # Step 1 is under way: one of its two works scored so far.
+        curve.show(steps, series, {(0, 0): Mean(0.8, 2, 2, frozenset("ab")), (0, 1): Mean(0.3, 1, 2, frozenset("a"))})
+        await pilot.pause()
+        legend = curve.render().plain.splitlines()[0]
+        assert legend.startswith("━● mean 0.300 (1 of 2 works) ○ other works")

@@ -13,8 +13,10 @@ from skilltui.components.commit_list import CommitList
 from skilltui.components.diff_view import DiffView
 from skilltui.engine.pool import Pool, render_note
 from skilltui.pool_git import split_patch
+from skilltui.run_model.figures import Mean
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.keys import KEYMAP, keymap_markdown
+from skilltui.tui.main_screen import MainScreen
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
 from skilltui.tui.themes import (
@@ -193,7 +195,7 @@ async def test_loss_curve_draws_the_mean_and_the_selected_work_on_a_fixed_scale(
     async with Harness(curve).run_test(size=(60, 14)) as pilot:
         steps = [(0, 0), (0, 1), (0, 2)]
         series = {"a": {(0, 0): 0.9, (0, 1): 0.5, (0, 2): 0.1}, "b": {(0, 0): 0.7}}
-        curve.show(steps, series, {(0, 0): 0.8, (0, 1): 0.5})
+        curve.show(steps, series, {(0, 0): Mean(0.8, 2, 2), (0, 1): Mean(0.5, 1, 1)})
         curve.selected = "a"
         await pilot.pause()
         lines = curve.render().plain.splitlines()
@@ -252,7 +254,7 @@ def bound_keys(bindings) -> set[str]:
 def test_every_key_in_the_key_map_is_bound_where_it_says():
     names = {"?": "question_mark", "[": "left_square_bracket", "]": "right_square_bracket", "esc": "escape"}
     names |= {"pgup": "pageup", "pgdn": "pagedown"}
-    app_keys = bound_keys(TrainingApp.BINDINGS) | {"ctrl+p", "tab", "up", "down"}
+    app_keys = bound_keys(TrainingApp.BINDINGS) | bound_keys(MainScreen.BINDINGS) | {"ctrl+p", "tab", "up", "down"}
     # The diff keeps the scrolling keys of the scroll view it is; the screen adds the rest.
     review_keys = bound_keys(ReviewScreen.BINDINGS) | bound_keys(DiffView.BINDINGS)
     for screen, keys, _ in KEYMAP:

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from ..agents import default_backend, make_backend
 from ..errors import UsageError
-from ..signals import STOP_SIGNALS, exit_code, install_stop_signals, name_of
 from . import add_folders_flag, add_model_flags, command
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
@@ -228,68 +227,10 @@ def _has_app() -> bool:
 
 
 def _train_headless(opened, backend) -> int:
-    import asyncio
-
     from ..agents.redact import env_secrets
-    from ..engine.console import ConsoleSink
-    from ..engine.events import EventBus, JsonlSink, RunFinished, Warning_
-    from ..engine.loop import Trainer
-    from ..engine.review import AutoReviewer
+    from ..run_model.headless import train_headless
 
-    bus = EventBus()
-    jsonl = JsonlSink(opened.run.events_path)
-    console = ConsoleSink()
-    bus.subscribe(jsonl)
-    bus.subscribe(console)
-    trainer = Trainer(opened, backend, AutoReviewer(), bus, secrets=env_secrets())
-    caught: list[int] = []
-
-    async def train_until_signal():
-        # SIGINT, SIGTERM and SIGHUP: the first stops before the next stage, a second at once.
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-
-        def on_signal(signum: int) -> None:
-            caught.append(signum)
-            if len(caught) == 1:
-                trainer.stop(f"stopped by {name_of(signum)}")
-                bus.emit(
-                    Warning_(message=f"{name_of(signum)}: stopping once the calls in flight finish; again stops now")
-                )
-            elif task is not None:
-                task.cancel()
-
-        installed = []
-        for signum in STOP_SIGNALS:
-            try:
-                loop.add_signal_handler(signum, on_signal, signum)
-                installed.append(signum)
-            except (RuntimeError, ValueError):  # not the main thread: the caller keeps its handlers
-                break
-        try:
-            return await trainer.train()
-        finally:
-            for signum in installed:
-                loop.remove_signal_handler(signum)
-
-    try:
-        outcome = asyncio.run(train_until_signal())
-    except asyncio.CancelledError:  # a second signal: stopped at once, still on record
-        outcome = None
-        bus.emit(RunFinished(status="stopped", reason=f"stopped by {name_of(caught[0])}"))
-    finally:
-        install_stop_signals()  # asyncio put the defaults back; the last moments end in one line too
-        console.close()
-        jsonl.close()
-    if caught:
-        print(f"skilltui: run stopped by {name_of(caught[0])}; run the same command to resume", file=sys.stderr)
-        return exit_code(caught[0])
-    if outcome.status == "failed":
-        print(f"skilltui: run failed: {outcome.reason}", file=sys.stderr)
-        return 1
-    if outcome.status == "stopped":
-        print(f"skilltui: run stopped: {outcome.reason}; run the same command to resume", file=sys.stderr)
-    return 0
+    return train_headless(opened, backend, secrets=env_secrets())
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -14,8 +14,8 @@ import sys
 import time
 
 from ..agents.base import Backend, BackendError, CallResult
+from ..run_model.view import RunView
 from ..words import counted
-from .console import Tally
 from .diffuse import diffuse_with_model
 from .events import Call, JsonlSink
 from .prompts import Prompts
@@ -25,7 +25,7 @@ from .works import Work
 def diffuse_and_record(work: Work, backend: Backend, noise: float) -> str | None:
     """The story, or None when a call failed (one line on stderr says why; story.md is unchanged)."""
     sink = JsonlSink(work.root / "diffuse.jsonl")
-    totals = Tally()
+    totals = RunView()  # the run model's tally of tokens and cost, with no run around it
     calls = [0]
     last = [0, time.monotonic()]
 
@@ -47,7 +47,7 @@ def diffuse_and_record(work: Work, backend: Backend, noise: float) -> str | None
         )
         last[1] = now
         sink(event)
-        totals.add_call(event)
+        totals.apply(event)
         calls[0] += 1
 
     try:
@@ -64,5 +64,6 @@ def diffuse_and_record(work: Work, backend: Backend, noise: float) -> str | None
     return story
 
 
-def spent(calls: int, totals: Tally) -> str:
-    return f"{counted(calls, 'call')}, {totals.tokens:,} tokens, cost {totals.cost_text()}"
+def spent(calls: int, totals: RunView) -> str:
+    cost = f"${totals.cost:.4f}" + ("" if totals.cost_known else "+ (some prices unknown)")
+    return f"{counted(calls, 'call')}, {totals.tokens:,} tokens, cost {cost}"

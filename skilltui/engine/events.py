@@ -1,391 +1,54 @@
-"""The engine's event stream: typed facts about a run, and the sinks that subscribe to them.
+"""The engine's event stream: the bus that fans events out, and the sinks that keep them.
 
-Everything a person or a tool can learn about a run arrives as an event: the run's
-`events.jsonl`, the headless console and the terminal app are all subscribers of one
-`EventBus`. If a pane needs a fact, that fact is a field here, so no renderer ever
-reaches into the engine.
+Everything a person or a tool can learn about a run arrives as an event (the classes live in
+`skilltui.run_model.events`, re-exported here for the engine): the run's `events.jsonl`, the
+headless console and the terminal app are all subscribers of one `EventBus`. If a pane needs
+a fact, that fact is a field of an event, so no renderer ever reaches into the engine.
 
-Every event serialises to one JSON object with a `kind` and a UTC `time`. Streamed
-agent text (`delta`) is the one kind kept out of `events.jsonl`: it is high volume and
-the call's full transcript already holds it.
+Streamed agent text (`delta`) is the one kind kept out of `events.jsonl`: it is high volume
+and the call's full transcript already holds it.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
+
+from ..run_model.events import (  # noqa: F401 - the engine emits these through this module
+    Attribution,
+    BatchState,
+    Call,
+    DecisionMade,
+    Delta,
+    EpisodeWritten,
+    Event,
+    GateChecked,
+    HistoryAction,
+    Loss,
+    MicroStep,
+    MicroStepSkipped,
+    Paused,
+    PoolChanged,
+    ReviewRequested,
+    RunFinished,
+    RunStarted,
+    Stage,
+    StepFinished,
+    StepStarted,
+    Summary,
+    Throttled,
+    ToolUsed,
+    ValLoss,
+    Warning_,
+    utc_now,
+)
 
 Sink = Callable[["Event"], None]
-
-
-def utc_now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Event:
-    """Base of every event. `kind` names the shape; `time` is when it happened (UTC)."""
-
-    kind: ClassVar[str] = "event"
-    time: str = field(default_factory=utc_now)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self)}
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunStarted(Event):
-    kind: ClassVar[str] = "run_started"
-    run_id: str
-    run_dir: str
-    works: list[str]
-    config: dict[str, Any]
-    resumed: bool
-    val_works: list[str] = field(default_factory=list)
-    # The model each role calls (role -> model id), said at start so nobody pays for a default unawares.
-    models: dict[str, str] = field(default_factory=dict)
-    backend: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class StepStarted(Event):
-    kind: ClassVar[str] = "step_started"
-    epoch: int
-    step: int
-    first: int
-    last: int
-    works: list[str]
-    groups: list[list[str]]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Stage(Event):
-    """A stage of one work (forward, loss) or one group (reduce, backward) changed state.
-
-    `status` is one of started, finished, skipped (its artifacts were already there),
-    failed (`error` says why).
-    """
-
-    kind: ClassVar[str] = "stage"
-    stage: str
-    status: str
-    epoch: int
-    step: int
-    work: str | None = None
-    group: int | None = None
-    attempt: int | None = None
-    seconds: float | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Delta(Event):
-    """A piece of an agent's streamed output. Not written to events.jsonl."""
-
-    kind: ClassVar[str] = "delta"
-    role: str
-    text: str
-    work: str | None = None
-    group: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolUsed(Event):
-    """An agent used a file tool. `ok` is False when the sandbox or the tool refused."""
-
-    kind: ClassVar[str] = "tool"
-    role: str
-    tool: str
-    path: str
-    ok: bool
-    work: str | None = None
-    group: int | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class EpisodeWritten(Event):
-    kind: ClassVar[str] = "episode_written"
-    epoch: int
-    step: int
-    work: str
-    episode: int
-    path: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class Call(Event):
-    """One backend call finished: its token usage and, where the price is known, its cost."""
-
-    kind: ClassVar[str] = "call"
-    role: str
-    backend: str
-    model: str | None
-    epoch: int | None = None
-    step: int | None = None
-    work: str | None = None
-    group: int | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_write_tokens: int = 0
-    cache_read_tokens: int = 0
-    cost_usd: float | None = None
-    seconds: float = 0.0
-    transcript: str | None = None
-    turns: int = 1  # model requests the call made (every backend counts them the same way)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Loss(Event):
-    """A scored work-step. `loss` is in [0, 1], lower is better; `scores` is its breakdown."""
-
-    kind: ClassVar[str] = "loss"
-    epoch: int
-    step: int
-    work: str
-    loss: float
-    scores: dict[str, float]
-    report: str
-    # The engine's own number and the judge's rubric; `loss` differs from `engine_loss` only
-    # with --judge-weight. `rubric_error` says why no rubric was used (missing, malformed).
-    engine_loss: float | None = None
-    rubric: dict[str, Any] | None = None
-    rubric_error: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Summary(Event):
-    kind: ClassVar[str] = "summary"
-    epoch: int
-    step: int
-    group: int
-    works: list[str]
-    path: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class MicroStep(Event):
-    """A backward attempt passed its checks (or failed them) and produced a commit."""
-
-    kind: ClassVar[str] = "micro_step"
-    epoch: int
-    step: int
-    group: int
-    attempt: int
-    label: str
-    before: str
-    after: str
-    subject: str
-    added: list[str]
-    changed: list[str]
-    removed: list[str]
-    lint_ok: bool
-    patch: str
-    message: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReviewRequested(Event):
-    kind: ClassVar[str] = "review_requested"
-    epoch: int
-    step: int
-    group: int
-    attempt: int
-    label: str
-    before: str
-    after: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class DecisionMade(Event):
-    """What a reviewer decided about a micro-step: approve, rerun or rollback, by human or auto."""
-
-    kind: ClassVar[str] = "decision"
-    decision: str
-    by: str
-    epoch: int
-    step: int
-    group: int
-    attempt: int
-    before: str
-    after: str
-    note: str = ""
-    ref: str | None = None
-    reason: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class MicroStepSkipped(Event):
-    """A micro-step failed every attempt (`attempts`, the last `reason`): its group's update is skipped.
-
-    The pool stays at `before`; training goes on (unless `--strict`, which stops the run instead).
-    """
-
-    kind: ClassVar[str] = "micro_step_skipped"
-    epoch: int
-    step: int
-    group: int
-    attempts: int
-    before: str
-    reason: str
-    label: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Attribution(Event):
-    """Per-note attribution from the read traces, up to this step (see `attribution.py`).
-
-    `notes` maps a note's path to passes (forward passes that read it), with / without (mean
-    loss of the episodes written with / without it) and with_n / without_n (how many).
-    """
-
-    kind: ClassVar[str] = "attribution"
-    epoch: int
-    step: int
-    notes: dict[str, dict[str, Any]]
-
-
-@dataclass(frozen=True, kw_only=True)
-class PoolChanged(Event):
-    """The pool's HEAD moved (a commit, a reset, a revert). Panes showing the pool refresh."""
-
-    kind: ClassVar[str] = "pool_changed"
-    head: str
-    reason: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class StepFinished(Event):
-    """A step ended. `mean_loss` is over the `works_in_mean` works scored this step (the ones that
-    took part and did not fail); `val_mean_loss` over `val_works_in_mean` validation works."""
-
-    kind: ClassVar[str] = "step_finished"
-    epoch: int
-    step: int
-    mean_loss: float | None
-    failed: list[str]
-    works_in_mean: int = 0
-    val_mean_loss: float | None = None
-    val_works_in_mean: int = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class ValLoss(Event):
-    """A validation work scored with the pool as it stood (`commit`). Never read by backward or reduce.
-
-    `point`: "step" (after the step's updates: the validation curve), "micro" (the gate, after
-    micro-step `group` attempt `attempt`, before its review) or "before" (the pool a gated
-    micro-step started from, when nothing had validated it yet). `reused` is True when the
-    same notes were already validated, so no call was made.
-    """
-
-    kind: ClassVar[str] = "val_loss"
-    epoch: int
-    step: int
-    work: str
-    loss: float
-    scores: dict[str, float]
-    point: str = "step"
-    group: int | None = None
-    attempt: int | None = None
-    commit: str = ""
-    report: str = ""
-    reused: bool = False
-
-
-@dataclass(frozen=True, kw_only=True)
-class GateChecked(Event):
-    """The gate's verdict on one micro-step: mean validation loss before and after it.
-
-    `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
-    `works` is how many validation works the two means share; `cost_usd` what the extra
-    validation calls cost.
-    """
-
-    kind: ClassVar[str] = "gate"
-    epoch: int
-    step: int
-    group: int
-    attempt: int
-    before: float | None
-    after: float | None
-    works: int
-    tolerance: float
-    advice: str
-    reason: str
-    cost_usd: float = 0.0
-
-
-@dataclass(frozen=True, kw_only=True)
-class Paused(Event):
-    kind: ClassVar[str] = "paused"
-    paused: bool
-
-
-@dataclass(frozen=True, kw_only=True)
-class Warning_(Event):
-    kind: ClassVar[str] = "warning"
-    message: str
-    work: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Throttled(Event):
-    """The API rate-limited the key (429): fewer calls in flight for a while, or the limit lifted."""
-
-    kind: ClassVar[str] = "throttle"
-    throttled: bool
-    limit: int | None = None  # calls allowed in flight while throttled
-    wait_seconds: float = 0.0  # no new call starts before this wait is over
-    reason: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class BatchState(Event):
-    """A step's loss-judge (or reduce) calls sent as one Message Batch (`--batch`): where it stands."""
-
-    kind: ClassVar[str] = "batch"
-    epoch: int
-    step: int
-    purpose: str  # loss or reduce
-    batch_id: str
-    state: str  # submitted, in_progress, ended, resumed
-    processing: int = 0
-    succeeded: int = 0
-    errored: int = 0
-    expired: int = 0
-    canceled: int = 0
-
-
-@dataclass(frozen=True, kw_only=True)
-class HistoryAction(Event):
-    """A person changed the pool's history after the fact (revert, reset) from `skilltui review`."""
-
-    kind: ClassVar[str] = "history"
-    action: str
-    target: str
-    before: str
-    after: str
-    ref: str | None = None
-    by: str = "human"
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunFinished(Event):
-    """The run ended. `status`: finished, stopped (a limit or a person stopped it), failed."""
-
-    kind: ClassVar[str] = "run_finished"
-    status: str
-    reason: str = ""
-    epochs_done: int = 0
-    cost_usd: float | None = None
 
 
 class EventBus:

@@ -39,7 +39,7 @@ from .review import Reviewer
 from .session import OpenedRun
 from .stages import Sample, StageError, forward, loss, reduce
 from .validation import Point, Validator
-from .works import Work
+from .works import Work, planned_steps
 
 
 def make_groups(names: list[str], size: int) -> list[list[str]]:
@@ -151,6 +151,8 @@ class Trainer:
                 val_works=sorted(w.name for w in self.opened.val_works),
                 models=role_models(self.settings, self.ctx.backend),
                 backend=self.ctx.backend.name,
+                steps_per_epoch=planned_steps(self.works, s.steps, s.episodes_per_step),
+                workers=s.workers,
             )
         )
         # What reopening repaired or adopted goes on record before anything else happens.

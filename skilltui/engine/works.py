@@ -119,3 +119,8 @@ def _check_story(work: Work) -> None:
         raise UsageError(f"{work.story_path} is empty; {again} to write it again")
     if not STORY_EPISODE.search(text):
         raise UsageError(f"{work.story_path} has no '## Episode N' sections for the writer to find; {again}")
+
+
+def planned_steps(works: list[Work], steps: int, per_step: int) -> int:
+    """Steps an epoch runs: up to the first one whose last episode no work has (the loop ends it there)."""
+    return next((n for n in range(steps) if not any((n + 1) * per_step in w.episodes for w in works)), steps)

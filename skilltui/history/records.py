@@ -101,12 +101,6 @@ def _read_or_none(path: Path) -> Any:
         return None
 
 
-def next_step(means: dict[tuple[int, int], float], key: tuple[int, int]) -> float | None:
-    """The mean loss of the first step after `key` (the next epoch's first step after an epoch's last)."""
-    later = [k for k in means if k > key]
-    return means[min(later)] if later else None
-
-
 def part_means(events: list[dict[str, Any]]) -> dict[tuple[int, int], dict[str, float]]:
     """Each step's mean of every loss part (chrf, scenes, ...) over its works, from `loss` events."""
     per: dict[tuple[int, int], dict[str, dict[str, float]]] = {}
@@ -127,7 +121,7 @@ def load_history(run: Run) -> History:
     """Read the pool's commits and join them to the run's records. Blocking: git and file reads."""
     pool = run.pool
     events = read_events(run.events_path)
-    status = run_status(run, events)
+    status = run_status(run)  # tailed: the run model reads on from the last look
     head = pool.head()
     in_history = {c.sha for c in pool.log("HEAD")}
     records = micro_steps(run, events)
@@ -148,8 +142,7 @@ def load_history(run: Run) -> History:
             commit.decision = decision_words(micro.decision, micro.by)
             if micro.decision == "rerun":
                 commit.rerun_as = reruns.get((micro.epoch, micro.step, micro.group, micro.attempt + 1))
-            commit.loss_before = status.step_means.get((micro.epoch, micro.step))
-            commit.loss_after = next_step(status.step_means, (micro.epoch, micro.step))
+            commit.loss_before, commit.loss_after = status.loss_change((micro.epoch, micro.step))
             commit.prediction = parse_body(message)["prediction"]
             commit.parts_before = parts.get((micro.epoch, micro.step), {})
             later = [k for k in parts if k > (micro.epoch, micro.step)]

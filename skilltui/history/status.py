@@ -2,6 +2,8 @@
 
 Everything here comes from `events.jsonl` and the run lock, the run's own records, so a
 run explains itself after its works moved on and while another process still trains it.
+The events are folded by the run model (`RunView`), the same fold the live app and the
+console render, so `runs`, `review` and the app cannot disagree about a run.
 """
 
 from __future__ import annotations
@@ -9,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.events import read_events
 from ..engine.run import Run, is_locked, read_json
+from ..run_model.figures import change, finished_means
+from ..run_model.parse import EventShapeError, parse_event
+from ..run_model.tail import tail_of
+from ..run_model.view import RunView
 
 
 @dataclass
@@ -37,90 +42,109 @@ class RunStatus:
     val_cost_usd: float = 0.0
     # Works whose latest forward or loss failed: work -> "epoch E step S stage: why".
     failing: dict[str, str] = field(default_factory=dict)
+    # Per scored step: its mean and the next scored step's, over the works both scored.
+    changes: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict, repr=False)
 
     @property
     def running(self) -> bool:
         return self.state == "running"
 
+    def loss_change(self, key: tuple[int, int]) -> tuple[float | None, float | None]:
+        """Mean loss of step `key` and of the next scored step, over the works both scored.
 
-def step_means(events: list[dict[str, Any]]) -> dict[tuple[int, int], float]:
+        This is what a micro-step that learned from step `key` is credited with; a mean
+        over fewer works (one sat out or failed) would credit it with a change it did not make.
+        """
+        if key in self.changes:
+            return self.changes[key]
+        return self.step_means.get(key), None
+
+
+def loss_changes(view: RunView) -> dict[tuple[int, int], tuple[float, float]]:
+    scored = [key for key, step in view.steps.items() if step.losses]
+    finished = [key for key in scored if view.steps[key].finished]
+    changes = {}
+    for key in scored:
+        later = [k for k in finished if k > key]  # "after" waits for the next step to finish
+        moved = change(view, key, min(later)) if later else None
+        if moved is not None:
+            changes[key] = (moved[0], moved[1])
+    return changes
+
+
+def step_means(view: RunView) -> dict[tuple[int, int], float]:
     """Mean loss of every finished step, in (epoch, step) order; a resumed step keeps its latest value."""
-    means: dict[tuple[int, int], float] = {}
-    for e in events:
-        if e.get("kind") == "step_finished" and e.get("mean_loss") is not None:
-            means[(int(e["epoch"]), int(e["step"]))] = float(e["mean_loss"])
-    return dict(sorted(means.items()))
+    return {key: mean.value for key, mean in sorted(finished_means(view).items())}
 
 
-def run_state(run: Run, events: list[dict[str, Any]]) -> str:
+def run_state(run: Run, view: RunView) -> str:
     """running while a process holds the lock; else what the last session's run_finished said."""
     if is_locked(run.root):
         return "running"
-    last_start = max((i for i, e in enumerate(events) if e.get("kind") == "run_started"), default=None)
-    if last_start is None:
+    if view.sessions == 0:
         return "not started"
-    finished = [e for e in events[last_start:] if e.get("kind") == "run_finished"]
-    if not finished:
+    if view.active:
         # A session that started and never said how it ended was killed (or crashed) mid-run.
         return "interrupted"
-    last = finished[-1]
-    status = str(last.get("status", "finished"))
-    reason = str(last.get("reason") or "").strip()
-    return f"{status}: {reason}" if reason and status != "finished" else status
+    reason = view.reason.strip()
+    return f"{view.status}: {reason}" if reason and view.status != "finished" else view.status
+
+
+def fold_records(events: list[dict[str, Any]]) -> RunView:
+    """The run model of a run's recorded events (dicts as `read_events` gives them); unknown shapes are left out."""
+    view = RunView()
+    for data in events:
+        try:
+            view.apply(parse_event(data))
+        except EventShapeError:
+            continue
+    return view
 
 
 def run_status(run: Run, events: list[dict[str, Any]] | None = None) -> RunStatus:
-    if events is None:
-        events = read_events(run.events_path)
+    """The run at a glance; without `events`, its events file is tailed (read on from the last look)."""
+    if events is not None:
+        return status_of(run, fold_records(events))
+    tail = tail_of(run.events_path)
+    with tail.lock:
+        return status_of(run, tail.poll())
+
+
+def status_of(run: Run, view: RunView) -> RunStatus:
     try:
         config = read_json(run.config_path)
     except (OSError, ValueError):
         config = {}
     if not isinstance(config, dict):  # valid JSON, but not the settings a run writes
         config = {}
-    decisions = [e.get("decision") for e in events if e.get("kind") == "decision"]
-    means = step_means(events)
-    finished_epochs = [int(e.get("epochs_done") or 0) for e in events if e.get("kind") == "run_finished"]
-    stepped_epochs = sorted({epoch for epoch, _ in means})
-    # An epoch is done once a later epoch has finished a step, or when a session said so.
-    epochs_done = max([*finished_epochs, len(stepped_epochs) - 1 if stepped_epochs else 0, 0])
-    costs = [e.get("cost_usd") for e in events if e.get("kind") == "call"]
-    latest = [e for e in events if e.get("kind") == "step_finished" and e.get("mean_loss") is not None]
-    last = latest[-1] if latest else {}
-    val_works = set(config.get("val_works") or [])
-    val_costs = [e.get("cost_usd") or 0.0 for e in events if e.get("kind") == "call" and e.get("work") in val_works]
+    means = finished_means(view)
+    last = view.steps[max(means, key=list(view.steps).index)] if means else None
+    latest = means[last.key] if last is not None else None
     return RunStatus(
         id=run.id,
         works=list(config.get("works") or []),
         epochs=config.get("epochs"),
-        epochs_done=epochs_done,
+        epochs_done=max(view.epochs_done, len({epoch for epoch, _ in means}) - 1, 0),
         steps_done=len(means),
-        approved=decisions.count("approve"),
-        rerun=decisions.count("rerun"),
-        rolled_back=decisions.count("rollback"),
-        latest_loss=float(last["mean_loss"]) if latest else None,
-        cost_usd=sum(c for c in costs if c is not None),
-        cost_known=all(c is not None for c in costs),
-        state=run_state(run, events),
-        started=next((e.get("time") for e in events if e.get("kind") == "run_started"), None),
-        step_means=means,
+        approved=view.decisions.get("approve", 0),
+        rerun=view.decisions.get("rerun", 0),
+        rolled_back=view.decisions.get("rollback", 0),
+        latest_loss=latest.value if latest is not None else None,
+        cost_usd=view.cost,
+        cost_known=view.cost_known,
+        state=run_state(run, view),
+        started=view.first_started,
+        step_means={key: mean.value for key, mean in sorted(means.items())},
         # Sessions before the count existed did not record it: unknown, not zero.
-        latest_works=last.get("works_in_mean") or None,
-        latest_val=last.get("val_mean_loss"),
-        latest_val_works=last.get("val_works_in_mean") or None,
-        val_cost_usd=round(sum(val_costs), 6),
-        failing=failing_works(events),
+        latest_works=(latest.works or None) if latest is not None else None,
+        latest_val=last.val_mean_loss if last is not None else None,
+        latest_val_works=(last.val_works_in_mean or None) if last is not None else None,
+        val_cost_usd=round(view.val_cost, 6),
+        failing=failing_works(view),
+        changes=loss_changes(view),
     )
 
 
-def failing_works(events: list[dict[str, Any]]) -> dict[str, str]:
+def failing_works(view: RunView) -> dict[str, str]:
     """Each work whose latest forward or loss ended in failure, with where and why."""
-    latest: dict[str, dict[str, Any]] = {}
-    for e in events:
-        if e.get("kind") == "stage" and e.get("work") and e.get("status") in ("finished", "skipped", "failed"):
-            latest[str(e["work"])] = e
-    return {
-        work: f"epoch {e.get('epoch')} step {e.get('step')} {e.get('stage')}: {e.get('error') or 'failed'}"
-        for work, e in sorted(latest.items())
-        if e.get("status") == "failed"
-    }
+    return {work: why for work, why in sorted(view.failing.items())}

@@ -120,7 +120,7 @@ class OutputBuffer:
 
 
 class KeptTranscripts:
-    """Where the latest step's calls kept their transcripts, per work (or group), from `call` events.
+    """Where the latest step's calls kept their transcripts, per work (or group), from the `Call` events.
 
     Only the latest step of each is kept, so memory stays flat over a long run and a resume
     reads back what the step it resumes had written, not the whole history.
@@ -129,12 +129,13 @@ class KeptTranscripts:
     def __init__(self) -> None:
         self._calls: dict[tuple[str | None, int | None], tuple[tuple[int, int], list[tuple[str, str]]]] = {}
 
-    def record(self, call: dict[str, Any]) -> None:
-        if not call.get("transcript") or call.get("epoch") is None:
+    def record(self, call: Any) -> None:
+        """Note a finished call (a `run_model.events.Call`): its role and where its transcript is."""
+        if not call.transcript or call.epoch is None:
             return
-        place, key = (call.get("work"), call.get("group")), (call["epoch"], call.get("step") or 0)
+        place, key = (call.work, call.group), (call.epoch, call.step or 0)
         kept, calls = self._calls.get(place, (key, []))
-        self._calls[place] = (key, [*(calls if kept == key else []), (call.get("role", ""), call["transcript"])])
+        self._calls[place] = (key, [*(calls if kept == key else []), (call.role, call.transcript)])
 
     def texts(
         self, work: str | None, group: int | None, stage: str, key: tuple[int, int], short: Callable[[str], str] = str

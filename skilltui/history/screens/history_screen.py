@@ -25,11 +25,11 @@ from ...components.commit_detail import CommitDetail
 from ...components.commit_list import CommitList
 from ...components.confirm import ConfirmScreen
 from ...components.diff_screen import DiffScreen
+from ...components.run_header import RunHeader
 from ...engine.run import Run, is_locked
 from .. import operations
 from ..evidence import evidence_markdown
 from ..records import Commit, History, commit_patch, load_history, range_patch, search_text
-from ..widgets.run_header import RunHeader
 from ..widgets.search_bar import SearchBar
 from ..widgets.status_line import StatusLine
 from .evidence_screen import EvidenceScreen

@@ -1,6 +1,6 @@
 """The live app's panes, one widget per file, each fed with data rather than with the engine.
 
-The panes `skilltui review` shows too (commit list, diff) are in `skilltui.components`.
+The panes `skilltui review` shows too (commit list, diff, run header) are in `skilltui.components`.
 """
 
 from .live_output import LiveOutput
@@ -8,16 +8,13 @@ from .loss_curve import LossCurve
 from .note_view import NoteView
 from .pool_tree import PoolTree
 from .report_view import ReportView
-from .run_header import HeaderFacts, RunHeader
 from .works_table import WorksTable
 
 __all__ = [
-    "HeaderFacts",
     "LiveOutput",
     "LossCurve",
     "NoteView",
     "PoolTree",
     "ReportView",
-    "RunHeader",
     "WorksTable",
 ]

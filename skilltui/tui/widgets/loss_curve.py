@@ -5,6 +5,8 @@ mean loss of the held-out works, measured after each step) goes down with it.
 A step's mean covers the works scored that step: when a work failed or sat out, that
 point is a mean over another set of works and is drawn hollow (○, △), and the legend says
 how many works the points cover, so no one reads a drop that only a missing work made.
+The legend's mean is the latest step's, the one under way included: while its works are
+being scored it reads "2 of 4 works".
 
 Sixteen coloured lines would be a tangle in a terminal, so the other works are faint dots,
 the selected work is an accent line and the mean a bold line on top. The scale is fixed at
@@ -17,6 +19,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from ...run_model.figures import Mean
 from ..state import StepKey
 
 MEAN_STYLE = "$text-primary bold"
@@ -68,8 +71,9 @@ class LossCurve(Widget):
         super().__init__(**kwargs)
         self._steps: list[StepKey] = []
         self._series: dict[str, dict[StepKey, float]] = {}
+        self._mean_of: dict[StepKey, Mean] = {}
         self._means: dict[StepKey, float] = {}
-        self._mean_works: dict[StepKey, frozenset[str]] = {}
+        self._val_of: dict[StepKey, Mean] = {}
         self._val: dict[StepKey, float] = {}
         self._val_counts: dict[StepKey, int] = {}
 
@@ -77,54 +81,41 @@ class LossCurve(Widget):
         self,
         steps: list[StepKey],
         series: dict[str, dict[StepKey, float]],
-        means: dict[StepKey, float],
-        *,
-        mean_works: dict[StepKey, frozenset[str]] | None = None,
-        val_means: dict[StepKey, float] | None = None,
-        val_counts: dict[StepKey, int] | None = None,
+        means: dict[StepKey, Mean],
+        val_means: dict[StepKey, Mean] | None = None,
     ) -> None:
         val_means = val_means or {}
         keys = [key for key in steps if key in means or key in val_means or any(key in s for s in series.values())]
         self._steps = keys
         self._series = {work: dict(values) for work, values in series.items()}
-        self._means = dict(means)
-        self._mean_works = dict(mean_works or {})
-        self._val = dict(val_means)
-        self._val_counts = dict(val_counts or {})
+        self._mean_of = dict(means)
+        self._means = {key: mean.value for key, mean in means.items()}
+        self._val_of = dict(val_means)
+        self._val = {key: mean.value for key, mean in val_means.items()}
+        self._val_counts = {key: mean.works for key, mean in val_means.items()}
         self.refresh()
 
     def _odd_means(self) -> set[StepKey]:
-        """Steps whose mean covers another set of works than the most common one."""
-        sets = [self._mean_works[k] for k in self._means if k in self._mean_works]
+        """Steps whose mean covers another set of works than the most common one, or not all it scheduled."""
+        sets = [mean.covers for mean in self._mean_of.values()]
         if not sets:
             return set()
         usual = max(set(sets), key=lambda s: (sets.count(s), len(s)))
-        return {k for k in self._means if self._mean_works.get(k, usual) != usual}
+        return {k for k, mean in self._mean_of.items() if mean.covers != usual or mean.partial}
 
     def _odd_val(self) -> set[StepKey]:
         counts = list(self._val_counts.values())
         return {k for k, n in self._val_counts.items() if n < max(counts)} if counts else set()
 
-    @staticmethod
-    def _covers(counts: list[int]) -> str:
-        if not counts:
-            return ""
-        low, high = min(counts), max(counts)
-        if low == high:
-            return f" ({high} work{'' if high == 1 else 's'})"
-        return f" ({low}-{high} works)"
-
     def _legend(self, width: int) -> Content:
         parts: list[str | tuple[str, str]] = []
-        if self._means:
-            last = self._means[max(self._means, key=self._steps.index)] if self._steps else None
-            covers = self._covers([len(self._mean_works[k]) for k in self._means if k in self._mean_works])
+        if self._mean_of:
+            latest = self._mean_of[max(self._mean_of, key=self._steps.index)]
             odd = " ○ other works" if self._odd_means() else ""
-            parts.append(("━● mean" + (f" {last:.3f}" if last is not None else "") + covers + odd, MEAN_STYLE))
-        if self._val:
-            last_val = self._val[max(self._val, key=self._steps.index)]
-            covers = self._covers(list(self._val_counts.values()))
-            parts += ["  ", (f"━▲ val {last_val:.3f}{covers}", VAL_STYLE)]
+            parts.append((f"━● mean {latest.text()}{odd}", MEAN_STYLE))
+        if self._val_of:
+            last_val = self._val_of[max(self._val_of, key=self._steps.index)]
+            parts += ["  ", (f"━▲ val {last_val.text()}", VAL_STYLE)]
         selected = self._series.get(self.selected or "", {})
         if selected:
             last_key = max(selected, key=lambda k: self._steps.index(k) if k in self._steps else -1)

@@ -1,0 +1,154 @@
+"""The run driver: one place that wires the trainer, the run's events file, the view and the sinks.
+
+`--auto` and the live app both train through it, so what a run records does not depend on
+who watches. Its promise is that every session ends with exactly one `run_finished` in
+`events.jsonl`, whatever ends it:
+
+- the trainer finished, stopped or failed: the trainer says so itself;
+- someone stopped it (`stop`): "stopped" with their reason, even if the task is then
+  cancelled mid-stage;
+- the task was cancelled with no stop asked for: "interrupted";
+- the trainer raised (a bug): "failed", and the traceback is kept in the run folder
+  (`crash-*.txt`), named in the reason;
+- the app around it crashed (`crashed`): "failed", the same way.
+
+The driver folds every event into its `view` before any sink sees it, so a sink that
+renders the view always renders the event it was just given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from ..agents.base import Backend
+from ..engine import events as bus_events
+from ..engine.loop import Outcome, Trainer
+from ..engine.review import Decision, Reviewer, ReviewRequest
+from ..engine.session import OpenedRun
+from . import events as ev
+from .parse import read_run
+from .view import RunView
+
+# What an app needs of the engine to drive a run, in one place: apps import these from here.
+__all__ = ["Backend", "Decision", "OpenedRun", "Outcome", "ReviewRequest", "Reviewer", "RunDriver", "save_crash"]
+
+
+def save_crash(run_dir: Path, exc: BaseException) -> Path:
+    """Write a traceback into the run folder; returns the file (a temp file when the folder refuses)."""
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
+    text = "".join(traceback.format_exception(exc))
+    path = Path(run_dir) / f"crash-{stamp}.txt"
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError:
+        import tempfile
+
+        with tempfile.NamedTemporaryFile("w", prefix="skilltui-crash-", suffix=".txt", delete=False) as f:
+            f.write(text)
+        path = Path(f.name)
+    return path
+
+
+def crash_reason(exc: BaseException, path: Path) -> str:
+    return f"{type(exc).__name__}: {exc} (a bug; the traceback is in {path})"
+
+
+class RunDriver:
+    """Train one opened run: `await driver.run()`; `close()` when done. `view` is the run so far."""
+
+    def __init__(
+        self,
+        opened: OpenedRun,
+        backend: Backend,
+        reviewer: Reviewer,
+        *,
+        secrets: list[str],
+        sinks: tuple[Callable[[ev.Event], None], ...] = (),
+    ) -> None:
+        self.opened = opened
+        self.run_dir = opened.run.root
+        self.bus = bus_events.EventBus()
+        self.view = RunView.of(opened.run.id, opened.run.root, sorted(w.name for w in opened.works))
+        self.trainer = Trainer(opened, backend, reviewer, self.bus, secrets=secrets)
+        self.outcome: Outcome | None = None
+        self.crash_file: Path | None = None
+        self._stop_reason: str | None = None
+        self._history_read = False
+        self._jsonl = bus_events.JsonlSink(opened.run.events_path)
+        self.bus.subscribe(self._jsonl)
+        self.bus.subscribe(self._fold)
+        for sink in sinks:
+            self.bus.subscribe(sink)
+
+    def read_history(self, events: list[ev.Event] | None = None) -> RunView:
+        """Fold what earlier sessions recorded (once, before training starts); `events` if already read."""
+        if not self._history_read:
+            self._history_read = True
+            self.view.fold(read_run(self.opened.run.events_path).events if events is None else events)
+        return self.view
+
+    def subscribe(self, sink: Callable[[ev.Event], None]) -> Callable[[], None]:
+        return self.bus.subscribe(sink)
+
+    def _fold(self, event: ev.Event) -> None:
+        self.view.apply(event)
+        if isinstance(event, ev.RunFinished) and self.outcome is None:
+            self.outcome = Outcome(event.status, event.reason)
+
+    @property
+    def finished(self) -> bool:
+        return self.outcome is not None
+
+    async def run(self) -> Outcome:
+        """Train until the run ends; the record says how it ended, whatever happened."""
+        self.read_history()
+        try:
+            outcome = await self.trainer.train()
+        except asyncio.CancelledError:
+            if self._stop_reason is not None:
+                self._finish("stopped", self._stop_reason)
+            else:
+                self._finish("interrupted", "cancelled while a stage ran; run the same command to resume")
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug in the engine ends the run on record, with its traceback
+            self.crash_file = save_crash(self.run_dir, exc)
+            self._finish("failed", crash_reason(exc, self.crash_file))
+        else:
+            self._finish(outcome.status, outcome.reason)
+        assert self.outcome is not None
+        return self.outcome
+
+    def stop(self, reason: str) -> None:
+        """Stop before the next stage starts; if the task is cancelled too, the record still says "stopped"."""
+        if self._stop_reason is None:
+            self._stop_reason = reason
+        self.trainer.stop(reason)
+
+    def stopped_now(self, reason: str | None = None) -> None:
+        """The trainer will not get to say so (its task is gone or going): record "stopped" now."""
+        self._finish("stopped", reason or self._stop_reason or "stopped")
+
+    def crashed(self, exc: BaseException) -> Path:
+        """The process around the trainer died of `exc`: keep its traceback and record the run as failed."""
+        self.crash_file = save_crash(self.run_dir, exc)
+        self.trainer.stop("the app crashed")
+        self._finish("failed", crash_reason(exc, self.crash_file))
+        return self.crash_file
+
+    def _finish(self, status: str, reason: str) -> None:
+        if self.outcome is None:
+            self.bus.emit(
+                ev.RunFinished(
+                    status=status,
+                    reason=reason,
+                    epochs_done=self.view.epochs_done,
+                    cost_usd=round(self.trainer.ctx.spent, 6),
+                )
+            )
+
+    def close(self) -> None:
+        self._jsonl.close()

@@ -1,0 +1,374 @@
+"""The facts a run is made of: one typed class per event kind, and the one way back from JSON.
+
+The engine emits these; `events.jsonl` keeps them as one JSON object per line (`kind`, a UTC
+`time`, then the fields); every interface folds them into a `RunView`. `parse_event` turns a
+line back into its class and refuses a shape it does not know (an unknown kind, a field the
+kind does not have, a required field missing, a value of the wrong type) with an error that
+says which, so a renderer never guesses at a dict. Fields added since a run was recorded
+have defaults, so an old `events.jsonl` still reads.
+
+No Textual and no engine imports here: the engine, the run model and the apps all stand on it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of every event. `kind` names the shape; `time` is when it happened (UTC)."""
+
+    kind: ClassVar[str] = "event"
+    time: str = field(default_factory=utc_now)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **asdict(self)}
+
+
+# Shared places: many events say where in the run they happened. Declared once here, so a
+# kind that gains one of these says it by its base, and the fields stay in one shape.
+@dataclass(frozen=True, kw_only=True)
+class AtStep(Event):
+    """Happened in step `step` of epoch `epoch`."""
+
+    epoch: int
+    step: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class AtAttempt(AtStep):
+    """About attempt `attempt` of group `group`'s micro-step in that step."""
+
+    group: int
+    attempt: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ByAgent(Event):
+    """From an agent working for one work (forward, loss) or one group (reduce, backward)."""
+
+    work: str | None = None
+    group: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted(Event):
+    kind: ClassVar[str] = "run_started"
+    run_id: str
+    run_dir: str
+    works: list[str]
+    config: dict[str, Any]
+    resumed: bool
+    val_works: list[str] = field(default_factory=list)
+    # The model each role calls (role -> model id), said at start so nobody pays for a default unawares.
+    models: dict[str, str] = field(default_factory=dict)
+    backend: str = ""
+    # How many steps an epoch has for these works (the loop ends an epoch at the first step no
+    # work reaches), so progress through the run is a fraction, not a guess. None: not recorded.
+    steps_per_epoch: int | None = None
+    workers: int = 0  # works trained at once (--workers), so an ETA can tell waiting from working
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepStarted(AtStep):
+    kind: ClassVar[str] = "step_started"
+    first: int
+    last: int
+    works: list[str]
+    groups: list[list[str]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stage(AtStep, ByAgent):
+    """A stage of one work (forward, loss) or one group (reduce, backward) changed state.
+
+    `status` is one of started, finished, skipped (its artifacts were already there),
+    failed (`error` says why).
+    """
+
+    kind: ClassVar[str] = "stage"
+    stage: str
+    status: str
+    attempt: int | None = None
+    seconds: float | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Delta(ByAgent):
+    """A piece of an agent's streamed output. Not written to events.jsonl."""
+
+    kind: ClassVar[str] = "delta"
+    role: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolUsed(ByAgent):
+    """An agent used a file tool. `ok` is False when the sandbox or the tool refused."""
+
+    kind: ClassVar[str] = "tool"
+    role: str
+    tool: str
+    path: str
+    ok: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeWritten(AtStep):
+    kind: ClassVar[str] = "episode_written"
+    work: str
+    episode: int
+    path: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call(Event):
+    """One backend call finished: its token usage and, where the price is known, its cost."""
+
+    kind: ClassVar[str] = "call"
+    role: str
+    backend: str
+    model: str | None
+    epoch: int | None = None
+    step: int | None = None
+    work: str | None = None
+    group: int | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    cost_usd: float | None = None
+    seconds: float = 0.0
+    transcript: str | None = None
+    turns: int = 1  # model requests the call made (every backend counts them the same way)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Loss(AtStep):
+    """A scored work-step. `loss` is in [0, 1], lower is better; `scores` is its breakdown."""
+
+    kind: ClassVar[str] = "loss"
+    work: str
+    loss: float
+    scores: dict[str, float]
+    report: str
+    # The engine's own number and the judge's rubric; `loss` differs from `engine_loss` only
+    # with --judge-weight. `rubric_error` says why no rubric was used (missing, malformed).
+    engine_loss: float | None = None
+    rubric: dict[str, Any] | None = None
+    rubric_error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Summary(AtStep):
+    kind: ClassVar[str] = "summary"
+    group: int
+    works: list[str]
+    path: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MicroStep(AtAttempt):
+    """A backward attempt passed its checks (or failed them) and produced a commit."""
+
+    kind: ClassVar[str] = "micro_step"
+    label: str
+    before: str
+    after: str
+    subject: str
+    added: list[str]
+    changed: list[str]
+    removed: list[str]
+    lint_ok: bool
+    patch: str
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewRequested(AtAttempt):
+    kind: ClassVar[str] = "review_requested"
+    label: str
+    before: str
+    after: str
+
+    @property
+    def key(self) -> tuple[int, int, int, int]:
+        """(epoch, step, group, attempt): the micro-step this review is about."""
+        return (self.epoch, self.step, self.group, self.attempt)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecisionMade(AtAttempt):
+    """What a reviewer decided about a micro-step: approve, rerun or rollback, by human or auto."""
+
+    kind: ClassVar[str] = "decision"
+    decision: str
+    by: str
+    before: str
+    after: str
+    note: str = ""
+    ref: str | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MicroStepSkipped(AtStep):
+    """A micro-step failed every attempt (`attempts`, the last `reason`): its group's update is skipped.
+
+    The pool stays at `before`; training goes on (unless `--strict`, which stops the run instead).
+    """
+
+    kind: ClassVar[str] = "micro_step_skipped"
+    group: int
+    attempts: int
+    before: str
+    reason: str
+    label: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attribution(AtStep):
+    """Per-note attribution from the read traces, up to this step (see `attribution.py`).
+
+    `notes` maps a note's path to passes (forward passes that read it), with / without (mean
+    loss of the episodes written with / without it) and with_n / without_n (how many).
+    """
+
+    kind: ClassVar[str] = "attribution"
+    notes: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolChanged(Event):
+    """The pool's HEAD moved (a commit, a reset, a revert). Panes showing the pool refresh."""
+
+    kind: ClassVar[str] = "pool_changed"
+    head: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepFinished(AtStep):
+    """A step ended. `mean_loss` is over the `works_in_mean` works scored this step (the ones that
+    took part and did not fail); `val_mean_loss` over `val_works_in_mean` validation works."""
+
+    kind: ClassVar[str] = "step_finished"
+    mean_loss: float | None
+    failed: list[str]
+    works_in_mean: int = 0
+    val_mean_loss: float | None = None
+    val_works_in_mean: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValLoss(AtStep):
+    """A validation work scored with the pool as it stood (`commit`). Never read by backward or reduce.
+
+    `point`: "step" (after the step's updates: the validation curve), "micro" (the gate, after
+    micro-step `group` attempt `attempt`, before its review) or "before" (the pool a gated
+    micro-step started from, when nothing had validated it yet). `reused` is True when the
+    same notes were already validated, so no call was made.
+    """
+
+    kind: ClassVar[str] = "val_loss"
+    work: str
+    loss: float
+    scores: dict[str, float]
+    point: str = "step"
+    group: int | None = None
+    attempt: int | None = None
+    commit: str = ""
+    report: str = ""
+    reused: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateChecked(AtAttempt):
+    """The gate's verdict on one micro-step: mean validation loss before and after it.
+
+    `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
+    `works` is how many validation works the two means share; `cost_usd` what the extra
+    validation calls cost.
+    """
+
+    kind: ClassVar[str] = "gate"
+    before: float | None
+    after: float | None
+    works: int
+    tolerance: float
+    advice: str
+    reason: str
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Paused(Event):
+    kind: ClassVar[str] = "paused"
+    paused: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Warning_(Event):
+    kind: ClassVar[str] = "warning"
+    message: str
+    work: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Throttled(Event):
+    """The API rate-limited the key (429): fewer calls in flight for a while, or the limit lifted."""
+
+    kind: ClassVar[str] = "throttle"
+    throttled: bool
+    limit: int | None = None  # calls allowed in flight while throttled
+    wait_seconds: float = 0.0  # no new call starts before this wait is over
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchState(AtStep):
+    """A step's loss-judge (or reduce) calls sent as one Message Batch (`--batch`): where it stands."""
+
+    kind: ClassVar[str] = "batch"
+    purpose: str  # loss or reduce
+    batch_id: str
+    state: str  # submitted, in_progress, ended, resumed
+    processing: int = 0
+    succeeded: int = 0
+    errored: int = 0
+    expired: int = 0
+    canceled: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryAction(Event):
+    """A person changed the pool's history after the fact (revert, reset) from `skilltui review`."""
+
+    kind: ClassVar[str] = "history"
+    action: str
+    target: str
+    before: str
+    after: str
+    ref: str | None = None
+    by: str = "human"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinished(Event):
+    """The run ended. `status`: finished; stopped (a limit or a person stopped it between stages);
+    interrupted (cancelled mid-stage: calls in flight were dropped); failed (`reason` says why)."""
+
+    kind: ClassVar[str] = "run_finished"
+    status: str
+    reason: str = ""
+    epochs_done: int = 0
+    cost_usd: float | None = None

@@ -1,0 +1,111 @@
+"""The end of a run in a few lines: how the loss moved, what the notes became, what it cost, what to do next.
+
+The app shows it when the run ends, prints it after it closes, and `--auto` prints it last,
+all from the same `RunView`, so the three never disagree. Loss is compared first step to
+last step with each mean's count of works, and the notes are counted over the micro-steps
+that were kept (approved): a note added and later changed counts once, as added; a note
+added and removed again counts as neither.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .figures import Mean, change, finished_means, val_means
+from .view import RunView
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    run_dir: Path
+    status: str
+    reason: str
+    train: tuple[Mean, Mean] | None  # first and last finished step
+    # When those two means cover different works: both steps' means over the works they share.
+    same_works: tuple[float, float, int] | None
+    val: tuple[Mean, Mean] | None
+    added: int
+    changed: int
+    removed: int
+    kept: int
+    cost: float
+    cost_known: bool
+
+    def lines(self) -> list[str]:
+        how = self.status + (f": {self.reason}" if self.reason else "")
+        lines = [f"run {self.run_id} {how}"]
+        if self.train is not None:
+            lines.append(f"train loss {self.train[0].text()} → {self.train[1].text()}")
+            if self.same_works is not None:
+                a, b, n = self.same_works
+                lines.append(f"  over the {n} work{'' if n == 1 else 's'} both steps scored: {a:.3f} → {b:.3f}")
+        else:
+            lines.append("train loss: no step finished yet")
+        if self.val is not None:
+            lines.append(f"validation loss {self.val[0].text()} → {self.val[1].text()}")
+        lines.append(
+            f"notes: {self.added} added, {self.changed} changed, {self.removed} removed "
+            f"over {self.kept} kept micro-step{'' if self.kept == 1 else 's'}"
+        )
+        lines.append(f"cost ${self.cost:.4f}" + ("" if self.cost_known else "+ (some prices unknown)"))
+        where = shown_path(self.run_dir)
+        lines.append(f"next: skilltui review {where}   ·   skilltui export {where} --to DIR")
+        return lines
+
+
+def shown_path(path: Path) -> str:
+    """The run folder as short as it can be said from here."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return relative if len(relative) < len(str(path)) and not relative.startswith("../..") else str(path)
+
+
+def note_changes(view: RunView) -> tuple[int, int, int]:
+    """(added, changed, removed) notes over the kept micro-steps, in order."""
+    state: dict[str, str] = {}
+    for key in view.kept:
+        micro = view.micro_steps.get(key)
+        if micro is None:
+            continue
+        for path in micro.added:
+            state[path] = "changed" if state.get(path) == "removed" else "added"
+        for path in micro.changed:
+            state.setdefault(path, "changed")
+        for path in micro.removed:
+            if state.get(path) == "added":
+                del state[path]
+            else:
+                state[path] = "removed"
+    values = list(state.values())
+    return values.count("added"), values.count("changed"), values.count("removed")
+
+
+def summarise(view: RunView) -> RunSummary:
+    finished = finished_means(view)
+    means = list(finished.values())
+    keys = list(finished)
+    same = None
+    if len(means) > 1 and means[0].covers != means[-1].covers:
+        same = change(view, keys[0], keys[-1])
+    vals = [mean for key, mean in val_means(view).items() if view.steps[key].finished]
+    added, changed, removed = note_changes(view)
+    return RunSummary(
+        run_id=view.run_id,
+        run_dir=view.run_dir,
+        status=view.status,
+        reason=view.reason,
+        train=(means[0], means[-1]) if means else None,
+        same_works=same,
+        val=(vals[0], vals[-1]) if vals else None,
+        added=added,
+        changed=changed,
+        removed=removed,
+        kept=len(view.kept),
+        cost=view.cost,
+        cost_known=view.cost_known,
+    )

@@ -1,0 +1,324 @@
+"""The main screen of the live app: the header, the works, the loss curve and the tabbed panes.
+
+It renders the run model and nothing else. The app's event sink only queues events (the
+driver has already folded each into the `RunView`); a timer hands the queue to the output
+feed every `FLUSH_SECONDS` and redraws just the panes those events touch, so a burst of
+streamed text costs one write to the log, not one redraw per delta.
+
+On the first start (no `hint-seen` file in the config folder) a one-line hint says what the
+panes are and that a review will open; the first review waits until a key hid the hint.
+When the run ends, the summary (loss first to last step, notes, cost, next commands) is
+shown above the keys.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections import deque
+from collections.abc import Callable
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Static, TabbedContent, TabPane
+
+from ..components.commit_list import CommitList
+from ..components.diff_view import DiffView
+from ..components.run_header import HeaderFacts, RunHeader
+from ..run_model import events as ev
+from ..run_model.figures import (
+    duration_text,
+    eta,
+    run_progress,
+    stage_elapsed,
+    step_means,
+    step_progress,
+    val_means,
+    work_elapsed,
+)
+from ..run_model.notices import notice_of
+from ..run_model.summary import summarise
+from ..run_model.view import RunView
+from .output_feed import OutputFeed
+from .panes import DiskPanes
+from .pool_reader import PoolReader
+from .widgets.key_bar import KeyBar
+from .widgets.live_output import LiveOutput
+from .widgets.loss_curve import LossCurve
+from .widgets.note_view import NoteView
+from .widgets.pool_tree import PoolTree
+from .widgets.report_view import ReportView
+from .widgets.works_table import WorksTable
+
+FLUSH_SECONDS = 0.06
+PANES = ("output", "report", "pool", "commits")
+HINT = (
+    "works: one row per work · loss: the curve · below: 1 output, 2 report, 3 pool, 4 commits · "
+    "a review screen opens for every update of the notes · any key hides this"
+)
+# What each kind of event can change on screen; the header redraws every second anyway.
+TOUCHES: dict[str, frozenset[str]] = {
+    "run_started": frozenset({"works", "curve"}),
+    "step_started": frozenset({"works", "curve"}),
+    "stage": frozenset({"works"}),
+    "episode_written": frozenset({"works"}),
+    "call": frozenset({"works"}),
+    "loss": frozenset({"works", "curve", "report"}),
+    "val_loss": frozenset({"curve"}),
+    "step_finished": frozenset({"curve"}),
+    "micro_step": frozenset({"pool"}),
+    "review_requested": frozenset({"pool"}),
+    "decision": frozenset({"pool"}),
+    "pool_changed": frozenset({"pool"}),
+    "history": frozenset({"pool"}),
+    "attribution": frozenset({"pool"}),
+    "run_finished": frozenset({"summary"}),
+}
+
+# Loaded as the app's CSS: a default screen's own CSS is not read by Textual 8.
+MAIN_CSS = """
+MainScreen { layout: vertical; }
+#top { height: 2fr; min-height: 7; max-height: 22; }
+#works-box {
+    width: auto;
+    max-width: 3fr;
+    border: round $primary 80%;
+    border-title-color: $text-primary;
+    border-subtitle-color: $foreground-muted;
+    border-title-style: bold;
+}
+#curve {
+    width: 1fr;
+    min-width: 24;
+    border: round $secondary 80%;
+    border-title-color: $text-secondary;
+    border-title-style: bold;
+}
+#panes { height: 3fr; }
+Tab { color: $foreground-muted; }
+Tab.-active, Tab:hover { color: $foreground; }
+Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2; }
+#panes TabPane { padding: 0; }
+#pool-tree { width: 34; min-width: 24; border-right: vkey $panel-lighten-2; }
+#commit-list { width: 2fr; min-width: 30; border-right: vkey $panel-lighten-2; }
+#commit-diff { width: 3fr; }
+#hint, #summary { height: auto; padding: 0 1; background: $boost; color: $text-accent; display: none; }
+#summary { color: $foreground; border-bottom: hkey $primary; }
+"""
+
+
+class MainScreen(DiskPanes):
+    """The app's default screen; `take(event)` queues what the run emits."""
+
+    selected_work: reactive[str | None] = reactive(None, init=False)
+    # The screen's own key: `/` searches the output here, and is not offered over a review or dialog.
+    BINDINGS = [Binding("slash", "search_output", "Search")]
+
+    class Ready(Message):
+        """The panes are mounted: the run may start filling them."""
+
+    class BackOnTop(Message):
+        """The dialogs over the screen closed: a review that waited for them may open."""
+
+    def __init__(
+        self,
+        view: RunView,
+        reader: PoolReader,
+        *,
+        hint: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self.view = view
+        self.reader = reader
+        self.feed = OutputFeed(view)
+        self.queue: deque[ev.Event] = deque()
+        self.hinting = hint
+        self._clock = clock
+        self._started = clock()
+        self.init_panes()
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="header")
+        yield Static(HINT, id="hint")
+        yield Static(id="summary")
+        with Horizontal(id="top"):
+            with Vertical(id="works-box") as box:
+                box.border_title = "works"
+                yield WorksTable(self.view.works.values(), id="works")
+            curve = LossCurve(id="curve")
+            curve.border_title = "loss"
+            yield curve
+        with TabbedContent(id="panes", initial="output"):
+            with TabPane("Output", id="output"):
+                yield LiveOutput(id="live")
+            with TabPane("Report", id="report"):
+                yield ReportView("*No loss report yet for this work.*", id="report-view")
+            with TabPane("Pool", id="pool"):
+                with Horizontal():
+                    yield PoolTree(id="pool-tree")
+                    yield NoteView(id="note-view")
+            with TabPane("Commits", id="commits"):
+                with Horizontal():
+                    yield CommitList(id="commit-list")
+                    yield DiffView(id="commit-diff")
+        yield KeyBar()
+
+    def on_mount(self) -> None:
+        hint = self.query_one_optional("#hint")
+        if hint is None:
+            return  # a stop signal closed the app before the screen composed
+        hint.display = self.hinting
+        self.set_interval(FLUSH_SECONDS, self.flush)
+        self.set_interval(1.0, self.tick)
+        self.tick()
+        self.query_one(WorksTable).focus()
+        self.post_message(self.Ready())
+
+    def on_screen_resume(self) -> None:
+        self.post_message(self.BackOnTop())
+
+    def take(self, event: ev.Event) -> None:
+        self.queue.append(event)
+
+    def hide_hint(self) -> bool:
+        """Hide the first-start hint; True when it was showing."""
+        if not self.hinting:
+            return False
+        self.hinting = False
+        self.query_one("#hint").display = False
+        return True
+
+    # -- events in, panes out ------------------------------------------------------------
+
+    def flush(self, force: bool = False) -> None:
+        """Render the queued events and redraw the panes they touched."""
+        if not self.queue and not force:
+            return
+        try:
+            self._redraw(force)
+        except NoMatches:
+            pass  # the app is closing and its panes are already gone
+
+    def _redraw(self, force: bool) -> None:
+        dirty: set[str] = {"works", "curve", "report", "pool", "header"} if force else set()
+        while self.queue:
+            event = self.queue.popleft()
+            self.feed.feed(event)
+            if event.kind == "delta":
+                continue
+            dirty |= TOUCHES.get(event.kind, frozenset())
+            dirty.add("header")
+            notice = notice_of(event)
+            if notice is not None:
+                self.app.notify(notice.message, severity=notice.severity, timeout=6)  # type: ignore[arg-type]
+        view = self.view
+        if "works" in dirty:
+            self.query_one(WorksTable).show(view.works.values())
+        if "curve" in dirty:
+            series = {name: {} for name in view.works}
+            for key, step in view.steps.items():
+                for name, loss in step.losses.items():
+                    series.setdefault(name, {})[key] = loss
+            self.query_one(LossCurve).show(list(view.steps), series, step_means(view), val_means(view))
+        if self.selected_work in self.feed.grown:
+            self.query_one(LiveOutput).catch_up()
+        self.feed.grown.clear()
+        if "report" in dirty:
+            self.refresh_report()
+        if "pool" in dirty:
+            self.read_pool()
+        if "summary" in dirty or (force and not view.active and view.ended is not None):
+            self.show_summary()
+        if "header" in dirty:
+            self.tick()
+
+    def show_summary(self) -> None:
+        summary = self.query_one("#summary", Static)
+        summary.update("\n".join(summarise(self.view).lines()))
+        summary.display = True
+
+    def work_time(self, work: str | None) -> str:
+        """`harbour · forward 42s · in step 1m05s` while the selected work runs a stage; its name otherwise."""
+        row = self.view.works.get(work) if work else None
+        now = _dt.datetime.now(_dt.UTC)
+        stage = stage_elapsed(row, now) if row is not None else None
+        if row is None or stage is None:
+            return work or ""
+        return f"{row.name} · {row.stage} {duration_text(stage)} · in step {duration_text(work_elapsed(row, now))}"
+
+    def tick(self) -> None:
+        v = self.view
+        header = self.query_one_optional(RunHeader)
+        if header is None:
+            return  # the app is closing
+        if self.selected_work is not None:
+            self.query_one("#works-box").border_subtitle = self.work_time(self.selected_work)
+        step = v.step
+        done, total = step_progress(v)
+        steps_done, steps_total = run_progress(v)
+        left = eta(v, _dt.datetime.now(_dt.UTC))
+        when = ""
+        if left.step is not None and v.status != "review":  # what a person takes to review is not the machine's
+            when = f"ETA {duration_text(left.step)}" + (f" · run {duration_text(left.run)}" if left.run else "")
+        header.facts = HeaderFacts(
+            run_id=v.run_id,
+            epoch=step.key[0] if step else None,
+            step=step.key[1] if step else None,
+            first=step.first if step else None,
+            last=step.last if step else None,
+            elapsed=self._clock() - self._started,
+            tokens=v.tokens,
+            cost=v.cost,
+            cost_known=v.cost_known,
+            status=v.status,
+            paused=v.paused,
+            throttled=v.throttled,
+            batch=v.batch,
+            stages_done=done,
+            stages_total=total,
+            steps_done=steps_done,
+            steps_total=steps_total,
+            eta=when,
+        )
+
+    # -- selection -----------------------------------------------------------------------
+
+    @on(WorksTable.WorkChosen)
+    def _work_chosen(self, message: WorksTable.WorkChosen) -> None:
+        self.selected_work = message.work
+
+    def watch_selected_work(self, work: str | None) -> None:
+        self.query_one(LiveOutput).follow(work, self.feed.buffer(work) if work else None)
+        self.query_one(LossCurve).selected = work
+        # The works table's cursor and the curve's legend name the work; a tab label that
+        # changed width on every move would cost a layout of the whole screen each time.
+        self.query_one("#works-box").border_subtitle = self.work_time(work)
+        self._report_pin = None
+        self.refresh_report()
+
+    def jump_to_work(self, name: str) -> None:
+        self.query_one(WorksTable).choose(name)
+        self.show_pane("output")
+
+    def action_search_output(self) -> None:
+        self.show_pane("output")
+        self.query_one(LiveOutput).ask_search()
+
+    def show_pane(self, pane: str) -> None:
+        """Show a pane and put the keys where that pane needs them (the tree, the commit list)."""
+        if pane not in PANES:
+            return
+        self.query_one(TabbedContent).active = pane
+        focus = {"pool": "#pool-tree", "commits": "#commit-list"}.get(pane, "#works")
+        self.query_one(focus).focus()
+
+    @on(TabbedContent.TabActivated, "#panes")
+    def _pane_shown(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "report":
+            self.refresh_report()

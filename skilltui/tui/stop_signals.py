@@ -1,0 +1,37 @@
+"""The app's answer to SIGTERM, SIGHUP (and a SIGINT from `kill`): stop the run and close, as q then y does.
+
+Installed on the app's event loop once it runs (a signal that came while it started waits
+in `signals.PENDING`), and the command's own handlers put back when it unmounts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+from typing import Any
+
+from ..signals import PENDING, STOP_SIGNALS
+
+
+class StopSignals:
+    _signals: dict[int, Any]
+
+    def watch_signals(self, on_signal: Callable[[int], None]) -> None:
+        self._signals = {}
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            previous = signal.getsignal(signum)
+            try:
+                loop.add_signal_handler(signum, on_signal, signum)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
+                return
+            self._signals[signum] = previous
+        if PENDING:  # one came while the app was starting
+            on_signal(PENDING[0])
+
+    def unwatch_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum, previous in getattr(self, "_signals", {}).items():
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, previous)  # the command's `defer`, until the terminal is given back

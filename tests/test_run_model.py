@@ -1,0 +1,283 @@
+"""The run model on a run whose right answers are known: means with their counts, progress, ETA, summary, parse."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from skilltui.run_model import events as ev
+from skilltui.run_model.console import ConsoleSink, heartbeat_line
+from skilltui.run_model.figures import change, eta, run_progress, step_mean, step_means, step_progress
+from skilltui.run_model.parse import EventShapeError, parse_event, read_run
+from skilltui.run_model.summary import summarise
+from skilltui.run_model.view import Mark, RunView
+
+T0 = dt.datetime(2026, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
+
+
+def at(seconds: float) -> str:
+    return (T0 + dt.timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+
+
+def stage(name: str, status: str, t: float, *, work=None, group=None, seconds=None, step=0, error=None) -> ev.Stage:
+    return ev.Stage(
+        stage=name, status=status, epoch=0, step=step, work=work, group=group, seconds=seconds, error=error, time=at(t)
+    )
+
+
+def first_step() -> list[ev.Event]:
+    """Step 0 of a three-work run (2 steps planned, 2 workers): a and b score, c's forward fails."""
+    return [
+        ev.RunStarted(
+            run_id="r",
+            run_dir="/runs/r",
+            works=["a", "b", "c"],
+            config={"epochs": 1},
+            resumed=False,
+            steps_per_epoch=2,
+            workers=2,
+            time=at(0),
+        ),
+        ev.StepStarted(epoch=0, step=0, first=1, last=2, works=["a", "b", "c"], groups=[["a", "b"], ["c"]], time=at(0)),
+        stage("forward", "started", 0, work="a"),
+        stage("forward", "started", 0, work="b"),
+        stage("forward", "started", 0, work="c"),
+        stage("forward", "failed", 3, work="c", error="the writer wrote nothing"),
+        stage("forward", "finished", 10, work="a", seconds=10),
+        stage("forward", "finished", 10, work="b", seconds=10),
+        stage("loss", "started", 10, work="a"),
+        stage("loss", "started", 10, work="b"),
+        stage("loss", "finished", 12, work="a", seconds=2),
+        ev.Loss(epoch=0, step=0, work="a", loss=0.6, scores={}, report="a0.md", time=at(12)),
+    ]
+
+
+def view_of(events: list[ev.Event]) -> RunView:
+    return RunView.of("r", Path("/runs/r"), ["a", "b", "c"]).fold(events)
+
+
+def test_the_current_steps_mean_covers_the_works_scored_so_far_and_says_so():
+    view = view_of(first_step())
+    mean = step_mean(view.steps[(0, 0)])
+    assert (mean.value, mean.works, mean.scheduled) == (0.6, 1, 3)
+    assert mean.text() == "0.600 (1 of 3 works)"
+    view.apply(stage("loss", "finished", 12, work="b", seconds=2))
+    view.apply(ev.Loss(epoch=0, step=0, work="b", loss=0.4, scores={}, report="b0.md", time=at(12)))
+    assert step_means(view)[(0, 0)].text() == "0.500 (2 of 3 works)"
+    assert view.works["c"].stage == "failed" and view.works["a"].stage == "done"
+
+
+def test_progress_counts_the_stages_of_the_step_and_the_steps_of_the_run():
+    view = view_of(first_step())
+    # 3 works x (forward, loss) + reduce and backward of group 1 (two works) + backward of group 2.
+    # Done: a's two, b's forward, and c's two (a failed forward leaves c nothing to run).
+    assert step_progress(view) == (5, 9)
+    assert run_progress(view) == (0, 2)
+
+
+def test_the_eta_waits_for_evidence_then_sums_what_is_left_from_this_runs_durations():
+    events = first_step() + [
+        stage("loss", "finished", 12, work="b", seconds=2),
+        ev.Loss(epoch=0, step=0, work="b", loss=0.4, scores={}, report="b0.md", time=at(12)),
+        stage("reduce", "started", 12, group=1),
+    ]
+    view = view_of(events)
+    assert eta(view, T0 + dt.timedelta(seconds=13)).step is None  # no reduce or backward measured yet
+    view.fold(
+        [
+            stage("reduce", "finished", 16, group=1, seconds=4),
+            stage("backward", "started", 16, group=1),
+            stage("backward", "finished", 22, group=1, seconds=6),
+            ev.MicroStep(
+                epoch=0,
+                step=0,
+                group=1,
+                attempt=1,
+                label="m1",
+                before="b0",
+                after="c1",
+                subject="s",
+                added=["scene/a.md"],
+                changed=[],
+                removed=[],
+                lint_ok=True,
+                patch="",
+                time=at(22),
+            ),
+            ev.ReviewRequested(epoch=0, step=0, group=1, attempt=1, label="m1", before="b0", after="c1", time=at(22)),
+        ]
+    )
+    assert view.status == "review" and view.pending_review is not None
+    view.apply(
+        ev.DecisionMade(
+            decision="approve", by="human", epoch=0, step=0, group=1, attempt=1, before="b0", after="c1", time=at(30)
+        )
+    )
+    assert view.status == "running" and view.pending_review is None and view.marks["c1"] == Mark("approve", "human")
+    assert step_progress(view) == (8, 9)
+    left = eta(view, T0 + dt.timedelta(seconds=30))
+    # This step: group 2's backward (6 s). A whole step: 3 works x (10 + 2) s over 2 workers,
+    # then reduce 4 s and two backward passes of 6 s = 34 s; one step is left after this one.
+    assert left.step == pytest.approx(6.0) and left.run == pytest.approx(40.0)
+
+
+def full_run() -> list[ev.Event]:
+    return first_step() + [
+        stage("loss", "finished", 12, work="b", seconds=2),
+        ev.Loss(epoch=0, step=0, work="b", loss=0.4, scores={}, report="b0.md", time=at(12)),
+        ev.MicroStep(
+            epoch=0,
+            step=0,
+            group=1,
+            attempt=1,
+            label="m1",
+            before="b0",
+            after="c1",
+            subject="s",
+            added=["scene/a.md"],
+            changed=[],
+            removed=[],
+            lint_ok=True,
+            patch="",
+            time=at(20),
+        ),
+        ev.DecisionMade(
+            decision="approve", by="auto", epoch=0, step=0, group=1, attempt=1, before="b0", after="c1", time=at(20)
+        ),
+        ev.MicroStepSkipped(epoch=0, step=0, group=2, attempts=3, before="c1", reason="no commit", time=at(21)),
+        ev.Call(
+            role="forward",
+            backend="offline",
+            model=None,
+            work="a",
+            input_tokens=100,
+            output_tokens=20,
+            cost_usd=0.5,
+            time=at(21),
+        ),
+        ev.StepFinished(epoch=0, step=0, mean_loss=0.5, failed=["c"], works_in_mean=2, time=at(22)),
+        # Step 1: c sits out; a scores first, then b.
+        ev.StepStarted(epoch=0, step=1, first=3, last=4, works=["a", "b"], groups=[["a", "b"]], time=at(23)),
+        ev.Loss(epoch=0, step=1, work="a", loss=0.3, scores={}, report="a1.md", time=at(30)),
+    ]
+
+
+def test_a_step_where_a_work_sat_out_is_a_mean_over_those_that_took_part_and_says_how_many():
+    view = view_of(full_run())
+    assert view.works["c"].stage == "sits out"
+    assert step_means(view)[(0, 1)].text() == "0.300 (1 of 2 works)"  # the current step, under way
+    view.apply(ev.Loss(epoch=0, step=1, work="b", loss=0.2, scores={}, report="b1.md", time=at(31)))
+    assert step_means(view)[(0, 1)].text() == "0.250 (2 works)"
+    # What step 0 taught shows on the works both steps scored, not on a mean that lost a work.
+    assert change(view, (0, 0), (0, 1)) == (pytest.approx(0.5), pytest.approx(0.25), 2)
+
+
+def test_the_summary_says_loss_first_to_last_notes_cost_and_what_to_run_next():
+    view = view_of(full_run())
+    view.fold(
+        [
+            ev.Loss(epoch=0, step=1, work="b", loss=0.2, scores={}, report="b1.md", time=at(31)),
+            ev.StepFinished(epoch=0, step=1, mean_loss=0.25, failed=[], works_in_mean=2, time=at(40)),
+            ev.RunFinished(status="finished", epochs_done=1, time=at(41)),
+        ]
+    )
+    lines = summarise(view).lines()
+    assert lines[0] == "run r finished"
+    assert lines[1] == "train loss 0.500 (2 of 3 works) → 0.250 (2 works)"
+    assert "notes: 1 added, 0 changed, 0 removed over 1 kept micro-step" in lines
+    assert "cost $0.5000" in lines
+    assert lines[-1] == "next: skilltui review /runs/r   ·   skilltui export /runs/r --to DIR"
+    assert view.tokens == 120 and not view.active and view.in_flight == {}
+
+
+def test_a_resumed_session_starts_its_rows_afresh_and_keeps_the_numbers_and_decisions():
+    view = view_of(full_run())
+    view.apply(ev.RunFinished(status="stopped", reason="quit", time=at(50)))
+    assert view.status == "stopped"
+    view.apply(ev.RunStarted(run_id="r", run_dir="/runs/r", works=["a", "b", "c"], config={}, resumed=True))
+    assert view.status == "running" and view.works["a"].stage == "waiting"
+    assert view.marks == {"c1": Mark("approve", "auto")} and view.steps[(0, 0)].losses == {"a": 0.6, "b": 0.4}
+    assert view.stage_seconds == {}  # another session's durations do not predict this one's
+
+
+def test_parse_gives_back_every_event_and_refuses_unknown_shapes_clearly(tmp_path):
+    for event in full_run():
+        assert parse_event(json.loads(json.dumps(event.to_dict()))) == event
+    with pytest.raises(EventShapeError, match="unknown event kind 'vibes'"):
+        parse_event({"kind": "vibes"})
+    with pytest.raises(EventShapeError, match="a 'loss' event has no field 'lost'"):
+        parse_event({**ev.Loss(epoch=0, step=0, work="a", loss=0.1, scores={}, report="x").to_dict(), "lost": 1})
+    with pytest.raises(EventShapeError, match="a 'stage' event needs 'status'"):
+        parse_event({"kind": "stage", "stage": "forward", "epoch": 0, "step": 0})
+    with pytest.raises(EventShapeError, match="'loss' cannot be 'high'"):
+        parse_event({"kind": "loss", "epoch": 0, "step": 0, "work": "a", "loss": "high", "scores": {}, "report": ""})
+    # An old record (no counts, no plan, no time) still reads; a torn last line and a stranger are counted out.
+    path = tmp_path / "events.jsonl"
+    old = {"kind": "step_finished", "epoch": 0, "step": 0, "mean_loss": 0.4, "failed": []}
+    path.write_text(json.dumps(old) + "\n" + '{"kind": "nope"}\n' + '{"kind": "stage", "sta')
+    record = read_run(path)
+    assert record.events == [ev.StepFinished(epoch=0, step=0, mean_loss=0.4, failed=[], time=record.events[0].time)]
+    assert record.unreadable == 2 and "unknown event kind 'nope'" in record.problem
+
+
+def test_the_console_prints_a_start_line_per_stage_and_a_heartbeat_while_calls_run():
+    out = io.StringIO()
+    sink = ConsoleSink(Console(file=out, force_terminal=False, width=200), now=lambda: T0 + dt.timedelta(seconds=42))
+    for event in first_step()[:5]:
+        sink(event)
+    sink.view.apply(
+        ev.Call(role="forward", backend="offline", model=None, work="a", input_tokens=1000, output_tokens=234)
+    )
+    printed = out.getvalue()
+    assert "[start] forward a (epoch 0 step 0)" in printed and "[start] forward c (epoch 0 step 0)" in printed
+    beat = heartbeat_line(sink.view, T0 + dt.timedelta(seconds=42))
+    assert beat.startswith("[working] forward a 42s 1,234 tok; forward b 42s 0 tok; forward c 42s 0 tok")
+    assert "stages 0/9" in beat and "steps 0/2" in beat
+
+
+def test_a_tail_folds_only_the_complete_lines_added_since_the_last_look(tmp_path):
+    from skilltui.run_model.tail import EventTail
+
+    path = tmp_path / "events.jsonl"
+    lines = [json.dumps(event.to_dict()) + "\n" for event in first_step()]
+    path.write_text("".join(lines[:2]))
+    tail = EventTail(path)
+    assert tail.poll().current == (0, 0) and tail.offset == path.stat().st_size
+    with open(path, "a") as f:
+        f.write("".join(lines[2:]) + lines[0][:10])  # the last line is still being written
+    view = tail.poll()
+    assert view.steps[(0, 0)].losses == {"a": 0.6} and view.works["c"].stage == "failed"
+    assert tail.offset == path.stat().st_size - 10
+    same = tail.poll()
+    assert same is view and same.steps[(0, 0)].losses == {"a": 0.6}  # nothing new: nothing folded twice
+    path.write_text(lines[0])  # cut back (a crash repaired): read again from the start
+    assert tail.poll().steps == {}
+
+
+def test_review_credits_a_micro_step_with_the_change_on_the_works_both_steps_scored():
+    from skilltui.history.status import loss_changes
+
+    def loss(step: int, work: str, value: float) -> ev.Loss:
+        return ev.Loss(epoch=0, step=step, work=work, loss=value, scores={}, report=f"{work}{step}.md")
+
+    view = RunView().fold(
+        [
+            ev.StepStarted(epoch=0, step=0, first=1, last=2, works=["a", "b", "c"], groups=[["a", "b", "c"]]),
+            loss(0, "a", 0.6),
+            loss(0, "b", 0.6),
+            loss(0, "c", 0.9),
+            ev.StepFinished(epoch=0, step=0, mean_loss=0.7, failed=[], works_in_mean=3),
+            # c has no episode 4: it sits out, and alone would make the mean drop from 0.7 to 0.5.
+            ev.StepStarted(epoch=0, step=1, first=3, last=4, works=["a", "b"], groups=[["a", "b"]]),
+            loss(1, "a", 0.5),
+            loss(1, "b", 0.5),
+        ]
+    )
+    assert loss_changes(view) == {}  # "after" waits for step 1 to finish
+    view.apply(ev.StepFinished(epoch=0, step=1, mean_loss=0.5, failed=[], works_in_mean=2))
+    assert loss_changes(view) == {(0, 0): (pytest.approx(0.6), pytest.approx(0.5))}
