@@ -24,7 +24,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.widgets import Static, TabbedContent, TabPane
 
 from ..components.commit_list import CommitList
@@ -115,7 +115,9 @@ Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2
 class MainScreen(DiskPanes):
     """The app's default screen; `take(event)` queues what the run emits."""
 
-    selected_work: reactive[str | None] = reactive(None, init=False)
+    # A `var`, not a `reactive`: the panes that show the selection refresh themselves, and a
+    # reactive's repaint of the whole screen on every move cost each navigation key a full redraw.
+    selected_work: var[str | None] = var(None, init=False)
     # The screen's own key: `/` searches the output here, and is not offered over a review or dialog.
     BINDINGS = [Binding("slash", "search_output", "Search")]
 
