@@ -1,0 +1,35 @@
+"""The output pane's scrollbar tracks its text while it grows.
+
+The pane updates its scrollbar itself instead of asking the screen for a layout on every
+streamed write (that layout was what each key waited for), so the thumb must still say how
+long the text is and where the view is in it.
+"""
+
+from __future__ import annotations
+
+from test_tui_widgets import Harness
+
+from skilltui.tui.output import OutputBuffer
+from skilltui.tui.widgets.live_output import LiveOutput
+
+
+async def test_the_scrollbar_follows_the_text_as_it_streams_and_shrinks():
+    live = LiveOutput()
+    async with Harness(live).run_test(size=(60, 20)) as pilot:
+        buffer = OutputBuffer()
+        buffer.write("".join(f"row {n}\n" for n in range(10)))
+        live.follow("w", buffer)
+        await pilot.pause()
+        bar = live.vertical_scrollbar
+        assert bar.window_virtual_size == live.virtual_size.height == 11  # ten rows and the open line
+        buffer.write("".join(f"row {n}\n" for n in range(10, 200)))
+        live.catch_up()
+        await pilot.pause()
+        assert bar.window_virtual_size == live.virtual_size.height == 201
+        assert bar.window_size == live.scrollable_content_region.height
+        assert live.scroll_y == live.max_scroll_y > 0  # still following the end
+        assert bar.position == live.scroll_y
+        live.follow("other", OutputBuffer())  # another work with no output yet: nothing to scroll
+        await pilot.pause()
+        assert live.max_scroll_y == 0 and live.scroll_y == 0
+        assert bar.window_virtual_size == live.virtual_size.height <= 1
