@@ -14,9 +14,10 @@ from skilltui.agents.tools import Sandbox, ToolError
 from skilltui.engine.attribution import attribute, episodes, run_attribution
 from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool, render_note
-from skilltui.engine.review import AutoReviewer, Decision
+from skilltui.engine.review import AutoReviewer
 from skilltui.engine.run import Run, write_json
 from skilltui.engine.scores import WEIGHTS
+from skilltui.run_model.review import Decision
 from tests.test_backward import ScriptedReviewer, train_once
 
 BACKTICKED = re.compile(r"`([^`\s]+)`")

@@ -8,8 +8,9 @@ import pytest
 
 from skilltui.agents.pool_history import PoolHistory
 from skilltui.agents.tools import Sandbox, ToolError
+from skilltui.commits import parse_body
 from skilltui.engine.events import Loss, Warning_
-from skilltui.engine.feedback import feedback_text, parse_body
+from skilltui.engine.feedback import feedback_text
 from skilltui.engine.pool import Pool, render_note
 from skilltui.engine.run import Run
 

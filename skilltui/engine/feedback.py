@@ -12,39 +12,21 @@ Before each micro-step the backward prompt is given:
 
 The same records annotate `pool_log`, so the history tool and the prompt agree.
 
-A commit's body is structured (`Observed:`, `Changed:`, `Prediction:`); `parse_body`
+A commit's body is structured (`Observed:`, `Changed:`, `Prediction:`); `commits.parse_body`
 reads it back, leniently, for the prompt and the review screens.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..commits import DECISION_WORDS
+from ..commits import DECISION_WORDS, parse_body
 from .events import read_events
 from .run import Run, read_json
 
 TREND_STEPS = 6
 SHOWN_MICRO_STEPS = 8
-SECTIONS = ("observed", "changed", "prediction")
-_SECTION = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(observed|changed|prediction)(?:\*\*)?\s*:\s*(.*)$", re.IGNORECASE)
-
-
-def parse_body(message: str) -> dict[str, str]:
-    """`Observed:` / `Changed:` / `Prediction:` sections of a commit message ("" where missing)."""
-    found = {name: [] for name in SECTIONS}
-    current: str | None = None
-    for line in message.splitlines()[1:]:
-        match = _SECTION.match(line)
-        if match:
-            current = match.group(1).lower()
-            if match.group(2).strip():
-                found[current].append(match.group(2).strip())
-        elif current and line.strip():
-            found[current].append(line.strip())
-    return {name: " ".join(lines) for name, lines in found.items()}
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 from textual.app import App
 from textual.binding import Binding
 
-from ..engine.run import Run
+from ..run_model.reading import Run
 from .screens.help_screen import ReviewHelpScreen
 from .screens.history_screen import HistoryScreen
 

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
-from ...engine.pool import parse_note
+from ...formats import parse_note
 
 
 def note_markdown(path: str, text: str) -> str:
