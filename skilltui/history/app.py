@@ -10,8 +10,8 @@ help screen (`?`) and the README show; a key a person knows from the live app (`
 from __future__ import annotations
 
 from textual.app import App
-from textual.binding import Binding
 
+from ..components import app_keys
 from ..run_model.reading import Run
 from .screens.help_screen import ReviewHelpScreen
 from .screens.history_screen import HistoryScreen
@@ -37,11 +37,7 @@ class ReviewApp(App):
     """One run's history. `poll` is how often (seconds) it looks for new commits; None never looks."""
 
     TITLE = "skilltui review"
-    BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("t", "toggle_theme", "Theme", show=False),
-    ]
+    BINDINGS = [app_keys.QUIT, app_keys.HELP, app_keys.THEME]
 
     def __init__(self, run: Run, poll: float | None = 2.0) -> None:
         super().__init__()
