@@ -128,3 +128,17 @@ def test_feedback_compares_steps_over_the_works_both_scored_when_one_sits_out(tm
     assert "oldest first: e0s0 0.533 (3 works), e0s1 0.500 (2 works)." in text
     assert "From e0s0 to e0s1, over the 2 works both scored, it fell by 0.200." in text
     assert annotations(run)["c0ffee"].endswith("mean loss 0.700 -> 0.500 over the 2 works both steps scored")
+
+
+def test_a_step_still_being_scored_is_not_yet_the_after_of_a_micro_step(tmp_path):
+    run = Run(tmp_path / "run")
+    run.root.mkdir()
+    events: list = [StepStarted(epoch=0, step=0, first=1, last=1, works=["a", "b"], groups=[["a", "b"]])]
+    events += [Loss(epoch=0, step=0, work=w, loss=0.6, scores={}, report="x") for w in ("a", "b")]
+    events += [StepStarted(epoch=0, step=1, first=2, last=2, works=["a", "b"], groups=[["a", "b"]])]
+    events += [Loss(epoch=0, step=1, work="a", loss=0.2, scores={}, report="x")]  # b is still being scored
+    _record(run, events)
+    group = run.backward_dir(0, 0, 1)
+    group.mkdir(parents=True)
+    (group / "commit.txt").write_text(json.dumps({"decision": "approve", "by": "auto", "after": "c0ffee"}))
+    assert annotations(run)["c0ffee"].endswith("mean loss 0.600 (2 works) -> not yet measured")

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..commits import DECISION_WORDS, parse_body
-from ..run_model.figures import Mean, change, step_means, val_means
+from ..run_model.figures import Mean, change, next_changes, step_means, val_means
 from ..run_model.parse import read_run
 from ..run_model.view import RunView, StepKey
 from .run import Run, read_json
@@ -100,20 +100,19 @@ def run_view(run: Run) -> RunView:
 
 
 def loss_changes(view: RunView) -> dict[StepKey, LossChange]:
-    """Per scored step: its mean, and what the next scored step made of the works both scored.
+    """Per scored step: its mean, and what the next settled step made of the works both scored.
 
     What a micro-step learned from one step shows in the next only on the works both steps
     scored; a work that sat out or failed in one of them would move a plain mean by itself.
     """
-    means = step_means(view)
-    keys = list(means)
+    moved = next_changes(view)
     found: dict[StepKey, LossChange] = {}
-    for i, key in enumerate(keys):
-        moved = change(view, key, keys[i + 1]) if i + 1 < len(keys) else None
-        if moved is None:
-            found[key] = LossChange(means[key])
+    for key, mean in step_means(view).items():
+        if key in moved:
+            before, after, common = moved[key]
+            found[key] = LossChange(mean, after=after, before_common=before, common=common)
         else:
-            found[key] = LossChange(means[key], after=moved[1], before_common=moved[0], common=moved[2])
+            found[key] = LossChange(mean)
     return found
 
 
