@@ -12,7 +12,7 @@ from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, w
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.engine.events import read_events
-from skilltui.engine.pool import Pool
+from skilltui.engine.pool import Pool, render_note
 from skilltui.tui.screens.rerun_note import RerunNoteScreen
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.themes import DEFAULT_THEME
@@ -30,12 +30,33 @@ async def test_review_screen_shows_the_micro_step_and_names_its_keys(open_traini
         text = screen_text(app)
         assert request.label in text
         assert "a  approve" in text and "u  roll back" in text and "r  rerun" in text
-        assert "lint ✓ passed" in text
+        assert "lint ✓ pool clean" in text
         for path in request.added:
             assert f"+ {path}" in text
         # The evidence it acted on: a commonality report for two works, and each work's report.
         assert "Commonality report" in text
         assert set(request.works) == {"alpha", "beta"}
+
+
+async def test_the_review_shows_the_pool_lint_the_engine_recorded_when_the_backward_began(open_training):
+    opened = open_training(("alpha",))
+    pool = Pool(opened.run.memory)
+    # A note outside the fixed folders, committed by hand before training: the update will not
+    # touch it, so it passes its own checks, and the reviewer should still hear about it.
+    (opened.run.memory / "stray.md").write_text(render_note("A note outside the folders.", "Body."))
+    pool.git("add", "-A")
+    pool.git("commit", "-q", "-m", "a note outside the folders")
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await wait_for_review(pilot, app)
+        text = screen_text(app)
+        assert not screen.request.lint_ok
+        assert "lint ✗ 1 in the pool before" in text
+        assert any("stray.md" in p for p in screen.request.lint_problems)
+        assert f"✗ {screen.request.lint_problems[0]}"[:60] in text
+        recorded = (opened.run.backward_dir(0, 0, 1) / "lint_report.txt").read_text(encoding="utf-8")
+        assert screen.request.lint_problems == [line for line in recorded.splitlines() if line.strip()]
+        assert "lint ✓" not in text
 
 
 async def test_approve_keeps_the_commit_and_records_a_human_decision(open_training):

@@ -12,8 +12,11 @@ import pytest
 from test_tui_support import make_app, wait_for, wait_for_review
 
 from skilltui.components.commit_list import CommitList
+from skilltui.tui.screens.help import HelpScreen
 
 SNAPSHOT_SIZE = (120, 36)
+SMALLEST = (80, 24)  # the smallest supported size (README, "Sizes")
+LARGE = (160, 45)
 FIXED_DATE = "2026-01-01T12:00:00+00:00"
 
 
@@ -33,13 +36,21 @@ async def settle_on_review(pilot) -> None:
     await wait_for_review(pilot, app)
     await wait_for(pilot, lambda: len(app.query_one(CommitList).commits) == 2)
     await wait_for(pilot, lambda: app.query_one("#pool-tree").notes)
-    await pilot.pause(0.2)
+    await pilot.pause()
 
 
 async def settle_on_main(pilot) -> None:
     await settle_on_review(pilot)
     await pilot.press("escape")
-    await pilot.pause(0.3)
+    await wait_for(pilot, lambda: len(pilot.app.screen_stack) == 1)
+    await pilot.pause()
+
+
+async def settle_on_help(pilot) -> None:
+    await settle_on_main(pilot)
+    await pilot.press("question_mark")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen))
+    await pilot.pause()
 
 
 def test_review_screen(snap_compare, open_training, pinned_git):
@@ -57,4 +68,24 @@ def test_review_screen_in_the_light_theme(snap_compare, open_training, pinned_gi
 
 
 def test_main_screen_at_the_smallest_supported_size(snap_compare, open_training, pinned_git):
-    assert snap_compare(frozen_app(open_training), terminal_size=(100, 30), run_before=settle_on_main)
+    assert snap_compare(frozen_app(open_training), terminal_size=SMALLEST, run_before=settle_on_main)
+
+
+def test_review_screen_at_the_smallest_supported_size(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=SMALLEST, run_before=settle_on_review)
+
+
+def test_help_at_the_smallest_supported_size(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=SMALLEST, run_before=settle_on_help)
+
+
+def test_main_screen_on_a_large_terminal(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=LARGE, run_before=settle_on_main)
+
+
+def test_review_screen_on_a_large_terminal(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=LARGE, run_before=settle_on_review)
+
+
+def test_help_on_a_large_terminal(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=LARGE, run_before=settle_on_help)

@@ -16,6 +16,7 @@ from skilltui.pool_git import split_patch
 from skilltui.run_model.figures import Mean
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.keys import KEYMAP, keymap_markdown
+from skilltui.tui.main_screen import MainScreen
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
 from skilltui.tui.themes import (
@@ -252,10 +253,14 @@ def bound_keys(bindings) -> set[str]:
 
 def test_every_key_in_the_key_map_is_bound_where_it_says():
     names = {"?": "question_mark", "[": "left_square_bracket", "]": "right_square_bracket", "esc": "escape"}
-    app_keys = bound_keys(TrainingApp.BINDINGS) | {"ctrl+p", "tab", "up", "down"}
-    review_keys = bound_keys(ReviewScreen.BINDINGS)
+    names |= {"pgup": "pageup", "pgdn": "pagedown"}
+    app_keys = bound_keys(TrainingApp.BINDINGS) | bound_keys(MainScreen.BINDINGS) | {"ctrl+p", "tab", "up", "down"}
+    # The diff keeps the scrolling keys of the scroll view it is; the screen adds the rest.
+    review_keys = bound_keys(ReviewScreen.BINDINGS) | bound_keys(DiffView.BINDINGS)
     for screen, keys, _ in KEYMAP:
-        for key in keys.replace("/", " ").split():
+        # "a / b" lists alternatives; a "/" on its own is the slash key.
+        tokens = ["slash"] if keys == "/" else [k.strip(",") for k in keys.split() if k != "/"]
+        for key in tokens:
             key = names.get(key, key)
             assert key in (app_keys if screen == "main" else review_keys), (screen, key)
 

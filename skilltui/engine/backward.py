@@ -252,6 +252,11 @@ async def _review(
 ) -> Decision:
     adir = out / f"attempt{attempt}"
     evidence = summary.read_text(encoding="utf-8") if summary else samples[0].report.read_text(encoding="utf-8")
+    # The notes the update touched passed the linter before it could be reviewed; what the
+    # reviewer learns from lint is the rest of the pool, as recorded when the backward began.
+    lint_report = out / "lint_report.txt"
+    recorded = lint_report.read_text(encoding="utf-8").splitlines() if lint_report.exists() else []
+    pool_lint = [line for line in recorded if line.strip() and line.strip() != "no problems"]
     request = ReviewRequest(
         run_dir=ctx.run.root,
         epoch=epoch,
@@ -267,8 +272,8 @@ async def _review(
         patch=(adir / "patch.diff").read_text(encoding="utf-8"),
         evidence=evidence,
         reports={s.work: s.report.read_text(encoding="utf-8") for s in samples},
-        lint_ok=not checked["lint"],
-        lint_problems=checked["lint"],
+        lint_ok=not pool_lint,
+        lint_problems=pool_lint,
         added=checked["added"],
         changed=checked["changed"],
         removed=checked["removed"],

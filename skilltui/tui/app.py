@@ -39,7 +39,7 @@ from ..run_model.parse import read_run
 from ..run_model.summary import summarise
 from ..signals import exit_code, name_of
 from . import themes
-from .commands import WorkCommands, training_commands
+from .commands import WorkCommands, copy_run_path, training_commands
 from .main_screen import MAIN_CSS, PANES, MainScreen
 from .pool_reader import PoolReader
 from .reviewer import ReviewRouting, ScreenReviewer
@@ -160,6 +160,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         """Fold what earlier sessions of this run recorded, then start training."""
         record = await asyncio.to_thread(read_run, self.opened.run.events_path)
         self.driver.read_history(record.events)
+        self.main.feed.recall(record.events)
         self.main.flush(force=True)
         if self.outcome is None:  # the person may have quit while the history was read
             self._trainer_worker = self.run_worker(self._train, name="trainer", group="trainer", exit_on_error=False)
@@ -237,9 +238,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
             self.push_screen(HelpScreen())
 
     def action_copy_run_path(self) -> None:
-        path = str(self.run_dir)
-        self.copy_to_clipboard(path)
-        self.notify(path, title="run folder copied", timeout=6)
+        copy_run_path(self)
 
     async def action_quit(self) -> None:
         if not self.training:
@@ -262,7 +261,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         )
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        yield from (c for c in super().get_system_commands(screen) if c.title != "Theme")  # "Switch theme" below
         yield from training_commands(self)
 
 

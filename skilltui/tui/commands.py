@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
@@ -41,3 +42,15 @@ def training_commands(app: Any) -> Iterator[SystemCommand]:
     yield SystemCommand("Copy the run folder path", str(app.run_dir), app.action_copy_run_path)
     if app.pending is not None:
         yield SystemCommand("Open the waiting review", "the micro-step waits for you", app.show_review)
+
+
+def copy_run_path(app: Any) -> None:
+    """Ask the terminal to put the run folder's path on the clipboard, and say what was tried.
+
+    OSC 52 is a request; no terminal answers whether it did (tmux drops it unless
+    set-clipboard is on), so the notice shows the path to copy by hand as well.
+    """
+    path = str(app.run_dir)
+    app.copy_to_clipboard(path)
+    tmux = " tmux passes it on only with `set -g set-clipboard on`." if "TMUX" in os.environ else ""
+    app.notify(f"{path}\nSent to the clipboard with OSC 52, if the terminal allows it.{tmux}", timeout=10)

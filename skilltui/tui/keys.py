@@ -1,4 +1,4 @@
-"""The key map, in one place: the help screen and docs/tui.md are both made from it.
+"""The key map, in one place: the help screen and the README's key tables are both made from it.
 
 Bindings themselves live beside the screens that own them; this table is what a person
 reads, and a test checks that every key listed here is bound where it says.
@@ -10,7 +10,8 @@ from __future__ import annotations
 KEYMAP: tuple[tuple[str, str, str], ...] = (
     ("main", "up / down", "choose a work: the output, report and curve follow it"),
     ("main", "1 2 3 4", "show Output, Report, Pool, Commits"),
-    ("main", "[ ]", "previous / next step of the selected work's loss report"),
+    ("main", "[ ]", "previous / next step of the selected work's loss report (its tab says which)"),
+    ("main", "/", "search the output; n / N next / previous match, esc ends the search"),
     ("main", "tab", "move between the works, the panes and the lists in them"),
     ("main", "p", "pause before the next stage starts (calls in flight finish); again to resume"),
     ("main", "v", "open the micro-step that waits for review"),
@@ -22,6 +23,9 @@ KEYMAP: tuple[tuple[str, str, str], ...] = (
     ("review", "r", "rerun: asks for an optional note for the next attempt's prompt"),
     ("review", "u", "roll back: asks to confirm with y; the pool goes back to the commit before"),
     ("review", "esc", "look at the main screen first; v brings the review back"),
+    ("review", "[ ]", "previous / next evidence: the summary, then each work's loss report"),
+    ("review", "pgup / pgdn", "scroll the diff (up / down a line); tab moves these keys to the evidence and back"),
+    ("review", "?", "this help"),
 )
 
 

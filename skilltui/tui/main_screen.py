@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
@@ -84,19 +85,24 @@ MAIN_CSS = """
 MainScreen { layout: vertical; }
 #top { height: 2fr; min-height: 7; max-height: 22; }
 #works-box {
-    width: 3fr;
-    border: round $primary 50%;
+    width: auto;
+    max-width: 3fr;
+    border: round $primary 80%;
     border-title-color: $text-primary;
+    border-subtitle-color: $foreground-muted;
     border-title-style: bold;
 }
 #curve {
-    width: 2fr;
-    min-width: 30;
-    border: round $secondary 50%;
+    width: 1fr;
+    min-width: 24;
+    border: round $secondary 80%;
     border-title-color: $text-secondary;
     border-title-style: bold;
 }
 #panes { height: 3fr; }
+Tab { color: $foreground-muted; }
+Tab.-active, Tab:hover { color: $foreground; }
+Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2; }
 #panes TabPane { padding: 0; }
 #pool-tree { width: 34; min-width: 24; border-right: vkey $panel-lighten-2; }
 #commit-list { width: 2fr; min-width: 30; border-right: vkey $panel-lighten-2; }
@@ -110,6 +116,8 @@ class MainScreen(DiskPanes):
     """The app's default screen; `take(event)` queues what the run emits."""
 
     selected_work: reactive[str | None] = reactive(None, init=False)
+    # The screen's own key: `/` searches the output here, and is not offered over a review or dialog.
+    BINDINGS = [Binding("slash", "search_output", "Search")]
 
     class Ready(Message):
         """The panes are mounted: the run may start filling them."""
@@ -297,6 +305,10 @@ class MainScreen(DiskPanes):
     def jump_to_work(self, name: str) -> None:
         self.query_one(WorksTable).choose(name)
         self.show_pane("output")
+
+    def action_search_output(self) -> None:
+        self.show_pane("output")
+        self.query_one(LiveOutput).ask_search()
 
     def show_pane(self, pane: str) -> None:
         """Show a pane and put the keys where that pane needs them (the tree, the commit list)."""

@@ -1,14 +1,64 @@
 """One work's agent output, bounded: the last characters the Output pane can show.
 
 Streamed text arrives in tiny deltas for as long as a run lasts; keeping only the tail
-keeps the app's memory flat however many steps go by. No Textual in here.
+keeps the app's memory flat however many steps go by. Here too: where a line breaks to
+fit the pane (at words), and the output of a stage an earlier session finished, read
+back from the transcript it kept. No Textual in here.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.cells import cell_len, get_character_cell_size
 
 OUTPUT_LIMIT = 60_000
+_CONTROL = re.compile("[\u0000-\u0008\u000b-\u001f\u007f]")  # tab and newline are handled on their own
+
+
+def clean(text: str) -> str:
+    """Text as one cell per character: tabs as spaces, control characters as a visible mark."""
+    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text.replace("\t", "    ").replace("\r", ""))
+
+
+def wrap_spans(line: str, width: int) -> list[tuple[int, int]]:
+    """Where `line` breaks to fit `width` cells: (start, end) offsets, at spaces when there is one.
+
+    A word longer than the width is cut where the width ends; the space a line breaks at
+    is not drawn, so the next row starts with the next word.
+    """
+    width = max(1, width)
+    n = len(line)
+    if n <= width and (line.isascii() or cell_len(line) <= width):
+        return [(0, n)]
+    spans: list[tuple[int, int]] = []
+    start = 0
+    ascii_only = line.isascii()
+    while start < n:
+        if ascii_only:
+            end = min(n, start + width)
+        else:
+            end, cells = start, 0
+            while end < n and cells + get_character_cell_size(line[end]) <= width:
+                cells += get_character_cell_size(line[end])
+                end += 1
+            end = max(end, start + 1)  # a character wider than the pane still takes a row
+        if end >= n:
+            spans.append((start, n))
+            break
+        cut = line.rfind(" ", start, end + 1)
+        if cut > start:
+            spans.append((start, cut))
+            start = cut + 1
+        else:
+            spans.append((start, end))
+            start = end
+    return spans or [(0, 0)]
 
 
 class OutputBuffer:
@@ -67,3 +117,72 @@ class OutputBuffer:
             return None
         text = self._chunks[-1] if len(self._chunks[-1]) >= new else self.text()
         return text[len(text) - new :]
+
+
+class KeptTranscripts:
+    """Where the latest step's calls kept their transcripts, per work (or group), from the `Call` events.
+
+    Only the latest step of each is kept, so memory stays flat over a long run and a resume
+    reads back what the step it resumes had written, not the whole history.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[tuple[str | None, int | None], tuple[tuple[int, int], list[tuple[str, str]]]] = {}
+
+    def record(self, call: Any) -> None:
+        """Note a finished call (a `run_model.events.Call`): its role and where its transcript is."""
+        if not call.transcript or call.epoch is None:
+            return
+        place, key = (call.work, call.group), (call.epoch, call.step or 0)
+        kept, calls = self._calls.get(place, (key, []))
+        self._calls[place] = (key, [*(calls if kept == key else []), (call.role, call.transcript)])
+
+    def texts(
+        self, work: str | None, group: int | None, stage: str, key: tuple[int, int], short: Callable[[str], str] = str
+    ) -> list[str]:
+        """What each call of `stage` wrote at `key`, read from its transcript; empty when none was kept."""
+        kept, calls = self._calls.get((work, group), (None, []))
+        return [transcript_text(path, short) for role, path in calls if role == stage] if kept == key else []
+
+
+def transcript_text(path: str, short: Callable[[str], str] = str) -> str:
+    """A kept transcript as the Output pane would have streamed it: tools used, then the answer.
+
+    On a resume, a stage an earlier session finished is not run again; this is how its
+    output comes back into the pane. Backends keep different shapes (the offline and Claude
+    Code tools as `{"tool": ..., "input": ...}`, the API's `tool_use` blocks inside messages);
+    all of them keep the final text, which is what the pane mostly showed.
+    """
+    try:
+        with open(path, encoding="utf-8") as file:
+            record = json.load(file)
+    except (OSError, ValueError):
+        return f"   (the transcript {Path(path).name} could not be read)"
+    if not isinstance(record, dict):
+        return ""
+    lines = [f"  ▸ {name} {short(target)}".rstrip() for name, target in _tools(record.get("transcript") or [])]
+    text = record.get("text") or ""
+    if record.get("error"):
+        text = f"{text}\n✗ {record['error']}".strip()
+    return "\n".join([*lines, text.rstrip()]).strip("\n")
+
+
+def _tools(entries: list) -> list[tuple[str, str]]:
+    found = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        if "tool" in entry:
+            found.append((str(entry["tool"]), _target(entry.get("input"))))
+        content = entry.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    found.append((str(block.get("name", "")), _target(block.get("input"))))
+    return found
+
+
+def _target(arguments: object) -> str:
+    if isinstance(arguments, dict):
+        return str(arguments.get("path") or arguments.get("rev") or "")
+    return ""

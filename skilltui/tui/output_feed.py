@@ -12,7 +12,7 @@ from pathlib import Path
 from ..commits import SIGNS
 from ..run_model import events as ev
 from ..run_model.view import RunView
-from .output import OUTPUT_LIMIT, OutputBuffer
+from .output import OUTPUT_LIMIT, KeptTranscripts, OutputBuffer
 
 
 class OutputFeed:
@@ -23,6 +23,13 @@ class OutputFeed:
         self.limit = limit
         self.buffers: dict[str, OutputBuffer] = {}
         self.grown: set[str] = set()
+        self.transcripts = KeptTranscripts()  # what a stage an earlier session finished had written
+
+    def recall(self, history: list[ev.Event]) -> None:
+        """Earlier sessions' calls: a stage they finished is skipped now, and shows what it wrote then."""
+        for event in history:
+            if isinstance(event, ev.Call):
+                self.transcripts.record(event)
 
     def buffer(self, work: str) -> OutputBuffer:
         if work not in self.buffers:
@@ -70,7 +77,14 @@ class OutputFeed:
                     self._targets(e.work, e.group, e.epoch, e.step), f"── {e.stage}{group}{attempt} · {where}{span} ──"
                 )
             case ev.Stage(status="skipped"):
-                self._say(self._targets(e.work, e.group, e.epoch, e.step), f"   {e.stage}: already done, skipped")
+                targets, group = self._targets(e.work, e.group, e.epoch, e.step), f" group {e.group}" if e.group else ""
+                self._say(
+                    targets, f"── {e.stage}{group} · epoch {e.epoch} step {e.step} · done in an earlier session ──"
+                )
+                for text in self.transcripts.texts(e.work, e.group, e.stage, (e.epoch, e.step), self.short):
+                    self._say(targets, text)
+            case ev.Call():
+                self.transcripts.record(e)
             case ev.Stage(status="failed"):
                 self._say(self._targets(e.work, e.group, e.epoch, e.step), f"✗ {e.stage} failed: {e.error}")
             case ev.ToolUsed():

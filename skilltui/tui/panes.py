@@ -66,6 +66,9 @@ class DiskPanes(Screen):
             return
         current = self._report_pin if self._report_pin in keys else keys[-1]
         index = max(0, min(len(keys) - 1, keys.index(current) + delta))
+        if index == keys.index(current):
+            edge = "first" if delta < 0 else "latest"
+            self.notify(f"This is {work}'s {edge} loss report: epoch {current[0]} step {current[1]}.", timeout=3)
         self._report_pin = None if index == len(keys) - 1 else keys[index]
         self.refresh_report()
 
@@ -91,7 +94,7 @@ class DiskPanes(Screen):
         text = await asyncio.to_thread(read_text, path)
         with self._alive():
             self.query_one(ReportView).show(text or "*the report is missing from the run folder*", title)
-            self.query_one(TabbedContent).get_tab("report").label = f"Report · {title.split(' · ')[0]}"
+            self.query_one(TabbedContent).get_tab("report").label = f"Report · {title.split(' · ')[1]}"
 
     # -- pool and commits ----------------------------------------------------------------
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import platformdirs
+from rich.theme import Theme as RichTheme
+from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
@@ -127,3 +129,44 @@ def remember_theme(name: str) -> None:
         write_atomic(path, json.dumps(settings, indent=2) + "\n")
     except OSError:
         pass
+
+
+# Rich's markdown styles are ANSI colours (a magenta heading, cyan code on black) that the
+# terminal's palette decides, unreadable on some backgrounds; the reports are drawn in the
+# theme's own text colours instead.
+_MARKDOWN_STYLES = {
+    "markdown.h1": "bold underline {text-primary}",
+    "markdown.h2": "bold underline {text-primary}",
+    "markdown.h3": "bold {text-accent}",
+    "markdown.h4": "italic {text-accent}",
+    "markdown.h5": "italic {foreground}",
+    "markdown.h6": "{foreground-muted}",
+    "markdown.h7": "italic {foreground-muted}",
+    "markdown.code": "bold {text-accent}",
+    "markdown.code_block": "{text-accent}",
+    "markdown.block_quote": "{foreground-muted}",
+    "markdown.list": "{text-primary}",
+    "markdown.item.bullet": "bold {text-primary}",
+    "markdown.item.number": "{text-primary}",
+    "markdown.hr": "{foreground-muted}",
+    "markdown.link": "underline {text-primary}",
+    "markdown.link_url": "underline {text-primary}",
+    "markdown.table.border": "{foreground-muted}",
+    "markdown.table.header": "bold {foreground}",
+    "markdown.kbd": "bold {text-accent}",
+}
+_MARKDOWN_COLOURS = ("text-primary", "text-accent", "foreground", "foreground-muted")
+
+
+def use_markdown_colours(app: App) -> None:
+    """Point Rich's markdown styles at the app's current theme (again after every theme change)."""
+    variables = app.theme_variables
+    background = Color.parse(variables["background"])
+    # A colour with alpha (`#DDE3EA99`) is what it looks like on the background; Rich wants it solid.
+    solid = {name: (background + Color.parse(variables[name])).hex for name in _MARKDOWN_COLOURS}
+    styles = {name: style.format_map(solid) for name, style in _MARKDOWN_STYLES.items()}
+    console = app.console
+    if getattr(console, "_skilltui_markdown", False):
+        console.pop_theme()
+    console.push_theme(RichTheme(styles, inherit=True))
+    console._skilltui_markdown = True  # type: ignore[attr-defined]

@@ -7,7 +7,6 @@ table in it, so `?` looks and closes the same in both apps.
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
@@ -23,9 +22,8 @@ class ReviewHelpScreen(HelpScreen):
         super().__init__()
         self.keys = keys
 
-    def compose(self) -> ComposeResult:
+    def body(self) -> ComposeResult:
+        # The frame, its scrolling and its foot ("esc or ? closes", "more below") are HelpScreen's.
         lines = [Content.styled("skilltui review keys", "$text-primary bold"), Content("")]
         lines += [Content.assemble((f"  {k:<{KEY_WIDTH}}", "$text-accent bold"), what) for k, what in self.keys]
-        lines += [Content(""), Content.styled("esc or ? closes this help", "$foreground-muted")]
-        with VerticalScroll():
-            yield Static(Content("\n").join(lines), id="review-keymap")
+        yield Static(Content("\n").join(lines), id="review-keymap")

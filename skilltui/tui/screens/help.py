@@ -1,35 +1,23 @@
-"""The help screen: the key map, made from the same table as the docs.
+"""The help screen: the key map, made from the same table as the docs (`tui/keys.py`).
 
-Plain two-column lines rather than a markdown table, so the whole map fits on a 100x30
-terminal without scrolling.
+One row per key, the key in a fixed column and what it does wrapping beside it, so a
+long line stays readable on a narrow terminal. The whole map fits a 120x40 terminal; on a
+smaller one (down to 80x24, the smallest supported) it scrolls, and the dialog's last
+line says how much is below while there is more: a clipped list must never look complete.
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.content import Content
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..keys import KEYMAP
 
-KEY_WIDTH = 11
-
-
-def keymap_content() -> Content:
-    lines: list[Content] = [
-        Content.styled("skilltui keys", "$text-primary bold"),
-        Content("Every micro-step waits for your review: a approves, r reruns, u rolls back."),
-    ]
-    for screen, title in (("main", "Main screen"), ("review", "Review screen")):
-        lines += [Content(""), Content.styled(title, "bold underline")]
-        for where, keys, what in KEYMAP:
-            if where == screen:
-                lines.append(Content.assemble((f"  {keys:<{KEY_WIDTH}}", "$text-accent bold"), what))
-    lines += [Content(""), Content.styled("esc or ? closes this help", "$foreground-muted")]
-    return Content("\n").join(lines)
+SCREENS = (("main", "Main screen"), ("review", "Review screen"))
+CLOSED = "esc or ? closes this help"
 
 
 class HelpScreen(ModalScreen[None]):
@@ -38,14 +26,31 @@ class HelpScreen(ModalScreen[None]):
         align: center middle;
         background: $background 60%;
     }
-    HelpScreen > VerticalScroll {
+    HelpScreen > Vertical {
         width: 100;
         max-width: 96%;
         height: auto;
         max-height: 90%;
         border: thick $primary;
         background: $panel;
+    }
+    HelpScreen VerticalScroll {
+        height: auto;
+        max-height: 75vh;  /* with the border and the foot, inside the dialog's 90% */
         padding: 0 1;
+        scrollbar-size-vertical: 1;
+    }
+    HelpScreen .title { color: $text-primary; text-style: bold; }
+    HelpScreen .screen { text-style: bold underline; margin-top: 1; }
+    HelpScreen .row { height: auto; }
+    HelpScreen .key { width: 14; padding-left: 2; color: $text-accent; text-style: bold; }
+    HelpScreen .what { width: 1fr; }
+    HelpScreen #help-foot {
+        dock: bottom;
+        height: 1;
+        padding: 0 1;
+        color: $foreground-muted;
+        background: $panel;
     }
     """
 
@@ -56,8 +61,46 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static(keymap_content(), id="keymap")
+        with Vertical():
+            yield Static(CLOSED, id="help-foot", markup=False)
+            with VerticalScroll(id="help-keys"):
+                yield from self.body()
+
+    def body(self) -> ComposeResult:
+        """What scrolls inside the frame: the live app's keys (the review app's help gives its own)."""
+        yield Static("skilltui keys", classes="title")
+        yield Static("Every micro-step waits for your review: a approves, r reruns, u rolls back.")
+        for screen, title in SCREENS:
+            yield Static(title, classes="screen")
+            for where, keys, what in KEYMAP:
+                if where == screen:
+                    with Horizontal(classes="row"):
+                        yield Static(keys, classes="key", markup=False)
+                        yield Static(what, classes="what", markup=False)
+
+    def on_mount(self) -> None:
+        keys = self.query_one("#help-keys", VerticalScroll)
+        keys.focus()
+        self.watch(keys, "scroll_y", self._update_foot)
+        self.watch(keys, "virtual_size", self._update_foot)
+        self.call_after_refresh(self._update_foot)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._update_foot)
+
+    def _update_foot(self, *_: object) -> None:
+        keys = self.query_one("#help-keys", VerticalScroll)
+        more = keys.max_scroll_y - round(keys.scroll_y)
+        foot = self.query_one("#help-foot", Static)
+        if more > 0:
+            foot.update(f"↓ {more} more line{'s' if more != 1 else ''} below (↓ or pgdn) · {CLOSED}")
+        else:
+            foot.update(CLOSED)
+
+    @property
+    def more_below(self) -> bool:
+        keys = self.query_one("#help-keys", VerticalScroll)
+        return keys.max_scroll_y > round(keys.scroll_y)
 
     def action_close(self) -> None:
         self.dismiss(None)

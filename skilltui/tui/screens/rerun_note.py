@@ -34,6 +34,7 @@ class RerunNoteScreen(ModalScreen[str | None]):
     RerunNoteScreen #title { text-style: bold; }
     RerunNoteScreen #hint { color: $text-muted; margin-bottom: 1; }
     RerunNoteScreen #keys { color: $text-accent; margin-top: 1; }
+    RerunNoteScreen Input > .input--placeholder { color: $foreground-muted; }  /* text: 4.5:1, like the rest */
     """
 
     BINDINGS = [Binding("escape", "cancel", "Back to the review")]

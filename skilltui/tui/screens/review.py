@@ -30,11 +30,17 @@ from .rerun_note import RerunNoteScreen
 
 
 def facts(request: ReviewRequest) -> Content:
-    """The lines above the diff: what changed, whether it lints, where the pool goes on roll back."""
+    """The lines above the diff: what changed, what lint recorded, where the pool goes on roll back.
+
+    The notes an update touched always pass the linter (a micro-step that fails its checks is
+    never reviewed), so the lint shown is the pool's as the engine recorded it when the
+    backward pass began: problems elsewhere that this update left, or fixed.
+    """
+    problems = request.lint_problems
     lint = (
-        ("lint ✓ passed", "$text-success bold")
+        ("lint ✓ pool clean", "$text-success bold")
         if request.lint_ok
-        else ("lint ✗ " + "; ".join(request.lint_problems), "$text-error bold")
+        else (f"lint ✗ {len(problems)} in the pool before", "$text-error bold")
     )
     counts = f"+{len(request.added)} added  ~{len(request.changed)} changed  -{len(request.removed)} removed"
     lines = [
@@ -56,6 +62,10 @@ def facts(request: ReviewRequest) -> Content:
     ):
         for path in paths:
             lines.append(Content.styled(f"  {sign} {path}", style))
+    for problem in problems[:2]:
+        lines.append(Content.styled(f"  ✗ {problem}", "$text-error"))
+    if len(problems) > 2:
+        lines.append(Content.styled(f"  … and {len(problems) - 2} more in lint_report.txt", "$text-error"))
     if not (request.added or request.changed or request.removed):
         empty = "  (an empty commit: the backward pass found nothing worth changing)"
         lines.append(Content.styled(empty, "$foreground-muted"))
@@ -94,7 +104,9 @@ def gate_line(request: ReviewRequest) -> Content | None:
 
 
 def title_of(request: ReviewRequest) -> str:
-    return f"Review {request.label} · attempt {request.attempt} · works {', '.join(request.works)}"
+    # The works are named on the evidence tabs; the title must fit 80 columns.
+    works = f"{len(request.works)} works" if len(request.works) != 1 else f"work {request.works[0]}"
+    return f"Review {request.label} · attempt {request.attempt} · {works}"
 
 
 def evidence_of(request: ReviewRequest) -> list[tuple[str, str, str]]:
@@ -108,15 +120,20 @@ def evidence_of(request: ReviewRequest) -> list[tuple[str, str, str]]:
 
 
 def keys_line() -> Content:
+    """The decision keys, then how to read the evidence: fits 80 columns."""
     return Content.assemble(
         (" a ", "$text-success bold reverse"),
-        " approve    ",
+        " approve  ",
         (" r ", "$text-warning bold reverse"),
-        " rerun with a note    ",
+        " rerun…  ",
         (" u ", "$text-error bold reverse"),
-        " roll back (then y)    ",
+        " roll back…  ",
         (" esc ", "$foreground-muted reverse"),
-        " later (v returns)",
+        " later  ",
+        ("[ ]", "$text-accent bold"),
+        " evidence  ",
+        ("↑↓", "$text-accent bold"),
+        " scroll",
     )
 
 
@@ -146,15 +163,18 @@ class ReviewScreen(Screen[Decision | None]):
     ReviewScreen #review-body { height: 1fr; }
     ReviewScreen #review-diff {
         width: 3fr;
-        border: round $primary 60%;
+        border: round $primary 80%;
         border-title-color: $text-primary;
     }
     ReviewScreen #review-evidence {
         width: 2fr;
-        border: round $secondary 60%;
+        border: round $secondary 80%;
         border-title-color: $text-secondary;
     }
     ReviewScreen #evidence-view { height: 1fr; }
+    ReviewScreen Tab { color: $foreground-muted; }
+    ReviewScreen Tab.-active, ReviewScreen Tab:hover { color: $foreground; }
+    ReviewScreen Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2; }
     """
 
     BINDINGS = [
@@ -162,6 +182,10 @@ class ReviewScreen(Screen[Decision | None]):
         Binding("r", "rerun", "Rerun…"),
         Binding("u", "rollback", "Roll back…"),
         Binding("escape", "later", "Later"),
+        Binding("left_square_bracket", "evidence(-1)", "Evidence", show=False),
+        Binding("right_square_bracket", "evidence(1)", "Next evidence", show=False),
+        Binding("tab", "switch_pane", "Diff/evidence", show=False),
+        Binding("question_mark", "app.help", "Help"),
     ]
 
     def __init__(self, request: ReviewRequest) -> None:
@@ -179,7 +203,7 @@ class ReviewScreen(Screen[Decision | None]):
             diff.border_title = "diff"
             yield diff
             with Vertical(id="review-evidence") as evidence:
-                evidence.border_title = "what it acted on"
+                evidence.border_title = self._evidence_title(0)
                 yield Tabs(*(Tab(label, id=pane) for pane, label, _ in self._evidence), id="evidence-tabs")
                 yield ReportView(self._evidence[0][2], id="evidence-view")
         yield KeyBar()
@@ -205,18 +229,40 @@ class ReviewScreen(Screen[Decision | None]):
         tabs.active = self._evidence[0][0]
         self.query_one(ReportView).show(self._evidence[0][2])
 
+    def _evidence_title(self, index: int) -> str:
+        # On a narrow screen the last tabs scroll out of sight: the count says they are there.
+        count = len(self._evidence)
+        return "what it acted on" if count == 1 else f"evidence {index + 1} of {count}  [ ]"
+
     @on(Tabs.TabActivated, "#evidence-tabs")
     def _show_evidence(self, event: Tabs.TabActivated) -> None:
         event.stop()
-        for pane, _, text in self._evidence:
+        for index, (pane, _, text) in enumerate(self._evidence):
             if event.tab is not None and pane == event.tab.id:
                 self.query_one(ReportView).show(text)
+                self.query_one("#review-evidence").border_title = self._evidence_title(index)
 
     def on_mount(self) -> None:
         self.query_one(DiffView).focus()
 
     def on_screen_resume(self) -> None:
         self.query_one(DiffView).focus()
+
+    def action_evidence(self, delta: int) -> None:
+        """`[` `]`: the previous or next evidence tab (the summary, then each work's report)."""
+        tabs = self.query_one(Tabs)
+        ids = [pane for pane, _, _ in self._evidence]
+        index = ids.index(tabs.active) if tabs.active in ids else 0
+        target = index + delta
+        if not 0 <= target < len(ids):
+            self.notify(f"This is the {'first' if delta < 0 else 'last'} piece of evidence.", timeout=2)
+            return
+        tabs.active = ids[target]
+
+    def action_switch_pane(self) -> None:
+        """`tab`: the arrows and page keys scroll the diff, or the evidence beside it."""
+        evidence = self.query_one(ReportView)
+        (self.query_one(DiffView) if evidence.has_focus else evidence).focus()
 
     def action_approve(self) -> None:
         self.dismiss(Decision("approve", "human"))

@@ -1,58 +1,106 @@
-"""The selected work's agent output, streamed as it arrives, with a bounded history.
+"""The selected work's agent output, streamed as it arrives, wrapped and searchable.
 
 The engine emits a `delta` for every piece of streamed text; redrawing per delta would
 spend the event loop on the screen instead of the run. So the app folds deltas into a
-bounded `OutputBuffer` per work and calls `catch_up()` on a timer: the log gets the new
+bounded `OutputBuffer` per work and calls `catch_up()` on a timer: the pane gets the new
 text in one write, or reloads the whole buffer when it fell behind what the buffer keeps.
+
+Long lines wrap at word boundaries to the pane's width (a writer's paragraph is one line),
+and wrap again when the terminal is resized. The pane follows the stream until the person
+scrolls back, and only the person's scrolling decides that: a resize that moves the end
+away from the view leaves it following (it used to stay on old text for good). `/` asks
+for a search; matches are highlighted and `n` / `N` go to the next and previous one.
 """
 
 from __future__ import annotations
 
-from textual.reactive import reactive
-from textual.widgets import Log
+import re
+from bisect import bisect_right
 
-from ..state import OutputBuffer
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
+
+from ..output import OutputBuffer, clean, wrap_spans
+from ..screens.search import SearchScreen
 
 MAX_LINES = 3000
 
 
-class LiveOutput(Log):
-    """A log that follows one work's `OutputBuffer`."""
+class LiveOutput(ScrollView, can_focus=True):
+    """A wrapped, searchable view that follows one work's `OutputBuffer`."""
 
+    COMPONENT_CLASSES = {"live-output--match", "live-output--current", "live-output--status"}
     DEFAULT_CSS = """
     LiveOutput {
         background: $surface;
+        color: $foreground;
         padding: 0 1;
+        overflow-x: hidden;
+        overflow-y: scroll;
         scrollbar-size-vertical: 1;
+        &:focus { background-tint: $foreground 4%; }
+        & > .live-output--match { background: $warning 30%; color: $foreground; }
+        & > .live-output--current { background: $primary; color: $background; text-style: bold; }
+        & > .live-output--status { background: $panel; color: $foreground; text-style: bold; }
     }
     """
+    BINDINGS = [
+        Binding("n", "next_match(1)", "Next match"),
+        Binding("N", "next_match(-1)", "Previous match"),
+        Binding("escape", "end_search", "End search"),
+    ]
 
     work: reactive[str | None] = reactive(None, init=False)
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(max_lines=MAX_LINES, highlight=False, auto_scroll=True, **kwargs)
+        super().__init__(**kwargs)
         self._seen = 0
         self._buffer: OutputBuffer | None = None
+        self._lines: list[str] = []  # logical lines; the last one is the line the stream writes into
+        self._dropped = 0  # lines dropped from the front: a row's line number minus this is its index
+        self._rows: list[tuple[int, int, int]] = []  # (line number, start, end), one per drawn row
+        self._wrap_width = 0
+        self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
+        self._following = True
+        self.query = ""
+        self.status = ""  # the search's line at the foot of the pane while a search is on
+        self._current: tuple[int, int] | None = None  # (line number, offset) of the current match
+
+    # -- the text ---------------------------------------------------------------------------
+
+    @property
+    def lines(self) -> list[str]:
+        """The logical lines shown (before wrapping)."""
+        return self._lines[:-1] if self._lines and self._lines[-1] == "" else list(self._lines)
 
     def follow(self, work: str | None, buffer: OutputBuffer | None) -> None:
         """Show `work`'s output from its buffer's start, and follow it from now on."""
         self._buffer = buffer
         self.work = work
+        self._following = True
+        self._reload()
+
+    def _reload(self) -> None:
+        buffer = self._buffer
         self.clear()
-        self._seen = 0
         if buffer is not None:
-            self._load(buffer.text())
+            self.write(buffer.text())
             self._seen = buffer.total
 
-    def _load(self, text: str) -> None:
-        """Write a whole buffer at once: `write_lines` measures lines off the loop, `write` per line."""
-        *complete, tail = text.split("\n")
-        if complete:
-            # A blank line would vanish in write_lines; a space keeps it, and looks the same.
-            self.write_lines([line or " " for line in complete], scroll_end=True)
-            self.write("\n", scroll_end=True)  # open the line the stream goes on writing into
-        if tail:
-            self.write(tail, scroll_end=True)
+    def clear(self) -> None:
+        self._lines, self._rows, self._dropped, self._seen = [], [], 0, 0
+        self._current = None
+        self._cache.clear()
+        self._size_rows()
+        self.refresh()
 
     def catch_up(self) -> None:
         """Write whatever the buffer gained since the last call."""
@@ -61,15 +109,247 @@ class LiveOutput(Log):
             return
         new = buffer.since(self._seen)
         if new is None:
-            # The buffer dropped text this log never showed: start again from what it keeps.
-            self.clear()
-            self._load(buffer.text())
-            self._seen = buffer.total
+            # The buffer dropped text this pane never showed: start again from what it keeps.
+            following = self._following
+            self._reload()
+            self._following = following
+            self._stay_at_end()
             return
         self._seen = buffer.total
         if new:
-            # Follow the stream only while the person is at its end; reading back stays put.
-            self.write(new, scroll_end=self.is_vertical_scroll_end or self.max_scroll_y == 0)
+            self.write(new)
+
+    def write(self, text: str, scroll_end: bool | None = None) -> None:
+        """Append streamed text; the pane stays at the end if it was following."""
+        if not text:
+            return
+        pieces = clean(text).split("\n")
+        if not self._lines:
+            self._lines.append("")
+        width = self._width()
+        if width != self._wrap_width:
+            self._rewrap()
+        # The open last line grows: drop its rows and wrap it again with what it gained.
+        last = self._dropped + len(self._lines) - 1
+        while self._rows and self._rows[-1][0] == last:
+            self._rows.pop()
+        self._lines[-1] += pieces[0]
+        self._lines.extend(pieces[1:])
+        for number in range(last, self._dropped + len(self._lines)):
+            line = self._lines[number - self._dropped]
+            self._rows.extend((number, start, end) for start, end in wrap_spans(line, width))
+        self._prune()
+        self._size_rows()
+        if scroll_end or (scroll_end is None and self._following):
+            self._stay_at_end()
+        self.refresh()
+
+    def _prune(self) -> None:
+        """Keep at most MAX_LINES lines, dropping from the front in batches (rows shift once per batch)."""
+        excess = len(self._lines) - MAX_LINES
+        if excess < MAX_LINES // 10:
+            return
+        del self._lines[:excess]
+        self._dropped += excess
+        first = bisect_right(self._rows, (self._dropped, -1, -1))
+        del self._rows[:first]
+        if self._following:
+            return
+        self.scroll_to(y=max(0, self.scroll_y - first), animate=False, immediate=True)
+
+    def _width(self) -> int:
+        width = self.scrollable_content_region.width
+        return width if width > 0 else self._wrap_width or 80
+
+    def _rewrap(self) -> None:
+        """Wrap every line again for a new width, keeping the top row's line in view."""
+        width = self._width()
+        if width == self._wrap_width and self._rows:
+            return
+        top = self._rows[int(self.scroll_y)][0] if int(self.scroll_y) < len(self._rows) else None
+        self._wrap_width = width
+        self._rows = [
+            (self._dropped + index, start, end)
+            for index, line in enumerate(self._lines)
+            for start, end in wrap_spans(line, width)
+        ]
+        self._cache.clear()
+        self._size_rows()
+        if self._following:
+            self._stay_at_end()
+        elif top is not None:
+            self.scroll_to(y=bisect_right(self._rows, (top, -1, -1)), animate=False, immediate=True)
+        self.refresh()
+
+    def _size_rows(self) -> None:
+        # The search's status line covers the pane's last row: one more row keeps the text clear of it.
+        self.virtual_size = Size(self._wrap_width, len(self._rows) + (1 if self.status else 0))
+
+    def _stay_at_end(self) -> None:
+        self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self._following = True
+
+    # -- following: only the person's scrolling stops it ------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._rewrap()
+        if self._following:
+            self.call_after_refresh(self._stay_at_end)
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new < old and new < self.max_scroll_y:
+            self._following = False  # scrolled back: the person reads; the stream must not pull them down
+        elif new >= self.max_scroll_y:
+            self._following = True
+
+    # -- drawing ----------------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        index = int(self.scroll_y) + y
+        style = self.rich_style
+        if self.status and y == self.scrollable_content_region.height - 1:
+            status = self.get_component_rich_style("live-output--status")
+            return Strip([Segment(self.status, status)]).crop_extend(0, width, status)
+        if index >= len(self._rows):
+            return Strip.blank(width, style)
+        key = self._rows[index]
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._row_strip(*key, style)
+            self._cache[key] = strip
+        strip = strip.crop_extend(0, width, style)
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(index)) is not None:
+            start, end = span
+            end = key[2] - key[1] if end == -1 else end
+            chosen = strip.crop(start, end).apply_style(self.screen.get_component_rich_style("screen--selection"))
+            strip = Strip.join([strip.crop(0, start), chosen, strip.crop(end)])
+        return strip.apply_offsets(0, index)  # where each cell is, for a mouse selection
+
+    # -- mouse selection: the rows as drawn, so a selection copies what it covers -------------
+
+    ALLOW_SELECT = True
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        rows = (self._lines[number - self._dropped][start:end] for number, start, end in self._rows)
+        return selection.extract("\n".join(rows)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
+
+    def _row_strip(self, number: int, start: int, end: int, style: Style) -> Strip:
+        line = self._lines[number - self._dropped]
+        text = line[start:end]
+        if not self.query:
+            return Strip([Segment(text, style)])
+        match = self.get_component_rich_style("live-output--match")
+        current = self.get_component_rich_style("live-output--current")
+        segments, at = [], start
+        for hit in re.finditer(re.escape(self.query), line, re.IGNORECASE):
+            a, b = max(hit.start(), start), min(hit.end(), end)
+            if a >= b:
+                continue
+            if a > at:
+                segments.append(Segment(line[at:a], style))
+            chosen = current if self._current == (number, hit.start()) else match
+            segments.append(Segment(line[a:b], style + chosen))
+            at = b
+        if at < end:
+            segments.append(Segment(line[at:end], style))
+        return Strip(segments)
+
+    # -- search -----------------------------------------------------------------------------
+
+    def matches(self) -> list[tuple[int, int]]:
+        """Every match of the query: (line number, offset), in reading order."""
+        if not self.query:
+            return []
+        find = re.compile(re.escape(self.query), re.IGNORECASE).finditer
+        return [(self._dropped + index, hit.start()) for index, line in enumerate(self._lines) for hit in find(line)]
+
+    def search(self, query: str) -> int:
+        """Highlight `query` and go to its first match from the top of the view; the number of matches."""
+        self.query = query
+        self._current = None
+        self._cache.clear()
+        found = self.matches()
+        if found:
+            self._current = None
+            self.action_next_match(1)
+        self.refresh()
+        return len(found)
+
+    def _row_of(self, match: tuple[int, int]) -> int:
+        return max(0, bisect_right(self._rows, (match[0], match[1], 1 << 60)) - 1)
+
+    def action_next_match(self, direction: int) -> None:
+        """`n` / `N`: the next or previous match from the current one, or from the view if it moved away."""
+        found = self.matches()
+        if not found:
+            self.notify(f"No match for {self.query!r}" if self.query else "Press / to search the output")
+            return
+        top = int(self.scroll_y)
+        height = self.scrollable_content_region.height
+        current = self._current
+        if current is None or not top <= self._row_of(current) < top + height:
+            # The person scrolled away from the match (or there is none yet): start from the view.
+            first = self._rows[top][:2] if top < len(self._rows) else (0, 0)
+            current = (first[0], first[1] - 1) if direction > 0 else first
+        if direction > 0:
+            later = [m for m in found if m > current]
+            target = later[0] if later else found[0]
+            if not later and self._current is not None:
+                self.notify("Search went on from the top", timeout=2)
+        else:
+            earlier = [m for m in found if m < current]
+            target = earlier[-1] if earlier else found[-1]
+            if not earlier:
+                self.notify("Search went on from the bottom", timeout=2)
+        self._go_to(target, found)
+
+    def _go_to(self, match: tuple[int, int], found: list[tuple[int, int]]) -> None:
+        self._current = match
+        self._cache.clear()
+        row = self._row_of(match)
+        self._following = False
+        self.scroll_to(y=max(0, row - self.scrollable_content_region.height // 3), animate=False, immediate=True)
+        self._following = row >= len(self._rows) - 1 and self.scroll_y >= self.max_scroll_y
+        self.refresh()
+        self._set_status(f"/{self.query}  match {found.index(match) + 1} of {len(found)}   n next  N previous  esc end")
+
+    def _set_status(self, status: str) -> None:
+        self.status = status
+        self._size_rows()
+        self.refresh()
+
+    def action_end_search(self) -> None:
+        if not self.query:
+            self.screen.focus_next()
+            return
+        self.query, self._current, self.status = "", None, ""
+        self._cache.clear()
+        self._size_rows()
+        self.refresh()
+
+    def ask_search(self) -> None:
+        """`/`: ask for what to find, then highlight it here and give this pane the keys n / N."""
+
+        def found(query: str | None) -> None:
+            if query:
+                count = self.search(query)
+                self.focus()
+                if not count:
+                    self._set_status(f"/{query}  no match   esc end")
+
+        self.app.push_screen(SearchScreen(self.query), found)
 
     def watch_work(self, work: str | None) -> None:
         self.border_title = f"output · {work}" if work else "output"
+        if self.query:
+            self._set_status(f"/{self.query}   n next  N previous  esc end")

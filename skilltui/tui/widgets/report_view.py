@@ -19,6 +19,8 @@ from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from ..themes import use_markdown_colours
+
 
 def rendered(text: str) -> RichMarkdown:
     return RichMarkdown(text, code_theme="ansi_dark", hyperlinks=False)
@@ -51,6 +53,14 @@ class ReportView(VerticalScroll, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static(rendered(self._text), id="report-body")
+
+    def on_mount(self) -> None:
+        self._theme_changed()
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, *_: object) -> None:
+        use_markdown_colours(self.app)
+        self.query_one("#report-body", Static).update(rendered(self._text))
 
     def watch_title(self, title: str) -> None:
         self.border_title = title or None

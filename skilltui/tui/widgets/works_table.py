@@ -25,7 +25,7 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("eps", "eps", 5),
     ("loss", "loss", 5),
     ("tokens", "tokens", 6),
-    ("cost", "cost", 9),
+    ("cost", "cost", 7),
 )
 CACHE_SIZES = {
     "_cell_render_cache": 1000,
@@ -67,6 +67,7 @@ class WorksTable(DataTable):
     DEFAULT_CSS = """
     WorksTable {
         height: 1fr;
+        width: auto;
         background: $surface;
     }
     """

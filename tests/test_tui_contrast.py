@@ -1,0 +1,183 @@
+"""Every colour pair the apps draw is readable, in every shipped theme (WCAG 2.1 AA).
+
+Rather than listing the theme variables a test author thought of, these tests drive the
+real apps through their screens and read every cell the compositor produced: its
+character, its resolved foreground and background. Text must reach 4.5:1 against what it
+is drawn on; borders, box lines and the curve's graph marks (non-text) 3:1. A colour pair
+that any widget uses, in any state the tour reaches (a highlighted row, a focused pane, an
+open dialog, a search), is checked from the colours the theme resolved to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from rich.color import Color as RichColor
+from rich.style import Style
+from test_tui_support import make_app, wait_for, wait_for_review
+from textual.app import App
+from textual.geometry import Region
+
+from skilltui.components.commit_list import CommitList
+from skilltui.history.app import ReviewApp
+from skilltui.tui.screens.help import HelpScreen
+from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
+from skilltui.tui.widgets.live_output import LiveOutput
+
+TEXT, NON_TEXT = 4.5, 3.0
+DIM_FACTOR = 0.5  # how far a terminal's faint (`dim`) text goes toward the background, as Textual's DimFilter
+
+
+def luminance(rgb: tuple[int, int, int]) -> float:
+    def channel(v: int) -> float:
+        s = v / 255
+        return s / 12.92 if s <= 0.03928 else ((s + 0.055) / 1.055) ** 2.4
+
+    r, g, b = rgb
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def is_graphic(char: str) -> bool:
+    """Box drawing, block elements and braille: borders, scrollbars, rules and the curve's marks."""
+    code = ord(char)
+    return 0x2500 <= code <= 0x259F or 0x2800 <= code <= 0x28FF or char in "◆◇○●△▲•·…"
+
+
+@dataclass(frozen=True)
+class Finding:
+    where: str
+    text: str
+    fg: tuple[int, int, int]
+    bg: tuple[int, int, int]
+    ratio: float
+    needed: float
+
+    def __str__(self) -> str:
+        hexes = "#{:02X}{:02X}{:02X}"
+        return (
+            f"{self.where}: {self.text!r} {hexes.format(*self.fg)} on {hexes.format(*self.bg)} "
+            f"is {self.ratio:.2f}:1, needs {self.needed}"
+        )
+
+
+def colours(style: Style, default_fg: RichColor, default_bg: RichColor) -> tuple[tuple, tuple]:
+    fg = (style.color or default_fg).get_truecolor()
+    bg = (style.bgcolor or default_bg).get_truecolor()
+    if style.reverse:
+        fg, bg = bg, fg
+    if style.dim:
+        fg = tuple(round(b + (f - b) * DIM_FACTOR) for f, b in zip(fg, bg, strict=True))
+    return tuple(fg), tuple(bg)
+
+
+def scan(app: App, where: str, region: Region | None = None) -> list[Finding]:
+    """Every drawn character of the screen as it is now (or of `region`), checked against its background.
+
+    A dialog's `region` leaves out the screen dimmed behind it: that backdrop says "not now".
+    """
+    update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    default_fg = RichColor.parse(app.current_theme.foreground or "#FFFFFF")
+    default_bg = RichColor.parse(app.current_theme.background or "#000000")
+    findings: dict[tuple, Finding] = {}
+    for y, row in enumerate(update.strips):
+        x = 0
+        for strip in row:
+            for segment in strip:
+                text, style, _ = segment
+                start, x = x, x + segment.cell_length
+                if region is not None:
+                    if not region.y <= y < region.bottom:
+                        continue
+                    text = text[max(0, region.x - start) : max(0, region.right - start)]
+                if style is None or not text.strip():
+                    continue
+                fg, bg = colours(style, default_fg, default_bg)
+                ratio = contrast(fg, bg)
+                for char in set(text.strip()) - {" "}:
+                    needed = NON_TEXT if is_graphic(char) else TEXT
+                    if ratio < needed:
+                        findings.setdefault(
+                            (fg, bg, needed), Finding(where, text.strip()[:30], fg, bg, round(ratio, 2), needed)
+                        )
+    return list(findings.values())
+
+
+def choose_theme(config: Path, theme: str) -> None:
+    (config / "skilltui").mkdir(parents=True, exist_ok=True)
+    (config / "skilltui" / SETTINGS_FILE).write_text(f'{{"theme": "{theme}"}}')
+
+
+@pytest.mark.parametrize("theme", [DEFAULT_THEME, LIGHT_THEME])
+async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_training, config_home):
+    choose_theme(config_home, theme)
+    app = make_app(open_training(("harbour", "quarry")))
+    findings: list[Finding] = []
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for_review(pilot, app)
+        await wait_for(pilot, lambda: len(app.query_one(CommitList).commits) == 2)
+        assert app.current_theme.name == theme
+        findings += scan(app, "review screen")
+        await pilot.press("right_square_bracket")  # the evidence's second tab
+        findings += scan(app, "review screen, second evidence tab")
+        await pilot.press("r")
+        await pilot.pause()
+        findings += scan(app, "rerun note", app.screen.children[0].region)
+        await pilot.press("escape", "u")
+        await pilot.pause()
+        findings += scan(app, "roll back dialog", app.screen.children[0].region)
+        await pilot.press("n")
+        await pilot.press("escape")
+        await pilot.pause()
+        findings += scan(app, "main screen, output")
+        for key, pane in (("2", "report"), ("3", "pool"), ("4", "commits")):
+            await pilot.press(key)
+            await pilot.pause(0.2)
+            findings += scan(app, f"main screen, {pane}")
+        await pilot.press("1", "slash")
+        await pilot.pause()
+        findings += scan(app, "search prompt")
+        await pilot.press("e", "enter")
+        await wait_for(pilot, lambda: bool(app.query_one(LiveOutput).status))
+        findings += scan(app, "output with a search")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        findings += scan(app, "help", app.screen.children[0].region)
+        await pilot.press("escape", "q")
+        await pilot.pause()
+        findings += scan(app, "quit dialog", app.screen.children[0].region)
+        await pilot.press("n", "ctrl+p")
+        await pilot.pause(0.3)
+        findings += scan(app, "command palette", app.screen.query_one("CommandInput").parent.parent.region)
+    assert not findings, "\n".join(map(str, findings))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the history app draws with ANSI yellow and green and 50% borders, not theme colours "
+    "(components/commit_list.py, components/commit_detail.py, history/widgets/run_header.py, "
+    "history/screens/history_screen.py): owned by the git and model engineers; strict, so the fix flips it",
+)
+@pytest.mark.parametrize("theme", [DEFAULT_THEME, LIGHT_THEME])
+async def test_every_colour_pair_of_the_history_app_is_readable(theme, trained_run, config_home):
+    choose_theme(config_home, theme)
+    run = await asyncio.to_thread(trained_run, "moth-ferry", "glass-choir")
+    app = ReviewApp(run)
+    findings: list[Finding] = []
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.current_theme.name == theme
+        findings += scan(app, "history")
+        await pilot.press("down", "enter")
+        await pilot.pause(0.3)
+        findings += scan(app, "history diff")
+    assert not findings, "\n".join(map(str, findings))
