@@ -17,12 +17,21 @@ from pathlib import Path
 import pytest
 from rich.color import Color as RichColor
 from rich.style import Style
+from test_history_review import Scripted, screen_of, settle, status, train
 from test_tui_support import make_app, wait_for, wait_for_review
+from test_tui_widgets import Harness
 from textual.app import App
+from textual.containers import Vertical
 from textual.geometry import Region
 
+from skilltui.commits import Commit, Mark
+from skilltui.components.commit_detail import CommitDetail
 from skilltui.components.commit_list import CommitList
+from skilltui.components.confirm import ConfirmScreen
+from skilltui.components.diff_screen import DiffScreen
 from skilltui.history.app import ReviewApp
+from skilltui.history.screens.evidence_screen import EvidenceScreen
+from skilltui.history.screens.help_screen import ReviewHelpScreen
 from skilltui.tui.screens.help import HelpScreen
 from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
 from skilltui.tui.widgets.live_output import LiveOutput
@@ -159,25 +168,92 @@ async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_trainin
     assert not findings, "\n".join(map(str, findings))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the history app draws with ANSI yellow and green and 50% borders, not theme colours "
-    "(components/commit_list.py, components/commit_detail.py, history/widgets/run_header.py, "
-    "history/screens/history_screen.py): owned by the git and model engineers; strict, so the fix flips it",
-)
 @pytest.mark.parametrize("theme", [DEFAULT_THEME, LIGHT_THEME])
-async def test_every_colour_pair_of_the_history_app_is_readable(theme, trained_run, config_home):
+async def test_every_colour_pair_of_the_history_app_is_readable(theme, make_work, tmp_path, config_home):
+    """`skilltui review` through its screens, on a run with every decision a commit can get."""
     choose_theme(config_home, theme)
-    run = await asyncio.to_thread(trained_run, "moth-ferry", "glass-choir")
-    app = ReviewApp(run)
+    works = [make_work("moth-ferry"), make_work("glass-choir")]
+    run = await asyncio.to_thread(train, tmp_path / "runs", works, Scripted("rerun", "rollback"))
+    app = ReviewApp(run, poll=None)
     findings: list[Finding] = []
+
+    def dialog() -> Region:
+        return app.screen.children[0].region
+
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
         assert app.current_theme.name == theme
+        screen = screen_of(app)
+        table = screen.query_one(CommitList)
         findings += scan(app, "history")
-        await pilot.press("down", "enter")
-        await pilot.pause(0.3)
-        findings += scan(app, "history diff")
+        await pilot.press("a")  # the rerun and the rolled back commit, dropped from the history
+        await wait_for(pilot, lambda: any(not c.in_history for c in table.shown))
+        decisions = {c.mark.decision for c in table.shown if c.mark}
+        assert {"approve", "rollback"} <= decisions
+        table.move_cursor(row=next(i for i, c in enumerate(table.shown) if not c.in_history))
+        await pilot.press("space")  # marked
+        await pilot.pause()
+        findings += scan(app, "history, a dropped commit marked")
+        table.move_cursor(row=0)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+        findings += scan(app, "diff")
+        await pilot.press("escape", "e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EvidenceScreen))
+        await pilot.pause()
+        findings += scan(app, "evidence")
+        await pilot.press("escape", "question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewHelpScreen))
+        findings += scan(app, "help", dialog())
+        await pilot.press("escape", "slash")
+        await pilot.pause()
+        findings += scan(app, "search box")
+        await pilot.press(*"train", "enter")
+        await wait_for(pilot, lambda: "mention" in str(status(app).message))
+        findings += scan(app, "search results")
+        await pilot.press("escape", "R")  # reset to HEAD: refused, on the status line
+        await wait_for(pilot, lambda: status(app).has_class("-error"))
+        findings += scan(app, "a refusal")
+        await pilot.press("down", "R")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        findings += scan(app, "reset dialog", dialog())
+        await pilot.press("n", "up", "u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        findings += scan(app, "revert dialog", dialog())
+        head = screen.history.head
+        await pilot.press("y")
+        await wait_for(pilot, lambda: screen.history.head != head and table.selected is not None)
+        await settle(pilot)
+        table.move_cursor(row=1)  # the reverted commit: "reverted by"
+        await pilot.pause()
+        findings += scan(app, "a reverted commit")
+        await pilot.press("t")  # the other theme, switched while the app runs
+        await wait_for(pilot, lambda: app.current_theme.name != theme)
+        await pilot.pause()
+        findings += scan(app, "after switching the theme")
+    assert not findings, "\n".join(map(str, findings))
+
+
+@pytest.mark.parametrize("detailed", [True, False], ids=["history list", "live list"])
+@pytest.mark.parametrize("theme", [DEFAULT_THEME, LIGHT_THEME])
+async def test_every_decision_reads_in_the_commit_list_under_the_cursor_and_off_it(theme, detailed):
+    """The tones no tour reaches in one run (a rerun kept, a review still waiting), each highlighted in turn."""
+    commits = []
+    for n, decision in enumerate(("pending", "approve", "rerun", "rollback", "")):
+        commit = Commit(f"{n}" * 40, f"train epoch 0 step {n} micro 1/1\n\n- body", ["f" * 40])
+        commit.mark = Mark(decision, "human") if decision else None
+        commit.decision, commit.files = f"{decision} by human" if decision else "seed", [("M", "scene/a.md")]
+        commit.reverted_by = "e" * 40 if decision == "approve" else None
+        commits.append(commit)
+    commits[-1].in_history, commits[-1].kept_as = False, ["reset/1"]
+    table, detail = CommitList(detailed=detailed), CommitDetail()
+    findings: list[Finding] = []
+    async with Harness(Vertical(table, detail), theme).run_test(size=(120 if detailed else 70, 20)) as pilot:
+        table.show(commits, head=commits[0].sha, marked=commits[1].sha)
+        table.focus()
+        for row, commit in enumerate(commits):
+            table.move_cursor(row=row)
+            detail.show(commit, commits[0].sha)
+            await pilot.pause()
+            findings += scan(pilot.app, f"row {row} ({commit.mark.decision if commit.mark else 'no mark'})")
     assert not findings, "\n".join(map(str, findings))

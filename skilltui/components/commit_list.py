@@ -9,10 +9,17 @@ what the decision led to, and the notes touched.
 While the newest commit is highlighted the list follows new commits as they land; once a
 person picks an older one, it stays put. `j`/`k` move, `g g` goes to the top and `G` to the
 bottom, as in vim, lazygit and tig.
+
+Its colours are the theme's, named as component classes (`commit-list--approve`, ...), so
+both themes keep every cell readable, on the zebra stripes and under the cursor alike; the
+rows are drawn again when the theme changes.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.binding import Binding
@@ -55,11 +62,22 @@ def review_text(commit: Commit, wide: bool) -> str:
 class CommitList(DataTable):
     """Commits of the pool; highlighting one posts `CommitList.CommitChosen`."""
 
+    # What each tone means: a decision's colour, the marked commit's sign, and a commit dropped
+    # from the pool's history (muted rather than `dim`, which falls under 4.5:1 on light paper).
+    TONES: ClassVar[tuple[str, ...]] = ("approve", "rollback", "rerun", "pending", "marked", "dropped")
+    COMPONENT_CLASSES: ClassVar[set[str]] = DataTable.COMPONENT_CLASSES | {f"commit-list--{t}" for t in TONES}
+
     DEFAULT_CSS = """
     CommitList {
         height: 1fr;
         background: $surface;
     }
+    CommitList > .commit-list--approve { color: $text-success; }
+    CommitList > .commit-list--rollback { color: $text-error; }
+    CommitList > .commit-list--rerun { color: $text-warning; }
+    CommitList > .commit-list--pending { color: $text-warning; text-style: bold; }
+    CommitList > .commit-list--marked { color: $text-accent; text-style: bold; }
+    CommitList > .commit-list--dropped { color: $foreground-muted; }
     """
 
     BINDINGS = [
@@ -114,10 +132,21 @@ class CommitList(DataTable):
         if after is not None and (before is None or after.sha != before.sha):
             self.post_message(self.CommitChosen(after))
 
+    def tone(self, name: str) -> Style:
+        """The theme's style for `name` (one of `TONES`), as the Rich style a cell's Text takes."""
+        return self.get_component_rich_style(f"commit-list--{name}", partial=True)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self.shown and self.is_mounted:
+            # A new theme: the cells hold the old theme's colours until they are drawn again.
+            self.call_later(lambda: self._draw(self.selected.sha if self.selected else None))
+
     def _draw(self, select: str | None) -> None:
         width = self.size.width
         key = (
             width,
+            tuple(self.tone(name) for name in self.TONES),
             self.head,
             self.marked,
             [(c.sha, c.mark, c.decision, c.in_history, c.outcome) for c in self.shown],
@@ -157,31 +186,33 @@ class CommitList(DataTable):
         return [(name, sizes[name]) for name in order]
 
     def _cells(self, commit: Commit, sizes: dict[str, int]) -> list[Text]:
-        dim = "" if commit.in_history else "dim"
+        muted = Style() if commit.in_history else self.tone("dropped")
         # Readable without colour too: ● marked, @ the pool's HEAD, × dropped from the history.
-        sign = "●" if commit.sha == self.marked else "@" if commit.sha == self.head else "×" if dim else " "
+        marked = commit.sha == self.marked
+        sign = "●" if marked else "@" if commit.sha == self.head else " " if commit.in_history else "×"
         decision = commit.mark.decision if commit.mark else ""
-        tone = {"approve": "green", "rollback": "red", "rerun": "yellow", "pending": "bold yellow"}.get(decision, dim)
+        tone = self.tone(decision) if commit.in_history and decision in self.TONES else muted
         review = cut(review_text(commit, sizes["decision"] > 17), sizes["decision"])
         cells = {
-            "": Text(sign, style="bold yellow" if commit.sha == self.marked else dim),
-            "commit": Text(commit.short, style=dim or "bold"),
-            "decision": Text(review, style=tone if dim == "" else dim),
+            "": Text(sign, style=self.tone("marked") if marked else muted),
+            "commit": Text(commit.short, style=muted if not commit.in_history else "bold"),
+            "decision": Text(review, style=tone),
         }
         if self.detailed:
             micro = commit.micro.short_label if commit.micro else ""
             subject = commit.summary if commit.micro else commit.subject
             cells |= {
-                "subject": Text(cut(subject, sizes["subject"]), style=dim),
-                "micro-step": Text(cut(micro, sizes["micro-step"]), style=dim),
-                "loss": Text(cut(commit.outcome, sizes["loss"]), style=dim),
-                "notes": Text(cut(notes_text(commit), sizes["notes"]), style=dim),
+                "subject": Text(cut(subject, sizes["subject"]), style=muted),
+                "micro-step": Text(cut(micro, sizes["micro-step"]), style=muted),
+                "loss": Text(cut(commit.outcome, sizes["loss"]), style=muted),
+                "notes": Text(cut(notes_text(commit), sizes["notes"]), style=muted),
             }
         else:
             waiting = commit.mark is not None and commit.mark.decision == "pending" and sizes["decision"] <= 17
-            subject = Text(cut(("awaiting review · " if waiting else "") + commit.subject, sizes["subject"]), style=dim)
+            line = cut(("awaiting review · " if waiting else "") + commit.subject, sizes["subject"])
+            subject = Text(line, style=muted)
             if waiting:
-                subject.stylize("bold yellow", 0, len("awaiting review"))
+                subject.stylize(self.tone("pending"), 0, len("awaiting review"))
             cells["subject"] = subject
         return [cells[name] for name in sizes]
 

@@ -37,6 +37,11 @@ class ReviewApp(App):
     """One run's history. `poll` is how often (seconds) it looks for new commits; None never looks."""
 
     TITLE = "skilltui review"
+    # Textual's footer draws the palette key's separator in 20% foreground, under 2:1 in both
+    # themes; the themes' separator colour keeps it at 3:1 (tests/test_tui_contrast.py).
+    CSS = """
+    Footer FooterKey.-command-palette { border-left: vkey $panel-lighten-2; }
+    """
     BINDINGS = [app_keys.QUIT, app_keys.HELP, app_keys.THEME]
 
     def __init__(self, run: Run, poll: float | None = 2.0) -> None:

@@ -42,7 +42,7 @@ class HistoryScreen(Screen):
         layout: vertical;
     }
     HistoryScreen > CommitList {
-        border: round $primary 50%;
+        border: round $panel-lighten-2;
     }
     HistoryScreen > CommitList:focus {
         border: round $primary;
@@ -294,7 +294,7 @@ class HistoryScreen(Screen):
         self.all_commits = not self.all_commits
         self.render_list()
         self.say(
-            "showing dropped commits too (dim): reruns, roll backs and resets, kept under refs/skilltui"
+            "showing dropped commits too (grey, marked ×): reruns, roll backs and resets, kept under refs/skilltui"
             if self.all_commits
             else "showing the pool's history only"
         )

@@ -19,6 +19,9 @@ class SearchBar(Input):
     SearchBar.-open {
         display: block;
     }
+    SearchBar > .input--placeholder {
+        color: $foreground-muted;
+    }
     """
 
     BINDINGS = [Binding("escape", "close", "Close search")]

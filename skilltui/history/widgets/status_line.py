@@ -16,11 +16,11 @@ class StatusLine(Static):
         padding: 0 1;
     }
     StatusLine.-error {
-        color: $error;
+        color: $text-error;
         text-style: bold;
     }
     StatusLine.-ok {
-        color: $success;
+        color: $text-success;
     }
     """
 

@@ -12,6 +12,8 @@ without it (`3 reads · 0.412 vs 0.455`; lower is better).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual import on
 from textual.message import Message
@@ -21,11 +23,14 @@ from textual.widgets import Tree
 class PoolTree(Tree[str]):
     """Folders and notes of the pool; highlighting a note posts `PoolTree.NoteChosen`."""
 
+    # The "awaiting review" mark takes the theme's warning text colour, readable in both themes.
+    COMPONENT_CLASSES: ClassVar[set[str]] = Tree.COMPONENT_CLASSES | {"pool-tree--pending"}
     DEFAULT_CSS = """
     PoolTree {
         background: $surface;
         padding: 0 1;
     }
+    PoolTree > .pool-tree--pending { color: $text-warning; text-style: bold; }
     """
 
     class NoteChosen(Message):
@@ -47,6 +52,13 @@ class PoolTree(Tree[str]):
         self._folded: set[str] = set()
         if notes is not None:
             self.show(notes)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self._pending and self._notes is not None and self.is_mounted:
+            # A new theme: the pending marks hold the old theme's colour until they are drawn again.
+            notes, self._notes = self._notes, None
+            self.call_later(self.show, notes, self._attribution, self._pending)
 
     @property
     def notes(self) -> list[tuple[str, str]]:
@@ -82,6 +94,7 @@ class PoolTree(Tree[str]):
         if not folders:
             self.root.add_leaf(Text("(no notes yet)", style="italic dim"), data="")
         width = max((len(path.partition("/")[2]) for path, _ in notes), default=0)
+        pending_style = self.get_component_rich_style("pool-tree--pending", partial=True) if pending else None
         for folder in sorted(folders):
             # Tree labels are Rich text, not Content, so folders stand out by weight, not by colour.
             label = Text.assemble((f"{folder}/", "bold"), (f" {len(folders[folder])}", "dim"))
@@ -89,7 +102,7 @@ class PoolTree(Tree[str]):
             for path in sorted(folders[folder]):
                 label = self._label(path.partition("/")[2], width, attribution.get(path))
                 if path in pending:
-                    label.append("  awaiting review", style="bold yellow")
+                    label.append("  awaiting review", style=pending_style)
                 leaf = branch.add_leaf(label, data=path)
                 first = first or leaf
                 if path == previous:
