@@ -239,7 +239,7 @@ async def test_slash_searches_messages_and_note_contents(run: Run) -> None:
         await pilot.press("enter")
         await settle(pilot)
         assert [c.sha for c in table.shown] == [head]
-        assert "1 commit(s) mention" in status(app).message
+        assert "is in 1 commit;" in status(app).message
         await pilot.press("escape")
         assert len(table.shown) == len(log(run))
         await pilot.press("slash", *"start empty", "enter")

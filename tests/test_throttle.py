@@ -94,7 +94,7 @@ def test_console_and_app_say_throttled() -> None:
     sink(ev.Throttled(throttled=False, reason="the rate limit eased"))
     sink.close()
     printed = out.getvalue()
-    assert "[throttled] requests limit (429): at most 2 call(s) in flight, next call in 30s" in printed
+    assert "[throttled] requests limit (429): at most 2 calls in flight, next call in 30s" in printed
     assert "[throttle lifted]" in printed
 
     view = RunView.of("r", Path("runs/r"), ["a"])

@@ -26,6 +26,7 @@ from ...components.confirm import ConfirmScreen
 from ...components.diff_screen import DiffScreen
 from ...components.run_header import RunHeader
 from ...run_model.reading import Run, marks
+from ...words import counted
 from .. import operations
 from ..evidence import evidence_markdown
 from ..records import Commit, History, commit_patch, load_history, range_patch, search_text
@@ -280,7 +281,7 @@ class HistoryScreen(Screen):
         self.render_list(shown[0].sha if shown else None)
         hidden = len(matches) - len(shown)
         extra = f" ({hidden} more among dropped commits: press a)" if hidden else ""
-        self.say(f"{len(shown)} commit(s) mention {query!r}{extra}; esc shows all")
+        self.say(f"{query!r} is in {counted(len(shown), 'commit')}{extra}; esc shows all")
 
     def action_clear_search(self) -> None:
         if self.query_text is None:
@@ -338,7 +339,7 @@ class HistoryScreen(Screen):
             return
         newer = [c.sha for c in self.history.in_history].index(commit.sha) if commit.in_history else None
         dropped = (
-            f"The {newer} commit(s) after it leave the pool's history"
+            f"The {counted(newer, 'commit')} after it will leave the pool's history"
             if newer is not None
             else "The pool moves to this dropped commit"
         )
