@@ -25,6 +25,26 @@ def decision_words(decision: str | None, by: str | None = None) -> str:
     return f"{word} by {by}" if by and decision in SIGNS and decision != "pending" else word
 
 
+# The sections of a commit body the backward agent writes, read back by the prompt and the views.
+SECTIONS = ("observed", "changed", "prediction")
+_SECTION = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(observed|changed|prediction)(?:\*\*)?\s*:\s*(.*)$", re.IGNORECASE)
+
+
+def parse_body(message: str) -> dict[str, str]:
+    """`Observed:` / `Changed:` / `Prediction:` sections of a commit message ("" where missing)."""
+    found = {name: [] for name in SECTIONS}
+    current: str | None = None
+    for line in message.splitlines()[1:]:
+        match = _SECTION.match(line)
+        if match:
+            current = match.group(1).lower()
+            if match.group(2).strip():
+                found[current].append(match.group(2).strip())
+        elif current and line.strip():
+            found[current].append(line.strip())
+    return {name: " ".join(lines) for name, lines in found.items()}
+
+
 @dataclass(frozen=True)
 class Mark:
     """How a reviewer decided about the commit a micro-step made; `pending` while the review waits."""

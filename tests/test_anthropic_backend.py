@@ -14,7 +14,7 @@ import pytest
 
 from skilltui.agents import pricing
 from skilltui.agents.anthropic_backend import AnthropicBackend
-from skilltui.agents.base import BackendError, FatalBackendError, Request, Usage
+from skilltui.agents.base import BackendError, Connection, FatalBackendError, Request, Usage
 from skilltui.agents.redact import REDACTED, redact
 from skilltui.agents.tools import Sandbox
 from skilltui.errors import UsageError
@@ -27,7 +27,8 @@ EDITOR = "str_replace_based_edit_tool"
 def backend(server: FakeAnthropic, **kwargs) -> AnthropicBackend:
     kwargs.setdefault("backoff_base", 0.01)
     kwargs.setdefault("backoff_cap", 0.05)
-    return AnthropicBackend(kwargs.pop("model", None), api_key=KEY, base_url=server.base_url, **kwargs)
+    link = {name: kwargs.pop(name) for name in ("max_retries", "timeout") if name in kwargs}
+    return AnthropicBackend(kwargs.pop("model", None), Connection(KEY, server.base_url, **link), **kwargs)
 
 
 def usage_of(answer: dict) -> Usage:
@@ -175,7 +176,9 @@ def test_no_key_is_a_usage_error_saying_how_to_set_it(monkeypatch: pytest.Monkey
 def test_key_from_the_environment_is_used(monkeypatch: pytest.MonkeyPatch, server: FakeAnthropic) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     server.script = [Reply([text("hi")])]
-    asyncio.run(AnthropicBackend(base_url=server.base_url).text(Request(role="loss", prompt="x")))
+    asyncio.run(
+        AnthropicBackend(connection=Connection(base_url=server.base_url)).text(Request(role="loss", prompt="x"))
+    )
     assert server.messages_requests[0].api_key == KEY
 
 

@@ -6,6 +6,7 @@ Every test drives HTTP on 127.0.0.1 (`tests/fakeapi.py`); nothing is mocked in b
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from skilltui.agents import pricing
 from skilltui.agents.anthropic_backend import AnthropicBackend
-from skilltui.agents.base import BackendError, FatalBackendError, Request, Usage
+from skilltui.agents.base import BackendError, Connection, FatalBackendError, Request, Usage
 from skilltui.agents.tools import Sandbox
 from skilltui.cli import main
 from skilltui.engine.events import read_events
@@ -31,7 +32,8 @@ USAGE = {"input_tokens": 1000, "output_tokens": 200, "cache_creation_input_token
 def backend(server: FakeAnthropic, **kwargs) -> AnthropicBackend:
     kwargs.setdefault("backoff_base", 0.01)
     kwargs.setdefault("backoff_cap", 0.05)
-    return AnthropicBackend(None, api_key=KEY, base_url=server.base_url, **kwargs)
+    link = {name: kwargs.pop(name) for name in ("max_retries", "timeout") if name in kwargs}
+    return AnthropicBackend(None, Connection(KEY, server.base_url, **link), **kwargs)
 
 
 def priced(input_tokens: int, output_tokens: int) -> float:
@@ -167,8 +169,9 @@ def test_a_work_whose_calls_keep_failing_fails_alone_with_its_reason_in_runs(
 
 
 def _fast_retries(init):
-    def wrapped(self, *args, **kwargs):
-        init(self, *args, **{**kwargs, "max_retries": 2, "backoff_base": 0.01, "backoff_cap": 0.02})
+    def wrapped(self, model=None, connection=None, **kwargs):
+        connection = dataclasses.replace(connection or Connection(), max_retries=2)
+        init(self, model, connection, **{**kwargs, "backoff_base": 0.01, "backoff_cap": 0.02})
 
     return wrapped
 

@@ -12,8 +12,9 @@ from skilltui.agents.tools import Sandbox
 from skilltui.engine.events import EventBus, JsonlSink, read_events
 from skilltui.engine.loop import Trainer
 from skilltui.engine.pool import Pool
-from skilltui.engine.review import AutoReviewer, Decision, ReviewRequest
+from skilltui.engine.review import AutoReviewer
 from skilltui.engine.session import Settings, open_run
+from skilltui.run_model.review import Decision, ReviewRequest
 
 
 class ScriptedReviewer:

@@ -14,9 +14,10 @@ from skilltui.agents.tools import Sandbox, ToolError
 from skilltui.engine.attribution import attribute, episodes, run_attribution
 from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool, render_note
-from skilltui.engine.review import AutoReviewer, Decision
+from skilltui.engine.review import AutoReviewer
 from skilltui.engine.run import Run, write_json
 from skilltui.engine.scores import WEIGHTS
+from skilltui.run_model.review import Decision
 from tests.test_backward import ScriptedReviewer, train_once
 
 BACKTICKED = re.compile(r"`([^`\s]+)`")
@@ -193,9 +194,12 @@ def test_the_prompt_tells_the_optimizer_what_its_earlier_updates_did(tmp_path, m
     # weakest part (0.0), so the first update teaches dialogue blocks.
     assert first.endswith(": teach dialogue")
     assert f'epoch 0 step 0 micro 1/1: "{first}", approved by auto' in prompt
-    assert f"mean loss {means[(0, 0)]:.3f} -> {means[(0, 1)]:.3f}" in prompt
+    assert f"mean loss {means[(0, 0)]:.3f} -> {means[(0, 1)]:.3f} over the one work both steps scored" in prompt
     assert "it predicted: the " in prompt
-    assert f"e0s0 {means[(0, 0)]:.3f}, e0s1 {means[(0, 1)]:.3f}, e0s2 {means[(0, 2)]:.3f}" in prompt
+    assert (
+        f"e0s0 {means[(0, 0)]:.3f} (1 work), e0s1 {means[(0, 1)]:.3f} (1 work), e0s2 {means[(0, 2)]:.3f} (1 work)"
+        in prompt
+    )
     assert "| note | forward passes that read it |" in prompt
     # The offline optimizer read the history and the traces, and its commit says so.
     transcript = json.loads((run.backward_dir(0, 2, 1) / "attempt1" / "transcript.json").read_text())

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from skilltui.agents.anthropic_backend import AnthropicBackend
-from skilltui.agents.base import Request
+from skilltui.agents.base import Connection, Request
 from skilltui.agents.cache_policy import min_cacheable
 from skilltui.agents.tools import Sandbox
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use
@@ -43,7 +43,7 @@ def server(clock: Clock):
 
 
 def backend(server: FakeAnthropic) -> AnthropicBackend:
-    return AnthropicBackend("claude-sonnet-5-5", api_key=KEY, base_url=server.base_url, max_retries=0)
+    return AnthropicBackend("claude-sonnet-5-5", Connection(KEY, server.base_url, max_retries=0))
 
 
 def marks(r: Recorded) -> list[dict]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from skilltui.agents.base import BackendError, FatalBackendError, Request
+from skilltui.agents.base import BackendError, Connection, FatalBackendError, Request
 from skilltui.agents.tools import Sandbox
 from skilltui.errors import UsageError
 from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, tool_use
@@ -34,9 +34,7 @@ def backend(server: FakeAnthropic, tmp_path: Path, model: str | None = None) -> 
     config.mkdir(exist_ok=True)
     return ClaudeCodeBackend(
         model,
-        api_key=KEY,
-        base_url=server.base_url,
-        max_retries=1,
+        Connection(KEY, server.base_url, max_retries=1),
         env={
             "CLAUDE_CONFIG_DIR": str(config),
             "HOME": str(config),
@@ -144,9 +142,7 @@ async def test_backward_gets_commit_and_it_reaches_on_commit(
 async def test_bad_key_is_fatal_at_the_first_refusal(server: FakeAnthropic, tmp_path: Path) -> None:
     server.key = "sk-ant-test-some-other-key-000"
     b = ClaudeCodeBackend(
-        api_key=KEY,
-        base_url=server.base_url,
-        max_retries=6,
+        connection=Connection(KEY, server.base_url, max_retries=6),
         env={"CLAUDE_CONFIG_DIR": str(tmp_path), "HOME": str(tmp_path)},
     )
     with pytest.raises(FatalBackendError, match="ANTHROPIC_API_KEY") as info:

@@ -17,13 +17,13 @@ from skilltui.components.run_header import RunHeader
 from skilltui.engine.events import EventBus, JsonlSink, read_events
 from skilltui.engine.loop import Trainer
 from skilltui.engine.pool import render_note
-from skilltui.engine.review import Decision, ReviewRequest
 from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
 from skilltui.history.app import ReviewApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
 from skilltui.history.widgets.status_line import StatusLine
+from skilltui.run_model.review import Decision, ReviewRequest
 
 SIZE = (120, 36)
 
@@ -239,7 +239,7 @@ async def test_slash_searches_messages_and_note_contents(run: Run) -> None:
         await pilot.press("enter")
         await settle(pilot)
         assert [c.sha for c in table.shown] == [head]
-        assert "1 commit(s) mention" in status(app).message
+        assert "is in 1 commit;" in status(app).message
         await pilot.press("escape")
         assert len(table.shown) == len(log(run))
         await pilot.press("slash", *"start empty", "enter")

@@ -11,11 +11,11 @@ from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
 from skilltui.engine.events import EventBus, JsonlSink, RunFinished, read_events
 from skilltui.engine.loop import Trainer
-from skilltui.engine.review import Decision, ReviewRequest
 from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
 from skilltui.history.overview import list_runs, runs_line
 from skilltui.history.status import fold_records, run_state
+from skilltui.run_model.review import Decision, ReviewRequest
 
 
 class Scripted:

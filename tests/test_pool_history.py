@@ -8,8 +8,9 @@ import pytest
 
 from skilltui.agents.pool_history import PoolHistory
 from skilltui.agents.tools import Sandbox, ToolError
-from skilltui.engine.events import Loss, Warning_
-from skilltui.engine.feedback import feedback_text, parse_body
+from skilltui.commits import parse_body
+from skilltui.engine.events import Loss, StepFinished, StepStarted, ValLoss, Warning_
+from skilltui.engine.feedback import annotations, feedback_text
 from skilltui.engine.pool import Pool, render_note
 from skilltui.engine.run import Run
 
@@ -76,21 +77,68 @@ def test_parse_body_reads_the_three_parts_leniently():
     assert parse_body("train e0\n\njust a sentence") == {"observed": "", "changed": "", "prediction": ""}
 
 
+def _record(run: Run, events: list) -> None:
+    run.events_path.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in events))
+
+
 def test_feedback_shows_validation_losses_as_numbers_and_the_trend(tmp_path):
     run = Run(tmp_path / "run")
     run.root.mkdir()
-    lines = [
-        Loss(epoch=0, step=0, work="a", loss=0.6, scores={}, report="x").to_dict(),
-        Loss(epoch=0, step=1, work="a", loss=0.4, scores={}, report="x").to_dict(),
-        {"kind": "val_loss", "epoch": 0, "step": 0, "work": "v1", "loss": 0.5, "point": "step"},
-        {"kind": "val_loss", "epoch": 0, "step": 0, "work": "v2", "loss": 0.6, "point": "step"},
-        {"kind": "val_loss", "epoch": 0, "step": 1, "work": "v1", "loss": 0.1, "point": "micro"},
-        {"kind": "step_finished", "epoch": 0, "step": 1, "mean_loss": 0.4, "failed": [], "val_mean_loss": 0.5},
-        Warning_(message="unrelated").to_dict(),
-    ]
-    run.events_path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    _record(
+        run,
+        [
+            Loss(epoch=0, step=0, work="a", loss=0.6, scores={}, report="x"),
+            Loss(epoch=0, step=1, work="a", loss=0.4, scores={}, report="x"),
+            ValLoss(epoch=0, step=0, work="v1", loss=0.5, scores={}),
+            ValLoss(epoch=0, step=0, work="v2", loss=0.6, scores={}),
+            ValLoss(epoch=0, step=1, work="v1", loss=0.1, scores={}, point="micro"),
+            StepFinished(epoch=0, step=1, mean_loss=0.4, failed=[], works_in_mean=1, val_mean_loss=0.5),
+            Warning_(message="unrelated"),
+        ],
+    )
     text = feedback_text(run)
     assert "first micro-step" in text
-    assert "Mean training loss per step, oldest first: e0s0 0.600, e0s1 0.400." in text
-    assert "Over these 2 steps it fell by 0.200." in text
-    assert "Validation loss (works you never see), oldest first: e0s0 0.550, e0s1 0.500." in text
+    assert "oldest first: e0s0 0.600 (1 work), e0s1 0.400 (1 work)." in text
+    assert "From e0s0 to e0s1, over the one work both scored, it fell by 0.200." in text
+    assert "Validation loss (works you never see), oldest first: e0s0 0.550 (2 works), e0s1 0.500." in text
+
+
+def test_feedback_compares_steps_over_the_works_both_scored_when_one_sits_out(tmp_path):
+    """Step 0 scores a 0.6, b 0.8, c 0.2; step 1 scores a 0.4, b 0.6 while c sits out.
+
+    A plain mean says 0.533 -> 0.500 (fell 0.033, mostly because c, the best work, left);
+    on the two works both steps scored the loss fell from 0.700 to 0.500, by 0.200.
+    """
+    run = Run(tmp_path / "run")
+    run.root.mkdir()
+    scores = {(0, "a"): 0.6, (0, "b"): 0.8, (0, "c"): 0.2, (1, "a"): 0.4, (1, "b"): 0.6}
+    events: list = [StepStarted(epoch=0, step=0, first=1, last=1, works=["a", "b", "c"], groups=[["a", "b", "c"]])]
+    events += [Loss(epoch=0, step=0, work=w, loss=v, scores={}, report="x") for (s, w), v in scores.items() if s == 0]
+    events += [StepFinished(epoch=0, step=0, mean_loss=0.5333, failed=[], works_in_mean=3)]
+    events += [StepStarted(epoch=0, step=1, first=2, last=2, works=["a", "b"], groups=[["a", "b"]])]
+    events += [Loss(epoch=0, step=1, work=w, loss=v, scores={}, report="x") for (s, w), v in scores.items() if s == 1]
+    _record(run, events)
+    group = run.backward_dir(0, 0, 1)
+    group.mkdir(parents=True)
+    record = {"decision": "approve", "by": "auto", "after": "c0ffee", "message": "mark the scenes"}
+    (group / "commit.txt").write_text(json.dumps(record))
+
+    text = feedback_text(run)
+    assert "mean loss 0.700 -> 0.500 over the 2 works both steps scored" in text
+    assert "oldest first: e0s0 0.533 (3 works), e0s1 0.500 (2 works)." in text
+    assert "From e0s0 to e0s1, over the 2 works both scored, it fell by 0.200." in text
+    assert annotations(run)["c0ffee"].endswith("mean loss 0.700 -> 0.500 over the 2 works both steps scored")
+
+
+def test_a_step_still_being_scored_is_not_yet_the_after_of_a_micro_step(tmp_path):
+    run = Run(tmp_path / "run")
+    run.root.mkdir()
+    events: list = [StepStarted(epoch=0, step=0, first=1, last=1, works=["a", "b"], groups=[["a", "b"]])]
+    events += [Loss(epoch=0, step=0, work=w, loss=0.6, scores={}, report="x") for w in ("a", "b")]
+    events += [StepStarted(epoch=0, step=1, first=2, last=2, works=["a", "b"], groups=[["a", "b"]])]
+    events += [Loss(epoch=0, step=1, work="a", loss=0.2, scores={}, report="x")]  # b is still being scored
+    _record(run, events)
+    group = run.backward_dir(0, 0, 1)
+    group.mkdir(parents=True)
+    (group / "commit.txt").write_text(json.dumps({"decision": "approve", "by": "auto", "after": "c0ffee"}))
+    assert annotations(run)["c0ffee"].endswith("mean loss 0.600 (2 works) -> not yet measured")

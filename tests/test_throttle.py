@@ -17,7 +17,7 @@ import pytest
 from rich.console import Console
 
 from skilltui.agents.anthropic_backend import AnthropicBackend
-from skilltui.agents.base import Request
+from skilltui.agents.base import Connection, Request
 from skilltui.agents.throttle import DEFAULT_WAIT, wait_from_headers
 from skilltui.engine import events as ev
 from skilltui.run_model.console import ConsoleSink
@@ -61,7 +61,7 @@ async def test_a_429_pauses_every_call_and_lowers_the_calls_in_flight() -> None:
 
     changes: list[dict] = []
     with FakeAnthropic(script) as server:
-        b = AnthropicBackend("claude-sonnet-5-5", api_key=KEY, base_url=server.base_url, max_retries=3)
+        b = AnthropicBackend("claude-sonnet-5-5", Connection(KEY, server.base_url, max_retries=3))
         b.throttle.hold = 1.5
         b.throttle.on_change = lambda **facts: changes.append(facts)
 
@@ -94,7 +94,7 @@ def test_console_and_app_say_throttled() -> None:
     sink(ev.Throttled(throttled=False, reason="the rate limit eased"))
     sink.close()
     printed = out.getvalue()
-    assert "[throttled] requests limit (429): at most 2 call(s) in flight, next call in 30s" in printed
+    assert "[throttled] requests limit (429): at most 2 calls in flight, next call in 30s" in printed
     assert "[throttle lifted]" in printed
 
     view = RunView.of("r", Path("runs/r"), ["a"])

@@ -81,5 +81,5 @@ def test_stage_lines_loss_and_a_skipped_micro_step_are_written_to_the_works_they
     )
     assert "── forward · epoch 0 step 1 · episodes 3-4 ──" in feed.buffer("a").text()
     assert "◆ loss 0.400 (scenes 0.60)" in feed.buffer("a").text()
-    assert "⊘ e0 s1 m1: skipped after 3 failed attempt(s)" in feed.buffer("a").text()
+    assert "⊘ e0 s1 m1: skipped after 3 failed attempts" in feed.buffer("a").text()
     assert "✗ forward failed: boom" in feed.buffer("b").text()

@@ -63,7 +63,7 @@ from ..errors import UsageError
 from . import cache_policy
 from .anthropic_call import Call, block_dict, loggable, text_of
 from .anthropic_requests import RetryPolicy, StreamedRequests
-from .base import CallResult, Request, try_backend
+from .base import CallResult, Connection, Request, try_backend
 from .cache_policy import Marks, opening
 from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
 from .redact import redact
@@ -125,7 +125,8 @@ _COMMANDS: dict[str, str | None] = {
 class AnthropicBackend(StreamedRequests):
     """Claude through the Messages API. One instance serves every role and every work.
 
-    `model` is the default for calls whose `request.model` is None. `backoff_base` and
+    `model` is the default for calls whose `request.model` is None; `connection` says how to
+    reach the API (key, endpoint, retries, request timeout). `backoff_base` and
     `backoff_cap` (seconds) shape the retry waits: attempt n waits about
     `min(cap, base * 2**n)`, with jitter so concurrent works do not retry in lockstep.
     Retries stop after `max_retries`, or sooner when the waits of one request would add up
@@ -137,25 +138,23 @@ class AnthropicBackend(StreamedRequests):
     def __init__(
         self,
         model: str | None = None,
+        connection: Connection | None = None,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 6,
-        timeout: float = 600.0,
         backoff_base: float = 1.0,
         backoff_cap: float = 60.0,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         max_retry_wait: float = 300.0,
     ) -> None:
-        key = (api_key or os.environ.get("ANTHROPIC_API_KEY") or "").strip()
+        connection = connection or Connection()
+        key = (connection.api_key or os.environ.get("ANTHROPIC_API_KEY") or "").strip()
         if not key:
             raise UsageError(KEY_HELP)
         self.model = model or DEFAULT_MODEL
-        self.retry = RetryPolicy(max_retries, backoff_base, backoff_cap, max_retry_wait)
-        self.timeout = timeout
+        self.retry = RetryPolicy(connection.max_retries, backoff_base, backoff_cap, max_retry_wait)
+        self.timeout = connection.timeout
         self.max_tokens = max_tokens
         self._api_key = key
-        self._base_url = base_url
+        self._base_url = connection.base_url
         self.throttle = Throttle()
 
     @property
@@ -336,4 +335,5 @@ class AnthropicBackend(StreamedRequests):
 
 
 if __name__ == "__main__":
-    raise SystemExit(try_backend(lambda: AnthropicBackend(base_url=os.environ.get("ANTHROPIC_BASE_URL")), sys.argv[1:]))
+    endpoint = Connection(base_url=os.environ.get("ANTHROPIC_BASE_URL"))
+    raise SystemExit(try_backend(lambda: AnthropicBackend(connection=endpoint), sys.argv[1:]))

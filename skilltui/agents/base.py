@@ -27,6 +27,21 @@ from .tools import Sandbox
 ROLES = ("diffuse", "forward", "loss", "reduce", "backward")
 
 
+@dataclass(frozen=True)
+class Connection:
+    """How a backend reaches Claude; every backend that talks to Anthropic takes the same one.
+
+    `api_key`: None reads `ANTHROPIC_API_KEY` (Claude Code may use its own login instead);
+    `base_url`: None is Anthropic's; `max_retries`: how many more times a failed request is
+    tried; `timeout`: how long one HTTP request may take, in seconds.
+    """
+
+    api_key: str | None = None
+    base_url: str | None = None
+    max_retries: int = 6
+    timeout: float = 600.0
+
+
 class BackendError(Exception):
     """A call failed after whatever retries the backend does. Costs the work, not the run.
 

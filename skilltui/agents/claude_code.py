@@ -54,7 +54,7 @@ import tempfile
 from typing import Any
 
 from ..errors import UsageError
-from .base import BackendError, CallResult, FatalBackendError, Request, Usage, try_backend
+from .base import BackendError, CallResult, Connection, FatalBackendError, Request, Usage, try_backend
 from .claude_code_confine import QUIET_ENV, TOOL_SPECS, find_cli, permissions
 from .redact import env_secrets, redact
 from .throttle import Throttle
@@ -83,9 +83,10 @@ def _sdk() -> Any:
 class ClaudeCodeBackend:
     """Claude Code as a backend. One instance serves every role and every work.
 
-    `cli_path` picks a `claude` executable; by default the one bundled with the SDK, then
-    one on PATH. `env` adds variables for the CLI process (tests use it to isolate
-    Claude Code's config folder).
+    `connection` is the same as the API backend's (key, endpoint, retries, request timeout),
+    handed to the CLI as its environment. `cli_path` picks a `claude` executable; by default
+    the one bundled with the SDK, then one on PATH. `env` adds variables for the CLI process
+    (tests use it to isolate Claude Code's config folder).
     """
 
     name = "claude-code"
@@ -93,15 +94,14 @@ class ClaudeCodeBackend:
     def __init__(
         self,
         model: str | None = None,
+        connection: Connection | None = None,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 6,
-        timeout: float = 600.0,
         cli_path: str | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
         sdk = _sdk()
+        connection = connection or Connection()
+        api_key, base_url = connection.api_key, connection.base_url
         self.model = model or DEFAULT_MODEL
         self._sdk = sdk
         self._cli_path = cli_path or find_cli(sdk)
@@ -109,8 +109,8 @@ class ClaudeCodeBackend:
         # Calls of this backend in flight at once, lowered for a while when the CLI reports a 429.
         self.throttle = Throttle()
         self._env = {
-            "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
-            "API_TIMEOUT_MS": str(int(timeout * 1000)),
+            "CLAUDE_CODE_MAX_RETRIES": str(connection.max_retries),
+            "API_TIMEOUT_MS": str(int(connection.timeout * 1000)),
             **QUIET_ENV,
             **({"ANTHROPIC_API_KEY": api_key} if api_key else {}),
             **({"ANTHROPIC_BASE_URL": base_url} if base_url else {}),

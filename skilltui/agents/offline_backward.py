@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..formats import render_note
+from ..words import counted
 from .base import Request
 from .tools import Sandbox, ToolError
 
@@ -86,7 +87,7 @@ def backward(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str
         observed = (
             f"{part} is at {mean.get(part, 0.0):.3f} (weakest parts first: "
             + ", ".join(f"{p} {mean[p]:.3f}" for p in order)
-            + f"); the writer opened {len(read_notes)} note(s) before writing"
+            + f"); the writer opened {counted(len(read_notes), 'note')} before writing"
             + (f" ({', '.join(read_notes)})" if read_notes else "")
             + ", none of which teaches "
             + move.name

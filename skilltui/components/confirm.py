@@ -10,29 +10,18 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from .dialog import Dialog
 
-class ConfirmScreen(ModalScreen[bool]):
+
+class ConfirmScreen(Dialog[bool]):
     """Dismisses with True on `y`, False on `n` or Escape."""
 
     DEFAULT_CSS = """
-    ConfirmScreen {
-        align: center middle;
-        background: $background 60%;
-    }
-    ConfirmScreen > Vertical {
-        width: 64;
-        max-width: 90%;
-        height: auto;
-        border: thick $warning;
-        background: $panel;
-        padding: 1 2;
-    }
     ConfirmScreen #question { text-style: bold; }
     ConfirmScreen #detail { color: $text-muted; margin-top: 1; }
-    ConfirmScreen #keys { margin-top: 1; color: $text-accent; text-style: bold; }
+    ConfirmScreen #keys { text-style: bold; }
     """
 
     BINDINGS = [

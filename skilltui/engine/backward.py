@@ -25,12 +25,12 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..run_model.review import Decision, GateVerdict, Reviewer, ReviewRequest
 from ..words import counted
 from . import events as ev
 from .backward_attempt import AttemptFailed, Where, run_attempt
 from .context import Context
 from .pool import Pool
-from .review import Decision, GateVerdict, Reviewer, ReviewRequest
 from .run import read_json, write_atomic, write_json
 from .stages import Sample
 

@@ -5,46 +5,59 @@ Before each micro-step the backward prompt is given:
 
 - the run's earlier micro-steps: subject, decision, who decided, the reviewer's notes,
   the prediction its commit made, or why it was skipped;
-- the mean loss of the works before and after each (the step it acted on, and the next
-  step, the first written with the notes it left), and validation losses when the run
-  recorded any (numbers only: nothing of the validation works themselves);
-- the loss trend over the last steps.
+- the mean loss before and after each (the step it acted on, and the next step, the first
+  written with the notes it left) over the works both steps scored, saying how many: a work
+  that sat out or failed in one of them would move a plain mean by itself;
+- each recent step's mean with its count, and the trend over them (again over the works
+  the first and the last both scored), and validation losses when the run recorded any
+  (numbers only: nothing of the validation works themselves).
+
+The numbers are the run model's (`run_model.figures`), folded from the same events every
+interface reads, so the prompt, `pool_log` and the apps agree.
 
 The same records annotate `pool_log`, so the history tool and the prompt agree.
 
-A commit's body is structured (`Observed:`, `Changed:`, `Prediction:`); `parse_body`
+A commit's body is structured (`Observed:`, `Changed:`, `Prediction:`); `commits.parse_body`
 reads it back, leniently, for the prompt and the review screens.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..commits import DECISION_WORDS
-from .events import read_events
+from ..commits import DECISION_WORDS, parse_body
+from ..run_model.figures import Mean, change, next_changes, step_means, val_means
+from ..run_model.parse import read_run
+from ..run_model.view import RunView, StepKey
 from .run import Run, read_json
 
 TREND_STEPS = 6
 SHOWN_MICRO_STEPS = 8
-SECTIONS = ("observed", "changed", "prediction")
-_SECTION = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(observed|changed|prediction)(?:\*\*)?\s*:\s*(.*)$", re.IGNORECASE)
 
 
-def parse_body(message: str) -> dict[str, str]:
-    """`Observed:` / `Changed:` / `Prediction:` sections of a commit message ("" where missing)."""
-    found = {name: [] for name in SECTIONS}
-    current: str | None = None
-    for line in message.splitlines()[1:]:
-        match = _SECTION.match(line)
-        if match:
-            current = match.group(1).lower()
-            if match.group(2).strip():
-                found[current].append(match.group(2).strip())
-        elif current and line.strip():
-            found[current].append(line.strip())
-    return {name: " ".join(lines) for name, lines in found.items()}
+@dataclass(frozen=True)
+class LossChange:
+    """The loss around a micro-step: its step's mean, and the next scored step's over the works both scored."""
+
+    before: Mean
+    after: float | None = None
+    before_common: float | None = None  # the step's mean over the works the next step scored too
+    common: int = 0
+
+
+def loss_text(change: LossChange | None) -> str:
+    """`mean loss 0.700 -> 0.500 over the 2 works both steps scored`, or the step's mean alone."""
+    if change is None:
+        return "mean loss ? -> not yet measured"
+    if change.after is None or change.before_common is None:
+        return f"mean loss {_mean_text(change.before)} -> not yet measured"
+    works = "the one work" if change.common == 1 else f"the {change.common} works"
+    return f"mean loss {change.before_common:.3f} -> {change.after:.3f} over {works} both steps scored"
+
+
+def _mean_text(mean: Mean) -> str:
+    # Sessions before the count existed recorded none: then the number alone, not "0 works".
+    return mean.text() if mean.works else f"{mean.value:.3f}"
 
 
 @dataclass
@@ -61,20 +74,17 @@ class PastMicroStep:
     notes: list[str] = field(default_factory=list)
     prediction: str = ""
     reason: str = ""
-    loss_before: float | None = None
-    loss_after: float | None = None
+    loss: LossChange | None = None
 
     def line(self) -> str:
         word = DECISION_WORDS.get(self.decision, self.decision)
         if self.decision == "skipped":
             word = "skipped (failed its checks)"
         who = f" by {self.by}" if self.by else ""
-        before = "?" if self.loss_before is None else f"{self.loss_before:.3f}"
-        after = "not yet measured" if self.loss_after is None else f"{self.loss_after:.3f}"
         text = f'- {self.label}: "{self.subject}", {word}{who}'
         if self.attempts > 1:
             text += f" after {self.attempts} attempts"
-        text += f"; mean loss {before} -> {after}"
+        text += f"; {loss_text(self.loss)}"
         if self.prediction:
             text += f"\n  - it predicted: {self.prediction}"
         if self.reason:
@@ -84,47 +94,33 @@ class PastMicroStep:
         return text
 
 
-def step_means(events: list[dict[str, Any]], kind: str = "loss") -> dict[tuple[int, int], float]:
-    """Mean loss per (epoch, step) from `loss` events (the last score of each work wins)."""
-    per: dict[tuple[int, int], dict[str, float]] = {}
-    for e in events:
-        if e.get("kind") == kind and isinstance(e.get("loss"), int | float):
-            per.setdefault((e["epoch"], e["step"]), {})[e.get("work") or ""] = float(e["loss"])
-    return {key: round(sum(v.values()) / len(v), 4) for key, v in sorted(per.items()) if v}
+def run_view(run: Run) -> RunView:
+    """The run model of the run's records: the same fold, means and counts every interface shows."""
+    return RunView.of(run.id, run.root).fold(read_run(run.events_path).events)
 
 
-def validation_means(events: list[dict[str, Any]]) -> dict[tuple[int, int], float]:
-    """Validation losses the run recorded, as numbers per step: nothing else of those works.
+def loss_changes(view: RunView) -> dict[StepKey, LossChange]:
+    """Per scored step: its mean, and what the next settled step made of the works both scored.
 
-    A step's `step_finished` carries `val_mean_loss` when validation ran; without it, the
-    mean of the step's `val_loss` events measured after the step (`point` "step").
+    What a micro-step learned from one step shows in the next only on the works both steps
+    scored; a work that sat out or failed in one of them would move a plain mean by itself.
     """
-    out: dict[tuple[int, int], float] = {}
-    per: dict[tuple[int, int], dict[str, float]] = {}
-    for e in events:
-        if "epoch" not in e or "step" not in e:
-            continue
-        key = (e["epoch"], e["step"])
-        if e.get("kind") == "step_finished" and isinstance(e.get("val_mean_loss"), int | float):
-            out[key] = round(float(e["val_mean_loss"]), 4)
-        elif e.get("kind") == "val_loss" and e.get("point", "step") == "step":
-            if isinstance(e.get("loss"), int | float):
-                per.setdefault(key, {})[e.get("work") or ""] = float(e["loss"])
-    for key, works in per.items():
-        out.setdefault(key, round(sum(works.values()) / len(works), 4))
-    return dict(sorted(out.items()))
+    moved = next_changes(view)
+    found: dict[StepKey, LossChange] = {}
+    for key, mean in step_means(view).items():
+        if key in moved:
+            before, after, common = moved[key]
+            found[key] = LossChange(mean, after=after, before_common=before, common=common)
+        else:
+            found[key] = LossChange(mean)
+    return found
 
 
-def _next(means: dict[tuple[int, int], float], key: tuple[int, int]) -> float | None:
-    later = [k for k in means if k > key]
-    return means[min(later)] if later else None
-
-
-def past_micro_steps(run: Run, events: list[dict[str, Any]] | None = None) -> list[PastMicroStep]:
+def past_micro_steps(run: Run, view: RunView | None = None) -> list[PastMicroStep]:
     """Every finished micro-step of the run, oldest first, with the loss around it."""
-    events = read_events(run.events_path) if events is None else events
-    means = step_means(events)
-    labels = {(e["epoch"], e["step"], e["group"]): e.get("label", "") for e in events if e.get("kind") == "micro_step"}
+    view = run_view(run) if view is None else view
+    changes = loss_changes(view)
+    labels = {(m.epoch, m.step, m.group): m.label for m in view.micro_steps.values()}
     found: list[PastMicroStep] = []
     for record_path in run.root.glob("epoch*/step*/backward/g*/commit.txt"):
         gdir = record_path.parent
@@ -160,8 +156,7 @@ def past_micro_steps(run: Run, events: list[dict[str, Any]] | None = None) -> li
                 notes=notes,
                 prediction=parse_body(f"subject\n{message}")["prediction"] if message else "",
                 reason=record.get("reason", ""),
-                loss_before=means.get((epoch, step)),
-                loss_after=_next(means, (epoch, step)),
+                loss=changes.get((epoch, step)),
             )
         )
     return sorted(found, key=lambda m: (m.epoch, m.step, m.group))
@@ -174,17 +169,27 @@ def annotations(run: Run) -> dict[str, str]:
         if m.decision == "skipped" or not m.after:
             continue
         word = DECISION_WORDS.get(m.decision, m.decision)
-        before = "?" if m.loss_before is None else f"{m.loss_before:.3f}"
-        after = "not yet measured" if m.loss_after is None else f"{m.loss_after:.3f}"
-        out[m.after] = f"{m.label}: {word} by {m.by or '?'}; mean loss {before} -> {after}"
+        out[m.after] = f"{m.label}: {word} by {m.by or '?'}; {loss_text(m.loss)}"
     return out
+
+
+def trend_text(view: RunView, first: StepKey, last: StepKey) -> str:
+    """How the loss moved from step `first` to step `last`, over the works both scored."""
+    span = f"From e{first[0]}s{first[1]} to e{last[0]}s{last[1]}"
+    moved = change(view, first, last)
+    if moved is None:
+        return f"{span} no work was scored in both, so the trend is not measured."
+    delta = moved[1] - moved[0]
+    way = "fell" if delta < 0 else "rose" if delta > 0 else "held"
+    works = "the one work" if moved[2] == 1 else f"the {moved[2]} works"
+    return f"{span}, over {works} both scored, it {way} by {abs(delta):.3f}."
 
 
 def feedback_text(run: Run) -> str:
     """The prompt section on what earlier updates did."""
-    events = read_events(run.events_path)
-    means = step_means(events)
-    past = past_micro_steps(run, events)
+    view = run_view(run)
+    means = step_means(view)
+    past = past_micro_steps(run, view)
     lines: list[str] = []
     if past:
         shown = past[-SHOWN_MICRO_STEPS:]
@@ -195,18 +200,16 @@ def feedback_text(run: Run) -> str:
         lines.append("This is the run's first micro-step: no earlier update to learn from.")
     if means:
         recent = list(means.items())[-TREND_STEPS:]
-        trend = ", ".join(f"e{e}s{s} {v:.3f}" for (e, s), v in recent)
-        lines += ["", f"Mean training loss per step, oldest first: {trend}."]
+        trend = ", ".join(f"e{e}s{s} {_mean_text(m)}" for (e, s), m in recent)
+        lines += ["", f"Mean training loss per step (over the works it scored), oldest first: {trend}."]
         if len(recent) > 1:
-            delta = recent[-1][1] - recent[0][1]
-            way = "fell" if delta < 0 else "rose" if delta > 0 else "held"
-            lines.append(f"Over these {len(recent)} steps it {way} by {abs(delta):.3f}.")
-    validation = validation_means(events)
+            lines.append(trend_text(view, recent[0][0], recent[-1][0]))
+    validation = val_means(view)
     if validation:
         recent_v = list(validation.items())[-TREND_STEPS:]
         lines.append(
             "Validation loss (works you never see), oldest first: "
-            + ", ".join(f"e{e}s{s} {v:.3f}" for (e, s), v in recent_v)
+            + ", ".join(f"e{e}s{s} {_mean_text(m)}" for (e, s), m in recent_v)
             + "."
         )
     return "\n".join(lines)

@@ -28,6 +28,7 @@ from pathlib import Path
 from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
 from ..durable import no_room
+from ..run_model.review import Reviewer
 from . import events as ev
 from .attribution import run_attribution
 from .backward import BackwardFailed, micro_step
@@ -35,7 +36,6 @@ from .batching import StepBatch
 from .context import Context
 from .ending import Outcome, RunFailed, RunStopped, disk_problem
 from .gather import all_or_none
-from .review import Reviewer
 from .session import OpenedRun
 from .stages import Sample, StageError, forward, loss, reduce
 from .validation import Point, Validator

@@ -29,16 +29,18 @@ import shutil
 from pathlib import Path
 
 import git
-import yaml
 
 from ..durable import fsync_dir
 from ..errors import UsageError
-from ..formats import (  # noqa: F401 - the note format, shared with the agents; kept importable here
+from ..formats import (  # noqa: F401 - the note format, shared with the agents and the apps; kept importable here
     BODY_HEADING,
     FOLDERS,
     MAX_BODY_CHARS,
     MAX_DESCRIPTION_CHARS,
     MAX_LINES,
+    NoteHeaders,
+    note_paths,
+    parse_note,
     render_note,
 )
 from ..pool_git import Changes, PoolGit
@@ -47,52 +49,6 @@ __all__ = ["Changes", "Pool", "donor_notes", "lint_note", "parse_note", "render_
 
 NOTE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}\.md$")
 AUTHOR = "skilltui <skilltui@localhost>"
-
-try:  # the C loader is ten times faster on the many tiny documents of a big pool
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
-
-
-def parse_note(text: str) -> tuple[dict | None, str, str | None]:
-    """Split a note into (front matter, body, problem). `problem` is None for a well-formed note."""
-    if not text.startswith("---\n"):
-        return None, text, "does not start with a --- front matter line"
-    end = text.find("\n---\n", 3)
-    if end < 0:
-        return None, text, "front matter is not closed by a --- line"
-    front = text[4:end]
-    lenient = _description_line(front)
-    if lenient is not None:
-        return {"description": lenient}, text[end + 5 :], None
-    try:
-        meta = yaml.load(front, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        return None, text, f"front matter is not valid YAML ({str(exc).splitlines()[0]})"
-    if not isinstance(meta, dict):
-        return None, text, "front matter must be a mapping with a description"
-    return meta, text[end + 5 :], None
-
-
-def _description_line(front: str) -> str | None:
-    """The description of a front matter that is just one `description:` line, read as written.
-
-    The prompts and the README show a plain line (`description: Open with a heading: INT.
-    or EXT.`), which strict YAML rejects for its second colon, or cuts at a ` #`. A single
-    description line is read leniently, the way a person reads it: everything after the
-    key, unquoted only when it is one quoted YAML scalar. Anything else goes to YAML.
-    """
-    lines = [line for line in front.splitlines() if line.strip()]
-    if len(lines) != 1 or not lines[0].startswith("description:"):
-        return None
-    value = lines[0][len("description:") :].strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        try:
-            quoted = yaml.load(value, Loader=_Loader)
-        except yaml.YAMLError:
-            return value
-        return quoted if isinstance(quoted, str) else value
-    return value
 
 
 def lint_note(rel: str, text: str) -> list[str]:
@@ -143,7 +99,7 @@ class Pool(PoolGit):
 
     def __init__(self, root: Path) -> None:
         super().__init__(root)
-        self._headers: dict[str, tuple[int, int, str]] = {}
+        self._headers = NoteHeaders(self.root)
 
     # -- repository ----------------------------------------------------------------------
 
@@ -230,34 +186,11 @@ class Pool(PoolGit):
     # -- notes ---------------------------------------------------------------------------
 
     def note_paths(self) -> list[str]:
-        paths: list[str] = []
-        for folder in FOLDERS:
-            directory = self.root / folder
-            if not directory.is_dir():
-                continue
-            with os.scandir(directory) as entries:
-                paths.extend(f"{folder}/{e.name}" for e in entries if e.is_file() and e.name.endswith(".md"))
-        return sorted(paths)
+        return note_paths(self.root)
 
     def headers(self) -> list[tuple[str, str]]:
         """(path, description) of every note, cached by file stat so a big pool costs stats, not reads."""
-        result: list[tuple[str, str]] = []
-        fresh: dict[str, tuple[int, int, str]] = {}
-        root = str(self.root)
-        for rel in self.note_paths():
-            full = os.path.join(root, rel)
-            st = os.stat(full)
-            cached = self._headers.get(rel)
-            if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
-                description = cached[2]
-            else:
-                with open(full, encoding="utf-8", errors="replace") as f:
-                    meta, _, problem = parse_note(f.read())
-                description = str(meta.get("description", "")).strip() if meta and not problem else ""
-            fresh[rel] = (st.st_mtime_ns, st.st_size, description)
-            result.append((rel, description))
-        self._headers = fresh
-        return result
+        return self._headers.read()
 
     @staticmethod
     def headers_text(headers: list[tuple[str, str]]) -> str:

@@ -33,10 +33,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from ..run_model.review import GateVerdict
 from . import events as ev
 from .context import Context
 from .gather import all_or_none
-from .review import GateVerdict
 from .run import read_json, write_json
 from .stages import Place, forward, loss
 from .works import Work

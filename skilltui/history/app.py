@@ -10,9 +10,9 @@ help screen (`?`) and the README show; a key a person knows from the live app (`
 from __future__ import annotations
 
 from textual.app import App
-from textual.binding import Binding
 
-from ..engine.run import Run
+from ..components import app_keys
+from ..run_model.reading import Run
 from .screens.help_screen import ReviewHelpScreen
 from .screens.history_screen import HistoryScreen
 
@@ -42,11 +42,7 @@ class ReviewApp(App):
     CSS = """
     Footer FooterKey.-command-palette { border-left: vkey $panel-lighten-2; }
     """
-    BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("t", "toggle_theme", "Theme", show=False),
-    ]
+    BINDINGS = [app_keys.QUIT, app_keys.HELP, app_keys.THEME]
 
     def __init__(self, run: Run, poll: float | None = 2.0) -> None:
         super().__init__()

@@ -12,7 +12,9 @@ if training helped, the trained run's validation loss is below the control's.
 - **difference**: each run's value minus the first run's.
 - **mean** rows average only the works every run has a value for, and say how many.
 
-Everything comes from `events.jsonl`, so the table is exactly what the runs recorded.
+Everything comes from `events.jsonl` folded into the run model, the same `RunView` and the
+same means (with the count of works each covers) that `runs`, `review` and the live app
+show, so the table is exactly what the runs recorded and no second reading of it can drift.
 """
 
 from __future__ import annotations
@@ -27,36 +29,34 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.events import read_events
 from ..engine.run import Run
-
-StepKey = tuple[int, int]
+from ..run_model.figures import Mean, finished_means, val_means
+from ..run_model.parse import read_run
+from ..run_model.view import RunView, StepKey
 
 
 @dataclass
 class RunCurves:
-    """One run's losses as compare reads them, deduplicated (a resumed step keeps its latest value)."""
+    """One run's losses as compare reads them, from the run model (a resumed step keeps its latest value)."""
 
     id: str
     train: dict[tuple[int, str], dict[int, float]] = field(default_factory=dict)  # (epoch, work) -> step -> loss
     val: dict[tuple[int, str], dict[int, float]] = field(default_factory=dict)
-    step_means: dict[StepKey, tuple[float, int]] = field(default_factory=dict)  # mean, works in it
-    val_means: dict[StepKey, tuple[float, int]] = field(default_factory=dict)
+    step_means: dict[StepKey, Mean] = field(default_factory=dict)  # finished steps: mean, works in it
+    val_means: dict[StepKey, Mean] = field(default_factory=dict)
 
 
 def read_curves(run: Run) -> RunCurves:
+    """A run's curves from the one fold every interface renders, so compare cannot disagree with `runs`."""
+    view = RunView.of(run.id, run.root).fold(read_run(run.events_path).events)
     curves = RunCurves(run.id)
-    for e in read_events(run.events_path):
-        kind = e.get("kind")
-        if kind == "loss":
-            curves.train.setdefault((e["epoch"], e["work"]), {})[e["step"]] = float(e["loss"])
-        elif kind == "val_loss" and e.get("point", "step") == "step":
-            curves.val.setdefault((e["epoch"], e["work"]), {})[e["step"]] = float(e["loss"])
-        elif kind == "step_finished" and e.get("mean_loss") is not None:
-            key = (e["epoch"], e["step"])
-            curves.step_means[key] = (float(e["mean_loss"]), int(e.get("works_in_mean") or 0))
-            if e.get("val_mean_loss") is not None:
-                curves.val_means[key] = (float(e["val_mean_loss"]), int(e.get("val_works_in_mean") or 0))
+    for (epoch, step), scored in view.steps.items():
+        for work, loss in scored.losses.items():
+            curves.train.setdefault((epoch, work), {})[step] = loss
+        for work, loss in scored.val_losses.items():
+            curves.val.setdefault((epoch, work), {})[step] = loss
+    curves.step_means = finished_means(view)
+    curves.val_means = {key: mean for key, mean in val_means(view).items() if view.steps[key].finished}
     return curves
 
 
@@ -100,8 +100,8 @@ def compare_runs(runs: list[Run]) -> dict[str, Any]:
                 rows.append(row)
     curves = {
         c.id: {
-            "train": [[e, s, m, n] for (e, s), (m, n) in sorted(c.step_means.items())],
-            "val": [[e, s, m, n] for (e, s), (m, n) in sorted(c.val_means.items())],
+            "train": [[e, s, round(m.value, 4), m.works] for (e, s), m in sorted(c.step_means.items())],
+            "val": [[e, s, round(m.value, 4), m.works] for (e, s), m in sorted(c.val_means.items())],
         }
         for c in all_curves
     }

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..commits import LABEL, Commit, MicroStepRecord, decision_words
+from ..commits import LABEL, Commit, MicroStepRecord, decision_words, parse_body
 from ..engine.attribution import NoteStats, run_attribution
 from ..engine.events import read_events
-from ..engine.feedback import parse_body
 from ..engine.run import Run, read_json
 from ..pool_git import REVERTS, PoolGit
 from .status import RunStatus, run_status

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.run import Run, is_locked, read_json
-from ..run_model.figures import change, finished_means
+from ..run_model.figures import finished_means, next_changes
 from ..run_model.parse import EventShapeError, parse_event
 from ..run_model.tail import tail_of
 from ..run_model.view import RunView
@@ -61,15 +61,7 @@ class RunStatus:
 
 
 def loss_changes(view: RunView) -> dict[tuple[int, int], tuple[float, float]]:
-    scored = [key for key, step in view.steps.items() if step.losses]
-    finished = [key for key in scored if view.steps[key].finished]
-    changes = {}
-    for key in scored:
-        later = [k for k in finished if k > key]  # "after" waits for the next step to finish
-        moved = change(view, key, min(later)) if later else None
-        if moved is not None:
-            changes[key] = (moved[0], moved[1])
-    return changes
+    return {key: (before, after) for key, (before, after, _) in next_changes(view, finished_only=True).items()}
 
 
 def step_means(view: RunView) -> dict[tuple[int, int], float]:

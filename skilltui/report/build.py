@@ -20,9 +20,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
 from ..engine.events import read_events
-from ..engine.pool import parse_note
 from ..engine.run import Run, read_json, write_atomic
 from ..errors import UsageError
+from ..formats import parse_note
 from ..history.status import run_status
 from .svg import Series, chart
 

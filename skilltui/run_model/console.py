@@ -21,6 +21,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from ..words import counted
 from . import events as ev
 from .figures import duration_text, eta, run_progress, step_mean, step_progress, work_elapsed
 from .summary import summarise
@@ -94,11 +95,11 @@ def event_line(view: RunView, event: ev.Event) -> str | None:
         case ev.MicroStep():
             touched = len(event.added) + len(event.changed) + len(event.removed)
             what = event.message.splitlines()[0] if event.message else event.subject
-            return f"[commit] {event.label}: {what} ({touched} note{'' if touched == 1 else 's'} touched)"
+            return f"[commit] {event.label}: {what} ({counted(touched, 'note')} touched)"
         case ev.MicroStepSkipped():
             return (
-                f"[skipped] {event.label or f'group {event.group}'}: no update after {event.attempts} "
-                f"attempt(s); the pool stays as it was ({event.reason})"
+                f"[skipped] {event.label or f'group {event.group}'}: no update after "
+                f"{counted(event.attempts, 'attempt')}; the pool stays as it was ({event.reason})"
             )
         case ev.DecisionMade():
             line = f"[review] {event.decision} by {event.by}" + (f": {event.note}" if event.note else "")
@@ -114,7 +115,7 @@ def event_line(view: RunView, event: ev.Event) -> str | None:
             return f"[warn] {event.message}"
         case ev.Throttled(throttled=True) if event.wait_seconds:
             return (
-                f"[throttled] {event.reason}: at most {event.limit} call(s) in flight, "
+                f"[throttled] {event.reason}: at most {counted(event.limit, 'call')} in flight, "
                 f"next call in {event.wait_seconds:g}s"
             )
         case ev.Throttled(throttled=False):

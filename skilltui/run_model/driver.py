@@ -27,14 +27,15 @@ from pathlib import Path
 from ..agents.base import Backend
 from ..engine import events as bus_events
 from ..engine.loop import Outcome, Trainer
-from ..engine.review import Decision, Reviewer, ReviewRequest
 from ..engine.session import OpenedRun
 from . import events as ev
 from .parse import read_run
+from .review import Reviewer
 from .view import RunView
 
-# What an app needs of the engine to drive a run, in one place: apps import these from here.
-__all__ = ["Backend", "Decision", "OpenedRun", "Outcome", "ReviewRequest", "Reviewer", "RunDriver", "save_crash"]
+# What an app needs of the engine to drive a run, in one place: apps import these from here
+# (the review protocol's types are the run model's own, in `.review`).
+__all__ = ["Backend", "OpenedRun", "Outcome", "RunDriver", "save_crash"]
 
 
 def save_crash(run_dir: Path, exc: BaseException) -> Path:

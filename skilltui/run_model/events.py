@@ -14,19 +14,31 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, dataclass_transform
 
 
 def utc_now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
 @dataclass(frozen=True, kw_only=True)
 class Event:
-    """Base of every event. `kind` names the shape; `time` is when it happened (UTC)."""
+    """Base of every event. `kind` names the shape; `time` is when it happened (UTC).
+
+    Every subclass is a frozen, keyword-only dataclass without saying so, and names its
+    kind among its bases: `class Paused(Event, kind="paused")`. A base that names no kind
+    (`AtStep`, `AtAttempt`, `ByAgent`) is a shared place, not a kind: `parse` skips it.
+    """
 
     kind: ClassVar[str] = "event"
     time: str = field(default_factory=utc_now)
+
+    def __init_subclass__(cls, kind: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if kind is not None:
+            cls.kind = kind
+        dataclass(frozen=True, kw_only=True)(cls)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, **asdict(self)}
@@ -34,7 +46,6 @@ class Event:
 
 # Shared places: many events say where in the run they happened. Declared once here, so a
 # kind that gains one of these says it by its base, and the fields stay in one shape.
-@dataclass(frozen=True, kw_only=True)
 class AtStep(Event):
     """Happened in step `step` of epoch `epoch`."""
 
@@ -42,7 +53,6 @@ class AtStep(Event):
     step: int
 
 
-@dataclass(frozen=True, kw_only=True)
 class AtAttempt(AtStep):
     """About attempt `attempt` of group `group`'s micro-step in that step."""
 
@@ -50,7 +60,6 @@ class AtAttempt(AtStep):
     attempt: int
 
 
-@dataclass(frozen=True, kw_only=True)
 class ByAgent(Event):
     """From an agent working for one work (forward, loss) or one group (reduce, backward)."""
 
@@ -58,9 +67,7 @@ class ByAgent(Event):
     group: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunStarted(Event):
-    kind: ClassVar[str] = "run_started"
+class RunStarted(Event, kind="run_started"):
     run_id: str
     run_dir: str
     works: list[str]
@@ -76,24 +83,20 @@ class RunStarted(Event):
     workers: int = 0  # works trained at once (--workers), so an ETA can tell waiting from working
 
 
-@dataclass(frozen=True, kw_only=True)
-class StepStarted(AtStep):
-    kind: ClassVar[str] = "step_started"
+class StepStarted(AtStep, kind="step_started"):
     first: int
     last: int
     works: list[str]
     groups: list[list[str]]
 
 
-@dataclass(frozen=True, kw_only=True)
-class Stage(AtStep, ByAgent):
+class Stage(AtStep, ByAgent, kind="stage"):
     """A stage of one work (forward, loss) or one group (reduce, backward) changed state.
 
     `status` is one of started, finished, skipped (its artifacts were already there),
     failed (`error` says why).
     """
 
-    kind: ClassVar[str] = "stage"
     stage: str
     status: str
     attempt: int | None = None
@@ -101,20 +104,16 @@ class Stage(AtStep, ByAgent):
     error: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class Delta(ByAgent):
+class Delta(ByAgent, kind="delta"):
     """A piece of an agent's streamed output. Not written to events.jsonl."""
 
-    kind: ClassVar[str] = "delta"
     role: str
     text: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class ToolUsed(ByAgent):
+class ToolUsed(ByAgent, kind="tool"):
     """An agent used a file tool. `ok` is False when the sandbox or the tool refused."""
 
-    kind: ClassVar[str] = "tool"
     role: str
     tool: str
     path: str
@@ -122,19 +121,15 @@ class ToolUsed(ByAgent):
     error: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class EpisodeWritten(AtStep):
-    kind: ClassVar[str] = "episode_written"
+class EpisodeWritten(AtStep, kind="episode_written"):
     work: str
     episode: int
     path: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class Call(Event):
+class Call(Event, kind="call"):
     """One backend call finished: its token usage and, where the price is known, its cost."""
 
-    kind: ClassVar[str] = "call"
     role: str
     backend: str
     model: str | None
@@ -152,11 +147,9 @@ class Call(Event):
     turns: int = 1  # model requests the call made (every backend counts them the same way)
 
 
-@dataclass(frozen=True, kw_only=True)
-class Loss(AtStep):
+class Loss(AtStep, kind="loss"):
     """A scored work-step. `loss` is in [0, 1], lower is better; `scores` is its breakdown."""
 
-    kind: ClassVar[str] = "loss"
     work: str
     loss: float
     scores: dict[str, float]
@@ -168,19 +161,15 @@ class Loss(AtStep):
     rubric_error: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class Summary(AtStep):
-    kind: ClassVar[str] = "summary"
+class Summary(AtStep, kind="summary"):
     group: int
     works: list[str]
     path: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class MicroStep(AtAttempt):
+class MicroStep(AtAttempt, kind="micro_step"):
     """A backward attempt passed its checks (or failed them) and produced a commit."""
 
-    kind: ClassVar[str] = "micro_step"
     label: str
     before: str
     after: str
@@ -193,9 +182,7 @@ class MicroStep(AtAttempt):
     message: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReviewRequested(AtAttempt):
-    kind: ClassVar[str] = "review_requested"
+class ReviewRequested(AtAttempt, kind="review_requested"):
     label: str
     before: str
     after: str
@@ -206,11 +193,9 @@ class ReviewRequested(AtAttempt):
         return (self.epoch, self.step, self.group, self.attempt)
 
 
-@dataclass(frozen=True, kw_only=True)
-class DecisionMade(AtAttempt):
+class DecisionMade(AtAttempt, kind="decision"):
     """What a reviewer decided about a micro-step: approve, rerun or rollback, by human or auto."""
 
-    kind: ClassVar[str] = "decision"
     decision: str
     by: str
     before: str
@@ -220,14 +205,12 @@ class DecisionMade(AtAttempt):
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class MicroStepSkipped(AtStep):
+class MicroStepSkipped(AtStep, kind="micro_step_skipped"):
     """A micro-step failed every attempt (`attempts`, the last `reason`): its group's update is skipped.
 
     The pool stays at `before`; training goes on (unless `--strict`, which stops the run instead).
     """
 
-    kind: ClassVar[str] = "micro_step_skipped"
     group: int
     attempts: int
     before: str
@@ -235,33 +218,27 @@ class MicroStepSkipped(AtStep):
     label: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Attribution(AtStep):
+class Attribution(AtStep, kind="attribution"):
     """Per-note attribution from the read traces, up to this step (see `attribution.py`).
 
     `notes` maps a note's path to passes (forward passes that read it), with / without (mean
     loss of the episodes written with / without it) and with_n / without_n (how many).
     """
 
-    kind: ClassVar[str] = "attribution"
     notes: dict[str, dict[str, Any]]
 
 
-@dataclass(frozen=True, kw_only=True)
-class PoolChanged(Event):
+class PoolChanged(Event, kind="pool_changed"):
     """The pool's HEAD moved (a commit, a reset, a revert). Panes showing the pool refresh."""
 
-    kind: ClassVar[str] = "pool_changed"
     head: str
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class StepFinished(AtStep):
+class StepFinished(AtStep, kind="step_finished"):
     """A step ended. `mean_loss` is over the `works_in_mean` works scored this step (the ones that
     took part and did not fail); `val_mean_loss` over `val_works_in_mean` validation works."""
 
-    kind: ClassVar[str] = "step_finished"
     mean_loss: float | None
     failed: list[str]
     works_in_mean: int = 0
@@ -269,8 +246,7 @@ class StepFinished(AtStep):
     val_works_in_mean: int = 0
 
 
-@dataclass(frozen=True, kw_only=True)
-class ValLoss(AtStep):
+class ValLoss(AtStep, kind="val_loss"):
     """A validation work scored with the pool as it stood (`commit`). Never read by backward or reduce.
 
     `point`: "step" (after the step's updates: the validation curve), "micro" (the gate, after
@@ -279,7 +255,6 @@ class ValLoss(AtStep):
     same notes were already validated, so no call was made.
     """
 
-    kind: ClassVar[str] = "val_loss"
     work: str
     loss: float
     scores: dict[str, float]
@@ -291,8 +266,7 @@ class ValLoss(AtStep):
     reused: bool = False
 
 
-@dataclass(frozen=True, kw_only=True)
-class GateChecked(AtAttempt):
+class GateChecked(AtAttempt, kind="gate"):
     """The gate's verdict on one micro-step: mean validation loss before and after it.
 
     `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
@@ -300,7 +274,6 @@ class GateChecked(AtAttempt):
     validation calls cost.
     """
 
-    kind: ClassVar[str] = "gate"
     before: float | None
     after: float | None
     works: int
@@ -310,35 +283,27 @@ class GateChecked(AtAttempt):
     cost_usd: float = 0.0
 
 
-@dataclass(frozen=True, kw_only=True)
-class Paused(Event):
-    kind: ClassVar[str] = "paused"
+class Paused(Event, kind="paused"):
     paused: bool
 
 
-@dataclass(frozen=True, kw_only=True)
-class Warning_(Event):
-    kind: ClassVar[str] = "warning"
+class Warning_(Event, kind="warning"):
     message: str
     work: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
-class Throttled(Event):
+class Throttled(Event, kind="throttle"):
     """The API rate-limited the key (429): fewer calls in flight for a while, or the limit lifted."""
 
-    kind: ClassVar[str] = "throttle"
     throttled: bool
     limit: int | None = None  # calls allowed in flight while throttled
     wait_seconds: float = 0.0  # no new call starts before this wait is over
     reason: str = ""
 
 
-@dataclass(frozen=True, kw_only=True)
-class BatchState(AtStep):
+class BatchState(AtStep, kind="batch"):
     """A step's loss-judge (or reduce) calls sent as one Message Batch (`--batch`): where it stands."""
 
-    kind: ClassVar[str] = "batch"
     purpose: str  # loss or reduce
     batch_id: str
     state: str  # submitted, in_progress, ended, resumed
@@ -349,11 +314,9 @@ class BatchState(AtStep):
     canceled: int = 0
 
 
-@dataclass(frozen=True, kw_only=True)
-class HistoryAction(Event):
+class HistoryAction(Event, kind="history"):
     """A person changed the pool's history after the fact (revert, reset) from `skilltui review`."""
 
-    kind: ClassVar[str] = "history"
     action: str
     target: str
     before: str
@@ -362,12 +325,10 @@ class HistoryAction(Event):
     by: str = "human"
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunFinished(Event):
+class RunFinished(Event, kind="run_finished"):
     """The run ended. `status`: finished; stopped (a limit or a person stopped it between stages);
     interrupted (cancelled mid-stage: calls in flight were dropped); failed (`reason` says why)."""
 
-    kind: ClassVar[str] = "run_finished"
     status: str
     reason: str = ""
     epochs_done: int = 0

@@ -98,6 +98,36 @@ def change(view: RunView, before: StepKey, after: StepKey) -> tuple[float, float
     )
 
 
+def settled(step: StepView) -> bool:
+    """Whether a step's losses are all in: it finished, or every work it scheduled scored or failed.
+
+    Only a settled step can stand as the "after" of a change: the works a live step has not
+    scored yet would otherwise be left out of it without anyone saying so.
+    """
+    return step.finished or (bool(step.works) and set(step.works) <= set(step.losses) | step.failed)
+
+
+def next_changes(view: RunView, *, finished_only: bool = False) -> dict[StepKey, tuple[float, float, int]]:
+    """Per step with losses: `change()` from it to the next settled step (mean before, after, works).
+
+    This is what a micro-step that learned from a step is credited with: the next step is
+    the first written with the notes it left. A step with no later settled step, or none
+    that scored a work in common, has no entry. The backward prompt, written while its step
+    runs, takes that step as soon as its losses are in; `finished_only` waits for the next
+    step to finish (what `review` shows of a run another process may be training).
+    """
+    scored = [key for key, step in view.steps.items() if step.losses]
+    done = (lambda step: step.finished) if finished_only else settled
+    after = [key for key in scored if done(view.steps[key])]
+    changes: dict[StepKey, tuple[float, float, int]] = {}
+    for key in scored:
+        later = [k for k in after if k > key]
+        moved = change(view, key, min(later)) if later else None
+        if moved is not None:
+            changes[key] = moved
+    return changes
+
+
 # -- progress ----------------------------------------------------------------------------
 
 

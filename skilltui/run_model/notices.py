@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..words import counted
 from . import events as ev
 from .view import batch_text
 
@@ -25,7 +26,7 @@ def notice_of(event: ev.Event) -> Notice | None:
             return Notice(f"{event.stage} {where} failed: {event.error}", "error")
         case ev.MicroStepSkipped():
             return Notice(
-                f"{event.label or f'group {event.group}'}: skipped after {event.attempts} failed attempt(s), "
+                f"{event.label or f'group {event.group}'}: skipped after {counted(event.attempts, 'failed attempt')}, "
                 f"the pool stays as it was ({event.reason})",
                 "warning",
             )

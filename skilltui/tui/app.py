@@ -32,6 +32,7 @@ from textual.events import Key
 from textual.screen import Screen
 from textual.worker import Worker
 
+from ..components import app_keys
 from ..components.confirm import ConfirmScreen
 from ..run_model.driver import Backend, OpenedRun, Outcome, RunDriver
 from ..run_model.parse import read_run
@@ -39,7 +40,7 @@ from ..run_model.summary import summarise
 from ..signals import exit_code, name_of
 from . import themes
 from .commands import WorkCommands, copy_run_path, training_commands
-from .main_screen import MAIN_CSS, MainScreen
+from .main_screen import MAIN_CSS, PANES, MainScreen
 from .pool_reader import PoolReader
 from .reviewer import ReviewRouting, ScreenReviewer
 from .screens.help import HelpScreen
@@ -58,16 +59,14 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
     TITLE = "skilltui"
     CSS = MAIN_CSS
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
+        app_keys.QUIT,
         Binding("p", "pause", "Pause"),
         Binding("p", "resume", "Resume"),
         Binding("v", "open_review", "Review"),
-        Binding("question_mark", "help", "Help"),
-        Binding("t", "toggle_theme", "Theme", show=False),
-        Binding("1", "show_pane('output')", "Output", show=False),
-        Binding("2", "show_pane('report')", "Report", show=False),
-        Binding("3", "show_pane('pool')", "Pool", show=False),
-        Binding("4", "show_pane('commits')", "Commits", show=False),
+        app_keys.HELP,
+        app_keys.THEME,
+        # 1 to 4 show the panes in their tabs' order, so a key cannot point at a pane that moved.
+        *(Binding(str(n), f"show_pane('{pane}')", pane.title(), show=False) for n, pane in enumerate(PANES, 1)),
         Binding("left_square_bracket", "report_step(-1)", "Earlier report", show=False),
         Binding("right_square_bracket", "report_step(1)", "Later report", show=False),
     ]

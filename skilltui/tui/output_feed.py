@@ -12,6 +12,7 @@ from pathlib import Path
 from ..commits import SIGNS
 from ..run_model import events as ev
 from ..run_model.view import RunView
+from ..words import counted
 from .output import OUTPUT_LIMIT, KeptTranscripts, OutputBuffer
 
 
@@ -106,7 +107,8 @@ class OutputFeed:
                 label = e.label or f"group {e.group}"
                 self._say(
                     self._targets(None, e.group, e.epoch, e.step),
-                    f"⊘ {label}: skipped after {e.attempts} failed attempt(s), the pool stays as it was ({e.reason})",
+                    f"⊘ {label}: skipped after {counted(e.attempts, 'failed attempt')}, "
+                    f"the pool stays as it was ({e.reason})",
                 )
             case ev.DecisionMade():
                 note = f": {e.note}" if e.note else ""

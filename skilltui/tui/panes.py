@@ -126,7 +126,7 @@ class DiskPanes(Screen):
     async def _load_note(self, path: str) -> None:
         text = await asyncio.to_thread(self.reader.note, path)
         with self._alive():
-            self.query_one(NoteView).show(path, text)
+            self.query_one(NoteView).show_note(path, text)
 
     @on(CommitList.CommitChosen)
     def _commit_chosen(self, message: CommitList.CommitChosen) -> None:

@@ -1,9 +1,11 @@
 """Reading the pool for the panes: notes, commits and one commit's patch, off the event loop.
 
 Every method here blocks (git runs as a subprocess, notes are files), so the app only
-calls them through `asyncio.to_thread`. The reader has its own `PoolGit` and a lock, so a
-read that the app abandoned (the person moved on) can never share a repository handle with
-the next one, nor with the engine, which keeps its own.
+calls them through `asyncio.to_thread`. It reads git through `PoolGit` and the notes through
+`formats.NoteHeaders`, never the engine's `Pool` (whose writes are the engine's alone). It
+has its own `PoolGit`, header cache and lock, so a read that the app abandoned (the person
+moved on) can never share a repository handle with the next one, nor with the engine,
+which keeps its own.
 
 Only reads that never take git's index lock are used (the log, objects, `git diff` between
 commits), so a pane refreshing while the backward agent commits cannot make that commit
@@ -19,7 +21,8 @@ from pathlib import Path
 import git
 
 from ..commits import Commit
-from ..engine.pool import Pool
+from ..formats import NoteHeaders
+from ..pool_git import PoolGit
 
 COMMIT_LIMIT = 500
 
@@ -36,12 +39,13 @@ class PoolView:
 class PoolReader:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self._pool: Pool | None = None
+        self._pool: PoolGit | None = None
+        self._headers = NoteHeaders(self.root)
         self._lock = threading.Lock()
 
-    def _repo(self) -> Pool:
+    def _repo(self) -> PoolGit:
         if self._pool is None:
-            self._pool = Pool(self.root)
+            self._pool = PoolGit(self.root)
         return self._pool
 
     def read(self) -> PoolView:
@@ -51,7 +55,7 @@ class PoolReader:
             if not pool.has_commit():
                 return PoolView()
             try:
-                notes = pool.headers()
+                notes = self._headers.read()
             except FileNotFoundError:
                 # A note vanished between listing and reading: a reset is under way. The
                 # PoolChanged event that follows it asks for a fresh read.

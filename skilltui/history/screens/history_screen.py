@@ -12,7 +12,6 @@ terminal watches commits arrive; a selection on the newest commit follows the ne
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from textual import on, work
@@ -26,23 +25,14 @@ from ...components.commit_list import CommitList
 from ...components.confirm import ConfirmScreen
 from ...components.diff_screen import DiffScreen
 from ...components.run_header import RunHeader
-from ...engine.run import Run, is_locked
+from ...run_model.reading import Run, marks
+from ...words import counted
 from .. import operations
 from ..evidence import evidence_markdown
 from ..records import Commit, History, commit_patch, load_history, range_patch, search_text
 from ..widgets.search_bar import SearchBar
 from ..widgets.status_line import StatusLine
 from .evidence_screen import EvidenceScreen
-
-
-def fingerprint(run: Run) -> tuple[Any, ...]:
-    """What changes whenever the history the screen shows could have changed; cheap enough to poll."""
-    pool = run.pool
-    try:
-        size = os.stat(run.events_path).st_size
-    except OSError:
-        size = -1
-    return pool.head(), pool.kept_refs(), size, is_locked(run.root)
 
 
 class HistoryScreen(Screen):
@@ -123,14 +113,14 @@ class HistoryScreen(Screen):
 
     @work(thread=True, exclusive=True, group="load")
     def load(self, select: str | None = None) -> None:
-        mark = fingerprint(self.run)
+        mark = marks(self.run)
         history = load_history(self.run)
         self.app.call_from_thread(self.apply, history, mark, select)
 
     @work(thread=True, exclusive=True, group="poll")
     def check_for_changes(self) -> None:
         """Reload when training (or another reviewer) moved the pool or wrote events."""
-        mark = fingerprint(self.run)
+        mark = marks(self.run)
         if mark != self._fingerprint and self._fingerprint is not None:
             history = load_history(self.run)
             self.app.call_from_thread(self.apply, history, mark, None)
@@ -291,7 +281,7 @@ class HistoryScreen(Screen):
         self.render_list(shown[0].sha if shown else None)
         hidden = len(matches) - len(shown)
         extra = f" ({hidden} more among dropped commits: press a)" if hidden else ""
-        self.say(f"{len(shown)} commit(s) mention {query!r}{extra}; esc shows all")
+        self.say(f"{query!r} is in {counted(len(shown), 'commit')}{extra}; esc shows all")
 
     def action_clear_search(self) -> None:
         if self.query_text is None:
@@ -349,7 +339,7 @@ class HistoryScreen(Screen):
             return
         newer = [c.sha for c in self.history.in_history].index(commit.sha) if commit.in_history else None
         dropped = (
-            f"The {newer} commit(s) after it leave the pool's history"
+            f"The {counted(newer, 'commit')} after it will leave the pool's history"
             if newer is not None
             else "The pool moves to this dropped commit"
         )
@@ -374,6 +364,6 @@ class HistoryScreen(Screen):
             self.app.call_from_thread(self.say, f"{action} refused: {exc}", error=True)
             return
         self.app.call_from_thread(self.say, done.message)
-        mark = fingerprint(self.run)
+        mark = marks(self.run)
         history = load_history(self.run)
         self.app.call_from_thread(self.apply, history, mark, done.after)

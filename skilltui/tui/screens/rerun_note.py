@@ -11,29 +11,22 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from ...components.dialog import Dialog
 
-class RerunNoteScreen(ModalScreen[str | None]):
+
+class RerunNoteScreen(Dialog[str | None]):
     """Dismisses with the note (maybe empty) on Enter, or None on Escape (no rerun)."""
 
     DEFAULT_CSS = """
-    RerunNoteScreen {
-        align: center middle;
-        background: $background 60%;
-    }
     RerunNoteScreen > Vertical {
         width: 80;
         max-width: 95%;
-        height: auto;
         border: thick $accent;
-        background: $panel;
-        padding: 1 2;
     }
     RerunNoteScreen #title { text-style: bold; }
     RerunNoteScreen #hint { color: $text-muted; margin-bottom: 1; }
-    RerunNoteScreen #keys { color: $text-accent; margin-top: 1; }
     RerunNoteScreen Input > .input--placeholder { color: $foreground-muted; }  /* text: 4.5:1, like the rest */
     """
 

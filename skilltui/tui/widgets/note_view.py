@@ -2,16 +2,15 @@
 
 A note's front matter is YAML for the linter and the prompts; a person wants the one-line
 description as a lead and the body as prose, so the front matter is lifted out here
-rather than rendered as a stray horizontal rule.
+rather than rendered as a stray horizontal rule. The note is drawn the way a loss report is
+(a `ReportView`: Rich's markdown in one scrolling pane), so the Pool and Report panes read
+alike and share one way of showing text that only redraws when it changed.
 """
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.widgets import Markdown
-
-from ...engine.pool import parse_note
+from ...formats import parse_note
+from .report_view import ReportView
 
 
 def note_markdown(path: str, text: str) -> str:
@@ -25,36 +24,16 @@ def note_markdown(path: str, text: str) -> str:
     return f"### {path}\n\n> {description}\n\n{body.strip()}\n"
 
 
-class NoteView(VerticalScroll, can_focus=True):
-    """The selected note, or a hint when none is selected."""
-
-    DEFAULT_CSS = """
-    NoteView {
-        background: $surface;
-        padding: 0 1;
-    }
-    NoteView > Markdown {
-        background: $surface;
-        margin: 0;
-        padding: 0;
-    }
-    """
+class NoteView(ReportView):
+    """The selected note, or a hint when none is selected; drawn the way a loss report is."""
 
     HINT = "*Choose a note in the tree to read it.*"
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
+        super().__init__(self.HINT, **kwargs)
         self.path: str | None = None
-        self._markdown = self.HINT
 
-    def compose(self) -> ComposeResult:
-        yield Markdown(self._markdown, open_links=False)
-
-    def show(self, path: str | None, text: str) -> None:
+    def show_note(self, path: str | None, text: str) -> None:
         """Show note `path` with its file text; `None` goes back to the hint."""
-        markdown = self.HINT if path is None else note_markdown(path, text)
         self.path = path
-        if markdown == self._markdown:
-            return
-        self._markdown = markdown
-        self.query_one(Markdown).update(markdown)
+        self.show(self.HINT if path is None else note_markdown(path, text))

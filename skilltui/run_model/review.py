@@ -1,0 +1,75 @@
+"""The review protocol: what a reviewer is asked about one micro-step, and what it answers.
+
+The engine awaits `reviewer.review(request)` after a backward micro-step passed its checks
+and acts on the `Decision` it returns (approve, rerun, rollback). `--auto` plugs in the
+engine's `AutoReviewer`; the live app plugs in a person through its review screen.
+
+These types live in the run model, not the engine, because they are the one place where
+an interface talks back to training: the app builds a `Decision` and reads a
+`ReviewRequest`, and it reaches the engine only through the run model and its driver
+(an import-linter contract, pyproject.toml). Like the events, they are plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+Action = Literal["approve", "rerun", "rollback"]
+ACTIONS: tuple[Action, ...] = ("approve", "rerun", "rollback")
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """What `--gate` found: mean validation loss before and after the micro-step, and its advice."""
+
+    before: float | None
+    after: float | None
+    works: int
+    tolerance: float
+    advice: Literal["keep", "rollback", "none"]
+    reason: str
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """Everything a reviewer needs to judge one micro-step, with no need to open the run."""
+
+    run_dir: Path
+    epoch: int
+    step: int
+    group: int
+    attempt: int
+    label: str
+    works: list[str]
+    before: str
+    after: str
+    subject: str
+    patch: str
+    evidence: str
+    reports: dict[str, str]
+    lint_ok: bool
+    lint_problems: list[str]
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    message: str = ""
+    gate: GateVerdict | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    by: Literal["human", "auto"]
+    note: str = ""
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise ValueError(f"unknown review action {self.action!r}; expected one of {ACTIONS}")
+
+
+class Reviewer(Protocol):
+    async def review(self, request: ReviewRequest) -> Decision: ...
