@@ -209,7 +209,7 @@ async def test_every_colour_pair_of_the_history_app_is_readable(theme, make_work
         await pilot.pause()
         findings += scan(app, "search box")
         await pilot.press(*"train", "enter")
-        await wait_for(pilot, lambda: "mention" in str(status(app).message))
+        await wait_for(pilot, lambda: " is in " in str(status(app).message))
         findings += scan(app, "search results")
         await pilot.press("escape", "R")  # reset to HEAD: refused, on the status line
         await wait_for(pilot, lambda: status(app).has_class("-error"))
