@@ -93,22 +93,7 @@ def test_the_eta_waits_for_evidence_then_sums_what_is_left_from_this_runs_durati
             stage("reduce", "finished", 16, group=1, seconds=4),
             stage("backward", "started", 16, group=1),
             stage("backward", "finished", 22, group=1, seconds=6),
-            ev.MicroStep(
-                epoch=0,
-                step=0,
-                group=1,
-                attempt=1,
-                label="m1",
-                before="b0",
-                after="c1",
-                subject="s",
-                added=["scene/a.md"],
-                changed=[],
-                removed=[],
-                lint_ok=True,
-                patch="",
-                time=at(22),
-            ),
+            first_commit(at(22)),
             ev.ReviewRequested(epoch=0, step=0, group=1, attempt=1, label="m1", before="b0", after="c1", time=at(22)),
         ]
     )
@@ -126,26 +111,31 @@ def test_the_eta_waits_for_evidence_then_sums_what_is_left_from_this_runs_durati
     assert left.step == pytest.approx(6.0) and left.run == pytest.approx(40.0)
 
 
+def first_commit(time: str) -> ev.MicroStep:
+    """Group 1's micro-step m1 of step 0: it added scene/a.md, taking the pool from b0 to c1."""
+    return ev.MicroStep(
+        epoch=0,
+        step=0,
+        group=1,
+        attempt=1,
+        label="m1",
+        before="b0",
+        after="c1",
+        subject="s",
+        added=["scene/a.md"],
+        changed=[],
+        removed=[],
+        lint_ok=True,
+        patch="",
+        time=time,
+    )
+
+
 def full_run() -> list[ev.Event]:
     return first_step() + [
         stage("loss", "finished", 12, work="b", seconds=2),
         ev.Loss(epoch=0, step=0, work="b", loss=0.4, scores={}, report="b0.md", time=at(12)),
-        ev.MicroStep(
-            epoch=0,
-            step=0,
-            group=1,
-            attempt=1,
-            label="m1",
-            before="b0",
-            after="c1",
-            subject="s",
-            added=["scene/a.md"],
-            changed=[],
-            removed=[],
-            lint_ok=True,
-            patch="",
-            time=at(20),
-        ),
+        first_commit(at(20)),
         ev.DecisionMade(
             decision="approve", by="auto", epoch=0, step=0, group=1, attempt=1, before="b0", after="c1", time=at(20)
         ),
