@@ -9,11 +9,11 @@ from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, w
 from skilltui.agents.base import FatalBackendError
 from skilltui.agents.offline import OfflineBackend
 from skilltui.components.confirm import ConfirmScreen
+from skilltui.components.help import HelpScreen
 from skilltui.engine import events as ev
 from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool
 from skilltui.tui.app import TrainingApp
-from skilltui.tui.screens.help import HelpScreen
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.tui.widgets.live_output import LiveOutput

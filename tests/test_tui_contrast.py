@@ -29,10 +29,9 @@ from skilltui.components.commit_detail import CommitDetail
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.diff_screen import DiffScreen
+from skilltui.components.help import HelpScreen
 from skilltui.history.app import ReviewApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
-from skilltui.history.screens.help_screen import ReviewHelpScreen
-from skilltui.tui.screens.help import HelpScreen
 from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
 from skilltui.tui.widgets.live_output import LiveOutput
 
@@ -203,7 +202,7 @@ async def test_every_colour_pair_of_the_history_app_is_readable(theme, make_work
         await pilot.pause()
         findings += scan(app, "evidence")
         await pilot.press("escape", "question_mark")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReviewHelpScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         findings += scan(app, "help", dialog())
         await pilot.press("escape", "slash")
         await pilot.pause()

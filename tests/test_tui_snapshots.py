@@ -12,7 +12,7 @@ import pytest
 from test_tui_support import make_app, wait_for, wait_for_review
 
 from skilltui.components.commit_list import CommitList
-from skilltui.tui.screens.help import HelpScreen
+from skilltui.components.help import HelpScreen
 
 SNAPSHOT_SIZE = (120, 36)
 SMALLEST = (80, 24)  # the smallest supported size (README, "Sizes")

@@ -9,13 +9,13 @@ from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.widget import Widget
 
+from skilltui.components import keymap
 from skilltui.components.commit_list import CommitList
 from skilltui.components.diff_view import DiffView
 from skilltui.engine.pool import Pool, render_note
 from skilltui.pool_git import split_patch
 from skilltui.run_model.figures import Mean
 from skilltui.tui.app import TrainingApp
-from skilltui.tui.keys import KEYMAP, keymap_markdown
 from skilltui.tui.main_screen import MainScreen
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
@@ -251,23 +251,65 @@ def bound_keys(bindings) -> set[str]:
     return {key.strip() for b in bindings for key in b.key.split(",")}
 
 
-def test_every_key_in_the_key_map_is_bound_where_it_says():
-    names = {"?": "question_mark", "[": "left_square_bracket", "]": "right_square_bracket", "esc": "escape"}
-    names |= {"pgup": "pageup", "pgdn": "pagedown"}
-    app_keys = bound_keys(TrainingApp.BINDINGS) | bound_keys(MainScreen.BINDINGS) | {"ctrl+p", "tab", "up", "down"}
-    # The diff keeps the scrolling keys of the scroll view it is; the screen adds the rest.
-    review_keys = bound_keys(ReviewScreen.BINDINGS) | bound_keys(DiffView.BINDINGS)
-    for screen, keys, _ in KEYMAP:
-        # "a / b" lists alternatives; a "/" on its own is the slash key.
-        tokens = ["slash"] if keys == "/" else [k.strip(",") for k in keys.split() if k != "/"]
-        for key in tokens:
-            key = names.get(key, key)
-            assert key in (app_keys if screen == "main" else review_keys), (screen, key)
+# How the key map writes a key, and Textual's name for it.
+KEY_NAMES = {"?": "question_mark", "[": "left_square_bracket", "]": "right_square_bracket", "esc": "escape"}
+KEY_NAMES |= {"pgup": "pageup", "pgdn": "pagedown", "/": "slash"}
 
 
-def test_the_readme_carries_the_key_map_and_the_screenshots():
+def shown_keys(keys: str) -> list[str]:
+    """The keys a row shows, by Textual's names: "a / b" lists alternatives, a "/" alone is the slash key."""
+    if keys == "/":
+        return ["slash"]
+    words = keys.replace(",", " ").split()
+    return [KEY_NAMES.get(k, k) for k in words if k not in ("/", "then", "arrows")]
+
+
+def mentioned_keys(text: str) -> set[str]:
+    """Every key a row's text names, by Textual's names (its keys and the keys its words mention)."""
+    words = {w.strip(",;:()") for w in text.split()}
+    return words | {KEY_NAMES.get(w, w) for w in words}
+
+
+# Who binds each owner's rows, and the keys a widget or Textual binds on that screen.
+LIVE_OWNERS = {"train": TrainingApp, "review": ReviewScreen}
+
+
+def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_binds():
+    from skilltui.history.app import ReviewApp
+    from skilltui.history.screens.history_screen import HistoryScreen
+
+    owners = LIVE_OWNERS | {"history": HistoryScreen, "review app": ReviewApp}
+    for row in keymap.KEYMAP:
+        if row.binds:
+            assert all(b in owners[row.owner].BINDINGS for b in row.binds), row
+        # A hidden binding still has a row that says what it does.
+        for key in bound_keys(row.binds):
+            assert key in mentioned_keys(f"{row.keys} {row.what}"), (row.keys, key)
+    assert sum(len(r.binds) for r in keymap.KEYMAP) == sum(len(keymap.bindings(o)) for o in owners)
+
+
+def test_every_key_the_key_map_shows_is_bound_on_its_screen():
+    from skilltui.components.commit_list import CommitList as List
+    from skilltui.history.app import ReviewApp
+    from skilltui.history.screens.history_screen import HistoryScreen
+
+    # The works table and Textual bind the arrows, tab and the palette; the diff keeps the
+    # scrolling keys of the scroll view it is; the commit list binds its own moves.
+    bound = {
+        "main": bound_keys([*TrainingApp.BINDINGS, *MainScreen.BINDINGS]) | {"ctrl+p", "tab", "up", "down"},
+        "review": bound_keys([*ReviewScreen.BINDINGS, *DiffView.BINDINGS]),
+        "history": bound_keys([*ReviewApp.BINDINGS, *HistoryScreen.BINDINGS, *List.BINDINGS]),
+    }
+    for row in keymap.KEYMAP:
+        for key in shown_keys(row.keys):
+            assert key in bound[row.screen], (row.screen, key)
+    assert {"1", "2", "3", "4"} <= bound["main"]
+
+
+def test_the_readme_carries_the_key_maps_and_the_screenshots():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert keymap_markdown() in readme
+    assert keymap.keymap_markdown() in readme
+    assert keymap.key_table("history") in readme
     for picture in ("docs/app.svg", "docs/review.svg"):
         assert picture in readme and (ROOT / picture).is_file()
 

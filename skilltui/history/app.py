@@ -2,35 +2,19 @@
 
 Run it on its own with `python -m skilltui review RUN`. It reads the run through
 `records` and changes it only through `operations`, so everything it shows or does is
-also available (and tested) without a terminal. Its keys are `REVIEW_KEYS`, the table the
-help screen (`?`) and the README show; a key a person knows from the live app (`t`, `?`,
-`q`) does the same here.
+also available (and tested) without a terminal. Its keys are the `history` rows of
+`components.keymap`, the table its screens bind and its help (`?`) and the README show; a
+key a person knows from the live app (`t`, `?`, `q`) does the same here.
 """
 
 from __future__ import annotations
 
 from textual.app import App
 
-from ..components import app_keys
+from ..components import keymap
+from ..components.help import HelpScreen
 from ..run_model.reading import Run
-from .screens.help_screen import ReviewHelpScreen
 from .screens.history_screen import HistoryScreen
-
-# (keys, what they do): what `?` shows and the README's table; a test checks each is bound.
-REVIEW_KEYS: tuple[tuple[str, str], ...] = (
-    ("j / k, arrows", "move through the commits"),
-    ("g g / G", "the newest / the oldest commit"),
-    ("enter", "the selected commit's diff (n / N next and previous note, esc back)"),
-    ("e", "the evidence its micro-step acted on: loss reports, summary, reads"),
-    ("/", "search commit messages and the notes they touched (esc clears)"),
-    ("space, d", "mark a commit, then diff it against the selected one"),
-    ("a", "show dropped commits too (reruns, roll backs, resets)"),
-    ("u", "revert the selected commit with an inverse commit (asks y)"),
-    ("R", "reset the pool to the selected commit; the old head stays kept (asks y)"),
-    ("t", "switch between the dark and the light theme"),
-    ("?", "this help"),
-    ("q", "quit"),
-)
 
 
 class ReviewApp(App):
@@ -42,7 +26,7 @@ class ReviewApp(App):
     CSS = """
     Footer FooterKey.-command-palette { border-left: vkey $panel-lighten-2; }
     """
-    BINDINGS = [app_keys.QUIT, app_keys.HELP, app_keys.THEME]
+    BINDINGS = keymap.bindings("review app")
 
     def __init__(self, run: Run, poll: float | None = 2.0) -> None:
         super().__init__()
@@ -55,8 +39,8 @@ class ReviewApp(App):
         self.push_screen(HistoryScreen(self.run_folder, self.poll))
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, ReviewHelpScreen):
-            self.push_screen(ReviewHelpScreen(REVIEW_KEYS))
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen("skilltui review keys", ("history",)))
 
     def action_toggle_theme(self) -> None:
         """The live app's `t`: its dark and light themes, remembered for the next start of either app."""

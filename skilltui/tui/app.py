@@ -32,8 +32,9 @@ from textual.events import Key
 from textual.screen import Screen
 from textual.worker import Worker
 
-from ..components import app_keys
+from ..components import keymap
 from ..components.confirm import ConfirmScreen
+from ..components.help import HelpScreen
 from ..run_model.driver import Backend, OpenedRun, Outcome, RunDriver
 from ..run_model.parse import read_run
 from ..run_model.summary import summarise
@@ -43,10 +44,10 @@ from .commands import WorkCommands, copy_run_path, training_commands
 from .main_screen import MAIN_CSS, PANES, MainScreen
 from .pool_reader import PoolReader
 from .reviewer import ReviewRouting, ScreenReviewer
-from .screens.help import HelpScreen
 from .stop_signals import StopSignals
 
 HINT_SEEN = "hint-seen"
+INTRO = "Every micro-step waits for your review: a approves, r reruns, u rolls back."
 
 
 def hint_seen_path() -> Path:
@@ -59,16 +60,9 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
     TITLE = "skilltui"
     CSS = MAIN_CSS
     BINDINGS = [
-        app_keys.QUIT,
-        Binding("p", "pause", "Pause"),
-        Binding("p", "resume", "Resume"),
-        Binding("v", "open_review", "Review"),
-        app_keys.HELP,
-        app_keys.THEME,
+        *keymap.bindings("train"),
         # 1 to 4 show the panes in their tabs' order, so a key cannot point at a pane that moved.
         *(Binding(str(n), f"show_pane('{pane}')", pane.title(), show=False) for n, pane in enumerate(PANES, 1)),
-        Binding("left_square_bracket", "report_step(-1)", "Earlier report", show=False),
-        Binding("right_square_bracket", "report_step(1)", "Later report", show=False),
     ]
     COMMANDS = App.COMMANDS | {WorkCommands}
 
@@ -235,7 +229,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen("skilltui keys", ("main", "review"), INTRO))
 
     def action_copy_run_path(self) -> None:
         copy_run_path(self)

@@ -16,10 +16,10 @@ from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
+from ...components import keymap
 from ...components.commit_detail import CommitDetail
 from ...components.commit_list import CommitList
 from ...components.confirm import ConfirmScreen
@@ -50,21 +50,8 @@ class HistoryScreen(Screen):
     }
     """
 
-    # The keys that act on a commit. Typing in the search box never reaches them: the box
-    # takes its letters first. `t` is the theme here as in the live app, so revert is `u`
-    # (undo the commit) and reset is `R`; `g g` and `G` move to the top and the bottom.
-    BINDINGS = [
-        Binding("enter", "open_diff", "Diff"),
-        Binding("e", "evidence", "Evidence"),
-        Binding("space", "mark", "Mark", show=False),
-        Binding("d", "diff_marked", "Diff marked", show=False),
-        Binding("slash", "search", "Search"),
-        Binding("u", "revert", "Revert"),
-        Binding("R", "reset", "Reset to"),
-        Binding("a", "toggle_all", "Dropped too", show=False),
-        Binding("escape", "clear_search", "Clear search", show=False),
-        Binding("r", "reload", "Reload", show=False),
-    ]
+    # The keys that act on a commit, from the one key map that the help and the README show.
+    BINDINGS = keymap.bindings("history")
 
     def __init__(self, run: Run, poll: float | None = 2.0) -> None:
         super().__init__()

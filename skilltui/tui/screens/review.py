@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
 
 from ...commits import parse_body
+from ...components import keymap
 from ...components.confirm import ConfirmScreen
 from ...components.diff_view import DiffView
 from ...run_model.review import Decision, ReviewRequest
@@ -177,16 +177,7 @@ class ReviewScreen(Screen[Decision | None]):
     ReviewScreen Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2; }
     """
 
-    BINDINGS = [
-        Binding("a", "approve", "Approve"),
-        Binding("r", "rerun", "Rerun…"),
-        Binding("u", "rollback", "Roll back…"),
-        Binding("escape", "later", "Later"),
-        Binding("left_square_bracket", "evidence(-1)", "Evidence", show=False),
-        Binding("right_square_bracket", "evidence(1)", "Next evidence", show=False),
-        Binding("tab", "switch_pane", "Diff/evidence", show=False),
-        Binding("question_mark", "app.help", "Help"),
-    ]
+    BINDINGS = keymap.bindings("review")
 
     def __init__(self, request: ReviewRequest) -> None:
         super().__init__()

@@ -1,4 +1,7 @@
-"""The help screen: the key map, made from the same table as the docs (`tui/keys.py`).
+"""`?` in either app: its screens' keys, made from the same table as the bindings and the README (`keymap`).
+
+Both apps show the same dialog (same frame, same keys to close it) with their own screens'
+rows in it, so `?` looks and closes the same in `skilltui train` and `skilltui review`.
 
 One row per key, the key in a fixed column and what it does wrapping beside it, so a
 long line stays readable on a narrow terminal. The whole map fits a 120x40 terminal; on a
@@ -14,9 +17,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..keys import KEYMAP
+from .keymap import SCREENS, rows
 
-SCREENS = (("main", "Main screen"), ("review", "Review screen"))
 CLOSED = "esc or ? closes this help"
 
 
@@ -43,7 +45,7 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen .title { color: $text-primary; text-style: bold; }
     HelpScreen .screen { text-style: bold underline; margin-top: 1; }
     HelpScreen .row { height: auto; }
-    HelpScreen .key { width: 14; padding-left: 2; color: $text-accent; text-style: bold; }
+    HelpScreen .key { width: 16; padding-left: 2; color: $text-accent; text-style: bold; }
     HelpScreen .what { width: 1fr; }
     HelpScreen #help-foot {
         dock: bottom;
@@ -60,6 +62,12 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "close", "Close", show=False),
     ]
 
+    def __init__(self, title: str, screens: tuple[str, ...], intro: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.screens = screens
+        self.intro = intro
+
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(CLOSED, id="help-foot", markup=False)
@@ -67,16 +75,17 @@ class HelpScreen(ModalScreen[None]):
                 yield from self.body()
 
     def body(self) -> ComposeResult:
-        """What scrolls inside the frame: the live app's keys (the review app's help gives its own)."""
-        yield Static("skilltui keys", classes="title")
-        yield Static("Every micro-step waits for your review: a approves, r reruns, u rolls back.")
-        for screen, title in SCREENS:
-            yield Static(title, classes="screen")
-            for where, keys, what in KEYMAP:
-                if where == screen:
-                    with Horizontal(classes="row"):
-                        yield Static(keys, classes="key", markup=False)
-                        yield Static(what, classes="what", markup=False)
+        """What scrolls inside the frame: the title, the intro, then each screen's keys under its name."""
+        yield Static(self.title_text, classes="title", markup=False)
+        if self.intro:
+            yield Static(self.intro, markup=False)
+        for screen in self.screens:
+            if len(self.screens) > 1:
+                yield Static(SCREENS[screen], classes="screen", markup=False)
+            for row in rows(screen):
+                with Horizontal(classes="row"):
+                    yield Static(row.keys, classes="key", markup=False)
+                    yield Static(row.what, classes="what", markup=False)
 
     def on_mount(self) -> None:
         keys = self.query_one("#help-keys", VerticalScroll)
