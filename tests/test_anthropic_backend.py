@@ -228,7 +228,7 @@ async def test_agent_writes_with_the_editor_tool_and_echoes_thinking_unchanged(
     assert result.turns == 4
     assert sandbox.reads == ["dialogue/subtext.md"]
     assert [t[0] for t in tools_seen] == ["view", "create", "str_replace", "insert"]
-    assert all(t[2] for t in tools_seen)
+    assert all(error is None for _, _, error in tools_seen)
 
     requests = server.messages_requests
     assert len(requests) == 4
@@ -315,13 +315,13 @@ async def test_refused_tool_calls_go_back_as_error_results(server: FakeAnthropic
     assert "does not exist" in results[2]["content"]
     assert "unknown tool" in results[3]["content"]
     assert not (roots["pool"] / "x.md").exists()
-    assert [(r[0], r[2]) for r in reported] == [
+    assert [(r[0], r[2] is None) for r in reported] == [
         ("view", False),
         ("create", False),
         ("str_replace", False),
         ("bash", False),
     ]
-    assert all(r[3] for r in reported)
+    assert all(error for _, _, error in reported)  # each refusal says why
     assert result.text == "I could not."
 
 

@@ -95,7 +95,7 @@ def test_every_path_a_prompt_names_opens_in_that_roles_sandbox(tmp_path, make_wo
     for prompts in backend.text_prompts.values():
         assert all(str(run.root) not in p for p in prompts)
     # No tool call of the run was refused either.
-    assert [e for e in read_events(run.events_path) if e["kind"] == "tool" and not e["ok"]] == []
+    assert [e for e in read_events(run.events_path) if e["kind"] == "tool" and e["error"] is not None] == []
 
 
 def test_a_relative_path_that_is_missing_names_the_folder_it_looked_in(tmp_path):

@@ -100,7 +100,8 @@ async def test_agent_works_only_through_the_sandbox(
     assert episode.read_text() == "INT. ROOM - DAY\n"
     assert result.text == "Episode 1 written."
     assert sandbox.reads == ["dialogue/subtext.md"]
-    assert [(s[0], s[2]) for s in seen] == [("view", False), ("view", True), ("create", True)]
+    assert [(s[0], s[2] is None) for s in seen] == [("view", False), ("view", True), ("create", True)]
+    assert "off-limits" in seen[0][2]
     turns = main_turns(server)
     offered = set(turns[0].tool_names)
     assert OURS <= offered and "mcp__files__commit" not in offered

@@ -215,6 +215,20 @@ def test_parse_gives_back_every_event_and_refuses_unknown_shapes_clearly(tmp_pat
     assert record.unreadable == 2 and "unknown event kind 'nope'" in record.problem
 
 
+def test_an_old_tool_line_with_its_retired_ok_still_reads_and_a_field_nobody_wrote_is_refused():
+    # Written before `ok` was retired: it was always `error is None`, and now is just that.
+    refused = {"kind": "tool", "time": "t", "role": "forward", "tool": "view", "path": "a.md", "work": "w"}
+    old = parse_event({**refused, "ok": False, "error": "off-limits"})
+    assert old == ev.ToolUsed(role="forward", tool="view", path="a.md", work="w", error="off-limits", time="t")
+    assert not old.ok and parse_event({**refused, "ok": True, "error": None}).ok
+    assert "ok" not in old.to_dict()
+    with pytest.raises(EventShapeError, match="a 'tool' event has no field 'okay'"):
+        parse_event({**refused, "okay": True})
+    # Retiring is per kind: another kind with an `ok` is still refused.
+    with pytest.raises(EventShapeError, match="a 'paused' event has no field 'ok'"):
+        parse_event({**ev.Paused(paused=True).to_dict(), "ok": True})
+
+
 def test_the_console_prints_a_start_line_per_stage_and_a_heartbeat_while_calls_run():
     out = io.StringIO()
     sink = ConsoleSink(Console(file=out, force_terminal=False, width=200), now=lambda: T0 + dt.timedelta(seconds=42))

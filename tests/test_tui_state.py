@@ -62,8 +62,8 @@ def test_group_output_goes_to_every_work_of_the_group(tmp_path: Path):
 def test_tool_paths_are_shown_relative_to_the_run_and_the_pool(tmp_path: Path):
     feed = fed(
         tmp_path,
-        ev.ToolUsed(role="forward", tool="view", path=str(tmp_path / "stories" / "a.md"), ok=True, work="a"),
-        ev.ToolUsed(role="forward", tool="view", path=str(tmp_path / "memory" / "scene" / "x.md"), ok=True, work="a"),
+        ev.ToolUsed(role="forward", tool="view", path=str(tmp_path / "stories" / "a.md"), work="a"),
+        ev.ToolUsed(role="forward", tool="view", path=str(tmp_path / "memory" / "scene" / "x.md"), work="a"),
     )
     assert "▸ view stories/a.md" in feed.buffer("a").text()
     assert "▸ view scene/x.md" in feed.buffer("a").text()

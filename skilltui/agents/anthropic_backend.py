@@ -281,26 +281,23 @@ class AnthropicBackend(StreamedRequests):
         command = (_COMMANDS[name] or str(args.get("command", ""))) if known else ""
         label = command or name
         path = str(args.get("path", ""))
-        ok, error = True, None
+        error: str | None = None  # why the call was refused; it is also what the model is told
         if cut:
-            ok, output = (
-                False,
-                (
-                    "This call was cut off at the output limit before it was complete, so it was not "
-                    "run. Write in smaller pieces: create the file with a first part, then insert the rest."
-                ),
+            error = (
+                "This call was cut off at the output limit before it was complete, so it was not "
+                "run. Write in smaller pieces: create the file with a first part, then insert the rest."
             )
         elif not known:
-            ok, output = False, f"unknown tool {name!r}; use {', '.join(_COMMANDS)}"
+            error = f"unknown tool {name!r}; use {', '.join(_COMMANDS)}"
         else:
             try:
                 # Off the event loop: the commit tool runs git, and the app must not stall.
                 output = await asyncio.to_thread(sandbox.run, command, args)
             except (ToolError, ValueError, TypeError, OSError) as exc:
-                ok, output = False, str(exc) or type(exc).__name__
-        if not ok:
-            error = output
-        request.on_tool(label, path, ok, error)
+                error = str(exc) or type(exc).__name__
+        if error is not None:
+            output = error
+        request.on_tool(label, path, error)
         call.record(
             {
                 "event": "tool",
@@ -308,7 +305,7 @@ class AnthropicBackend(StreamedRequests):
                 "id": block.get("id"),
                 "name": name,
                 "input": args,
-                "ok": ok,
+                "ok": error is None,
                 "result": output,
             }
         )
@@ -317,7 +314,7 @@ class AnthropicBackend(StreamedRequests):
             "tool_use_id": block.get("id"),
             "content": redact(output, call.secrets),
         }
-        if not ok:
+        if error is not None:
             result["is_error"] = True
         return result
 

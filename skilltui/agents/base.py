@@ -104,7 +104,8 @@ class Request:
     model: str | None = None
     context: dict[str, Any] = field(default_factory=dict)
     on_delta: Callable[[str], None] = lambda text: None
-    on_tool: Callable[[str, str, bool, str | None], None] = lambda tool, path, ok, error: None
+    # (tool, path, error): error is None when the tool ran, and says why when the sandbox or the tool refused.
+    on_tool: Callable[[str, str, str | None], None] = lambda tool, path, error: None
     max_turns: int = 40
     timeout: float = 1800.0
 

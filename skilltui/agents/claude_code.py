@@ -191,9 +191,9 @@ class ClaudeCodeBackend:
                 output = await asyncio.to_thread(sandbox.run, name, dict(args, command=name))
             except (ToolError, ValueError, TypeError, OSError) as exc:
                 message = str(exc) or type(exc).__name__
-                request.on_tool(name, path, False, message)
+                request.on_tool(name, path, message)
                 return {"content": [{"type": "text", "text": message}], "is_error": True}
-            request.on_tool(name, path, True, None)
+            request.on_tool(name, path, None)
             return {"content": [{"type": "text", "text": output}]}
 
         return self._sdk.tool(name, description, schema)(handler)

@@ -178,12 +178,13 @@ class OfflineBackend:
     def _tool(self, request: Request, sandbox: Sandbox, transcript: list[dict], command: str, **args: object) -> str:
         try:
             out = sandbox.run(command, {"command": command, **args})
-            request.on_tool(command, str(args.get("path", "")), True, None)
+            request.on_tool(command, str(args.get("path", "")), None)
             transcript.append({"tool": command, "input": args, "result": out[:2000]})
             return out
         except ToolError as exc:
-            request.on_tool(command, str(args.get("path", "")), False, str(exc))
-            transcript.append({"tool": command, "input": args, "error": str(exc)})
+            error = str(exc) or type(exc).__name__
+            request.on_tool(command, str(args.get("path", "")), error)
+            transcript.append({"tool": command, "input": args, "error": error})
             raise
 
     def _forward(self, request: Request, sandbox: Sandbox, transcript: list[dict]) -> str:
@@ -199,7 +200,7 @@ class OfflineBackend:
                 continue
             note = sandbox.read_text(str(Path(ctx["pool"]) / path))
             transcript.append({"tool": "view", "input": {"path": path}, "result": note[:2000]})
-            request.on_tool("view", path, True, None)
+            request.on_tool("view", path, None)
             read += 1
             learned = moves_taught(note)
             moves |= learned
@@ -279,7 +280,7 @@ class OfflineBackend:
         def read(path: str) -> str:
             text = sandbox.read_text(path)
             transcript.append({"tool": "view", "input": {"path": path}, "result": text[:2000]})
-            request.on_tool("view", path, True, None)
+            request.on_tool("view", path, None)
             return text
 
         return offline_backward.backward(request, sandbox, tool, read)

@@ -154,8 +154,8 @@ class Context:
         def on_delta(text: str) -> None:
             self.bus.emit(ev.Delta(role=role, text=text, **where))
 
-        def on_tool(tool: str, path: str, ok: bool, error: str | None) -> None:
-            self.bus.emit(ev.ToolUsed(role=role, tool=tool, path=path, ok=ok, error=error, **where))
+        def on_tool(tool: str, path: str, error: str | None) -> None:
+            self.bus.emit(ev.ToolUsed(role=role, tool=tool, path=path, error=error, **where))
 
         return Request(
             role=role,

@@ -149,10 +149,10 @@ async def forward(
     before_episode: dict[str, list[str]] = {}
     inner_tool = request.on_tool
 
-    def on_tool(tool: str, path: str, ok: bool, error: str | None) -> None:
-        inner_tool(tool, path, ok, error)
+    def on_tool(tool: str, path: str, error: str | None) -> None:
+        inner_tool(tool, path, error)
         match = EPISODE_FILE.match(os.path.basename(path))
-        if ok and tool == "create" and match and int(match.group(1)) not in seen:
+        if error is None and tool == "create" and match and int(match.group(1)) not in seen:
             seen.add(int(match.group(1)))
             before_episode[str(int(match.group(1)))] = list(sandbox.reads)
             ctx.bus.emit(

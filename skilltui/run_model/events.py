@@ -5,7 +5,8 @@ The engine emits these; `events.jsonl` keeps them as one JSON object per line (`
 line back into its class and refuses a shape it does not know (an unknown kind, a field the
 kind does not have, a required field missing, a value of the wrong type) with an error that
 says which, so a renderer never guesses at a dict. Fields added since a run was recorded
-have defaults, so an old `events.jsonl` still reads.
+have defaults, and fields dropped since are named in their kind's `retired` (parse leaves
+them out), so an old `events.jsonl` still reads.
 
 No Textual and no engine imports here: the engine, the run model and the apps all stand on it.
 """
@@ -29,15 +30,23 @@ class Event:
     Every subclass is a frozen, keyword-only dataclass without saying so, and names its
     kind among its bases: `class Paused(Event, kind="paused")`. A base that names no kind
     (`AtStep`, `AtAttempt`, `ByAgent`) is a shared place, not a kind: `parse` skips it.
+
+    A field a kind no longer has, but that files written before still hold, is named in
+    `retired` (`class ToolUsed(ByAgent, kind="tool", retired={"ok"})`): reading drops it,
+    while a field nobody ever wrote is still refused.
     """
 
     kind: ClassVar[str] = "event"
+    retired: ClassVar[frozenset[str]] = frozenset()
     time: str = field(default_factory=utc_now)
 
-    def __init_subclass__(cls, kind: str | None = None, **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls, kind: str | None = None, retired: frozenset[str] | set[str] = frozenset(), **kwargs: Any
+    ) -> None:
         super().__init_subclass__(**kwargs)
         if kind is not None:
             cls.kind = kind
+        cls.retired = cls.retired | frozenset(retired)
         dataclass(frozen=True, kw_only=True)(cls)
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,14 +120,20 @@ class Delta(ByAgent, kind="delta"):
     text: str
 
 
-class ToolUsed(ByAgent, kind="tool"):
-    """An agent used a file tool. `ok` is False when the sandbox or the tool refused."""
+class ToolUsed(ByAgent, kind="tool", retired={"ok"}):
+    """An agent used a file tool. `error` says why when the sandbox or the tool refused; None when it ran.
+
+    Runs recorded before wrote `ok` beside `error` as well; it was always `error is None`.
+    """
 
     role: str
     tool: str
     path: str
-    ok: bool
     error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
 
 
 class EpisodeWritten(AtStep, kind="episode_written"):

@@ -69,8 +69,9 @@ def _fits(value: Any, hint: Any) -> bool:
 def parse_event(data: Any) -> ev.Event:
     """The typed event a JSON object (an `Event.to_dict()`, an events.jsonl line) stands for.
 
-    Raises `EventShapeError` for an unknown kind, a field the kind does not have, a required
-    field that is missing or a value of the wrong type.
+    Raises `EventShapeError` for an unknown kind, a field the kind does not have (fields it
+    has retired are dropped: older files hold them), a required field that is missing or a
+    value of the wrong type.
     """
     if not isinstance(data, dict):
         raise EventShapeError(f"an event is a JSON object, not {type(data).__name__}")
@@ -80,7 +81,7 @@ def parse_event(data: Any) -> ev.Event:
         raise EventShapeError(f"unknown event kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
     hints = _HINTS[cls]
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    extra = sorted(set(data) - set(fields) - {"kind"})
+    extra = sorted(set(data) - set(fields) - cls.retired - {"kind"})
     if extra:
         raise EventShapeError(f"a {kind!r} event has no field {', '.join(map(repr, extra))}")
     missing = [
@@ -90,7 +91,7 @@ def parse_event(data: Any) -> ev.Event:
     ]
     if missing:
         raise EventShapeError(f"a {kind!r} event needs {', '.join(map(repr, missing))}")
-    values = {name: value for name, value in data.items() if name != "kind"}
+    values = {name: value for name, value in data.items() if name in fields}
     for name, value in values.items():
         if not _fits(value, hints[name]):
             raise EventShapeError(f"a {kind!r} event's {name!r} cannot be {value!r}")
