@@ -42,10 +42,11 @@ def test_revert_adds_one_inverse_commit_that_passes_the_linter(run: Run) -> None
         "action": "revert",
         "target": head,
         "before": head,
-        "after": done.after,
+        "after": pool.head(),
         "ref": None,
         "by": "human",
     }
+    assert history_events(run)[-1] == done.record.to_dict()  # what it says it did is what it recorded
 
 
 def test_revert_of_an_older_commit_undoes_only_that_commit(run: Run) -> None:
@@ -106,15 +107,17 @@ def test_reset_keeps_the_dropped_head_under_a_named_ref(run: Run) -> None:
     target = pool.git("rev-parse", "HEAD~2")
     done = operations.reset(run, target)
     assert pool.head() == target and pool.is_clean()
-    assert done.ref and done.ref.startswith("refs/skilltui/reset/")
-    assert pool.git("rev-parse", done.ref) == head
+    ref = done.record.ref
+    assert ref and ref.startswith("refs/skilltui/reset/")
+    assert pool.git("rev-parse", ref) == head
     event = history_events(run)[-1]
+    assert event == done.record.to_dict()
     assert (event["action"], event["target"], event["before"], event["after"], event["ref"]) == (
         "reset",
         target,
         head,
         target,
-        done.ref,
+        ref,
     )
     # The dropped commits are still read, marked as off the pool's history.
     history = load_history(run)

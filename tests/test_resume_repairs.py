@@ -125,7 +125,7 @@ def test_a_review_reset_while_a_micro_step_awaited_review_is_respected(works, do
     first = commits(pool)[-1]
     result = operations.reset(done, first)
     assert train(tmp_path / "runs", works) == 0
-    assert pool.git("rev-parse", "HEAD~1") == result.after == first  # built on the reset, not undone
+    assert pool.git("rev-parse", "HEAD~1") == result.record.after == first  # built on the reset, not undone
     assert (out / "before.txt").read_text().strip() == first
     history = [e for e in read_events(done.events_path) if e["kind"] == "history"]
     assert history[-1]["after"] == first

@@ -76,7 +76,7 @@ def help_columns(screen: HelpScreen) -> tuple[list, list]:
 async def test_u_on_an_already_reverted_commit_names_the_revert_before_asking(run: Run) -> None:
     target = run.pool.head()
     done = operations.revert(run, target)
-    with pytest.raises(operations.Refused, match=f"already reverted by {done.after[:7]}"):
+    with pytest.raises(operations.Refused, match=f"already reverted by {done.record.after[:7]}"):
         operations.revert(run, target)
     before = log(run)
     app = ReviewApp(run, poll=None)
@@ -87,7 +87,7 @@ async def test_u_on_an_already_reverted_commit_names_the_revert_before_asking(ru
         await pilot.press("u")
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmScreen)
-        assert f"already reverted by {done.after[:7]}" in status(app).message
+        assert f"already reverted by {done.record.after[:7]}" in status(app).message
     assert log(run) == before
 
 

@@ -32,13 +32,10 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Done:
-    """What an operation did: the pool's head before and after, the ref that keeps what was dropped."""
+    """What an operation did, as the `history` event it recorded (the pool's head before and
+    after, the ref that keeps what was dropped), and the line that tells a person."""
 
-    action: str
-    target: str
-    before: str
-    after: str
-    ref: str | None
+    record: HistoryAction
     message: str
 
 
@@ -73,12 +70,13 @@ def _hold(run: Run) -> Iterator[Pool]:
         lock.release()
 
 
-def _record(run: Run, done: Done) -> None:
+def _record(run: Run, record: HistoryAction, message: str) -> Done:
     sink = JsonlSink(run.events_path)
     try:
-        sink(HistoryAction(action=done.action, target=done.target, before=done.before, after=done.after, ref=done.ref))
+        sink(record)
     finally:
         sink.close()
+    return Done(record, message)
 
 
 def _resolve(pool: Pool, rev: str) -> str:
@@ -134,9 +132,8 @@ def revert(run: Run, rev: str) -> Done:
         if problems:
             pool.reset(head)
             raise Refused(f"the inverse of {short} fails the linter ({problems[0]}); nothing changed")
-        done = Done("revert", sha, head, after, None, f"reverted {short} with {after[:7]}: {pool.subject(after)}")
-        _record(run, done)
-        return done
+        record = HistoryAction(action="revert", target=sha, before=head, after=after)
+        return _record(run, record, f"reverted {short} with {after[:7]}: {pool.subject(after)}")
 
 
 def reset(run: Run, rev: str) -> Done:
@@ -150,6 +147,4 @@ def reset(run: Run, rev: str) -> Done:
         ref = pool.keep(f"reset/{stamp}", head)
         pool.reset(sha)
         message = f"reset the pool to {sha[:7]}; the old head {head[:7]} is kept as {ref}"
-        done = Done("reset", sha, head, sha, ref, message)
-        _record(run, done)
-        return done
+        return _record(run, HistoryAction(action="reset", target=sha, before=head, after=sha, ref=ref), message)

@@ -353,4 +353,4 @@ class HistoryScreen(Screen):
         self.app.call_from_thread(self.say, done.message)
         mark = marks(self.run)
         history = load_history(self.run)
-        self.app.call_from_thread(self.apply, history, mark, done.after)
+        self.app.call_from_thread(self.apply, history, mark, done.record.after)
