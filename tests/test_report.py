@@ -111,3 +111,47 @@ def test_the_page_opens_in_headless_chromium_with_every_section_visible_and_no_r
     finally:
         driver.quit()
         shutil.rmtree(tmp_path / "profile", ignore_errors=True)
+
+
+def test_a_micro_step_is_credited_with_the_change_on_the_works_both_steps_scored(tmp_path):
+    """Step 0 scores a 0.6, b 0.8, c 0.2; step 1 scores a 0.4, b 0.6 while c sits out.
+
+    The plain means say 0.533 -> 0.500, mostly because c, the best work, left; on the two
+    works both steps scored the loss fell from 0.700 to 0.500: what `skilltui review` shows.
+    """
+    from skilltui.engine import events as ev
+    from skilltui.engine.run import Run
+    from skilltui.report.build import build
+
+    run = Run(tmp_path / "run")
+    run.root.mkdir()
+    run.config_path.write_text(json.dumps({"works": ["a", "b", "c"], "epochs": 1}))
+    sha = {"before": "a" * 40, "after": "b" * 40}
+    where = {"epoch": 0, "step": 0, "group": 1, "attempt": 1}
+    records = [
+        ev.StepStarted(epoch=0, step=0, first=1, last=1, works=["a", "b", "c"], groups=[["a", "b", "c"]]),
+        *(
+            ev.Loss(epoch=0, step=0, work=w, loss=v, scores={}, report="")
+            for w, v in {"a": 0.6, "b": 0.8, "c": 0.2}.items()
+        ),
+        ev.MicroStep(
+            **where,
+            **sha,
+            label="e0 s0 m1/1",
+            subject="teach",
+            added=[],
+            changed=[],
+            removed=[],
+            lint_ok=True,
+            patch="",
+        ),
+        ev.DecisionMade(**where, **sha, decision="approve", by="auto"),
+        ev.StepFinished(epoch=0, step=0, mean_loss=0.5333, failed=[], works_in_mean=3),
+        ev.StepStarted(epoch=0, step=1, first=2, last=2, works=["a", "b"], groups=[["a", "b"]]),
+        *(ev.Loss(epoch=0, step=1, work=w, loss=v, scores={}, report="") for w, v in {"a": 0.4, "b": 0.6}.items()),
+        ev.StepFinished(epoch=0, step=1, mean_loss=0.5, failed=[], works_in_mean=2),
+    ]
+    run.events_path.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in records))
+    page = build(run)
+    assert "0.700 (its step) → 0.500 (next step), over the works both scored" in page
+    assert "0.533 (its step)" not in page

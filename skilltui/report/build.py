@@ -23,7 +23,7 @@ from ..engine.events import read_events
 from ..engine.run import Run, read_json, write_atomic
 from ..errors import UsageError
 from ..formats import parse_note
-from ..history.status import run_status
+from ..history.status import RunStatus, run_status
 from .svg import Series, chart
 
 StepKey = tuple[int, int]
@@ -71,16 +71,19 @@ def _diff_lines(patch: str) -> list[tuple[str, str]]:
 
 
 def micro_steps(
-    run: Run, events: list[dict[str, Any]], means: dict[StepKey, float], val: dict[StepKey, float]
+    run: Run, events: list[dict[str, Any]], status: RunStatus, val: dict[StepKey, float]
 ) -> list[MicroStep]:
-    """Every checked backward attempt, joined to its decision, its gate verdict and the losses around it."""
+    """Every checked backward attempt, joined to its decision, its gate verdict and the losses around it.
+
+    The losses are the run model's, as `skilltui review` shows them: the mean of the step the
+    micro-step learned from and of the next finished step, over the works both scored.
+    """
     found: dict[tuple[int, int, int, int], MicroStep] = {}
-    later = sorted(means)
     for e in events:
         key = (e.get("epoch"), e.get("step"), e.get("group"), e.get("attempt"))
         if e["kind"] == "micro_step":
             patch = run.backward_dir(e["epoch"], e["step"], e["group"]) / f"attempt{e['attempt']}" / "patch.diff"
-            after = next((means[k] for k in later if k > (e["epoch"], e["step"])), None)
+            before, after = status.loss_change((e["epoch"], e["step"]))
             found[key] = MicroStep(
                 label=e["label"],
                 epoch=e["epoch"],
@@ -89,7 +92,7 @@ def micro_steps(
                 attempt=e["attempt"],
                 subject=e["subject"],
                 message=e.get("message", ""),
-                loss_before=means.get((e["epoch"], e["step"])),
+                loss_before=before,
                 loss_after=after,
                 val_step=val.get((e["epoch"], e["step"])),
                 diff=_diff_lines(patch.read_text(encoding="utf-8")) if patch.exists() else [],
@@ -137,7 +140,7 @@ def curves(events: list[dict[str, Any]]) -> dict[str, Any]:
     series = [Series("train mean", "train", train, train_n)]
     if val:
         series.append(Series("validation mean", "val", val, val_n))
-    return {"chart": chart(sorted(steps), series) if steps else None, "means": train, "val": val}
+    return {"chart": chart(sorted(steps), series) if steps else None, "val": val}
 
 
 def build(run: Run) -> str:
@@ -160,7 +163,7 @@ def build(run: Run) -> str:
         config=config,
         status=status,
         chart=drawn["chart"],
-        micro_steps=micro_steps(run, events, drawn["means"], drawn["val"]),
+        micro_steps=micro_steps(run, events, status, drawn["val"]),
         notes=notes(run),
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )
