@@ -288,7 +288,7 @@ def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_b
     assert sum(len(r.binds) for r in keymap.KEYMAP) == sum(len(keymap.bindings(o)) for o in owners)
 
 
-def test_every_key_the_key_map_shows_is_bound_on_its_screen():
+def test_every_key_in_the_key_map_is_bound_where_it_says():
     from skilltui.components.commit_list import CommitList as List
     from skilltui.history.app import ReviewApp
     from skilltui.history.screens.history_screen import HistoryScreen
@@ -306,7 +306,7 @@ def test_every_key_the_key_map_shows_is_bound_on_its_screen():
     assert {"1", "2", "3", "4"} <= bound["main"]
 
 
-def test_the_readme_carries_the_key_maps_and_the_screenshots():
+def test_the_readme_carries_the_key_map_and_the_screenshots():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert keymap.keymap_markdown() in readme
     assert keymap.key_table("history") in readme
