@@ -271,7 +271,7 @@ def mentioned_keys(text: str) -> set[str]:
 
 
 # Who binds each owner's rows, and the keys a widget or Textual binds on that screen.
-LIVE_OWNERS = {"train": TrainingApp, "review": ReviewScreen}
+LIVE_OWNERS = {"train": TrainingApp, "main screen": MainScreen, "review": ReviewScreen}
 
 
 def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_binds():

@@ -60,8 +60,9 @@ KEYMAP: tuple[Row, ...] = (
     # The live app binds one key per pane, in the tabs' order (`tui/app.py`).
     row("main", "1 2 3 4", "show Output, Report, Pool, Commits"),
     row("main", "[ ]", "previous / next step of the selected work's loss report (its tab says which)", hidden("left_square_bracket", "report_step(-1)", "Earlier report"), hidden("right_square_bracket", "report_step(1)", "Later report"), owner="train"),
-    # The main screen binds `/`; the output's search binds n, N and esc while it is open.
-    row("main", "/", "search the output; n / N next / previous match, esc ends the search"),
+    # Bound by the main screen, not the app: `/` is not offered over a review or a dialog. The
+    # output's search binds n, N and esc while it is open.
+    row("main", "/", "search the output; n / N next / previous match, esc ends the search", Binding("slash", "search_output", "Search"), owner="main screen"),
     row("main", "tab", "move between the works, the panes and the lists in them"),
     row("main", "p", "pause before the next stage starts (calls in flight finish); again to resume", Binding("p", "pause", "Pause"), Binding("p", "resume", "Resume"), owner="train"),
     row("main", "v", "open the micro-step that waits for review", Binding("v", "open_review", "Review"), owner="train"),

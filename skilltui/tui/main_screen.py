@@ -20,13 +20,13 @@ from collections.abc import Callable
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static, TabbedContent, TabPane
 
+from ..components import keymap
 from ..components.commit_list import CommitList
 from ..components.diff_view import DiffView
 from ..components.run_header import HeaderFacts, RunHeader
@@ -119,7 +119,7 @@ class MainScreen(DiskPanes):
     # reactive's repaint of the whole screen on every move cost each navigation key a full redraw.
     selected_work: var[str | None] = var(None, init=False)
     # The screen's own key: `/` searches the output here, and is not offered over a review or dialog.
-    BINDINGS = [Binding("slash", "search_output", "Search")]
+    BINDINGS = keymap.bindings("main screen")
 
     class Ready(Message):
         """The panes are mounted: the run may start filling them."""
