@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..formats import FOLDERS, story_episodes
@@ -163,12 +163,19 @@ class OfflineBackend:
 
     async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
         transcript: list[dict] = [{"role": "user", "content": request.prompt}]
-        if request.role == "forward":
-            text = self._forward(request, sandbox, transcript)
-        elif request.role == "backward":
-            text = self._backward(request, sandbox, transcript)
-        else:
+        roles = {"forward": self._forward, "backward": self._backward}
+        if request.role not in roles:
             raise BackendError(f"the offline backend has no agent role {request.role!r}")
+        # The role works in a thread, as the other backends' tools do: its file writes (each
+        # synced to disk) and git commits would otherwise hold the event loop, and with it
+        # the app's keys, for tens of milliseconds at a time. Each tool report is handed to
+        # the loop in order, so the run's events come where they always came from.
+        loop = asyncio.get_running_loop()
+        on_tool = request.on_tool
+        worker = replace(
+            request, on_tool=lambda tool, path, error: loop.call_soon_threadsafe(on_tool, tool, path, error)
+        )
+        text = await asyncio.to_thread(roles[request.role], worker, sandbox, transcript)
         await self._stream(request, text)
         transcript.append({"role": "assistant", "content": text})
         return self._result(request, text, transcript)

@@ -23,11 +23,13 @@ reads it back, leniently, for the prompt and the review screens.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..commits import DECISION_WORDS, parse_body
 from ..run_model.figures import Mean, change, next_changes, step_means, val_means
-from ..run_model.parse import read_run
+from ..run_model.tail import tail_of
 from ..run_model.view import RunView, StepKey
 from .run import Run, read_json
 
@@ -94,9 +96,18 @@ class PastMicroStep:
         return text
 
 
-def run_view(run: Run) -> RunView:
-    """The run model of the run's records: the same fold, means and counts every interface shows."""
-    return RunView.of(run.id, run.root).fold(read_run(run.events_path).events)
+@contextmanager
+def run_view(run: Run) -> Iterator[RunView]:
+    """The run model of the run's records (the same fold, means and counts every interface shows).
+
+    The process keeps one tail of the events file, so each micro-step folds only what the run
+    recorded since the last look instead of parsing the whole file again (which grew with
+    the run, and held the interpreter while the app drew). The view is the tail's own: it is
+    held for the length of the `with`, so a poll from another thread cannot change it midway.
+    """
+    tail = tail_of(run.events_path)
+    with tail.lock:
+        yield tail.poll()
 
 
 def loss_changes(view: RunView) -> dict[StepKey, LossChange]:
@@ -118,7 +129,9 @@ def loss_changes(view: RunView) -> dict[StepKey, LossChange]:
 
 def past_micro_steps(run: Run, view: RunView | None = None) -> list[PastMicroStep]:
     """Every finished micro-step of the run, oldest first, with the loss around it."""
-    view = run_view(run) if view is None else view
+    if view is None:
+        with run_view(run) as view:
+            return past_micro_steps(run, view)
     changes = loss_changes(view)
     labels = {(m.epoch, m.step, m.group): m.label for m in view.micro_steps.values()}
     found: list[PastMicroStep] = []
@@ -187,7 +200,11 @@ def trend_text(view: RunView, first: StepKey, last: StepKey) -> str:
 
 def feedback_text(run: Run) -> str:
     """The prompt section on what earlier updates did."""
-    view = run_view(run)
+    with run_view(run) as view:
+        return _feedback_lines(run, view)
+
+
+def _feedback_lines(run: Run, view: RunView) -> str:
     means = step_means(view)
     past = past_micro_steps(run, view)
     lines: list[str] = []

@@ -127,26 +127,36 @@ def similarity(written: str, human: str) -> float:
 
     BLEU rather than chrF because two unrelated scenes of one show share characters, names
     and common words, which chrF scores near 0.3 and BLEU near 0: a wrong scene must count
-    as wrong for the ranking to hold. Equal to `BLEU(effective_order=True).sentence_score`;
-    each text's n-grams are extracted once, because every written scene meets every human
-    one and a long episode makes thousands of pairs.
+    as wrong for the ranking to hold. Equal to `BLEU(effective_order=True).sentence_score`.
     """
-    if not written.strip() or not human.strip():
+    return _bleu(_grams(written), _human_grams(human))
+
+
+Grams = tuple[Counter, int]  # every word n-gram of a text (orders 1 to 4) with its count, and its length
+
+
+def _grams(text: str) -> Grams:
+    return extract_all_word_ngrams(_BLEU.tokenizer(text.rstrip()), 1, _ORDER)
+
+
+# Every written scene meets every human one, so each text's n-grams are extracted once: a
+# written text's for the one scoring that compares it, a human text's for the run, because
+# the same human episodes are scored against at every step. Only human texts are kept:
+# written ones are new at every step, and keeping them grew the process by megabytes a step.
+_human_grams = lru_cache(maxsize=4096)(_grams)
+
+
+def _bleu(hyp: Grams, ref: Grams) -> float:
+    (hyp_grams, hyp_len), (ref_grams, ref_len) = hyp, ref
+    if not hyp_len or not ref_len:  # an empty (or all-space) text shares nothing
         return 0.0
-    hyp, hyp_len = _ngrams(written)
-    ref, ref_len = _ngrams(human)
     correct, total = [0] * _ORDER, [0] * _ORDER
-    for gram, count in hyp.items():
+    for gram, count in hyp_grams.items():
         total[len(gram) - 1] += count
-        if gram in ref:
-            correct[len(gram) - 1] += min(count, ref[gram])
+        if gram in ref_grams:
+            correct[len(gram) - 1] += min(count, ref_grams[gram])
     score = BLEU.compute_bleu(correct, total, hyp_len, ref_len, smooth_method="exp", effective_order=True)
     return score.score / 100.0
-
-
-@lru_cache(maxsize=8192)
-def _ngrams(text: str) -> tuple[Counter, int]:
-    return extract_all_word_ngrams(_BLEU.tokenizer(text.rstrip()), 1, _ORDER)
 
 
 def _closeness(a: float, b: float) -> float:
@@ -164,7 +174,8 @@ def chance_similarity(human: Script) -> float:
     scenes = human.scenes
     if len(scenes) < 2:
         return 0.0
-    pairs = [similarity(a.text, b.text) for i, a in enumerate(scenes) for j, b in enumerate(scenes) if i != j]
+    grams = [_human_grams(scene.text) for scene in scenes]
+    pairs = [_bleu(a, b) for i, a in enumerate(grams) for j, b in enumerate(grams) if i != j]
     return min(0.5, sum(pairs) / len(pairs))
 
 
@@ -174,11 +185,12 @@ def match_scenes(written: Script, human: Script) -> list[tuple[int, int, float]]
     Ties go to the earlier written scene, so a script written twice matches its first copy.
     """
     chance = chance_similarity(human)
+    written_grams = [_grams(w.text) for w in written.scenes]
     pairs = sorted(
         (
-            (max(0.0, (similarity(w.text, h.text) - chance) / (1.0 - chance)), i, j)
+            (max(0.0, (_bleu(w, _human_grams(h.text)) - chance) / (1.0 - chance)), i, j)
             for i, h in enumerate(human.scenes)
-            for j, w in enumerate(written.scenes)
+            for j, w in enumerate(written_grams)
         ),
         key=lambda p: (-p[0], p[2], p[1]),
     )

@@ -260,7 +260,7 @@ class MainScreen(DiskPanes):
         if header is None:
             return  # the app is closing
         if self.selected_work is not None:
-            self.query_one("#works-box").border_subtitle = self.work_time(self.selected_work)
+            self._subtitle(self.work_time(self.selected_work))
         step = v.step
         done, total = step_progress(v)
         steps_done, steps_total = run_progress(v)
@@ -300,9 +300,15 @@ class MainScreen(DiskPanes):
         self.query_one(LossCurve).selected = work
         # The works table's cursor and the curve's legend name the work; a tab label that
         # changed width on every move would cost a layout of the whole screen each time.
-        self.query_one("#works-box").border_subtitle = self.work_time(work)
+        self._subtitle(self.work_time(work))
         self._report_pin = None
         self.refresh_report()
+
+    def _subtitle(self, text: str) -> None:
+        # Set only when it changes: each set repaints the whole works box, table and all.
+        box = self.query_one("#works-box")
+        if box.border_subtitle != text:
+            box.border_subtitle = text
 
     def jump_to_work(self, name: str) -> None:
         self.query_one(WorksTable).choose(name)
@@ -324,3 +330,5 @@ class MainScreen(DiskPanes):
     def _pane_shown(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "report":
             self.refresh_report()
+        elif event.pane.id in ("pool", "commits"):
+            self.draw_pool()

@@ -47,6 +47,7 @@ class DiskPanes(Screen):
         self._report_pin: StepKey | None = None
         self._report_shown: tuple[str, StepKey, str] | None = None
         self._diff_shown: str | None = None
+        self._pool_read: tuple[list[tuple[str, str]], set[str], list[Commit]] | None = None
 
     @contextmanager
     def _alive(self) -> Iterator[None]:
@@ -94,7 +95,7 @@ class DiskPanes(Screen):
         text = await asyncio.to_thread(read_text, path)
         with self._alive():
             self.query_one(ReportView).show(text or "*the report is missing from the run folder*", title)
-            self.query_one(TabbedContent).get_tab("report").label = f"Report · {title.split(' · ')[1]}"
+            self._label("report", f"Report · {title.split(' · ')[1]}")
 
     # -- pool and commits ----------------------------------------------------------------
 
@@ -109,14 +110,35 @@ class DiskPanes(Screen):
             c.mark = AWAITING if waiting is not None and c.sha == waiting.after else self.view.marks.get(c.sha)
         unreviewed = set(micro.added) if micro is not None else set()
         changed = set(micro.changed) if micro is not None else set()
+        self._pool_read = (view.notes, unreviewed | changed, commits)
         with self._alive():
-            self.query_one(PoolTree).show(view.notes, self.view.attribution, unreviewed | changed)
-            self.query_one(CommitList).show(commits)
-            self.query_one(TabbedContent).get_tab("commits").label = f"Commits · {len(commits)}"
-            self.query_one(TabbedContent).get_tab("pool").label = pool_label(view.notes, sorted(unreviewed))
+            self._label("commits", f"Commits · {len(commits)}")
+            self._label("pool", pool_label(view.notes, sorted(unreviewed)))
+            self.draw_pool()
+
+    def draw_pool(self) -> None:
+        """Bring the Pool and Commits panes up to the last read, if the one showing needs it.
+
+        A hidden tree or list is not rebuilt: every commit would cost a layout of the whole
+        screen for a pane nobody sees. The pane catches up when its tab is shown.
+        """
+        if self._pool_read is None:
+            return
+        notes, pending, commits = self._pool_read
+        active = self.query_one("#panes", TabbedContent).active
+        if active == "pool":
+            self.query_one(PoolTree).show(notes, self.view.attribution, pending)
             note = self.query_one(NoteView)
             if note.path is not None:
                 self._load_note(note.path)
+        elif active == "commits":
+            self.query_one(CommitList).show(commits)
+
+    def _label(self, pane: str, text: str) -> None:
+        """Relabel a tab only when its words change: a new label lays the tab row out again."""
+        tab = self.query_one(TabbedContent).get_tab(pane)
+        if tab.label.plain != text:
+            tab.label = text
 
     @on(PoolTree.NoteChosen)
     def _note_chosen(self, message: PoolTree.NoteChosen) -> None:

@@ -214,11 +214,23 @@ class ReviewScreen(Screen[Decision | None]):
         self.query_one(DiffView).patch = request.patch
         self.query_one(DiffView).scroll_home(animate=False)
         tabs = self.query_one(Tabs)
-        await tabs.clear()
-        for pane, label, _ in self._evidence:
-            await tabs.add_tab(Tab(label, id=pane))
-        tabs.active = self._evidence[0][0]
+        shown = [tab.id for tab in tabs.query(Tab)]
+        if shown == [pane for pane, _, _ in self._evidence]:
+            # The same evidence tabs as last time (the usual case): relabel what changed, since
+            # taking the tabs down and mounting them again lays the whole screen out twice.
+            for pane, label, _ in self._evidence:
+                tab = tabs.query_one(f"#{pane}", Tab)
+                if tab.label.plain != label:
+                    tab.label = label
+        else:
+            await tabs.clear()
+            for pane, label, _ in self._evidence:
+                await tabs.add_tab(Tab(label, id=pane))
+        first = self._evidence[0][0]
+        if tabs.active != first:
+            tabs.active = first
         self.query_one(ReportView).show(self._evidence[0][2])
+        self.query_one("#review-evidence").border_title = self._evidence_title(0)
 
     def _evidence_title(self, index: int) -> str:
         # On a narrow screen the last tabs scroll out of sight: the count says they are there.
