@@ -109,15 +109,16 @@ class Context:
                 result = await asyncio.wait_for(self.backend.agent(request, sandbox), bound)
         except TimeoutError:
             error = f"{request.role} call took longer than {request.timeout:.0f} s"
-            self.save_transcript(transcript, request, None, error)
+            await asyncio.to_thread(self.save_transcript, transcript, request, None, error)
             raise BackendError(error) from None
         except Exception as exc:
             partial = getattr(exc, "partial", None)
-            self.save_transcript(transcript, request, partial, f"{type(exc).__name__}: {exc}")
+            await asyncio.to_thread(self.save_transcript, transcript, request, partial, f"{type(exc).__name__}: {exc}")
             if isinstance(partial, CallResult):
                 self.call_event(request.role, partial, time.monotonic() - started, transcript, **where)
             raise
-        self.save_transcript(transcript, request, result)
+        # Off the loop: each record is synced to disk, and sixteen works end their calls together.
+        await asyncio.to_thread(self.save_transcript, transcript, request, result)
         self.call_event(request.role, result, time.monotonic() - started, transcript, **where)
         return result
 

@@ -115,7 +115,8 @@ async def forward(
     # The story leads the prompt: the same work's forward re-reads it word for word every
     # step, so it is cached across steps when one comes later (cache_policy).
     lead = f"# The story\n\n{story.read_text(encoding='utf-8')}"
-    write_atomic(out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
+    # Records are synced to disk: written off the loop, so the app's keys never wait on a disk.
+    await asyncio.to_thread(write_atomic, out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(
         read_roots=[story, pool.root],
         write_roots=[scripts],
@@ -163,13 +164,14 @@ async def forward(
     result = await ctx.call(request, out / "transcript.json", sandbox, epoch=epoch, step=step, **where)
     written = written_episodes(scripts, first, last)
     missing = [n for n in range(first, last + 1) if not written.get(n, "").strip()]
-    write_json(out / "reads.json", {"notes": sandbox.reads, "episodes": before_episode})
+    await asyncio.to_thread(write_json, out / "reads.json", {"notes": sandbox.reads, "episodes": before_episode})
     if missing:
         raise StageError(
             f"the writer did not write episode{'s' if len(missing) > 1 else ''} "
             f"{', '.join(map(str, missing))} of {work.name}"
         )
-    write_json(
+    await asyncio.to_thread(
+        write_json,
         out / "done.json",
         {"episodes": sorted(written), "reads": sandbox.reads, "turns": result.turns, "cost_usd": result.cost_usd},
     )
@@ -221,8 +223,8 @@ async def loss(
     text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
     if not text.strip():
         raise StageError(f"the judge wrote an empty loss report for {work.name}")
-    write_atomic(report, _with_scores(text, scores))
-    write_json(scores_path, scores)
+    await asyncio.to_thread(write_atomic, report, _with_scores(text, scores))
+    await asyncio.to_thread(write_json, scores_path, scores)
     if not place.validation:
         ctx.bus.emit(
             ev.Loss(
@@ -274,7 +276,7 @@ async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, gro
     result = await ctx.call(request, out.parent / "reduce.transcript.json", epoch=epoch, step=step, group=group)
     if not result.text.strip():
         raise BackendError("the reduce call returned an empty commonality report")
-    write_atomic(out, result.text if result.text.endswith("\n") else result.text + "\n")
+    await asyncio.to_thread(write_atomic, out, result.text if result.text.endswith("\n") else result.text + "\n")
     ctx.bus.emit(ev.Summary(epoch=epoch, step=step, group=group, works=[s.work for s in samples], path=str(out)))
     return out, True
 
