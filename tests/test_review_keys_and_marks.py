@@ -158,9 +158,10 @@ async def test_a_waiting_review_marks_its_commit_and_its_notes_as_awaiting_revie
         request = (await wait_for_review(pilot, app)).request
         main = app.screen_stack[0]
         commits = main.query_one(CommitList)
+        # The Commits tab is hidden behind the review: the list is drawn when it is shown.
+        await pilot.press("escape", "4")  # look at the main screen's Commits tab: the list fits its width
         await wait_for(pilot, lambda: bool(commits.shown) and commits.shown[0].sha == request.after)
         await wait_for(pilot, lambda: commits.shown[0].mark == PENDING)
-        await pilot.press("escape", "4")  # look at the main screen's Commits tab: the list fits its width
         await wait_for(pilot, lambda: "awaiting review" in " ".join(map(str, commits.get_row_at(0))))
         assert str(commits.get_row_at(0)[2]) == "…" and commits.shown[0].sha == request.after
         await pilot.press("v")

@@ -18,7 +18,7 @@ import pytest
 from rich.color import Color as RichColor
 from rich.style import Style
 from test_history_review import Scripted, screen_of, settle, status, train
-from test_tui_support import make_app, wait_for, wait_for_review
+from test_tui_support import make_app, tab_label, wait_for, wait_for_review
 from test_tui_widgets import Harness
 from textual.app import App
 from textual.containers import Vertical
@@ -130,7 +130,7 @@ async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_trainin
     findings: list[Finding] = []
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_for_review(pilot, app)
-        await wait_for(pilot, lambda: len(app.query_one(CommitList).commits) == 2)
+        await wait_for(pilot, lambda: tab_label(app, "commits") == "Commits · 2")
         assert app.current_theme.name == theme
         findings += scan(app, "review screen")
         await pilot.press("right_square_bracket")  # the evidence's second tab
@@ -148,6 +148,8 @@ async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_trainin
         for key, pane in (("2", "report"), ("3", "pool"), ("4", "commits")):
             await pilot.press(key)
             await pilot.pause(0.2)
+            if pane == "commits":
+                await wait_for(pilot, lambda: len(app.query_one(CommitList).commits) == 2)
             findings += scan(app, f"main screen, {pane}")
         await pilot.press("1", "slash")
         await pilot.pause()

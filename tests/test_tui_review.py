@@ -67,8 +67,12 @@ async def test_approve_keeps_the_commit_and_records_a_human_decision(open_traini
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.training)
         assert app.outcome.status == "finished"
-        # The pool tree and the commit list refreshed after the commit.
+        # The pool tree and the commit list show the commit once their tabs are shown (a
+        # hidden pane is not rebuilt on every commit, but catches up when it comes into view).
+        await pilot.press("3")
         await wait_for(pilot, lambda: request.added[0] in dict(app.query_one(PoolTree).notes))
+        await pilot.press("4")
+        await wait_for(pilot, lambda: bool(app.query_one(CommitList).commits))
         commits = app.query_one(CommitList).commits
         assert commits[0].sha == request.after
         assert commits[0].mark is not None and (commits[0].mark.decision, commits[0].mark.by) == ("approve", "human")

@@ -9,9 +9,8 @@ Update with `pytest tests/test_tui_snapshots.py --snapshot-update` after a delib
 from __future__ import annotations
 
 import pytest
-from test_tui_support import make_app, wait_for, wait_for_review
+from test_tui_support import make_app, tab_label, wait_for, wait_for_review
 
-from skilltui.components.commit_list import CommitList
 from skilltui.components.help import HelpScreen
 
 SNAPSHOT_SIZE = (120, 36)
@@ -34,8 +33,8 @@ def frozen_app(open_training):
 async def settle_on_review(pilot) -> None:
     app = pilot.app
     await wait_for_review(pilot, app)
-    await wait_for(pilot, lambda: len(app.query_one(CommitList).commits) == 2)
-    await wait_for(pilot, lambda: app.query_one("#pool-tree").notes)
+    # The Pool and Commits tabs are hidden here: their labels say the pool has been read.
+    await wait_for(pilot, lambda: tab_label(app, "commits") == "Commits · 2")
     await pilot.pause()
 
 

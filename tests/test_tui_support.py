@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable
 
 from textual.pilot import Pilot
+from textual.widgets import TabbedContent
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.events import read_events
@@ -50,3 +51,8 @@ def decisions(opened: OpenedRun) -> list[dict]:
 def screen_text(app: TrainingApp) -> str:
     """Every line the active screen shows right now, as plain text."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def tab_label(app: TrainingApp, pane: str) -> str:
+    """The label of one of the main screen's pane tabs ("Commits · 2"), whichever screen is on top."""
+    return app.main.query_one(TabbedContent).get_tab(pane).label.plain

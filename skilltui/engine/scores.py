@@ -38,7 +38,6 @@ import io
 import math
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import combinations
 
 from sacrebleu.metrics import BLEU
@@ -129,21 +128,17 @@ def similarity(written: str, human: str) -> float:
     and common words, which chrF scores near 0.3 and BLEU near 0: a wrong scene must count
     as wrong for the ranking to hold. Equal to `BLEU(effective_order=True).sentence_score`.
     """
-    return _bleu(_grams(written), _human_grams(human))
+    return _bleu(_grams(written), _grams(human))
 
 
 Grams = tuple[Counter, int]  # every word n-gram of a text (orders 1 to 4) with its count, and its length
 
 
 def _grams(text: str) -> Grams:
+    """A text's n-grams. Every written scene meets every human one, so `match_scenes` extracts
+    each scene's once per scoring; nothing is kept past it (a cache across steps grew the
+    process by a megabyte a step and would hold every episode of a long training set)."""
     return extract_all_word_ngrams(_BLEU.tokenizer(text.rstrip()), 1, _ORDER)
-
-
-# Every written scene meets every human one, so each text's n-grams are extracted once: a
-# written text's for the one scoring that compares it, a human text's for the run, because
-# the same human episodes are scored against at every step. Only human texts are kept:
-# written ones are new at every step, and keeping them grew the process by megabytes a step.
-_human_grams = lru_cache(maxsize=4096)(_grams)
 
 
 def _bleu(hyp: Grams, ref: Grams) -> float:
@@ -164,7 +159,7 @@ def _closeness(a: float, b: float) -> float:
     return 1.0 if top == 0 else 1.0 - abs(a - b) / top
 
 
-def chance_similarity(human: Script) -> float:
+def chance_similarity(human: Script, grams: list[Grams] | None = None) -> float:
     """What two different scenes of this human episode share on average: names, stock words.
 
     A written scene is credited only for what it shares beyond that, so a scene of another
@@ -174,7 +169,7 @@ def chance_similarity(human: Script) -> float:
     scenes = human.scenes
     if len(scenes) < 2:
         return 0.0
-    grams = [_human_grams(scene.text) for scene in scenes]
+    grams = grams if grams is not None else [_grams(scene.text) for scene in scenes]
     pairs = [_bleu(a, b) for i, a in enumerate(grams) for j, b in enumerate(grams) if i != j]
     return min(0.5, sum(pairs) / len(pairs))
 
@@ -184,12 +179,13 @@ def match_scenes(written: Script, human: Script) -> list[tuple[int, int, float]]
 
     Ties go to the earlier written scene, so a script written twice matches its first copy.
     """
-    chance = chance_similarity(human)
+    human_grams = [_grams(h.text) for h in human.scenes]
     written_grams = [_grams(w.text) for w in written.scenes]
+    chance = chance_similarity(human, human_grams)
     pairs = sorted(
         (
-            (max(0.0, (_bleu(w, _human_grams(h.text)) - chance) / (1.0 - chance)), i, j)
-            for i, h in enumerate(human.scenes)
+            (max(0.0, (_bleu(w, h) - chance) / (1.0 - chance)), i, j)
+            for i, h in enumerate(human_grams)
             for j, w in enumerate(written_grams)
         ),
         key=lambda p: (-p[0], p[2], p[1]),

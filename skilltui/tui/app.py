@@ -156,6 +156,9 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         self.driver.read_history(record.events)
         self.main.feed.recall(record.events)
         self.main.flush(force=True)
+        # The screens, their widgets and the run's history live as long as the app: set them
+        # aside from the collector too, or every full collection walks them again mid-run.
+        settle_heap()
         if self.outcome is None:  # the person may have quit while the history was read
             self._trainer_worker = self.run_worker(self._train, name="trainer", group="trainer", exit_on_error=False)
 

@@ -3,7 +3,9 @@
 It renders the run model and nothing else. The app's event sink only queues events (the
 driver has already folded each into the `RunView`); a timer hands the queue to the output
 feed every `FLUSH_SECONDS` and redraws just the panes those events touch, so a burst of
-streamed text costs one write to the log, not one redraw per delta.
+streamed text costs one write to the log, not one redraw per delta. While works run, the
+works table and the curve are redrawn once a second at most (`PANEL_SECONDS`): each redraw
+repaints the top half of the screen, and the keys wait for it.
 
 On the first start (no `hint-seen` file in the config folder) a one-line hint says what the
 panes are and that a review will open; the first review waits until a key hid the hint.
@@ -55,7 +57,12 @@ from .widgets.pool_tree import PoolTree
 from .widgets.report_view import ReportView
 from .widgets.works_table import WorksTable
 
-FLUSH_SECONDS = 0.06
+FLUSH_SECONDS = 0.12
+# While works run, the works table and the curve are redrawn at most this often (the output
+# follows the stream at FLUSH_SECONDS): each redraw of the table repaints the whole top of
+# the screen, and a key pressed meanwhile waits for it. Paused, reviewing or done: at once.
+PANEL_SECONDS = 1.0
+PANELS = frozenset({"works", "curve"})
 PANES = ("output", "report", "pool", "commits")
 HINT = (
     "works: one row per work · loss: the curve · below: 1 output, 2 report, 3 pool, 4 commits · "
@@ -141,6 +148,8 @@ class MainScreen(DiskPanes):
         self.feed = OutputFeed(view)
         self.queue: deque[ev.Event] = deque()
         self.hinting = hint
+        self._stale: set[str] = set()
+        self._panels_at = 0.0
         self._clock = clock
         self._started = clock()
         self.init_panes()
@@ -220,14 +229,10 @@ class MainScreen(DiskPanes):
             if notice is not None:
                 self.app.notify(notice.message, severity=notice.severity, timeout=6)  # type: ignore[arg-type]
         view = self.view
-        if "works" in dirty:
-            self.query_one(WorksTable).show(view.works.values())
-        if "curve" in dirty:
-            series = {name: {} for name in view.works}
-            for key, step in view.steps.items():
-                for name, loss in step.losses.items():
-                    series.setdefault(name, {})[key] = loss
-            self.query_one(LossCurve).show(list(view.steps), series, step_means(view), val_means(view))
+        self._stale |= dirty & PANELS
+        now = time.monotonic()
+        if force or view.status != "running" or now - self._panels_at >= PANEL_SECONDS:
+            self.draw_panels()
         if self.selected_work in self.feed.grown:
             self.query_one(LiveOutput).catch_up()
         self.feed.grown.clear()
@@ -239,6 +244,19 @@ class MainScreen(DiskPanes):
             self.show_summary()
         if "header" in dirty:
             self.tick()
+
+    def draw_panels(self) -> None:
+        """Bring the works table and the loss curve up to the run, if an event changed them."""
+        self._panels_at = time.monotonic()
+        view, stale, self._stale = self.view, self._stale, set()
+        if "works" in stale:
+            self.query_one(WorksTable).show(view.works.values())
+        if "curve" in stale:
+            series = {name: {} for name in view.works}
+            for key, step in view.steps.items():
+                for name, loss in step.losses.items():
+                    series.setdefault(name, {})[key] = loss
+            self.query_one(LossCurve).show(list(view.steps), series, step_means(view), val_means(view))
 
     def show_summary(self) -> None:
         summary = self.query_one("#summary", Static)
@@ -259,6 +277,8 @@ class MainScreen(DiskPanes):
         header = self.query_one_optional(RunHeader)
         if header is None:
             return  # the app is closing
+        if self._stale and time.monotonic() - self._panels_at >= PANEL_SECONDS:
+            self.draw_panels()
         if self.selected_work is not None:
             self._subtitle(self.work_time(self.selected_work))
         step = v.step
