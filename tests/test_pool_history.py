@@ -142,3 +142,16 @@ def test_a_step_still_being_scored_is_not_yet_the_after_of_a_micro_step(tmp_path
     group.mkdir(parents=True)
     (group / "commit.txt").write_text(json.dumps({"decision": "approve", "by": "auto", "after": "c0ffee"}))
     assert annotations(run)["c0ffee"].endswith("mean loss 0.600 (2 works) -> not yet measured")
+
+
+def test_feedback_reads_on_as_the_run_records_more(tmp_path):
+    """The prompt's figures come from a tail of events.jsonl: each look folds only what was added."""
+    run = Run(tmp_path / "run")
+    run.root.mkdir()
+    _record(run, [Loss(epoch=0, step=0, work=w, loss=v, scores={}, report="x") for w, v in (("a", 0.6), ("b", 0.8))])
+    assert "oldest first: e0s0 0.700 (2 works)." in feedback_text(run)
+    with run.events_path.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(Loss(epoch=0, step=1, work="a", loss=0.4, scores={}, report="x").to_dict()) + "\n")
+    text = feedback_text(run)
+    assert "oldest first: e0s0 0.700 (2 works), e0s1 0.400 (1 work)." in text
+    assert "From e0s0 to e0s1, over the one work both scored, it fell by 0.200." in text

@@ -169,13 +169,19 @@ class OfflineBackend:
         # The role works in a thread, as the other backends' tools do: its file writes (each
         # synced to disk) and git commits would otherwise hold the event loop, and with it
         # the app's keys, for tens of milliseconds at a time. Each tool report is handed to
-        # the loop in order, so the run's events come where they always came from.
+        # the loop in order, so the run's events come where they always came from; once the
+        # call is over (or cancelled: the run stopped) a late report is dropped, so nothing
+        # is recorded after the run's end.
         loop = asyncio.get_running_loop()
-        on_tool = request.on_tool
-        worker = replace(
-            request, on_tool=lambda tool, path, error: loop.call_soon_threadsafe(on_tool, tool, path, error)
-        )
-        text = await asyncio.to_thread(roles[request.role], worker, sandbox, transcript)
+        live = True
+
+        def report(tool: str, path: str, error: str | None) -> None:
+            loop.call_soon_threadsafe(lambda: live and request.on_tool(tool, path, error))
+
+        try:
+            text = await asyncio.to_thread(roles[request.role], replace(request, on_tool=report), sandbox, transcript)
+        finally:
+            live = False
         await self._stream(request, text)
         transcript.append({"role": "assistant", "content": text})
         return self._result(request, text, transcript)

@@ -24,7 +24,7 @@ from typing import Any
 from .run import Run
 from .scores import combine
 
-_CACHE: dict[tuple[str, int], Any] = {}
+_CACHE: dict[tuple[str, int, int], tuple[Episode, ...]] = {}
 
 
 @dataclass(frozen=True)
@@ -83,20 +83,35 @@ def episode_losses(scores: dict[str, Any]) -> dict[int, float]:
     return {int(n): combine(parts) for n, parts in scores.get("episodes", {}).items()}
 
 
-def _read(path: Path) -> Any:
-    """A finished stage's JSON, cached by path and size: these files never change once written."""
+def _load(path: Path) -> Any:
     try:
-        size = path.stat().st_size
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _scored(epoch: int, step: int, work: str, trace_path: Path, scores_path: Path) -> tuple[Episode, ...] | None:
+    """One work-step's scored episodes, or None while it is not scored.
+
+    Cached by the two files' sizes, since a finished stage's files never change: every
+    micro-step joins the whole run again. Only the episodes are kept, not the files' JSON
+    (the scores file's counts and rubric are most of it and grew the process every step).
+    """
+    try:
+        key = (str(trace_path), trace_path.stat().st_size, scores_path.stat().st_size)
     except OSError:
         return None
-    key = (str(path), size)
     if key not in _CACHE:
+        scores, trace = _load(scores_path), _load(trace_path)
+        if not isinstance(scores, dict) or trace is None:
+            return None
+        losses = episode_losses(scores)
+        reads = episode_reads(trace, sorted(losses))
         if len(_CACHE) > 50_000:
             _CACHE.clear()
-        try:
-            _CACHE[key] = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        _CACHE[key] = tuple(
+            Episode(epoch, step, work, n, loss, frozenset(reads.get(n, []))) for n, loss in losses.items()
+        )
     return _CACHE[key]
 
 
@@ -113,14 +128,7 @@ def episodes(run: Run, upto: tuple[int, int] | None = None) -> list[Episode]:
             continue
         if upto is not None and (epoch, step) > upto:
             continue
-        scores = _read(run.loss_scores(epoch, step, work))
-        trace = _read(trace_path)
-        if not isinstance(scores, dict) or trace is None:
-            continue
-        losses = episode_losses(scores)
-        reads = episode_reads(trace, sorted(losses))
-        for number, loss in losses.items():
-            found.append(Episode(epoch, step, work, number, loss, frozenset(reads.get(number, []))))
+        found += _scored(epoch, step, work, trace_path, run.loss_scores(epoch, step, work)) or ()
     return sorted(found, key=lambda e: (e.epoch, e.step, e.work, e.number))
 
 

@@ -27,6 +27,7 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("tokens", "tokens", 6),
     ("cost", "cost", 7),
 )
+NAME_WIDTH = 20
 CACHE_SIZES = {
     "_cell_render_cache": 1000,
     "_row_render_cache": 200,
@@ -53,12 +54,18 @@ def tokens_text(tokens: int) -> str:
     return str(tokens)
 
 
+def short_name(name: str) -> str:
+    """A work's name as the table shows it: cut with `…` past NAME_WIDTH, so a long name never
+    pushes the tokens and cost off an 80-column screen (the output pane's title names it whole)."""
+    return name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
+
+
 def cells(row: WorkRow) -> tuple[Content | str, ...]:
     stage = Content.styled(row.stage, STAGE_STYLES.get(row.stage, ""))
     episodes = f"{row.episodes}/{row.needed}" if row.needed else "-"
     loss = "-" if row.loss is None else f"{row.loss:.3f}"
     cost = "-" if row.cost is None else f"${row.cost:.4f}"
-    return (row.name, stage, episodes, loss, tokens_text(row.tokens), cost)
+    return (short_name(row.name), stage, episodes, loss, tokens_text(row.tokens), cost)
 
 
 class WorksTable(DataTable):
