@@ -17,6 +17,8 @@ the p95 over every key of the run against the 100 ms target. Memory is the proce
 after each finished step; the growth per step is the slope over the second half of the
 run, once caches have warmed up, with the count of live Python allocations beside it
 (RSS rarely shrinks once Python has taken memory; the allocation count shows what is kept).
+The per-work output buffers fill up to their bound over the first dozen or so steps; the
+bench prints that share of the growth apart (as characters held, about a byte each).
 
     python bench/bench_tui.py                       # 16 works, 10 steps, 0.3 s per call
     python bench/bench_tui.py --works 16 --steps 30 --latency 0.2
@@ -85,6 +87,7 @@ class Bench:
         self.streaming: list[float] = []
         self.approve: list[float] = []
         self.memory: list[tuple[int, int]] = []
+        self.buffered: list[tuple[int, int]] = []  # (step, kB of text the output buffers hold)
         self.blocks: list[tuple[int, int]] = []
         self.lost = 0
 
@@ -142,6 +145,8 @@ class Bench:
                 steps_seen = done
                 gc.collect()
                 self.memory.append((done, rss_kb()))
+                text = sum(len(buffer.text()) for buffer in app.main.feed.buffers.values())
+                self.buffered.append((done, text // 1024))
                 self.blocks.append((done, sys.getallocatedblocks()))
             await asyncio.sleep(interval)
         # The same key with the engine done: warm caches and full buffers, nothing streaming.
@@ -216,6 +221,13 @@ async def main(args: argparse.Namespace) -> None:
         print(
             f"memory (RSS) after step {first[0]}: {first[1] / 1024:.1f} MB; after step {last[0]}: "
             f"{last[1] / 1024:.1f} MB; growth over the second half {slope(half):+.0f} kB/step"
+        )
+        # The output buffers fill up to their bound (OUTPUT_LIMIT characters per work) over the
+        # first steps: growth that stops. What is left once it is taken out is what a long run keeps.
+        filled = slope(bench.buffered[len(bench.buffered) // 2 :])
+        print(
+            f"  of which the output buffers filling to their bound: {filled:+.0f} kB/step "
+            f"(they hold {bench.buffered[-1][1]} kB); the rest {slope(half) - filled:+.0f} kB/step"
         )
         blocks = bench.blocks[len(bench.blocks) // 2 :]
         print(
