@@ -46,9 +46,7 @@ def sample_events(count: int) -> list[Event]:
                 )
             )
         else:
-            events.append(
-                ToolUsed(role="forward", tool="view", path=f"dialogue/note-{n % 50}.md", ok=True, work="kiln-yard")
-            )
+            events.append(ToolUsed(role="forward", tool="view", path=f"dialogue/note-{n % 50}.md", work="kiln-yard"))
     return events
 
 
