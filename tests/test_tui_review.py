@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 
+from skilltui.commits import PENDING
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.engine.events import read_events
@@ -72,10 +73,12 @@ async def test_approve_keeps_the_commit_and_records_a_human_decision(open_traini
         await pilot.press("3")
         await wait_for(pilot, lambda: request.added[0] in dict(app.query_one(PoolTree).notes))
         await pilot.press("4")
-        await wait_for(pilot, lambda: bool(app.query_one(CommitList).commits))
-        commits = app.query_one(CommitList).commits
+        # The list is read again after the decision (in a thread): wait until it says what was decided.
+        table = app.query_one(CommitList)
+        await wait_for(pilot, lambda: bool(table.commits) and table.commits[0].mark not in (None, PENDING))
+        commits = table.commits
         assert commits[0].sha == request.after
-        assert commits[0].mark is not None and (commits[0].mark.decision, commits[0].mark.by) == ("approve", "human")
+        assert (commits[0].mark.decision, commits[0].mark.by) == ("approve", "human")
     [decision] = decisions(opened)
     assert (decision["decision"], decision["by"], decision["after"]) == ("approve", "human", request.after)
     assert Pool(opened.run.memory).head() == request.after
