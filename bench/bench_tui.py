@@ -53,12 +53,15 @@ from skilltui.tui.widgets.live_output import LiveOutput  # noqa: E402
 TARGET_MS = 100.0
 
 
-def rss_kb() -> int:
-    """Resident memory of this process now (Linux /proc; falls back to the peak elsewhere)."""
+def rss_kb(pid: int | str = "self") -> int:
+    """Memory of a process now: its proportional share (PSS), so pages a forked child still
+    shares with the app count once between them. Linux /proc; this one's peak elsewhere, 0 for a child."""
     try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
-    except OSError:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            return next(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))
+    except (OSError, StopIteration):
+        if pid != "self":
+            return 0
         import resource
 
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -86,7 +89,8 @@ class Bench:
         self.idle_after: list[float] = []
         self.streaming: list[float] = []
         self.approve: list[float] = []
-        self.memory: list[tuple[int, int]] = []
+        self.memory: list[tuple[int, int]] = []  # (step, kB): the app and its trainer's process together
+        self.engine: list[tuple[int, int]] = []  # (step, kB): the trainer's process alone
         self.buffered: list[tuple[int, int]] = []  # (step, kB of text the output buffers hold)
         self.blocks: list[tuple[int, int]] = []
         self.lost = 0
@@ -119,12 +123,12 @@ class Bench:
 
     async def run(self, idle_presses: int, interval: float) -> None:
         app = self.app
-        await wait(lambda: app.selected_work is not None and app.trainer is not None)
-        app.trainer.pause()  # the idle baseline: nothing streams, nothing trains
+        await wait(lambda: app.selected_work is not None and app.driver is not None)
+        app.driver.pause()  # the idle baseline: nothing streams, nothing trains
         for _ in range(idle_presses):
             await self.navigate(self.idle)
             await asyncio.sleep(interval)
-        app.trainer.resume()
+        app.driver.resume()
         steps_seen = 0
         while app.training:
             if isinstance(app.screen, ReviewScreen):
@@ -144,7 +148,11 @@ class Bench:
             if done > steps_seen:
                 steps_seen = done
                 gc.collect()
-                self.memory.append((done, rss_kb()))
+                pid = getattr(app.driver, "pid", None)  # None: trains in this process, or has ended
+                engine = rss_kb(pid) if pid else 0
+                if pid or not hasattr(app.driver, "pid"):
+                    self.memory.append((done, rss_kb() + engine))
+                    self.engine.append((done, engine))
                 text = sum(len(buffer.text()) for buffer in app.main.feed.buffers.values())
                 self.buffered.append((done, text // 1024))
                 self.blocks.append((done, sys.getallocatedblocks()))
@@ -219,9 +227,11 @@ async def main(args: argparse.Namespace) -> None:
         half = bench.memory[len(bench.memory) // 2 :]
         first, last = bench.memory[0], bench.memory[-1]
         print(
-            f"memory (RSS) after step {first[0]}: {first[1] / 1024:.1f} MB; after step {last[0]}: "
-            f"{last[1] / 1024:.1f} MB; growth over the second half {slope(half):+.0f} kB/step"
+            f"memory (PSS, the app and its trainer's process) after step {first[0]}: {first[1] / 1024:.1f} MB; "
+            f"after step {last[0]}: {last[1] / 1024:.1f} MB; growth over the second half {slope(half):+.0f} kB/step"
         )
+        engine = bench.engine[len(bench.engine) // 2 :]
+        print(f"  of which the trainer's process: {bench.engine[-1][1] / 1024:.1f} MB, {slope(engine):+.0f} kB/step")
         # The output buffers fill up to their bound (OUTPUT_LIMIT characters per work) over the
         # first steps: growth that stops. What is left once it is taken out is what a long run keeps.
         filled = slope(bench.buffered[len(bench.buffered) // 2 :])
@@ -243,5 +253,6 @@ if __name__ == "__main__":
     parser.add_argument("--episodes-per-step", type=int, default=1)
     parser.add_argument("--latency", type=float, default=0.3, help="seconds per offline call (default 0.3)")
     parser.add_argument("--interval", type=float, default=0.05, help="seconds between key presses")
-    parser.add_argument("--idle-presses", type=int, default=60)
+    # Enough idle keys that the baseline's p95 is not one or two slow presses.
+    parser.add_argument("--idle-presses", type=int, default=150)
     asyncio.run(main(parser.parse_args()))

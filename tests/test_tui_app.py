@@ -99,16 +99,16 @@ async def test_p_pauses_before_the_next_stage_and_p_again_resumes(open_training)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: stages("started"))
         await pilot.press("p")
-        assert app.trainer.paused
+        assert app.driver.paused
         in_flight = stages("started")
         # The calls in flight finish; nothing new starts while paused.
         await wait_for(pilot, lambda: len(stages("finished")) == len(in_flight))
         # Still: every work now waits at the pause gate, so no stage can start until p again.
-        await wait_for(pilot, lambda: app.trainer.held == len(opened.works))
+        await wait_for(pilot, lambda: app.driver.held == len(opened.works))
         assert stages("started") == in_flight
         assert "paused" in screen_text(app).splitlines()[0]
         await pilot.press("p")
-        assert not app.trainer.paused
+        assert not app.driver.paused
         await wait_for_review(pilot, app)
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.training)
@@ -134,12 +134,12 @@ async def test_palette_pauses_resumes_and_jumps_to_a_work(open_training):
         await pilot.press(*"pause after")
         await wait_for(pilot, lambda: "Pause after the current stage" in screen_text(app))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.trainer.paused)
+        await wait_for(pilot, lambda: app.driver.paused)
         await pilot.press("ctrl+p")
         await pilot.press(*"resume training")
         await wait_for(pilot, lambda: "Resume training" in screen_text(app))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: not app.trainer.paused)
+        await wait_for(pilot, lambda: not app.driver.paused)
 
 
 async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_it(open_training):

@@ -115,7 +115,7 @@ async def test_rerun_note_reaches_the_next_backward_prompt(open_training):
         await pilot.press(*note)
         # The note's letters went into the note, not to the app's keys (t: theme, p: pause).
         assert app.screen.query_one("#note").value == note
-        assert app.theme == DEFAULT_THEME and not app.trainer.paused
+        assert app.theme == DEFAULT_THEME and not app.driver.paused
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.request.attempt == 2)
         second = app.screen.request

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ..agents.base import Backend, BackendError, FatalBackendError
@@ -89,6 +90,7 @@ class Trainer:
         # How many stages wait at the pause gate right now: once every unfinished work waits
         # there, a paused run is provably still (what a watcher, or a test, can wait for).
         self.held = 0
+        self.on_held: Callable[[int], None] = lambda held: None  # told at every change of `held`
         self._stop_reason: str | None = None
         self.validator = (
             Validator(
@@ -127,10 +129,12 @@ class Trainer:
     async def _gate(self) -> None:
         if not self._running.is_set():
             self.held += 1
+            self.on_held(self.held)
             try:
                 await self._running.wait()
             finally:
                 self.held -= 1
+                self.on_held(self.held)
         if self._stop_reason:
             raise RunStopped(self._stop_reason)
         cap = self.settings.max_cost

@@ -78,6 +78,7 @@ class RunDriver:
         self.outcome: Outcome | None = None
         self.crash_file: Path | None = None
         self._stop_reason: str | None = None
+        self._stop_status = "stopped"
         self._history_read = False
         self._jsonl = bus_events.JsonlSink(opened.run.events_path)
         self.bus.subscribe(self._jsonl)
@@ -104,6 +105,21 @@ class RunDriver:
     def finished(self) -> bool:
         return self.outcome is not None
 
+    # The app's controls, the same on `engine_process.ProcessDriver`.
+    def pause(self) -> None:
+        self.trainer.pause()
+
+    def resume(self) -> None:
+        self.trainer.resume()
+
+    @property
+    def paused(self) -> bool:
+        return self.trainer.paused
+
+    @property
+    def held(self) -> int:
+        return self.trainer.held
+
     async def run(self) -> Outcome:
         """Train until the run ends; the record says how it ended, whatever happened."""
         self.read_history()
@@ -111,7 +127,7 @@ class RunDriver:
             outcome = await self.trainer.train()
         except asyncio.CancelledError:
             if self._stop_reason is not None:
-                self._finish("stopped", self._stop_reason)
+                self._finish(self._stop_status, self._stop_reason)
             else:
                 self._finish("interrupted", "cancelled while a stage ran; run the same command to resume")
             raise
@@ -123,10 +139,14 @@ class RunDriver:
         assert self.outcome is not None
         return self.outcome
 
-    def stop(self, reason: str) -> None:
-        """Stop before the next stage starts; if the task is cancelled too, the record still says "stopped"."""
+    def stop(self, reason: str, status: str = "stopped") -> None:
+        """Stop before the next stage starts; if the task is cancelled too, the record still says `status`.
+
+        `status` is "failed" when what stops the run is a crash around it (the app's, told to an
+        engine process), so the record does not pass a bug off as a person's stop.
+        """
         if self._stop_reason is None:
-            self._stop_reason = reason
+            self._stop_reason, self._stop_status = reason, status
         self.trainer.stop(reason)
 
     def stopped_now(self, reason: str | None = None) -> None:

@@ -12,9 +12,9 @@ an interface talks back to training: the app builds a `Decision` and reads a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Action = Literal["approve", "rerun", "rollback"]
 ACTIONS: tuple[Action, ...] = ("approve", "rerun", "rollback")
@@ -73,3 +73,24 @@ class Decision:
 
 class Reviewer(Protocol):
     async def review(self, request: ReviewRequest) -> Decision: ...
+
+
+# -- across a process boundary: the app's engine process sends requests and reads decisions ----
+
+
+def request_to_dict(request: ReviewRequest) -> dict[str, Any]:
+    """A request as JSON-ready data (paths as strings); `request_from_dict` reads it back."""
+    data = asdict(request)
+    data["run_dir"] = str(request.run_dir)
+    return data
+
+
+def request_from_dict(data: dict[str, Any]) -> ReviewRequest:
+    gate = data.get("gate")
+    return ReviewRequest(
+        **{**data, "run_dir": Path(data["run_dir"]), "gate": GateVerdict(**gate) if gate is not None else None}
+    )
+
+
+def decision_from_dict(data: dict[str, Any]) -> Decision:
+    return Decision(**data)

@@ -3,8 +3,9 @@
 `skilltui train` (without --auto, on a terminal) and `skilltui demo` open it. It composes
 the screens and routes messages; it adds no training logic and keeps no fold of the run:
 
-- the `RunDriver` runs the trainer as a Textual worker in the app's own event loop, writes
-  `events.jsonl` and folds every event into the run model (`RunView`);
+- the trainer runs in a process of its own (`run_model.engine_process`): it writes
+  `events.jsonl`, and the app folds every event it sends into the run model (`RunView`), so
+  the engine's work never stands between a key and its frame;
 - the main screen (`main_screen.py`) renders that model; its panes read the pool in threads;
 - review requests are answered by the review screen (`reviewer.py` routes them), so only
   the micro-step waits, never the screen.
@@ -35,7 +36,8 @@ from textual.worker import Worker
 from ..components import keymap
 from ..components.confirm import ConfirmScreen
 from ..components.help import HelpScreen
-from ..run_model.driver import Backend, OpenedRun, Outcome, RunDriver
+from ..run_model.driver import Backend, OpenedRun, Outcome
+from ..run_model.engine_process import make_driver
 from ..run_model.parse import read_run
 from ..run_model.summary import summarise
 from ..signals import exit_code, name_of
@@ -78,10 +80,9 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         super().__init__()
         self.opened = opened
         self.run_dir = opened.run.root
-        self.driver = RunDriver(opened, backend, ScreenReviewer(self.ask_review), secrets=secrets)
+        self.driver = make_driver(opened, backend, ScreenReviewer(self.ask_review), secrets=secrets)
         self.view = self.driver.view
         self.bus = self.driver.bus
-        self.trainer = self.driver.trainer
         show_hint = not hint_seen_path().exists() if hint is None else hint
         self.main = MainScreen(self.view, PoolReader(opened.run.memory), hint=show_hint, clock=clock)
         self.driver.subscribe(self.main.take)
@@ -205,29 +206,29 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
 
     def update_bindings(self) -> None:
         """Refresh the key bar only when what it offers changed (pause, resume, a waiting review)."""
-        key = (self.training, self.trainer.paused, self.pending is not None)
+        key = (self.training, self.driver.paused, self.pending is not None)
         if key != self._bindings_key:
             self._bindings_key = key
             self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "pause":
-            return self.training and not self.trainer.paused
+            return self.training and not self.driver.paused
         if action == "resume":
-            return self.training and self.trainer.paused
+            return self.training and self.driver.paused
         if action == "open_review":
             return self.can_open_review()
         return True
 
     def action_pause(self) -> None:
         if self.training:
-            self.trainer.pause()
+            self.driver.pause()
             self.notify("Pausing: calls in flight finish, the next stage waits for resume (p).", timeout=4)
         self.update_bindings()
 
     def action_resume(self) -> None:
         if self.training:
-            self.trainer.resume()
+            self.driver.resume()
         self.update_bindings()
 
     def action_help(self) -> None:

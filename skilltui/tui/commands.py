@@ -34,9 +34,9 @@ class WorkCommands(Provider):
 
 def training_commands(app: Any) -> Iterator[SystemCommand]:
     """The live app's own palette entries, offered when they apply."""
-    if app.training and not app.trainer.paused:
+    if app.training and not app.driver.paused:
         yield SystemCommand("Pause after the current stage", "calls in flight finish; p resumes", app.action_pause)
-    if app.training and app.trainer.paused:
+    if app.training and app.driver.paused:
         yield SystemCommand("Resume training", "the next stage starts", app.action_resume)
     yield SystemCommand("Switch theme", "choose among the dark, light and your own themes", app.search_themes)
     yield SystemCommand("Copy the run folder path", str(app.run_dir), app.action_copy_run_path)

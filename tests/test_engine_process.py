@@ -1,0 +1,98 @@
+"""The live app trains in a forked process: whichever side dies, the run's record says how it ended.
+
+These drive the real app (headless) and the real child process, and check `events.jsonl`,
+the only record there is: one `run_finished` for the session, with the status and reason a
+person would need, and no trainer process left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from test_tui_support import SIZE, make_app, wait_for, wait_for_review
+
+from skilltui.engine.events import read_events
+from skilltui.run_model.engine_process import LOG_NAME, ProcessDriver
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the trainer runs in the app's loop without fork")
+
+
+def finishes(opened) -> list[dict]:
+    return [e for e in read_events(opened.run.events_path) if e["kind"] == "run_finished"]
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_the_app_trains_in_another_process_and_draws_what_it_sends(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        assert isinstance(app.driver, ProcessDriver)
+        await wait_for_review(pilot, app)
+        pid = app.driver.pid
+        assert pid is not None and pid != os.getpid()
+        # What the child recorded is what the app folded: the same losses for the same works.
+        recorded = {e["work"]: e["loss"] for e in read_events(opened.run.events_path) if e["kind"] == "loss"}
+        assert recorded and app.view.steps[(0, 0)].losses == recorded
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+    assert app.outcome.status == "finished"
+    assert [f["status"] for f in finishes(opened)] == ["finished"]
+    assert gone(pid)
+
+
+async def test_a_killed_trainer_is_recorded_as_failed_and_named(open_training):
+    opened = open_training()
+    app = make_app(opened, latency=0.3)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.driver.pid is not None and app.view.works["alpha"].stage == "forward")
+        pid = app.driver.pid
+        os.kill(pid, signal.SIGKILL)
+        await wait_for(pilot, lambda: not app.training)
+        await wait_for(pilot, lambda: "failed" in app.query_one("#header").render().plain)
+    [finished] = finishes(opened)
+    assert finished["status"] == "failed"
+    assert "killed by signal 9" in finished["reason"] and str(opened.run.root / LOG_NAME) in finished["reason"]
+    assert app.outcome.status == "failed"
+    assert app.exit_code == 1
+
+
+async def test_quitting_stops_the_trainer_which_records_the_stop_and_exits(open_training):
+    opened = open_training()
+    app = make_app(opened, latency=0.3)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.driver.pid is not None and app.view.works["alpha"].stage == "forward")
+        pid = app.driver.pid
+        await pilot.press("q")
+        await pilot.press("y")
+    [finished] = finishes(opened)
+    assert finished["status"] == "stopped" and finished["reason"].startswith("quit from the app")
+    assert gone(pid)
+    # The same command resumes: the run is not locked by a trainer left behind.
+    from skilltui.engine.run import is_locked
+
+    opened.lock.release()
+    assert not is_locked(opened.run.root)
+
+
+async def test_a_trainer_whose_app_went_away_stops_and_says_so(open_training):
+    opened = open_training()
+    app = make_app(opened, latency=0.3)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.driver.pid is not None and app.view.works["alpha"].stage == "forward")
+        pid = app.driver.pid
+        # What the kernel does to the commands pipe when the app is killed outright.
+        os.close(app.driver._commands)
+        app.driver._commands = None
+        await wait_for(pilot, lambda: not app.training)
+    [finished] = finishes(opened)
+    assert finished["status"] == "stopped" and "the app went away" in finished["reason"]
+    assert gone(pid)
