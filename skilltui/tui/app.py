@@ -21,12 +21,12 @@ traceback goes to the run folder, the record says "failed", and the shell gets e
 from __future__ import annotations
 
 import asyncio
-import gc
 import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.events import Key
@@ -42,6 +42,7 @@ from ..run_model.parse import read_run
 from ..run_model.summary import summarise
 from ..signals import exit_code, name_of
 from . import themes
+from .collector import QuietCollector, settle_heap
 from .commands import WorkCommands, copy_run_path, training_commands
 from .main_screen import MAIN_CSS, PANES, MainScreen
 from .pool_reader import PoolReader
@@ -92,6 +93,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         self._bindings_key: tuple[bool, bool, bool] | None = None
         self.stopped_by: int | None = None
         self.crash_file: Path | None = None
+        self.collector = QuietCollector()
 
     def get_default_screen(self) -> Screen:
         return self.main
@@ -107,6 +109,13 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
     def on_mount(self) -> None:
         self._install_themes()
         self.watch_signals(self._on_stop_signal)
+        self.collector.start()
+        self.set_interval(0.25, self.collector.tick)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
+            self.collector.touched()
+        await super().on_event(event)
 
     def on_main_screen_back_on_top(self) -> None:
         self.open_queued_review()
@@ -121,6 +130,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
 
     def on_unmount(self) -> None:
         self.unwatch_signals()
+        self.collector.stop()
         # However the app ends, the trainer stops with it and the record says so before
         # the run's events file is closed.
         self.stop_training("the app closed; run the same command to resume")
@@ -261,12 +271,6 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from (c for c in super().get_system_commands(screen) if c.title != "Theme")  # "Switch theme" below
         yield from training_commands(self)
-
-
-def settle_heap() -> None:
-    """Freeze the ~400,000 objects imported so far: full collections walked them all, a 60-100 ms pause per key."""
-    gc.collect()
-    gc.freeze()
 
 
 def run_app(opened: OpenedRun, backend: Backend, *, secrets: list[str], hint: bool | None = None) -> int:
