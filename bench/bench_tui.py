@@ -96,11 +96,13 @@ class Bench:
         self.blocks: list[tuple[int, int]] = []
         self.lost = 0
 
-    async def press(self, key: str, effect, screen) -> float | None:
+    async def press(self, key: str, effect, screen, *, leaves: bool = False) -> float | None:
         """Milliseconds from the key reaching the app to the refresh after `effect()` holds.
 
-        None when the screen changed under the key (a review popped up as it was pressed, so
-        the key went to the review), which is no measure of the app's speed.
+        None when the screen changed under the key, which is no measure of the app's speed:
+        a review popped up as it was pressed (so the key went to the review), or before its
+        effect was drawn (so what the refresh drew was the review, not the key's effect).
+        `leaves`: the key's effect is to close `screen` (approve on the review screen).
         """
         app = self.app
         refreshed = asyncio.get_running_loop().create_future()
@@ -112,7 +114,11 @@ class Bench:
                 return None
             await asyncio.sleep(0.0005)
         app.screen.call_after_refresh(lambda: refreshed.done() or refreshed.set_result(time.perf_counter()))
-        return (await refreshed - started) * 1000
+        took = (await refreshed - started) * 1000
+        if app.screen is not screen and not leaves:
+            self.lost += 1
+            return None
+        return took
 
     async def navigate(self, into: list[float]) -> None:
         live = self.app.query_one(LiveOutput)
@@ -140,7 +146,7 @@ class Bench:
                 def answered(screen=screen, request=request) -> bool:
                     return app.screen is not screen or screen.request is not request
 
-                took = await self.press("a", answered, screen)
+                took = await self.press("a", answered, screen, leaves=True)
                 if took is not None:
                     self.approve.append(took)
             elif app.screen is app.default_screen:

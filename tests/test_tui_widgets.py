@@ -360,6 +360,30 @@ async def test_key_bar_shows_the_active_bindings_and_a_click_presses_one():
         assert app.rang == 2
 
 
+async def test_a_changed_cell_redraws_its_row_and_nothing_else():
+    table = WorksTable()
+    async with Harness(table).run_test(size=(100, 30)) as pilot:
+        rows = [WorkRow(f"work-{n:02d}", needed=2) for n in range(16)]
+        table.show(rows)
+        await pilot.pause()
+
+        def drawn() -> list[str]:
+            return [strip.text for strip in pilot.app.screen._compositor.render_strips()]
+
+        before = drawn()
+        cached = set(table._cell_render_cache.keys())
+        rows[3].tokens, rows[3].stage = 12_500, "forward"
+        table.show(rows)
+        await pilot.pause()
+        after = drawn()
+        # The screen shows the new cells, on that row only.
+        assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [4]  # the header is line 0
+        assert "forward" in after[4] and "12k" in after[4] and "work-03" in after[4]
+        # Only that row's cells were rendered again; the others came from the cache.
+        rendered = set(table._cell_render_cache.keys()) - cached
+        assert rendered and {key[0] for key in rendered} == {"work-03"}
+
+
 async def test_works_table_render_caches_stay_near_the_size_of_the_table():
     table = WorksTable()
     async with Harness(table).run_test(size=(100, 30)) as pilot:
