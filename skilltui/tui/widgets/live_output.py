@@ -22,7 +22,7 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
@@ -69,6 +69,8 @@ class LiveOutput(ScrollView, can_focus=True):
         self._rows: list[tuple[int, int, int]] = []  # (line number, start, end), one per drawn row
         self._wrap_width = 0
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
+        self._drawn: LRUCache[tuple[tuple[int, int, int], int, int], Strip] = LRUCache(256)  # see render_line
+        self._frame: tuple[int, Style] | None = None
         self._following = True
         self.query = ""
         self.status = ""  # the search's line at the foot of the pane while a search is on
@@ -99,6 +101,7 @@ class LiveOutput(ScrollView, can_focus=True):
         self._lines, self._rows, self._dropped, self._seen = [], [], 0, 0
         self._current = None
         self._cache.clear()
+        self._drawn.clear()
         self._size_rows()
         self.refresh()
 
@@ -174,6 +177,7 @@ class LiveOutput(ScrollView, can_focus=True):
             for start, end in wrap_spans(line, width)
         ]
         self._cache.clear()
+        self._drawn.clear()
         self._size_rows()
         if self._following:
             self._stay_at_end()
@@ -220,29 +224,45 @@ class LiveOutput(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._cache.clear()
+        self._drawn.clear()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Once per frame, not once per line: the style walks the widget's ancestors (about a
+        # quarter of a millisecond), and a frame of a full pane draws 20 to 40 lines.
+        self._frame = (self.scrollable_content_region.width, self.rich_style)
+        return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
+        width, style = self._frame or (self.scrollable_content_region.width, self.rich_style)
         index = int(self.scroll_y) + y
-        style = self.rich_style
         if self.status and y == self.scrollable_content_region.height - 1:
             status = self.get_component_rich_style("live-output--status")
             return Strip([Segment(self.status, status)]).crop_extend(0, width, status)
         if index >= len(self._rows):
             return Strip.blank(width, style)
         key = self._rows[index]
+        selection = self.text_selection
+        span = selection.get_span(index) if selection is not None else None
+        # A row drawn as it was last frame is that frame's strip: cut to the width, the row's
+        # place recorded for a mouse selection. Streaming scrolls every row up by one place, so
+        # the place is in the key; cached strips of rows gone by simply age out of the cache.
+        drawn = (key, index, width)
+        if span is None and (strip := self._drawn.get(drawn)) is not None:
+            return strip
         strip = self._cache.get(key)
         if strip is None:
             strip = self._row_strip(*key, style)
             self._cache[key] = strip
         strip = strip.crop_extend(0, width, style)
-        selection = self.text_selection
-        if selection is not None and (span := selection.get_span(index)) is not None:
+        if span is not None:
             start, end = span
             end = key[2] - key[1] if end == -1 else end
             chosen = strip.crop(start, end).apply_style(self.screen.get_component_rich_style("screen--selection"))
             strip = Strip.join([strip.crop(0, start), chosen, strip.crop(end)])
-        return strip.apply_offsets(0, index)  # where each cell is, for a mouse selection
+        strip = strip.apply_offsets(0, index)  # where each cell is, for a mouse selection
+        if span is None:
+            self._drawn[drawn] = strip
+        return strip
 
     # -- mouse selection: the rows as drawn, so a selection copies what it covers -------------
 
@@ -290,6 +310,7 @@ class LiveOutput(ScrollView, can_focus=True):
         self.query = query
         self._current = None
         self._cache.clear()
+        self._drawn.clear()
         found = self.matches()
         if found:
             self._current = None
@@ -328,6 +349,7 @@ class LiveOutput(ScrollView, can_focus=True):
     def _go_to(self, match: tuple[int, int], found: list[tuple[int, int]]) -> None:
         self._current = match
         self._cache.clear()
+        self._drawn.clear()
         row = self._row_of(match)
         self._following = False
         self.scroll_to(y=max(0, row - self.scrollable_content_region.height // 3), animate=False, immediate=True)
@@ -346,6 +368,7 @@ class LiveOutput(ScrollView, can_focus=True):
             return
         self.query, self._current, self.status = "", None, ""
         self._cache.clear()
+        self._drawn.clear()
         self._size_rows()
         self.refresh()
 
