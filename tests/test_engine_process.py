@@ -7,6 +7,7 @@ person would need, and no trainer process left behind.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 
@@ -96,3 +97,27 @@ async def test_a_trainer_whose_app_went_away_stops_and_says_so(open_training):
     [finished] = finishes(opened)
     assert finished["status"] == "stopped" and "the app went away" in finished["reason"]
     assert gone(pid)
+
+
+async def test_streamed_text_goes_joined_and_nothing_overtakes_it():
+    from skilltui.run_model import events as ev
+    from skilltui.run_model.engine_process import _Wire
+    from skilltui.run_model.parse import parse_event
+
+    read, write = os.pipe()
+    wire = _Wire(write)
+    wire.event(ev.Delta(role="forward", text="INT. ", work="alpha"))
+    wire.event(ev.Delta(role="forward", text="KITCHEN", work="alpha"))
+    wire.event(ev.Delta(role="forward", text="EXT. ", work="beta"))
+    wire.event(ev.ToolUsed(role="forward", tool="create", path="ep1.fountain", work="alpha"))
+    wire.event(ev.Delta(role="forward", text=" - NIGHT", work="alpha"))
+    wire.flush()
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        sent = [parse_event(json.loads(line)["event"]) for line in pipe]
+    assert [(e.kind, getattr(e, "text", None), e.work) for e in sent] == [
+        ("delta", "INT. KITCHEN", "alpha"),
+        ("delta", "EXT. ", "beta"),
+        ("tool", None, "alpha"),
+        ("delta", " - NIGHT", "alpha"),
+    ]

@@ -10,7 +10,8 @@ sent into its own `RunView` and draws them.
 
 One JSON object per line, each way:
 
-- child to app (events pipe): `{"t": "event", "event": {...}}` for every event, deltas too;
+- child to app (events pipe): `{"t": "event", "event": {...}}` for every event (streamed text
+  joined per agent over up to `DELTA_SECONDS`, see `_Wire`);
   `{"t": "review", "id": n, "request": {...}}` when a micro-step waits for its review;
   `{"t": "held", "n": k}` when the number of stages waiting at the pause gate changes.
 - app to child (commands pipe): `{"t": "pause"}`, `{"t": "resume"}`,
@@ -43,7 +44,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -57,6 +58,7 @@ from .view import RunView
 LOG_NAME = "engine.log"
 LINE_LIMIT = 64 * 1024 * 1024  # a review's request carries whole patches and reports
 CLOSE_SECONDS = 15.0  # how long the app waits for a stopping child to record its end
+DELTA_SECONDS = 0.05  # how long streamed text may wait in the child to go in one line (see _Wire)
 
 
 def make_driver(
@@ -362,13 +364,47 @@ class _PipeReviewer:
 
 
 class _Wire:
-    """The events pipe from the child: whole lines, and silence once the app stopped reading."""
+    """The events pipe from the child: whole lines, and silence once the app stopped reading.
+
+    Streamed text is the bulk of it (16 works streaming send hundreds of deltas a second), and
+    the app only draws it every `FLUSH_SECONDS`. So deltas wait here up to `DELTA_SECONDS` and
+    go as one line per agent, joined in order; any other event sends them first, so the app
+    sees everything in the order it happened.
+    """
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.open = True
+        self._deltas: list[ev.Delta] = []
+        self._flush: asyncio.TimerHandle | None = None
+
+    def event(self, event: ev.Event) -> None:
+        if isinstance(event, ev.Delta):
+            self._deltas.append(event)
+            if self._flush is None:
+                self._flush = asyncio.get_running_loop().call_later(DELTA_SECONDS, self.flush)
+            return
+        self.flush()
+        self.send({"t": "event", "event": event.to_dict()})
+
+    def flush(self) -> None:
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        joined: list[ev.Delta] = []
+        for delta in self._deltas:
+            last = joined[-1] if joined else None
+            if last is not None and (last.role, last.work, last.group) == (delta.role, delta.work, delta.group):
+                joined[-1] = replace(last, text=last.text + delta.text)
+            else:
+                joined.append(delta)
+        self._deltas = []
+        for delta in joined:
+            self.send({"t": "event", "event": delta.to_dict()})
 
     def send(self, message: dict[str, Any]) -> None:
+        if message.get("t") != "event":
+            self.flush()  # a review or a count must not overtake the text streamed before it
         if not self.open:
             return
         try:
@@ -430,9 +466,7 @@ async def _serve(
 ) -> int:
     wire = _Wire(events)
     reviewer = _PipeReviewer(wire.send)
-    driver = RunDriver(
-        opened, backend, reviewer, secrets=secrets, sinks=(lambda e: wire.send({"t": "event", "event": e.to_dict()}),)
-    )
+    driver = RunDriver(opened, backend, reviewer, secrets=secrets, sinks=(wire.event,))
     driver.read_history(history)
     driver.trainer.on_held = lambda held: wire.send({"t": "held", "n": held})
     if paused:
@@ -442,6 +476,7 @@ async def _serve(
     with contextlib.suppress(asyncio.CancelledError):
         await training
     listening.cancel()
+    wire.flush()
     driver.close()
     return 0 if driver.outcome is not None and driver.outcome.status != "failed" else 1
 
