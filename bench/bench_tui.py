@@ -13,10 +13,12 @@ refresh that shows its effect:
 The baseline is the same navigation key with the engine idle after the run finished (warm
 caches, full output buffers), in the same process; the key is also timed with the engine
 paused before training starts. The figures that matter are the ratio streaming / idle and
-the p95 over every key of the run against the 100 ms target. Memory is the process RSS
-after each finished step; the growth per step is the slope over the second half of the
-run, once caches have warmed up, with the count of live Python allocations beside it
-(RSS rarely shrinks once Python has taken memory; the allocation count shows what is kept).
+the p95 over every key of the run against the 100 ms target. Memory is the proportional
+set size (PSS) of the app and of its trainer's process together after each finished step
+(the app trains in a forked child; PSS counts the pages they still share once); the growth
+per step is the slope over the second half of the run, once caches have warmed up, with the
+count of the app's live Python allocations beside it (memory rarely shrinks once Python has
+taken it; the allocation count shows what is kept).
 The per-work output buffers fill up to their bound over the first dozen or so steps; the
 bench prints that share of the growth apart (as characters held, about a byte each).
 
@@ -157,7 +159,8 @@ class Bench:
                 gc.collect()
                 pid = getattr(app.driver, "pid", None)  # None: trains in this process, or has ended
                 engine = rss_kb(pid) if pid else 0
-                if pid or not hasattr(app.driver, "pid"):
+                # Once the trainer's process has ended, the sum would drop by all of it.
+                if engine or not hasattr(app.driver, "pid"):
                     self.memory.append((done, rss_kb() + engine))
                     self.engine.append((done, engine))
                 text = sum(len(buffer.text()) for buffer in app.main.feed.buffers.values())

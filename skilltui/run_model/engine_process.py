@@ -43,6 +43,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -169,7 +170,11 @@ class ProcessDriver:
             return self.outcome
         events_r, events_w = os.pipe()
         commands_r, commands_w = os.pipe()
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns about forking a process with threads; the child never touches
+            # what they held (it trains on a fresh thread, with its own loop and stdio).
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         self._forked = True
         if pid == 0:  # the child: never returns into the app's stack
             os.close(events_r)
