@@ -121,3 +121,23 @@ async def test_streamed_text_goes_joined_and_nothing_overtakes_it():
         ("tool", None, "alpha"),
         ("delta", " - NIGHT", "alpha"),
     ]
+
+
+async def test_the_trainer_keeps_no_copy_of_the_apps_pipes(open_training):
+    import select
+
+    opened = open_training()
+    app = make_app(opened, latency=0.3)
+    # A pipe the app holds when the trainer forks: the output pipe of a git its pane reader
+    # has just started, say. The child's copy of the write end would keep that read from
+    # ever ending (the Pool pane stopped updating under load).
+    read, write = os.pipe()
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.driver.pid is not None)
+            os.close(write)
+            readable, _, _ = select.select([read], [], [], 10)
+            assert readable and os.read(read, 1) == b""  # the end of the output: nobody else writes
+            app.stop_training("test over")
+    finally:
+        os.close(read)

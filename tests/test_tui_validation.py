@@ -25,8 +25,13 @@ async def test_the_review_shows_validation_around_the_micro_step_and_the_person_
         await pilot.press("u")
         await pilot.press("y")
         await wait_for(pilot, lambda: not app.training)
-        legend = app.query_one(LossCurve).render().plain.splitlines()[0]
-        assert "━▲ val" in legend and "(1 work)" in legend
+
+        def legend() -> str:
+            return app.query_one(LossCurve).render().plain.splitlines()[0]
+
+        # The curve draws what the run sent at the app's next flush, after the run's end is known.
+        await wait_for(pilot, lambda: "━▲ val" in legend())
+        assert "(1 work)" in legend()
     [decision] = decisions(opened)
     assert (decision["decision"], decision["by"]) == ("rollback", "human")
 

@@ -35,7 +35,7 @@ from .view import RunView
 
 # What an app needs of the engine to drive a run, in one place: apps import these from here
 # (the review protocol's types are the run model's own, in `.review`).
-__all__ = ["Backend", "OpenedRun", "Outcome", "RunDriver", "save_crash"]
+__all__ = ["Backend", "OpenedRun", "Outcome", "RunDriver", "RunFold", "save_crash"]
 
 
 def save_crash(run_dir: Path, exc: BaseException) -> Path:
@@ -58,39 +58,33 @@ def crash_reason(exc: BaseException, path: Path) -> str:
     return f"{type(exc).__name__}: {exc} (a bug; the traceback is in {path})"
 
 
-class RunDriver:
-    """Train one opened run: `await driver.run()`; `close()` when done. `view` is the run so far."""
+class RunFold:
+    """What every driver keeps of the run it drives: its event bus, the fold of each event into
+    `view`, how the session ended (`outcome`), and the history folded once before training.
 
-    def __init__(
-        self,
-        opened: OpenedRun,
-        backend: Backend,
-        reviewer: Reviewer,
-        *,
-        secrets: list[str],
-        sinks: tuple[Callable[[ev.Event], None], ...] = (),
-    ) -> None:
+    It subscribes nothing itself: each driver puts its fold where its order needs it (after
+    the `events.jsonl` writer, before any interface).
+    """
+
+    keep_history = False  # the app's trainer process starts from the history the app read
+
+    def __init__(self, opened: OpenedRun) -> None:
         self.opened = opened
         self.run_dir = opened.run.root
         self.bus = bus_events.EventBus()
         self.view = RunView.of(opened.run.id, opened.run.root, sorted(w.name for w in opened.works))
-        self.trainer = Trainer(opened, backend, reviewer, self.bus, secrets=secrets)
         self.outcome: Outcome | None = None
         self.crash_file: Path | None = None
-        self._stop_reason: str | None = None
-        self._stop_status = "stopped"
+        self.history: list[ev.Event] | None = None
         self._history_read = False
-        self._jsonl = bus_events.JsonlSink(opened.run.events_path)
-        self.bus.subscribe(self._jsonl)
-        self.bus.subscribe(self._fold)
-        for sink in sinks:
-            self.bus.subscribe(sink)
 
     def read_history(self, events: list[ev.Event] | None = None) -> RunView:
         """Fold what earlier sessions recorded (once, before training starts); `events` if already read."""
         if not self._history_read:
             self._history_read = True
-            self.view.fold(read_run(self.opened.run.events_path).events if events is None else events)
+            events = read_run(self.opened.run.events_path).events if events is None else events
+            self.view.fold(events)
+            self.history = events if self.keep_history else None
         return self.view
 
     def subscribe(self, sink: Callable[[ev.Event], None]) -> Callable[[], None]:
@@ -104,6 +98,29 @@ class RunDriver:
     @property
     def finished(self) -> bool:
         return self.outcome is not None
+
+
+class RunDriver(RunFold):
+    """Train one opened run: `await driver.run()`; `close()` when done. `view` is the run so far."""
+
+    def __init__(
+        self,
+        opened: OpenedRun,
+        backend: Backend,
+        reviewer: Reviewer,
+        *,
+        secrets: list[str],
+        sinks: tuple[Callable[[ev.Event], None], ...] = (),
+    ) -> None:
+        super().__init__(opened)
+        self.trainer = Trainer(opened, backend, reviewer, self.bus, secrets=secrets)
+        self._stop_reason: str | None = None
+        self._stop_status = "stopped"
+        self._jsonl = bus_events.JsonlSink(opened.run.events_path)
+        self.bus.subscribe(self._jsonl)
+        self.bus.subscribe(self._fold)
+        for sink in sinks:
+            self.bus.subscribe(sink)
 
     # The app's controls, the same on `engine_process.ProcessDriver`.
     def pause(self) -> None:

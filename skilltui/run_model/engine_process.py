@@ -45,16 +45,15 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
 from ..engine import events as bus_events
 from . import events as ev
-from .driver import Backend, OpenedRun, Outcome, RunDriver, crash_reason, save_crash
-from .parse import parse_event, read_run
+from .driver import Backend, OpenedRun, Outcome, RunDriver, RunFold, crash_reason, save_crash
+from .parse import parse_event
 from .review import Decision, Reviewer, ReviewRequest, decision_from_dict, request_from_dict, request_to_dict
-from .view import RunView
 
 LOG_NAME = "engine.log"
 LINE_LIMIT = 64 * 1024 * 1024  # a review's request carries whole patches and reports
@@ -110,49 +109,26 @@ def _last_record(path: Path) -> dict[str, Any] | None:
 # -- the app's side -------------------------------------------------------------------------
 
 
-class ProcessDriver:
+class ProcessDriver(RunFold):
     """The `RunDriver` face the app needs, for a trainer that runs in a forked child.
 
     `view` is the run so far, folded here from what the child sends; `bus` carries those
     events to the app's sinks (and lets tests put events in as if the child had sent them).
     """
 
+    keep_history = True  # the child starts from it, with nothing to read again
+
     def __init__(self, opened: OpenedRun, backend: Backend, reviewer: Reviewer, *, secrets: list[str]) -> None:
-        self.opened = opened
-        self.run_dir = opened.run.root
-        self.bus = bus_events.EventBus()
-        self.view = RunView.of(opened.run.id, opened.run.root, sorted(w.name for w in opened.works))
-        self.outcome: Outcome | None = None
-        self.crash_file: Path | None = None
+        super().__init__(opened)
         self.paused = False
         self.held = 0  # stages of the child waiting at the pause gate
         self._backend, self._reviewer, self._secrets = backend, reviewer, secrets
-        self._history: list[ev.Event] | None = None
         self._pid: int | None = None  # the child while it lives (None once reaped)
         self._forked = False
         self._commands: int | None = None
         self._stop: tuple[str, str] | None = None  # (reason, status) once a stop was asked for
         self._reviews: set[asyncio.Task[None]] = set()
         self.bus.subscribe(self._fold)
-
-    def read_history(self, events: list[ev.Event] | None = None) -> RunView:
-        """Fold what earlier sessions recorded (once); the child starts from the same events."""
-        if self._history is None:
-            self._history = read_run(self.opened.run.events_path).events if events is None else events
-            self.view.fold(self._history)
-        return self.view
-
-    def subscribe(self, sink: Callable[[ev.Event], None]) -> Callable[[], None]:
-        return self.bus.subscribe(sink)
-
-    def _fold(self, event: ev.Event) -> None:
-        self.view.apply(event)
-        if isinstance(event, ev.RunFinished) and self.outcome is None:
-            self.outcome = Outcome(event.status, event.reason)
-
-    @property
-    def finished(self) -> bool:
-        return self.outcome is not None
 
     @property
     def pid(self) -> int | None:
@@ -179,10 +155,12 @@ class ProcessDriver:
         if pid == 0:  # the child: never returns into the app's stack
             os.close(events_r)
             os.close(commands_w)
-            _child(self.opened, self._backend, self._secrets, self._history or [], commands_r, events_w, self.paused)
+            job = _Job(self.opened, self._backend, self._secrets, self.history or [], self.paused)
+            _child(job, commands_r, events_w)
         os.close(events_w)
         os.close(commands_r)
         self._pid, self._commands = pid, commands_w
+        self.history = None  # the child has it; the view holds what it said
         reader, transport = await _lines(events_r)
         try:
             while line := await reader.readline():
@@ -418,22 +396,53 @@ class _Wire:
             self.open = False  # the app is gone or closing: the record in events.jsonl is what counts
 
 
-def _child(
-    opened: OpenedRun,
-    backend: Backend,
-    secrets: list[str],
-    history: list[ev.Event],
-    commands: int,
-    events: int,
-    paused: bool,
-) -> NoReturn:
+@dataclass(frozen=True)
+class _Job:
+    """What the child trains, as the app had it at the fork."""
+
+    opened: OpenedRun
+    backend: Backend
+    secrets: list[str]
+    history: list[ev.Event]  # what earlier sessions recorded, already read by the app
+    paused: bool  # the person paused before training started
+
+
+_INHERITED: list[object] = []  # the app's git handles, kept from finalisers that would end the app's processes
+
+
+def _close_inherited(keep: set[int]) -> None:
+    """Close every descriptor the fork copied but the pipes and stdio.
+
+    The app's threads start git processes at any time; a fork in the middle of one copies the
+    write end of that git's output pipe, and the app's read of it never saw the end of the
+    output while the child lived (the Pool pane stopped updating, its reader stuck). The
+    terminal's descriptors go too: the child has no business with them.
+    """
+    low = 3
+    for fd in sorted(f for f in keep if f >= 3):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 4096)
+
+
+def _own_git(opened: OpenedRun) -> None:
+    """Give the child its own handle on the pool's git: the inherited one talked through pipes
+    now closed, to git processes that belong to the app."""
+    inherited = opened.run.__dict__.pop("pool", None)  # `Run.pool` is cached per run
+    if inherited is not None:
+        _INHERITED.append(inherited)
+
+
+def _child(job: _Job, commands: int, events: int) -> NoReturn:
     code = 1
     try:
         os.setsid()
-        log = os.open(opened.run.root / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        log = os.open(job.opened.run.root / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(log, 1)
         os.dup2(log, 2)
+        _close_inherited(keep={0, 1, 2, commands, events})
+        _own_git(job.opened)
         # The app's stdio objects belong to its terminal (and may be locked by a thread that no
         # longer exists here): print to the log through new ones.
         sys.stdout = open(1, "w", buffering=1, encoding="utf-8", closefd=False)  # noqa: SIM115
@@ -444,9 +453,7 @@ def _child(
         result: list[int] = []
         # A new thread has no running loop of its own; this one still holds the app's.
         trainer = threading.Thread(
-            target=lambda: result.append(
-                asyncio.run(_serve(opened, backend, secrets, history, commands, events, paused))
-            ),
+            target=lambda: result.append(asyncio.run(_serve(job, commands, events))),
             name="engine",
         )
         trainer.start()
@@ -460,21 +467,13 @@ def _child(
         os._exit(code)
 
 
-async def _serve(
-    opened: OpenedRun,
-    backend: Backend,
-    secrets: list[str],
-    history: list[ev.Event],
-    commands: int,
-    events: int,
-    paused: bool,
-) -> int:
+async def _serve(job: _Job, commands: int, events: int) -> int:
     wire = _Wire(events)
     reviewer = _PipeReviewer(wire.send)
-    driver = RunDriver(opened, backend, reviewer, secrets=secrets, sinks=(wire.event,))
-    driver.read_history(history)
+    driver = RunDriver(job.opened, job.backend, reviewer, secrets=job.secrets, sinks=(wire.event,))
+    driver.read_history(job.history)
     driver.trainer.on_held = lambda held: wire.send({"t": "held", "n": held})
-    if paused:
+    if job.paused:
         driver.trainer.pause()
     training = asyncio.create_task(driver.run())
     listening = asyncio.create_task(_listen(commands, driver, reviewer, training))
