@@ -62,6 +62,7 @@ async def test_a_killed_trainer_is_recorded_as_failed_and_named(open_training):
     [finished] = finishes(opened)
     assert finished["status"] == "failed"
     assert "killed by signal 9" in finished["reason"] and str(opened.run.root / LOG_NAME) in finished["reason"]
+    assert (opened.run.root / LOG_NAME).exists()  # the file the reason names is there to read
     assert app.outcome.status == "failed"
     assert app.exit_code == 1
 
@@ -77,6 +78,7 @@ async def test_quitting_stops_the_trainer_which_records_the_stop_and_exits(open_
     [finished] = finishes(opened)
     assert finished["status"] == "stopped" and finished["reason"].startswith("quit from the app")
     assert gone(pid)
+    assert not (opened.run.root / LOG_NAME).exists()  # the child printed nothing: no empty log is left
     # The same command resumes: the run is not locked by a trainer left behind.
     from skilltui.engine.run import is_locked
 

@@ -277,6 +277,10 @@ class ProcessDriver(RunFold):
             self._commands = None
         last = _last_record(self.opened.run.events_path)
         if last is not None and last.get("kind") == "run_finished":
+            log = self.run_dir / LOG_NAME
+            with contextlib.suppress(OSError):
+                if log.stat().st_size == 0:
+                    log.unlink()  # it ended well with nothing to say: no empty file in the run folder
             if self.outcome is None:  # it did, but the app never read that far
                 self.bus.emit(parse_event(last))
             return
