@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+
 from skilltui.agents.offline import MOVES, write_episode
 from skilltui.cli import main
 from skilltui.engine.diffuse import noise_work, story_episodes
@@ -44,3 +47,30 @@ def test_loss_is_in_range_and_ranks_better_writing_lower(tmp_path, make_work):
     # The novice writes prose: no scene headings and no dialogue blocks, so nothing to match.
     assert novice["scores"]["dialogue"] == 0.0 and skilled["scores"]["dialogue"] > 0.5
     assert novice["counts"]["1"]["written_scenes"] == 1 < skilled["counts"]["1"]["written_scenes"]
+
+
+def test_scoring_keeps_nothing_of_the_scenes_it_scored(tmp_path, make_work):
+    """A long run scores every episode of every work: none of their text may stay in the trainer."""
+    work = load_work(make_work("ember", 4, story=False))
+    human = {n: work.episode_text(n) for n in work.episodes}
+
+    def score_new_episodes(rounds: int, tag: str) -> None:
+        for n in range(rounds):  # each round other words in every scene, as new episodes have
+            score_step({k: f"{t.replace('INT.', 'EXT.')}\nRound {tag}{n} ends." for k, t in human.items()}, human)
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        # What scoring loads or sizes once (regexes, tables grown to fit) settles over the first rounds.
+        score_new_episodes(16, "settle")
+        gc.collect()
+        settled = tracemalloc.get_traced_memory()[0]
+        score_new_episodes(16, "measured")
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - settled
+    finally:
+        tracemalloc.stop()
+    text = sum(len(t) for t in human.values())
+    # With sacrebleu's tokenizer cache, scoring kept every scene's text and tokens: about 60 kB
+    # over these 16 rounds. Without it, 3-4 kB: tables still growing to their size.
+    assert kept < 8 * text, f"kept {kept} bytes after scoring {16 * text} bytes of new text"

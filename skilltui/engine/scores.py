@@ -48,6 +48,14 @@ from screenplain.types import Action, Dialog, DualDialog, Slug, Transition
 WEIGHTS = {"scenes": 0.50, "order": 0.10, "dialogue": 0.30, "length": 0.05, "format": 0.05}
 _BLEU = BLEU(effective_order=True)
 _ORDER = _BLEU.max_ngram_order
+# sacrebleu's tokenizers keep every line they ever tokenized (`lru_cache(maxsize=2**16)` on
+# `__call__`, shared by the class): here a line is a whole scene, so the trainer kept every
+# scene it had scored, both texts, for up to 65,536 scenes (~40 kB a step on the bench).
+_TOKENIZER_CACHES = [
+    call.cache_clear
+    for call in (type(_BLEU.tokenizer).__call__, type(getattr(_BLEU.tokenizer, "_post_tokenizer", None)).__call__)
+    if hasattr(call, "cache_clear")
+]
 
 
 @dataclass(frozen=True)
@@ -137,8 +145,12 @@ Grams = tuple[Counter, int]  # every word n-gram of a text (orders 1 to 4) with 
 def _grams(text: str) -> Grams:
     """A text's n-grams. Every written scene meets every human one, so `match_scenes` extracts
     each scene's once per scoring; nothing is kept past it (a cache across steps grew the
-    process by a megabyte a step and would hold every episode of a long training set)."""
-    return extract_all_word_ngrams(_BLEU.tokenizer(text.rstrip()), 1, _ORDER)
+    process by a megabyte a step and would hold every episode of a long training set), not
+    even by the tokenizer."""
+    tokens = _BLEU.tokenizer(text.rstrip())
+    for clear in _TOKENIZER_CACHES:
+        clear()
+    return extract_all_word_ngrams(tokens, 1, _ORDER)
 
 
 def _bleu(hyp: Grams, ref: Grams) -> float:
