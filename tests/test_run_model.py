@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import io
 import json
+import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from rich.console import Console
 
 from skilltui.run_model import events as ev
 from skilltui.run_model.console import ConsoleSink, heartbeat_line
-from skilltui.run_model.figures import change, eta, run_progress, step_mean, step_means, step_progress
+from skilltui.run_model.figures import change, eta, run_progress, step_mean, step_means, step_progress, typical
 from skilltui.run_model.parse import EventShapeError, parse_event, read_run
 from skilltui.run_model.summary import summarise
 from skilltui.run_model.view import Mark, RunView
@@ -285,3 +288,66 @@ def test_review_credits_a_micro_step_with_the_change_on_the_works_both_steps_sco
     assert loss_changes(view) == {}  # "after" waits for step 1 to finish
     view.apply(ev.StepFinished(epoch=0, step=1, mean_loss=0.5, failed=[], works_in_mean=2))
     assert loss_changes(view) == {(0, 0): (pytest.approx(0.6), pytest.approx(0.5))}
+
+
+def a_whole_step(step: int, works: list[str], groups: list[list[str]]) -> list[ev.Event]:
+    """One step of a long run as the engine records it: every work's stages and loss, every group's micro-step."""
+    t = step * 100.0
+    events: list[ev.Event] = [
+        ev.StepStarted(epoch=0, step=step, first=step, last=step, works=works, groups=groups, time=at(t))
+    ]
+    for work in works:
+        events += [
+            stage("forward", "started", t, work=work, step=step),
+            stage("forward", "finished", t + 10, work=work, seconds=10, step=step),
+            stage("loss", "started", t + 10, work=work, step=step),
+            stage("loss", "finished", t + 12, work=work, seconds=2, step=step),
+            ev.Loss(epoch=0, step=step, work=work, loss=0.5, scores={}, report=f"/r/{step}/{work}.md", time=at(t + 12)),
+        ]
+    for number, _ in enumerate(groups, 1):
+        before, after = f"{step:04d}{number:036d}", f"{step + 1:04d}{number:036d}"
+        events += [
+            stage("reduce", "started", t + 12, group=number, step=step),
+            stage("reduce", "finished", t + 14, group=number, seconds=2, step=step),
+            stage("backward", "started", t + 14, group=number, step=step),
+            stage("backward", "finished", t + 20, group=number, seconds=6, step=step),
+            replace(first_commit(at(t + 20)), step=step, group=number, before=before, after=after),
+            ev.DecisionMade(
+                decision="approve",
+                by="auto",
+                epoch=0,
+                step=step,
+                group=number,
+                attempt=1,
+                before=before,
+                after=after,
+                time=at(t + 20),
+            ),
+        ]
+    finished = ev.StepFinished(epoch=0, step=step, mean_loss=0.5, failed=[], works_in_mean=len(works), time=at(t + 21))
+    return [*events, finished]
+
+
+def test_a_long_run_keeps_what_each_step_shows_and_not_every_stage_it_ran():
+    """The app, the trainer's process and the feedback each hold a view for the length of a run."""
+    works = [f"work-{n:02d}" for n in range(16)]
+    groups = [works[n : n + 4] for n in range(0, 16, 4)]
+    view = view_of(first_step()[:1])
+    for step in range(10):
+        view.fold(a_whole_step(step, works, groups))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for step in range(10, 60):
+            view.fold(a_whole_step(step, works, groups))
+        gc.collect()
+        per_step = (tracemalloc.get_traced_memory()[0] - before) / 50
+    finally:
+        tracemalloc.stop()
+    # 8.0 kB: each step's scheduled works, losses, report paths and micro-steps (12.4 kB when
+    # every finished step also kept its (stage, who) pairs and every stage's duration).
+    assert per_step < 1024 * 10, f"{per_step / 1024:.1f} kB a step"
+    assert step_progress(view) == (16 * 2 + 4 * 2, 16 * 2 + 4 * 2)  # the last step's progress stays whole
+    assert eta(view, T0).step == 0.0  # the step is done; the ETA's means still count every stage run
+    assert (typical(view, "forward"), typical(view, "backward")) == (10.0, 6.0)

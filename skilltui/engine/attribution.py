@@ -17,6 +17,7 @@ numbers. Only training works count: validation lives outside `epoch*/step*/works
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 from .run import Run
 from .scores import combine
 
-_CACHE: dict[tuple[str, int, int], tuple[Episode, ...]] = {}
+_CACHE: dict[tuple[str, int, int, str, int, int], tuple[Episode, ...]] = {}
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class NoteStats:
         return f"{self.passes} read{'s' if self.passes != 1 else ''} · {w} vs {wo}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Episode:
     """One written episode: its loss and the notes opened before it was written."""
 
@@ -90,15 +91,18 @@ def _load(path: Path) -> Any:
         return None
 
 
-def _scored(epoch: int, step: int, work: str, trace_path: Path, scores_path: Path) -> tuple[Episode, ...] | None:
+def _scored(
+    root: str, epoch: int, step: int, work: str, trace_path: Path, scores_path: Path
+) -> tuple[Episode, ...] | None:
     """One work-step's scored episodes, or None while it is not scored.
 
     Cached by the two files' sizes, since a finished stage's files never change: every
     micro-step joins the whole run again. Only the episodes are kept, not the files' JSON
-    (the scores file's counts and rubric are most of it and grew the process every step).
+    (the scores file's counts and rubric are most of it and grew the process every step),
+    and a note's name is one string however many episodes read it.
     """
     try:
-        key = (str(trace_path), trace_path.stat().st_size, scores_path.stat().st_size)
+        key = (root, epoch, step, work, trace_path.stat().st_size, scores_path.stat().st_size)
     except OSError:
         return None
     if key not in _CACHE:
@@ -110,7 +114,8 @@ def _scored(epoch: int, step: int, work: str, trace_path: Path, scores_path: Pat
         if len(_CACHE) > 50_000:
             _CACHE.clear()
         _CACHE[key] = tuple(
-            Episode(epoch, step, work, n, loss, frozenset(reads.get(n, []))) for n, loss in losses.items()
+            Episode(epoch, step, work, n, loss, frozenset(sys.intern(note) for note in reads.get(n, [])))
+            for n, loss in losses.items()
         )
     return _CACHE[key]
 
@@ -118,6 +123,7 @@ def _scored(epoch: int, step: int, work: str, trace_path: Path, scores_path: Pat
 def episodes(run: Run, upto: tuple[int, int] | None = None) -> list[Episode]:
     """Every scored training episode of the run with its read trace, up to step `upto` included."""
     found: list[Episode] = []
+    root = sys.intern(str(run.root))  # the cache's keys share one string per run
     for trace_path in run.root.glob("epoch*/step*/works/*/reads.json"):
         work = trace_path.parent.name
         step_dir = trace_path.parent.parent.parent
@@ -128,7 +134,7 @@ def episodes(run: Run, upto: tuple[int, int] | None = None) -> list[Episode]:
             continue
         if upto is not None and (epoch, step) > upto:
             continue
-        found += _scored(epoch, step, work, trace_path, run.loss_scores(epoch, step, work)) or ()
+        found += _scored(root, epoch, step, work, trace_path, run.loss_scores(epoch, step, work)) or ()
     return sorted(found, key=lambda e: (e.epoch, e.step, e.work, e.number))
 
 

@@ -183,8 +183,8 @@ def stage_elapsed(row: WorkView, now: _dt.datetime) -> float | None:
 
 
 def typical(view: RunView, stage: str) -> float | None:
-    seconds = view.stage_seconds.get(stage)
-    return sum(seconds) / len(seconds) if seconds else None
+    total, count = view.stage_seconds.get(stage, (0.0, 0))
+    return total / count if count else None
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,8 @@ class StepView:
     works_in_mean: int = 0
     val_mean_loss: float | None = None
     val_works_in_mean: int = 0
-    stages_done: set[tuple[str, str | int]] = field(default_factory=set)  # (stage, work or group)
+    # (stage, work or group) done in this step; emptied when the next step starts.
+    stages_done: set[tuple[str, str | int]] = field(default_factory=set)
     started: _dt.datetime | None = None
     ended: _dt.datetime | None = None
 
@@ -108,8 +109,9 @@ class RunView:
     kept: list[tuple[int, int, int, int]] = field(default_factory=list)  # micro-steps approved, in order
     attribution: dict[str, dict[str, Any]] = field(default_factory=dict)  # the latest, per note
     pending_review: ev.ReviewRequested | None = None
-    # Seconds each finished (not skipped) stage took in this run, by stage: the ETA's evidence.
-    stage_seconds: dict[str, list[float]] = field(default_factory=dict)
+    # Seconds finished (not skipped) stages took in this session, by stage: (total, how many),
+    # the ETA's evidence. A sum, not every duration: a long run would keep thousands.
+    stage_seconds: dict[str, tuple[float, int]] = field(default_factory=dict)
     # Stages running now, (stage, work or group) -> since when: the calls in flight.
     in_flight: dict[tuple[str, str | int], _dt.datetime] = field(default_factory=dict)
     started: _dt.datetime | None = None  # the current session's run_started
@@ -236,6 +238,10 @@ class RunView:
 
     def _step_started(self, e: ev.StepStarted, at: _dt.datetime | None) -> None:
         key = (e.epoch, e.step)
+        if self.current is not None and self.current != key and self.current in self.steps:
+            # Only the current step's progress is read (a resumed step starts a new view of
+            # it): the last one's (stage, who) pairs would be kept for the length of the run.
+            self.steps[self.current].stages_done = set()
         old = self.steps.get(key)
         step = StepView(key, e.first, e.last, tuple(e.works), [list(g) for g in e.groups], started=at)
         if old is not None:  # a resumed step keeps what its earlier session scored
@@ -251,7 +257,8 @@ class RunView:
 
     def _stage(self, e: ev.Stage, at: _dt.datetime | None) -> None:
         if e.status == "finished" and e.seconds is not None:
-            self.stage_seconds.setdefault(e.stage, []).append(e.seconds)
+            total, count = self.stage_seconds.get(e.stage, (0.0, 0))
+            self.stage_seconds[e.stage] = (total + e.seconds, count + 1)
         who: str | int = e.work if e.work is not None else (e.group or 0)
         if e.status == "started" and at is not None:
             self.in_flight[(e.stage, who)] = at
