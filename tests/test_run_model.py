@@ -311,7 +311,15 @@ def a_whole_step(step: int, works: list[str], groups: list[list[str]]) -> list[e
             stage("reduce", "finished", t + 14, group=number, seconds=2, step=step),
             stage("backward", "started", t + 14, group=number, step=step),
             stage("backward", "finished", t + 20, group=number, seconds=6, step=step),
-            replace(first_commit(at(t + 20)), step=step, group=number, before=before, after=after),
+            replace(
+                first_commit(at(t + 20)),
+                step=step,
+                group=number,
+                before=before,
+                after=after,
+                patch=f"+ scene/{step}-{number}.md\n" * 100,  # a patch and a message as long as a model's
+                message=f"Step {step}: what group {number} learned.\n" * 20,
+            ),
             ev.DecisionMade(
                 decision="approve",
                 by="auto",
@@ -345,9 +353,11 @@ def test_a_long_run_keeps_what_each_step_shows_and_not_every_stage_it_ran():
         per_step = (tracemalloc.get_traced_memory()[0] - before) / 50
     finally:
         tracemalloc.stop()
-    # 8.0 kB: each step's scheduled works, losses, report paths and micro-steps (12.4 kB when
-    # every finished step also kept its (stage, who) pairs and every stage's duration).
+    # 8.0 kB: each step's scheduled works, losses, report paths and micro-steps. It was 12.4 kB
+    # when a finished step kept its (stage, who) pairs and every stage's duration, and 16.8 kB
+    # when its micro-steps kept their patches and messages.
     assert per_step < 1024 * 10, f"{per_step / 1024:.1f} kB a step"
     assert step_progress(view) == (16 * 2 + 4 * 2, 16 * 2 + 4 * 2)  # the last step's progress stays whole
     assert eta(view, T0).step == 0.0  # the step is done; the ETA's means still count every stage run
     assert (typical(view, "forward"), typical(view, "backward")) == (10.0, 6.0)
+    assert view.micro_steps[(0, 59, 4, 1)].added == ["scene/a.md"]  # what the pool panes and the summary read

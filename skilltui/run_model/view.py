@@ -19,7 +19,7 @@ its output pane and the fold ignores them.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +105,7 @@ class RunView:
     val_cost: float = 0.0
     marks: dict[str, Mark] = field(default_factory=dict)  # commit -> the decision that kept or dropped it
     decisions: dict[str, int] = field(default_factory=dict)  # approve / rerun / rollback -> how many
-    micro_steps: dict[tuple[int, int, int, int], ev.MicroStep] = field(default_factory=dict)
+    micro_steps: dict[tuple[int, int, int, int], ev.MicroStep] = field(default_factory=dict)  # without patch, message
     kept: list[tuple[int, int, int, int]] = field(default_factory=list)  # micro-steps approved, in order
     attribution: dict[str, dict[str, Any]] = field(default_factory=dict)  # the latest, per note
     pending_review: ev.ReviewRequested | None = None
@@ -172,7 +172,10 @@ class RunView:
             case ev.ValLoss() | ev.GateChecked() | ev.Summary() | ev.PoolChanged() | ev.HistoryAction():
                 pass  # the gate's calls count as calls; the review screen and the pool panes read the rest
             case ev.MicroStep():
-                self.micro_steps[(event.epoch, event.step, event.group, event.attempt)] = event
+                # What it did to the pool, not its patch or message: the review and the history
+                # read those from git and the record, and a patch can be most of a step's record.
+                kept = replace(event, patch="", message="") if event.patch or event.message else event
+                self.micro_steps[(event.epoch, event.step, event.group, event.attempt)] = kept
             case ev.ReviewRequested():
                 self.pending_review = event
                 self.status = "review"
