@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.agents.tools import Sandbox, ToolError
-from skilltui.engine.attribution import attribute, episodes, run_attribution
+from skilltui.engine.attribution import Episode, attribute, episodes, run_attribution
 from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool, render_note
 from skilltui.engine.review import AutoReviewer
@@ -229,3 +230,23 @@ def test_a_rerun_note_changes_the_offline_optimizers_next_attempt(tmp_path, make
     assert third not in (first, second)
     assert 'The reviewer asked: "Teach the transitions between scenes instead"' in reviewer.requests[1].message
     assert 'The reviewer asked: "Not this one"' in reviewer.requests[2].message
+
+
+def test_attribution_of_a_long_run_needs_little_memory_beyond_its_episodes():
+    """Every micro-step joins the whole run again: what that builds must not grow with every note read."""
+    names = [f"scene/note-{n:02d}.md" for n in range(60)]
+    found = [
+        Episode(0, step, f"work-{w:02d}", 1, 0.5, frozenset(names[(step + w) % 30 : (step + w) % 30 + 30]))
+        for step in range(100)
+        for w in range(16)
+    ]
+    tracemalloc.start()
+    try:
+        stats = attribute(found, names)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sum(s.passes for s in stats.values()) == 1600 * 30
+    assert all(s.with_n + s.without_n == 1600 for s in stats.values())
+    # A set of (epoch, step, work) per note, one tuple per note read, peaked at 6 MB here.
+    assert peak < 1024 * 1024, f"peak {peak / 1024:.0f} kB"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -138,22 +139,28 @@ def episodes(run: Run, upto: tuple[int, int] | None = None) -> list[Episode]:
     return sorted(found, key=lambda e: (e.epoch, e.step, e.work, e.number))
 
 
+def _pass_of(e: Episode) -> tuple[int, int, str]:
+    return (e.epoch, e.step, e.work)
+
+
 def attribute(found: list[Episode], notes: list[str] | None = None) -> dict[str, NoteStats]:
     """Per note: passes that read it, mean loss of episodes written with and without it."""
     names = set(notes or [])
-    for e in found:
-        names |= e.notes
-    passes: dict[str, set[tuple[int, int, str]]] = {n: set() for n in names}
-    for e in found:
-        for note in e.notes:
-            passes[note].add((e.epoch, e.step, e.work))
+    # A count per note, one forward pass at a time: a set of passes per note held a tuple for
+    # every note every episode read, which grew with the run and was built at every micro-step.
+    passes: dict[str, int] = {}
+    for _, episodes_of_pass in groupby(sorted(found, key=_pass_of), key=_pass_of):
+        read = frozenset().union(*(e.notes for e in episodes_of_pass))
+        names |= read
+        for note in read:
+            passes[note] = passes.get(note, 0) + 1
     stats: dict[str, NoteStats] = {}
     for note in sorted(names):
         with_ = [e.loss for e in found if note in e.notes]
         without = [e.loss for e in found if note not in e.notes]
         stats[note] = NoteStats(
             path=note,
-            passes=len(passes[note]),
+            passes=passes.get(note, 0),
             with_n=len(with_),
             mean_with=round(sum(with_) / len(with_), 4) if with_ else None,
             without_n=len(without),
