@@ -7,6 +7,9 @@ line of `events.jsonl`, or the file tailed while another process trains): a run 
 resumed is the events of all its sessions in order, and a session's `run_started` puts the
 per-step picture back to "waiting" while the numbers and decisions of earlier sessions stay.
 
+Every step keeps its works' names: a view read from `events.jsonl` would keep a new copy of
+each name per step, so the fold keeps one (`sys.intern`).
+
 `apply` returns the view it was given, folded (it updates in place: copying every step's
 losses for each of thousands of events would cost more than it buys). It never reads a
 clock or a file, so the same events always give the same view; figures that need "now"
@@ -21,6 +24,7 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from ..commits import Mark
@@ -163,12 +167,12 @@ class RunView:
                 self._call(event)
             case ev.Loss():
                 step = self._step_of(event.epoch, event.step)
-                step.losses[event.work] = event.loss
+                step.losses[intern(event.work)] = event.loss
                 step.reports[event.work] = event.report
                 if (row := self._row(event.work)) is not None:
                     row.loss = event.loss
             case ev.ValLoss(point="step"):
-                self._step_of(event.epoch, event.step).val_losses[event.work] = event.loss
+                self._step_of(event.epoch, event.step).val_losses[intern(event.work)] = event.loss
             case ev.ValLoss() | ev.GateChecked() | ev.Summary() | ev.PoolChanged() | ev.HistoryAction():
                 pass  # the gate's calls count as calls; the review screen and the pool panes read the rest
             case ev.MicroStep():
@@ -246,7 +250,8 @@ class RunView:
             # it): the last one's (stage, who) pairs would be kept for the length of the run.
             self.steps[self.current].stages_done = set()
         old = self.steps.get(key)
-        step = StepView(key, e.first, e.last, tuple(e.works), [list(g) for g in e.groups], started=at)
+        works, groups = tuple(map(intern, e.works)), [list(map(intern, g)) for g in e.groups]
+        step = StepView(key, e.first, e.last, works, groups, started=at)
         if old is not None:  # a resumed step keeps what its earlier session scored
             step.losses, step.reports, step.val_losses = old.losses, old.reports, old.val_losses
         self.steps[key] = step
@@ -287,7 +292,7 @@ class RunView:
             row.started = row.started or at
         elif e.status == "failed":
             row.stage, row.error, row.ended = "failed", e.error, at
-            step.failed.add(e.work)
+            step.failed.add(intern(e.work))
             step.stages_done |= {("forward", e.work), ("loss", e.work)}  # a failed work has nothing left to run
         else:
             step.stages_done.add((e.stage, e.work))
@@ -323,7 +328,7 @@ class RunView:
     def _step_finished(self, e: ev.StepFinished, at: _dt.datetime | None) -> None:
         step = self._step_of(e.epoch, e.step)
         step.finished, step.ended = True, at
-        step.failed |= set(e.failed)
+        step.failed |= set(map(intern, e.failed))
         step.mean_loss, step.works_in_mean = e.mean_loss, e.works_in_mean
         step.val_mean_loss, step.val_works_in_mean = e.val_mean_loss, e.val_works_in_mean
         self.epochs_done = max(self.epochs_done, e.epoch)
