@@ -16,7 +16,7 @@ from skilltui.engine.pool import Pool, render_note
 from skilltui.pool_git import split_patch
 from skilltui.run_model.figures import Mean
 from skilltui.tui.app import TrainingApp
-from skilltui.tui.main_screen import MainScreen
+from skilltui.tui.main_screen import KEY_QUIET, KEY_WAIT_MAX, PANEL_SECONDS, MainScreen, panels_due
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
 from skilltui.tui.themes import (
@@ -394,3 +394,14 @@ async def test_works_table_render_caches_stay_near_the_size_of_the_table():
             await pilot.pause()
         assert len(table._cell_render_cache) <= 1000
         assert len(table._line_cache) <= 200
+
+
+def test_the_table_and_curve_wait_for_a_pause_in_the_keys_but_not_for_ever():
+    """Their redraw repaints the top of the screen: a key pressed in the same frame waits for it."""
+    drawn, now = 100.0, 100.0 + PANEL_SECONDS + 0.1
+    assert not panels_due(100.5, drawn, last_input=0.0)  # drawn under a second ago
+    assert panels_due(now, drawn, last_input=0.0)  # nobody typing: once a second
+    assert not panels_due(now, drawn, last_input=now - KEY_QUIET / 2)  # a key just came: its frame first
+    assert panels_due(now, drawn, last_input=now - KEY_QUIET - 0.01)  # a pause in the keys
+    held = drawn + PANEL_SECONDS + KEY_WAIT_MAX
+    assert panels_due(held, drawn, last_input=held)  # keys that never stop still see the run move

@@ -117,6 +117,11 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
             self.collector.touched()
         await super().on_event(event)
 
+    @property
+    def last_input(self) -> float:
+        """When the last key or mouse event came (`time.monotonic`): the panels wait while keys come."""
+        return self.collector.last_input
+
     def on_main_screen_back_on_top(self) -> None:
         self.open_queued_review()
 

@@ -5,7 +5,8 @@ driver has already folded each into the `RunView`); a timer hands the queue to t
 feed every `FLUSH_SECONDS` and redraws just the panes those events touch, so a burst of
 streamed text costs one write to the log, not one redraw per delta. While works run, the
 works table and the curve are redrawn once a second at most (`PANEL_SECONDS`): each redraw
-repaints the top half of the screen, and the keys wait for it.
+repaints the top half of the screen, and the keys wait for it. While keys come, that redraw
+waits for a pause in them (`KEY_QUIET`), two seconds at most.
 
 On the first start (no `hint-seen` file in the config folder) a one-line hint says what the
 panes are and that a review will open; the first review waits until a key hid the hint.
@@ -63,6 +64,10 @@ FLUSH_SECONDS = 0.12
 # the screen, and a key pressed meanwhile waits for it. Paused, reviewing or done: at once.
 PANEL_SECONDS = 1.0
 PANELS = frozenset({"works", "curve"})
+# A key's frame should hold the key's effect and little else: while keys come (one in the last
+# KEY_QUIET seconds) a redraw of the table and the curve that came due waits, KEY_WAIT_MAX at most.
+KEY_QUIET = 0.3
+KEY_WAIT_MAX = 2.0
 PANES = ("output", "report", "pool", "commits")
 HINT = (
     "works: one row per work · loss: the curve · below: 1 output, 2 report, 3 pool, 4 commits · "
@@ -117,6 +122,14 @@ Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2
 #hint, #summary { height: auto; padding: 0 1; background: $boost; color: $text-accent; display: none; }
 #summary { color: $foreground; border-bottom: hkey $primary; }
 """
+
+
+def panels_due(now: float, drawn: float, last_input: float) -> bool:
+    """Whether the works table and the curve, last drawn at `drawn`, may be redrawn `now`."""
+    late = now - drawn - PANEL_SECONDS
+    if late < 0:
+        return False
+    return now - last_input >= KEY_QUIET or late >= KEY_WAIT_MAX
 
 
 class MainScreen(DiskPanes):
@@ -231,7 +244,7 @@ class MainScreen(DiskPanes):
         view = self.view
         self._stale |= dirty & PANELS
         now = time.monotonic()
-        if force or view.status != "running" or now - self._panels_at >= PANEL_SECONDS:
+        if force or view.status != "running" or self._panels_due(now):
             self.draw_panels()
         if self.selected_work in self.feed.grown:
             self.query_one(LiveOutput).catch_up()
@@ -244,6 +257,9 @@ class MainScreen(DiskPanes):
             self.show_summary()
         if "header" in dirty:
             self.tick()
+
+    def _panels_due(self, now: float) -> bool:
+        return panels_due(now, self._panels_at, getattr(self.app, "last_input", float("-inf")))
 
     def draw_panels(self) -> None:
         """Bring the works table and the loss curve up to the run, if an event changed them."""
@@ -277,7 +293,7 @@ class MainScreen(DiskPanes):
         header = self.query_one_optional(RunHeader)
         if header is None:
             return  # the app is closing
-        if self._stale and time.monotonic() - self._panels_at >= PANEL_SECONDS:
+        if self._stale and self._panels_due(time.monotonic()):
             self.draw_panels()
         if self.selected_work is not None:
             self._subtitle(self.work_time(self.selected_work))
