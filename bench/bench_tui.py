@@ -16,9 +16,10 @@ paused before training starts. The figures that matter are the ratio streaming /
 the p95 over every key of the run against the 100 ms target. Memory is the proportional
 set size (PSS) of the app and of its trainer's process together after each finished step
 (the app trains in a forked child; PSS counts the pages they still share once); the growth
-per step is the slope over the second half of the run, once caches have warmed up, with the
-count of the app's live Python allocations beside it (memory rarely shrinks once Python has
-taken it; the allocation count shows what is kept).
+per step is the slope over the second half of the run (over the default 10 steps that is
+mostly caches and buffers still filling to their bounds; 30 steps or more show what a long
+run keeps), with the count of the app's live Python allocations beside it (memory rarely
+shrinks once Python has taken it; the allocation count shows what is kept).
 The per-work output buffers fill up to their bound over the first dozen or so steps; the
 bench prints that share of the growth apart (as characters held, about a byte each).
 
@@ -240,6 +241,8 @@ async def main(args: argparse.Namespace) -> None:
             f"memory (PSS, the app and its trainer's process) after step {first[0]}: {first[1] / 1024:.1f} MB; "
             f"after step {last[0]}: {last[1] / 1024:.1f} MB; growth over the second half {slope(half):+.0f} kB/step"
         )
+        if args.steps < 30:
+            print(f"  ({args.steps} steps: mostly caches and buffers filling; --steps 30 shows what a long run keeps)")
         engine = bench.engine[len(bench.engine) // 2 :]
         print(f"  of which the trainer's process: {bench.engine[-1][1] / 1024:.1f} MB, {slope(engine):+.0f} kB/step")
         # The output buffers fill up to their bound (OUTPUT_LIMIT characters per work) over the

@@ -15,7 +15,7 @@ import pytest
 from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 
 from skilltui.engine.events import read_events
-from skilltui.run_model.engine_process import LOG_NAME, ProcessDriver
+from skilltui.run_model.engine_process import LOG_NAME, TRAINER_NICENESS, ProcessDriver
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the trainer runs in the app's loop without fork")
 
@@ -40,6 +40,9 @@ async def test_the_app_trains_in_another_process_and_draws_what_it_sends(open_tr
         await wait_for_review(pilot, app)
         pid = app.driver.pid
         assert pid is not None and pid != os.getpid()
+        # Background work: it yields a shared core to the app's frames.
+        mine = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + TRAINER_NICENESS) > mine or mine == 19
         # What the child recorded is what the app folded: the same losses for the same works.
         recorded = {e["work"]: e["loss"] for e in read_events(opened.run.events_path) if e["kind"] == "loss"}
         assert recorded and app.view.steps[(0, 0)].losses == recorded

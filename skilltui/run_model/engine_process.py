@@ -29,8 +29,9 @@ Nothing is lost whichever side dies:
 Forked, not spawned: the child inherits the opened run and the backend as they are (a client
 holding its key, a test double), with nothing to serialise. It leaves the app's terminal
 alone (its stdio go to `engine.log` in the run folder), runs in a session of its own so a
-signal meant for the terminal reaches only the app, and trains on a fresh thread with a
-fresh event loop. Where there is no fork (Windows), `make_driver` trains in the app's loop.
+signal meant for the terminal reaches only the app, at a lower priority (niceness +10) so
+a core both want goes to the app's frame, and trains on a fresh thread with a fresh event
+loop. Where there is no fork (Windows), `make_driver` trains in the app's loop.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from .review import Decision, Reviewer, ReviewRequest, decision_from_dict, reque
 LOG_NAME = "engine.log"
 LINE_LIMIT = 64 * 1024 * 1024  # a review's request carries whole patches and reports
 CLOSE_SECONDS = 15.0  # how long the app waits for a stopping child to record its end
+TRAINER_NICENESS = 10  # added to the app's: the trainer yields a shared core to the screen
 DELTA_SECONDS = 0.05  # how long streamed text may wait in the child to go in one line (see _Wire)
 
 
@@ -441,6 +443,8 @@ def _child(job: _Job, commands: int, events: int) -> NoReturn:
     code = 1
     try:
         os.setsid()
+        # Background work: where the two want the same core, the app's frame goes first.
+        os.nice(TRAINER_NICENESS)
         log = os.open(job.opened.run.root / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(log, 1)
