@@ -139,3 +139,18 @@ def test_pool_headers_follow_edits(tmp_path):
     assert not pool.is_clean()
     pool.reset(after)
     assert pool.is_clean() and pool.head() == after
+
+
+def test_lint_counts_the_files_with_problems_and_refuses_a_work_folder(tmp_path, capsys, make_work):
+    pool = tmp_path / "pool"
+    (pool / "scene").mkdir(parents=True)
+    (pool / "scene" / "good.md").write_text(GOOD)
+    (pool / "scene" / "bad.md").write_text("nothing\n")
+    (pool / "stray.txt").write_text("x")
+    assert main(["lint", str(pool)]) == 1
+    summary = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "in 2 files" in summary and "2 notes in the pool" in summary, summary
+    work = make_work("w")
+    assert main(["lint", str(work)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is a work folder, not a pool" in err[0], err

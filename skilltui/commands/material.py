@@ -51,23 +51,43 @@ def cmd_lint(args: argparse.Namespace) -> int:
     """
     from ..engine.leakage import Lexicon
     from ..engine.note_checks import lint_pool
-    from ..engine.pool import Pool
+    from ..engine.pool import FOLDERS, Pool
     from ..engine.works import load_works
 
     if not args.pool.is_dir():
         raise UsageError(f"{args.pool} is not a folder; pass a pool (a run's memory/ folder)")
+    _refuse_non_pool(args.pool, FOLDERS)
     lexicon = Lexicon.from_works(load_works(args.works, need_story=False)) if args.works else None
-    problems = lint_pool(Pool(args.pool), lexicon)
+    pool = Pool(args.pool)
+    problems = lint_pool(pool, lexicon)
     for problem in problems:
         print(problem)
-    count = len(Pool(args.pool).note_paths())
+    notes = len(pool.note_paths())
+    # A problem names its file first ("rel: what"); a stray file outside the note folders is
+    # a problem of its own, so the files are counted, not the notes.
+    files = {problem.split(": ", 1)[0] for problem in problems}
     print(
-        f"{counted(len(problems), 'problem')} in {counted(count, 'note')}"
+        f"{counted(len(problems), 'problem')} in {counted(len(files), 'file')} ({counted(notes, 'note')} in the pool)"
         if problems
-        else f"ok: {counted(count, 'note')}, no problems",
+        else f"ok: {counted(notes, 'note')}, no problems",
         file=sys.stderr,
     )
     return 1 if problems else 0
+
+
+def _refuse_non_pool(folder: Path, folders: dict[str, str]) -> None:
+    """A folder that holds no pool (a work, a run, a typo) is refused instead of linted as one.
+
+    Linted as a pool, every file of a work folder is "outside the note folders", and the
+    count of problems says nothing useful.
+    """
+    if (folder / "human").is_dir():
+        raise UsageError(f"{folder} is a work folder, not a pool; pass a pool and name the work with --work {folder}")
+    if (folder / "memory").is_dir() and (folder / "config.json").is_file():
+        raise UsageError(f"{folder} is a run folder; its pool is {folder / 'memory'}")
+    has_files = any(folder.iterdir())
+    if has_files and not (folder / ".git").exists() and not any((folder / name).is_dir() for name in folders):
+        raise UsageError(f"{folder} is not a pool: it has no .git and none of the note folders {', '.join(folders)}")
 
 
 def cmd_diffuse(args: argparse.Namespace) -> int:
