@@ -111,6 +111,9 @@ async def test_slash_searches_the_output_and_n_and_shift_n_walk_the_matches(open
     app = make_app(open_training(("alpha",)))
     async with app.run_test(size=(120, 36)) as pilot:
         live = await main_screen_with_output(pilot, app, range(40))
+        live.focus()
+        await wait_for(pilot, lambda: live.has_focus)
+        assert "Next match" not in screen_text(app)  # no search yet: n / N / esc are not offered
         await pilot.press("slash", *"line", "space", "3", "enter")  # line 3, line 30..39: 11 matches
         await wait_for(pilot, lambda: "of 11" in live.status)
         assert live.has_focus
@@ -128,6 +131,7 @@ async def test_slash_searches_the_output_and_n_and_shift_n_walk_the_matches(open
         assert "streamed line 39" in visible(live)
         await pilot.press("escape")
         assert live.status == "" and live.query == ""
+        await wait_for(pilot, lambda: "Next match" not in screen_text(app))  # the search's keys went with it
 
 
 async def test_a_resumed_run_shows_the_finished_steps_output_from_its_transcripts(open_training):

@@ -308,6 +308,7 @@ class LiveOutput(ScrollView, can_focus=True):
     def search(self, query: str) -> int:
         """Highlight `query` and go to its first match from the top of the view; the number of matches."""
         self.query = query
+        self.refresh_bindings()
         self._current = None
         self._cache.clear()
         self._drawn.clear()
@@ -362,15 +363,19 @@ class LiveOutput(ScrollView, can_focus=True):
         self._size_rows()
         self.refresh()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """n, N and esc belong to a search: without one they are neither shown in the footer nor taken."""
+        if action in ("next_match", "end_search"):
+            return bool(self.query)
+        return True
+
     def action_end_search(self) -> None:
-        if not self.query:
-            self.screen.focus_next()
-            return
         self.query, self._current, self.status = "", None, ""
         self._cache.clear()
         self._drawn.clear()
         self._size_rows()
         self.refresh()
+        self.refresh_bindings()
 
     def ask_search(self) -> None:
         """`/`: ask for what to find, then highlight it here and give this pane the keys n / N."""
