@@ -159,6 +159,11 @@ async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_
         assert app.is_running and isinstance(app.screen, CommandPalette)
         await pilot.press("escape")
         await wait_for_review(pilot, app)
+        # ctrl+c asks to quit as q does (Textual's own only says "press ctrl+q").
+        await pilot.press("escape", "ctrl+c")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n", "v")
+        await wait_for_review(pilot, app)
         # The same with the quit dialog: answering it still works while a review waits.
         await pilot.press("escape", "q")
         assert isinstance(app.screen, ConfirmScreen)
@@ -208,10 +213,14 @@ async def test_output_follows_the_selected_work_and_the_report_renders(open_trai
         assert "── forward · epoch 0 step 0 · episodes 1-2 ──" in live.lines
         assert "  ▸ view stories/alpha.md" in live.lines
         assert any("wrote episode 1" in line for line in live.lines)
-        await pilot.press("down")
+        await pilot.press("j")  # j / k move through the works as the arrows do
         await wait_for(pilot, lambda: live.work == "beta")
         await wait_for(pilot, lambda: "  ▸ view stories/beta.md" in live.lines)
         assert "  ▸ view stories/alpha.md" not in live.lines
+        await pilot.press("k")
+        await wait_for(pilot, lambda: live.work == "alpha")
+        await pilot.press("down")
+        await wait_for(pilot, lambda: live.work == "beta")
         await pilot.press("2")
         report = app.query_one(ReportView)
         await wait_for(pilot, lambda: "Loss report: beta" in report.text)

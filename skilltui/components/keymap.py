@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from textual.binding import Binding
 
 QUIT = Binding("q", "quit", "Quit")
+# Textual's own ctrl+c only says "press ctrl+q"; a person who presses it means quit, so it
+# runs the same action as q (which, while training, asks first).
+CTRL_C = Binding("ctrl+c", "quit", "Quit", show=False)
 HELP = Binding("question_mark", "help", "Help")
 THEME = Binding("t", "toggle_theme", "Theme", show=False)
 
@@ -55,8 +58,9 @@ def hidden(key: str, action: str, description: str) -> Binding:
 # fmt: off
 KEYMAP: tuple[Row, ...] = (
     # Quit comes first on each app's screen, so the footer keeps it in sight on a narrow terminal.
-    row("main", "q", "quit; while training it asks first, and the same command resumes the run", QUIT, owner="train"),
-    row("main", "up / down", "choose a work: the output, report and curve follow it"),
+    row("main", "q / ctrl+c", "quit; while training it asks first, and the same command resumes the run", QUIT, CTRL_C, owner="train"),
+    # The works table binds j / k beside its arrows, as the history browser's list does.
+    row("main", "up / down, j / k", "choose a work: the output, report and curve follow it"),
     # The live app binds one key per pane, in the tabs' order (`tui/app.py`).
     row("main", "1 2 3 4", "show Output, Report, Pool, Commits"),
     row("main", "[ ]", "previous / next step of the selected work's loss report (its tab says which)", hidden("left_square_bracket", "report_step(-1)", "Earlier report"), hidden("right_square_bracket", "report_step(1)", "Later report"), owner="train"),
@@ -80,7 +84,7 @@ KEYMAP: tuple[Row, ...] = (
     # `skilltui review`. The commit list binds its own moves; typing in the search box never
     # reaches these keys (the box takes its letters first). `t` is the theme here as in the
     # live app, so revert is `u` (undo the commit) and reset is `R`.
-    row("history", "q", "quit", QUIT, owner="review app"),
+    row("history", "q / ctrl+c", "quit", QUIT, CTRL_C, owner="review app"),
     row("history", "j / k, arrows", "move through the commits"),
     row("history", "g g / G", "the newest / the oldest commit (home / end too)"),
     row("history", "enter", "the selected commit's diff; n / N next / previous note, esc back", Binding("enter", "open_diff", "Diff")),

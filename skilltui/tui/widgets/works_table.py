@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from textual import on
+from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.content import Content
 from textual.message import Message
@@ -71,6 +72,11 @@ def cells(row: WorkRow) -> tuple[Content | str, ...]:
 
 class WorksTable(DataTable):
     """The works of the run; moving the cursor posts `WorksTable.WorkChosen`."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
 
     DEFAULT_CSS = """
     WorksTable {
