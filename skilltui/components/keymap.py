@@ -79,7 +79,7 @@ KEYMAP: tuple[Row, ...] = (
     row("review", "esc", "look at the main screen first; v brings the review back", Binding("escape", "later", "Later")),
     row("review", "[ ]", "previous / next evidence: the summary, then each work's loss report", hidden("left_square_bracket", "evidence(-1)", "Evidence"), hidden("right_square_bracket", "evidence(1)", "Next evidence")),
     # The diff is a scroll view and keeps its own scrolling keys; the screen binds tab.
-    row("review", "pgup / pgdn", "scroll the diff (up / down a line); tab moves these keys to the evidence and back", hidden("tab", "switch_pane", "Diff/evidence")),
+    row("review", "pgup / pgdn", "scroll the diff a page up / down (the arrows scroll a line); tab gives these keys to the evidence pane, and again back to the diff", hidden("tab", "switch_pane", "Diff/evidence")),
     row("review", "?", "this help", Binding("question_mark", "app.help", "Help")),
     # `skilltui review`. The commit list binds its own moves; typing in the search box never
     # reaches these keys (the box takes its letters first). `t` is the theme here as in the

@@ -247,8 +247,13 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         self.update_bindings()
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen("skilltui keys", ("main", "review"), INTRO))
+        if isinstance(self.screen, HelpScreen):
+            return
+        from .screens.review import ReviewScreen
+
+        # The keys of the screen the person is on come first, in sight without scrolling at 80x24.
+        order = ("review", "main") if isinstance(self.screen, ReviewScreen) else ("main", "review")
+        self.push_screen(HelpScreen("skilltui keys", order, INTRO))
 
     def action_copy_run_path(self) -> None:
         copy_run_path(self)
