@@ -247,6 +247,18 @@ async def test_the_palette_has_one_theme_entry_and_copying_the_path_says_what_wa
         await pilot.press("escape")
         titles = [command.title for command in app.get_system_commands(app.screen)]
         assert "Switch theme" in titles and "Theme" not in titles
+        assert not {"Keys", "Maximize", "Screenshot"} & set(titles)  # Textual's developer entries
+        # The theme picker offers the shipped dark and light themes (and the user's), not Textual's set.
+        from skilltui.tui.commands import OwnThemes
+        from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME
+
+        provider = OwnThemes(app.screen)
+        hits = [h async for h in provider.discover()]
+        offered = [hit.text for hit in hits]
+        assert DEFAULT_THEME in offered and LIGHT_THEME in offered
+        assert "textual-dark" not in offered and "nord" not in offered
+        next(hit for hit in hits if hit.text == LIGHT_THEME).command()
+        assert app.theme == LIGHT_THEME
         monkeypatch.setenv("TMUX", "/tmp/tmux-1000/default,1,0")
         app.action_copy_run_path()
         await wait_for(pilot, lambda: "OSC 52" in notices(app)[-1])

@@ -43,7 +43,7 @@ from ..run_model.summary import summarise
 from ..signals import exit_code, name_of
 from . import themes
 from .collector import QuietCollector, settle_heap
-from .commands import WorkCommands, copy_run_path, training_commands
+from .commands import WorkCommands, copy_run_path, kept_textual_commands, training_commands
 from .main_screen import MAIN_CSS, PANES, MainScreen
 from .pool_reader import PoolReader
 from .reviewer import ReviewRouting, ScreenReviewer
@@ -154,6 +154,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         loaded = themes.load_themes()
         for theme in loaded.themes:
             self.register_theme(theme)
+        self.own_themes = sorted({theme.name for theme in loaded.themes})
         self._theme_problems = loaded.problems
         for problem in loaded.problems:
             self.notify(problem, title="theme skipped", severity="warning", timeout=8)
@@ -279,7 +280,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         )
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from (c for c in super().get_system_commands(screen) if c.title != "Theme")  # "Switch theme" below
+        yield from kept_textual_commands(super().get_system_commands(screen))
         yield from training_commands(self)
 
 
