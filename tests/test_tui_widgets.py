@@ -406,3 +406,17 @@ def test_the_table_and_curve_wait_for_a_pause_in_the_keys_but_not_for_ever():
     assert panels_due(now, drawn, last_input=now - KEY_QUIET - 0.01)  # a pause in the keys
     held = drawn + PANEL_SECONDS + KEY_WAIT_MAX
     assert panels_due(held, drawn, last_input=held)  # keys that never stop still see the run move
+
+
+def test_the_loss_axis_names_the_value_each_labelled_row_holds():
+    from skilltui.tui.widgets.loss_curve import axis_label
+
+    assert axis_label(4, 10) == "0.56┤"  # on 10 rows the middle row holds 0.556, not 0.6
+    assert axis_label(5, 11) == "0.5 ┤"
+    assert (axis_label(0, 10), axis_label(9, 10), axis_label(3, 10)) == ("1.0 ┤", "0.0 ┤", "    │")
+    for height in range(5, 41):
+        for y in range(height):
+            label = axis_label(y, height)
+            assert len(label) == 5
+            if label.strip() != "│":
+                assert abs(float(label[:-1]) - (1 - y / (height - 1))) < 0.005, (height, y, label)

@@ -30,6 +30,20 @@ AXIS_STYLE = "$foreground-muted"
 AXIS_WIDTH = 5
 
 
+def axis_label(y: int, plot_height: int) -> str:
+    """The loss axis beside row `y`: 1.0 at the top, 0.0 at the foot, and the middle row's value.
+
+    A row holds the losses that `round` to it, so its label is the loss at its centre: on
+    10 rows the middle one is 0.56, and one decimal ("0.6") would name a value the row
+    does not hold. Two decimals are used only where one would be wrong.
+    """
+    if y in (0, plot_height - 1) or (y == (plot_height - 1) // 2 and plot_height >= 5):
+        value = 1 - y / (plot_height - 1)
+        text = f"{value:.1f}" if abs(value * 10 - round(value * 10)) < 1e-9 else f"{value:.2f}"
+        return f"{text:<4}┤"
+    return "    │"
+
+
 def step_label(key: StepKey) -> str:
     return f"e{key[0]}·s{key[1]}"
 
@@ -176,15 +190,7 @@ class LossCurve(Widget):
 
         lines = [self._legend(width)]
         for y in range(plot_height):
-            if y == 0:
-                label = "1.0 ┤"
-            elif y == plot_height - 1:
-                label = "0.0 ┤"
-            elif y == (plot_height - 1) // 2 and plot_height >= 5:
-                label = f"{1 - y / (plot_height - 1):.1f} ┤"
-            else:
-                label = "    │"
-            lines.append(Content.assemble((label, AXIS_STYLE), canvas.row(y)))
+            lines.append(Content.assemble((axis_label(y, plot_height), AXIS_STYLE), canvas.row(y)))
         first, last = step_label(self._steps[0]), step_label(self._steps[-1])
         axis = first if count == 1 else first + " " * max(1, plot_width - len(first) - len(last)) + last
         lines.append(Content.styled(" " * AXIS_WIDTH + axis, AXIS_STYLE))
