@@ -248,6 +248,9 @@ async def test_slash_searches_messages_and_note_contents(run: Run) -> None:
         await pilot.press("escape", "slash", *"zzzqqq", "enter")
         await settle(pilot)
         assert "no commit mentions" in status(app).message and len(table.shown) == len(log(run))
+        await pilot.press("escape")  # esc takes the failed search's line away too
+        await settle(pilot)
+        assert "no commit mentions" not in status(app).message
         # Letters typed into the search box never reach the list's keys (t would revert).
         assert log(run)[0] == head
 
@@ -424,6 +427,10 @@ def test_review_of_an_unknown_run_says_how_to_list_runs(tmp_path: Path, capsys) 
     assert main(["review", "nope", "--runs-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no run named nope" in err and "skilltui runs" in err
+    # A path is a folder that is not there, not a run id looked up in --runs-dir.
+    assert main(["review", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such run folder" in err and "no run named" not in err
 
 
 async def test_u_on_an_empty_commit_is_refused_before_asking(run: Run) -> None:

@@ -170,7 +170,7 @@ async def test_the_report_tab_names_its_step_and_the_brackets_say_when_there_is_
         await wait_for(pilot, lambda: str(tab.label) == "Report · epoch 0 step 0")
         assert "epoch 0 step 0" in report.title
         await pilot.press("left_square_bracket")
-        await wait_for(pilot, lambda: any("first loss report" in n for n in notices(app)))
+        await wait_for(pilot, lambda: any("first loss report of" in n for n in notices(app)))
         await pilot.press("right_square_bracket", "right_square_bracket")
         await wait_for(pilot, lambda: any("latest loss report" in n for n in notices(app)))
         assert str(tab.label) == "Report · epoch 0 step 1"

@@ -69,7 +69,7 @@ def evidence_markdown(run: Run, commit: Commit) -> str:
     if summary is not None:
         parts += ["", "## The commonality report it read (summary.md)", "", _embedded(summary)]
     elif len(micro.works) == 1:
-        parts += ["", f"A group of one work: the micro-step read {micro.works[0]}'s loss report directly."]
+        parts += ["", f"A group of one work: the micro-step read the loss report of {micro.works[0]} directly."]
     notes = _rerun_notes(micro)
     if notes:
         parts += ["", "## Reviewer notes from earlier attempts", ""]

@@ -34,4 +34,7 @@ def find_run(spec: str, runs_dir: Path) -> Run:
             raise UsageError(
                 f"{folder} is a folder but not a skilltui run (no config.json); {lister(runs_dir)} lists runs"
             )
+    if not RUN_ID.match(spec) or Path(spec).name != spec:
+        # A path, not an id: it names a folder, and --runs-dir has nothing to do with it.
+        raise UsageError(f"{spec}: no such run folder; {lister(runs_dir)} lists the runs")
     raise UsageError(f"no run named {spec} in {runs_dir}/; {lister(runs_dir)} lists them")

@@ -69,7 +69,7 @@ class DiskPanes(Screen):
         index = max(0, min(len(keys) - 1, keys.index(current) + delta))
         if index == keys.index(current):
             edge = "first" if delta < 0 else "latest"
-            self.notify(f"This is {work}'s {edge} loss report: epoch {current[0]} step {current[1]}.", timeout=3)
+            self.notify(f"This is the {edge} loss report of {work}: epoch {current[0]} step {current[1]}.", timeout=3)
         self._report_pin = None if index == len(keys) - 1 else keys[index]
         self.refresh_report()
 

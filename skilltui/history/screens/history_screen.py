@@ -61,6 +61,7 @@ class HistoryScreen(Screen):
         self.marked: str | None = None
         self.all_commits = False
         self.query_text: str | None = None
+        self.missed_search = False  # the status line says a search found nothing
         self.matches: set[str] | None = None
         self._search_index: dict[str, str] = {}
         self._fingerprint: tuple[Any, ...] | None = None
@@ -261,6 +262,7 @@ class HistoryScreen(Screen):
     def _searched(self, query: str, matches: set[str]) -> None:
         if not matches:
             self.say(f"no commit mentions {query!r} in its message or the notes it touched", error=True)
+            self.missed_search = True
             return
         self.query_text = query
         self.matches = matches
@@ -272,6 +274,9 @@ class HistoryScreen(Screen):
 
     def action_clear_search(self) -> None:
         if self.query_text is None:
+            if self.missed_search:  # esc takes a search's "no commit mentions …" away with it
+                self.missed_search = False
+                self.say("")
             return
         self.query_text = None
         self.matches = None
