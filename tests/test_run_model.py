@@ -188,6 +188,18 @@ def test_the_summary_says_loss_first_to_last_notes_cost_and_what_to_run_next():
     assert view.tokens == 120 and not view.active and view.in_flight == {}
 
 
+def test_the_summary_of_a_run_quit_at_a_review_counts_the_step_whose_works_all_scored():
+    view = view_of(full_run())
+    # Step 1's works have both scored; its micro-step waits for review when the person quits.
+    view.fold(
+        [
+            ev.Loss(epoch=0, step=1, work="b", loss=0.2, scores={}, report="b1.md", time=at(31)),
+            ev.RunFinished(status="stopped", reason="quit", time=at(41)),
+        ]
+    )
+    assert summarise(view).lines()[1] == "train loss 0.500 (2 of 3 works) → 0.250 (2 works)"
+
+
 def test_a_resumed_session_starts_its_rows_afresh_and_keeps_the_numbers_and_decisions():
     view = view_of(full_run())
     view.apply(ev.RunFinished(status="stopped", reason="quit", time=at(50)))

@@ -2,7 +2,7 @@
 
 The app shows it when the run ends, prints it after it closes, and `--auto` prints it last,
 all from the same `RunView`, so the three never disagree. Loss is compared first step to
-last step with each mean's count of works, and the notes are counted over the micro-steps
+last step whose works were all scored (its micro-steps may still wait), with each mean's count of works, and the notes are counted over the micro-steps
 that were kept (approved): a note added and later changed counts once, as added; a note
 added and removed again counts as neither.
 """
@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .figures import Mean, change, finished_means, val_means
+from .figures import Mean, change, settled, step_means, val_means
 from .view import RunView
 
 
@@ -86,7 +86,10 @@ def note_changes(view: RunView) -> tuple[int, int, int]:
 
 
 def summarise(view: RunView) -> RunSummary:
-    finished = finished_means(view)
+    # A step whose works have all been scored counts although its micro-steps still wait
+    # (a person quit at its review): its loss is measured, and leaving it out would report
+    # the step before as the last one.
+    finished = {key: mean for key, mean in step_means(view).items() if settled(view.steps[key])}
     means = list(finished.values())
     keys = list(finished)
     same = None
