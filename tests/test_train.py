@@ -115,6 +115,11 @@ def test_a_short_work_sits_out_and_the_epoch_ends_when_none_reach_last(tmp_path,
         (1, 1, ["long"]),
         (1, 2, ["long"]),
     ]
+    # Fewer steps than asked for is said, once per session, not left to be noticed.
+    said = [e["message"] for e in events(runs, "warning") if e["message"].startswith("--steps 5")]
+    assert said == [
+        "--steps 5: the works have episodes for 3 step(s) of 2 episode(s) (the longest has 6), so an epoch runs 3"
+    ]
 
 
 def test_no_backward_freezes_the_pool_and_init_pool_seeds_it(tmp_path, make_work):

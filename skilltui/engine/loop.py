@@ -155,13 +155,22 @@ class Trainer:
                 val_works=sorted(w.name for w in self.opened.val_works),
                 models=role_models(self.settings, self.ctx.backend),
                 backend=self.ctx.backend.name,
-                steps_per_epoch=planned_steps(self.works, s.steps, s.episodes_per_step),
+                steps_per_epoch=planned_steps(self.works, s.steps, s.episodes_per_step),  # said below when fewer
                 workers=s.workers,
             )
         )
         # What reopening repaired or adopted goes on record before anything else happens.
         for notice in self.opened.notices:
             self.bus.emit(ev.Warning_(message=notice))
+        planned = planned_steps(self.works, s.steps, s.episodes_per_step)
+        if planned < s.steps:
+            longest = max((max(w.episodes) for w in self.works if w.episodes), default=0)
+            self.bus.emit(
+                ev.Warning_(
+                    message=f"--steps {s.steps}: the works have episodes for {planned} step(s) of "
+                    f"{s.episodes_per_step} episode(s) (the longest has {longest}), so an epoch runs {planned}"
+                )
+            )
         if self.opened.pool_moved_to:
             self.bus.emit(ev.PoolChanged(head=self.opened.pool_moved_to, reason="moved outside training"))
         epochs_done = 0
