@@ -3,8 +3,9 @@
 The app shows it when the run ends, prints it after it closes, and `--auto` prints it last,
 all from the same `RunView`, so the three never disagree. Loss is compared first step to
 the last step whose works were all scored (its micro-steps may still wait), with each
-mean's count of works, and the notes are counted over the micro-steps that were kept (approved): a note added and later changed counts once, as added; a note
-added and removed again counts as neither.
+mean's count of works, and the notes are counted over the micro-steps that were kept
+(approved): a note added and later changed counts once, as added; a note added and
+removed again counts as neither.
 """
 
 from __future__ import annotations
