@@ -10,6 +10,7 @@ once) and the same command resumes it.
 from __future__ import annotations
 
 import argparse
+import shlex
 import shutil
 import sys
 from dataclasses import fields
@@ -233,11 +234,36 @@ def _train_headless(opened, backend) -> int:
     return train_headless(opened, backend, secrets=env_secrets())
 
 
+def _fresh_demo_id(runs_dir: Path, works: list[Path]) -> str:
+    """`demo`, or the first free `demo-N` when earlier demos exist; says where the last one is.
+
+    A demo shows training from the start, so a second `skilltui demo` starts over instead of
+    resuming (or reporting as finished) the first; resuming a run is `train`'s job, and the
+    line printed here is the command that does it.
+    """
+    taken = [name for name in ["demo", *(f"demo-{n}" for n in range(2, 1000))] if (runs_dir / name).exists()]
+    if not taken:
+        return "demo"
+    earlier = taken[-1]
+    fresh = next(f"demo-{n}" for n in range(2, 10_000) if not (runs_dir / f"demo-{n}").exists())
+    flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in DEMO_SETTINGS.items())
+    work_flags = " ".join(f"--work {shlex.quote(str(w))}" for w in works)
+    where = shlex.quote(str(runs_dir / earlier))
+    print(f"demo: an earlier demo is in {runs_dir / earlier}; this one is {runs_dir / fresh}", file=sys.stderr)
+    print(
+        f"demo: to resume the earlier one: skilltui train {work_flags} {flags} --backend offline "
+        f"--runs-dir {shlex.quote(str(runs_dir))} --run-id {earlier}  (or browse it: skilltui review {where})",
+        file=sys.stderr,
+    )
+    return fresh
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """Train the bundled example works with the offline backend.
 
     Copy the bundled example works to ./runs/demo-works, write their stories and train them
-    with the offline backend into ./runs/demo.
+    with the offline backend into ./runs/demo; a later demo is a fresh run (runs/demo-2, ...),
+    and `train` resumes an earlier one.
     """
     from ..engine.diffuse import noise_work
     from ..engine.run import write_atomic
@@ -257,11 +283,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if not work.story_path.exists():
             write_atomic(work.story_path, noise_work(work, seed=0, noise=0.3))
         works.append(copy)
+    run_id = _fresh_demo_id(args.runs_dir, works)
     settings = Settings(
         works=works,
         backend="offline",
         runs_dir=args.runs_dir,
-        run_id="demo",
+        run_id=run_id,
         offline_latency=args.offline_latency,
         auto=args.auto,
         **DEMO_SETTINGS,
