@@ -55,7 +55,12 @@ def test_the_page_holds_every_section_and_references_nothing(report, tmp_path):
 
 def test_report_refuses_a_target_it_cannot_write(report, tmp_path, capsys):
     runs = str(tmp_path / "runs")
-    for target, words in [(tmp_path / "missing" / "x.html", "does not exist"), (tmp_path / "x.txt", "FILE.html")]:
+    inside = tmp_path / "runs" / "r" / "page.html"  # inside the run folder, as export refuses too
+    for target, words in [
+        (tmp_path / "missing" / "x.html", "does not exist"),
+        (tmp_path / "x.txt", "FILE.html"),
+        (inside, "inside run r"),
+    ]:
         assert main(["report", "r", "--runs-dir", runs, "--to", str(target)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and words in err[0]

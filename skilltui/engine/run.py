@@ -119,6 +119,19 @@ class Run:
         return sorted(self.root.glob("epoch*/step*/loss"))
 
 
+def run_containing(path: Path) -> Path | None:
+    """The run folder `path` is in (or is), if any.
+
+    What a command writes for people (an exported skill, a report page) never goes inside a
+    run: the run folder is the run's own record, and a resume or a reset may replace it.
+    """
+    resolved = Path(path).expanduser().resolve()
+    for folder in (resolved, *resolved.parents):
+        if (folder / "config.json").is_file() and ((folder / "events.jsonl").exists() or (folder / "memory").is_dir()):
+            return folder
+    return None
+
+
 def check_config(run_dir: Path, config: dict[str, Any]) -> bool:
     """True when `run_dir` is an existing run with these settings; UsageError when the settings differ."""
     path = run_dir / "config.json"

@@ -28,7 +28,7 @@ import yaml
 
 from ..durable import write_atomic
 from ..engine.pool import FOLDERS, NOTE_NAME, parse_note
-from ..engine.run import Run
+from ..engine.run import Run, run_containing
 from ..errors import UsageError
 from ..signals import raising_signals
 
@@ -142,14 +142,6 @@ def render_skill(name: str, description: str, run: Run, commit: str, notes: dict
     return "\n".join(lines)
 
 
-def _inside_a_run(resolved: Path) -> Path | None:
-    """The run folder `resolved` is in (or is), if any: exports never go inside a run."""
-    for folder in (resolved, *resolved.parents):
-        if (folder / "config.json").is_file() and ((folder / "events.jsonl").exists() or (folder / "memory").is_dir()):
-            return folder
-    return None
-
-
 def _holds_a_run(resolved: Path, depth: int = 3) -> Path | None:
     """A run folder under `resolved` (looked for a few levels down), which --force must not wipe."""
     base = len(resolved.parts)
@@ -167,7 +159,7 @@ def _check_target(target: Path, run: Run, force: bool) -> None:
     if target.exists() and not target.is_dir():
         raise UsageError(f"--to {target} is a file; pass a folder for the skill")
     resolved = target.resolve()
-    inside = _inside_a_run(resolved)
+    inside = run_containing(resolved)
     if inside is not None:
         raise UsageError(f"--to {target} is inside run {inside.name} ({inside}); export to a folder outside every run")
     if not target.is_dir() or not any(target.iterdir()):

@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
 from ..engine.events import read_events
-from ..engine.run import Run, read_json, write_atomic
+from ..engine.run import Run, read_json, run_containing, write_atomic
 from ..errors import UsageError
 from ..formats import parse_note
 from ..history.status import RunStatus, run_status
@@ -178,5 +178,8 @@ def write_report(run: Run, to: Path) -> Path:
         raise UsageError(f"--to {to} is a folder; name the page FILE.html")
     if not to.parent.is_dir():
         raise UsageError(f"--to {to}: folder {to.parent} does not exist; create it first")
+    inside = run_containing(to.parent)
+    if inside is not None:
+        raise UsageError(f"--to {to} is inside run {inside.name} ({inside}); write the page outside every run")
     write_atomic(to, build(run))
     return to
