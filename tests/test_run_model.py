@@ -208,6 +208,12 @@ def test_a_resumed_session_starts_its_rows_afresh_and_keeps_the_numbers_and_deci
     assert view.status == "running" and view.works["a"].stage == "waiting"
     assert view.marks == {"c1": Mark("approve", "auto")} and view.steps[(0, 0)].losses == {"a": 0.6, "b": 0.4}
     assert view.stage_seconds == {}  # another session's durations do not predict this one's
+    # Step 1 again: a's stages were done in the earlier session, so they are skipped, and
+    # its row still counts the step's episodes as written (not 0 of 2).
+    view.apply(ev.StepStarted(epoch=0, step=1, first=3, last=4, works=["a", "b"], groups=[["a", "b"]], time=at(51)))
+    view.fold([stage("forward", "skipped", 52, work="a", step=1), stage("loss", "skipped", 52, work="a", step=1)])
+    assert (view.works["a"].stage, view.works["a"].episodes, view.works["a"].needed) == ("done", 2, 2)
+    assert view.works["b"].episodes == 0
 
 
 def test_parse_gives_back_every_event_and_refuses_unknown_shapes_clearly(tmp_path):

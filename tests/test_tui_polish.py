@@ -154,6 +154,9 @@ async def test_a_resumed_run_shows_the_finished_steps_output_from_its_transcript
         assert "── loss · epoch 0 step 0 · done in an earlier session ──" in lines
         assert "  ▸ view stories/alpha.md" in lines  # the writer's tools, read back from the transcript
         assert not any("already done, skipped" in line for line in lines)
+        # The works table counts the episodes written in the earlier session, not 0 of 2.
+        await wait_for(pilot, lambda: "2/2" in screen_text(app))
+        assert app.view.works["alpha"].episodes == 2
 
 
 async def test_the_report_tab_names_its_step_and_the_brackets_say_when_there_is_no_other(open_training):

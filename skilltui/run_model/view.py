@@ -296,6 +296,10 @@ class RunView:
             step.stages_done |= {("forward", e.work), ("loss", e.work)}  # a failed work has nothing left to run
         else:
             step.stages_done.add((e.stage, e.work))
+            if e.stage == "forward" and e.status == "skipped":
+                # Written in an earlier session: the episodes are all there, though this
+                # session saw none of their `episode_written` events.
+                row.episodes = max(row.episodes, row.needed)
             if e.stage == "loss":
                 row.stage, row.ended = "done", at
 
