@@ -177,6 +177,22 @@ async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_
     assert [(d["decision"], d["by"]) for d in decisions(opened)] == [("approve", "human")]
 
 
+async def test_a_finished_run_is_unlocked_while_the_app_stays_open_on_it(open_training):
+    from skilltui.engine.run import is_locked
+    from skilltui.history.status import run_status
+
+    opened = open_training(("alpha",))
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        assert is_locked(opened.run.root)  # while it trains, history tools must keep off
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+        await wait_for(pilot, lambda: not is_locked(opened.run.root))
+        assert app.is_running
+        assert run_status(opened.run).state == "finished"
+
+
 async def test_palette_copies_the_run_folder_path(open_training):
     opened = open_training()
     app = make_app(opened)

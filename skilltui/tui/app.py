@@ -181,6 +181,10 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
 
     async def _train(self) -> None:
         await self.driver.run()
+        # The run is over, though the app stays open on its last screen: let `skilltui
+        # review` and its revert and reset see a finished run, not one still being trained.
+        if self.outcome is not None:
+            self.opened.lock.release()
         self.update_bindings()
 
     @property
