@@ -153,6 +153,9 @@ async def test_enter_shows_the_newest_commits_added_lines_and_esc_goes_back(run:
         shown = "\n".join(str(block.render()) for block in app.screen.view.query(".diff-file"))
         for line in added:
             assert line in shown
+        # The title names the micro-step once (its subject already says "epoch 0 step 1 micro 1/1").
+        title = app.screen.title_text
+        assert title.count("micro 1/1") == 1, title
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, HistoryScreen)

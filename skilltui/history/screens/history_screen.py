@@ -166,7 +166,10 @@ class HistoryScreen(Screen):
     @work(thread=True, group="read")
     def _open_diff(self, commit: Commit) -> None:
         patch = commit_patch(self.run.pool, commit.sha)
-        label = f" ({commit.micro.label})" if commit.micro else ""
+        # A training commit's subject already names its micro-step ("train epoch 0 step 0
+        # micro 1/1"); the label is added only where the subject does not say it.
+        named = commit.micro is not None and commit.micro.label in commit.subject
+        label = f" ({commit.micro.label})" if commit.micro and not named else ""
         title = f"{commit.short} {commit.subject}{label}   esc: back"
         empty = "this commit changes no note" + (
             ": an empty micro-step, the backward pass found nothing worth changing" if commit.micro else ""
