@@ -238,6 +238,9 @@ async def test_slash_searches_messages_and_note_contents(run: Run) -> None:
         await settle(pilot)
         table = screen_of(app).query_one(CommitList)
         await pilot.press("slash")
+        await settle(pilot)
+        shown = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "search commits /" in shown  # the box is labelled
         await pilot.press(*word.upper())
         await pilot.press("enter")
         await settle(pilot)

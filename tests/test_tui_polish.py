@@ -114,7 +114,9 @@ async def test_slash_searches_the_output_and_n_and_shift_n_walk_the_matches(open
         live.focus()
         await wait_for(pilot, lambda: live.has_focus)
         assert "Next match" not in screen_text(app)  # no search yet: n / N / esc are not offered
-        await pilot.press("slash", *"line", "space", "3", "enter")  # line 3, line 30..39: 11 matches
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: "search output /" in screen_text(app))  # the prompt says what it is
+        await pilot.press(*"line", "space", "3", "enter")  # line 3, line 30..39: 11 matches
         await wait_for(pilot, lambda: "of 11" in live.status)
         assert live.has_focus
         assert "/ Search" in screen_text(app) and "n Next match" in screen_text(app)

@@ -30,7 +30,8 @@ class SearchBar(Input):
         """The person put the search box away without searching."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(placeholder="search messages and note contents; enter to search, esc to close", id=id)
+        super().__init__(placeholder="messages and note contents; enter to search, esc to close", id=id)
+        self.border_title = "search commits /"
 
     def open(self) -> None:
         self.add_class("-open")

@@ -9,8 +9,9 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal
 from textual.screen import ModalScreen
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 
 class SearchScreen(ModalScreen[str | None]):
@@ -21,8 +22,18 @@ class SearchScreen(ModalScreen[str | None]):
         align: left bottom;
         background: $background 0%;
     }
-    SearchScreen > Input {
+    SearchScreen > Horizontal {
         dock: bottom;
+        height: 1;
+        background: $panel;
+    }
+    SearchScreen #search-label {
+        width: auto;
+        padding: 0 0 0 1;
+        color: $text-primary;
+        text-style: bold;
+    }
+    SearchScreen Input {
         width: 1fr;
         border: none;
         height: 1;
@@ -40,7 +51,10 @@ class SearchScreen(ModalScreen[str | None]):
         self.previous = previous
 
     def compose(self) -> ComposeResult:
-        yield Input(value=self.previous, placeholder="search the output: type, then enter (esc cancels)")
+        # Labelled, as less's and vim's `/` are: the placeholder goes once a previous search fills the box.
+        with Horizontal():
+            yield Static("search output /", id="search-label", markup=False)
+            yield Input(value=self.previous, placeholder="type, then enter (esc cancels)")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
