@@ -114,3 +114,38 @@ def test_the_header_says_throttled_and_shows_a_pending_batch() -> None:
     assert "throttled" in [fact.strip() for fact in line.split("│")] and "batch loss in_progress" in line
     header.facts = HeaderFacts(run_id="r", status="running")
     assert "throttled" not in header.render().plain
+
+
+async def test_at_80_columns_the_header_keeps_tokens_cost_and_run_id_once_the_eta_shows() -> None:
+    from textual.app import App
+
+    from skilltui.components.run_header import HeaderFacts, RunHeader
+
+    class One(App):
+        def compose(self):
+            yield RunHeader()
+
+    app = One()
+    async with app.run_test(size=(80, 24)) as pilot:
+        header = app.query_one(RunHeader)
+        header.facts = HeaderFacts(
+            run_id="kestrel-lantern",
+            epoch=0,
+            step=1,
+            first=3,
+            last=4,
+            elapsed=83,
+            tokens=9930,
+            cost=1.2345,
+            status="review",
+            stages_total=8,
+            stages_done=3,
+            steps_done=1,
+            steps_total=3,
+            eta="ETA 1m10s · run 5m00s",
+        )
+        await pilot.pause()
+        line = header.render().plain
+    assert len(line) <= 78, line  # inside the header's padding
+    assert "9.9k tok" in line and "$1.2345" in line and line.rstrip().endswith("kestrel-lantern"), line
+    assert "ETA 1m10s/5m00s" in line

@@ -88,9 +88,11 @@ class RunHeader(Widget):
             return self.history_lines
         width = self.content_size.width
         # The full line where it fits; short forms on a narrow terminal, so the run id,
-        # tokens and cost stay in sight at 80 columns.
-        for compact in (False, True):
-            tail = self._facts(compact)
+        # tokens and cost stay in sight at 80 columns; the tightest drops the clock (the
+        # terminal's own) and says the ETA in one token, which an 80-column line needs
+        # once the ETA shows.
+        for level in (0, 1, 2):
+            tail = self._facts(level)
             if width - tail.cell_length >= min(12, len(self.facts.run_id)):
                 break
         # The run id is the one fact that can be long (derived ids name the works), so it
@@ -99,8 +101,10 @@ class RunHeader(Widget):
         run_id = Content.styled(self.facts.run_id, "bold").truncate(room, ellipsis=True)
         return Content.assemble(tail, run_id)
 
-    def _facts(self, compact: bool) -> Content:
+    def _facts(self, level: int) -> Content:
+        """The facts before the run id: level 0 in full, 1 in short forms, 2 in the shortest."""
         f = self.facts
+        compact = level > 0
         where = (
             "not started"
             if f.epoch is None
@@ -118,16 +122,20 @@ class RunHeader(Widget):
         if f.first is not None and not compact:
             facts += [sep, f"episodes {f.first}..{f.last}"]
         if f.stages_total:
-            facts += [sep, (bar_text(f.stages_done, f.stages_total, 4 if compact else BAR_CELLS), "$text-primary")]
+            cells = (BAR_CELLS, 4, 0)[level]
+            bar = bar_text(f.stages_done, f.stages_total, cells).strip()
+            facts += [sep, (bar, "$text-primary")]
         steps = f"{f.steps_done}/{f.steps_total}" if f.steps_total else f"{f.steps_done}"
         facts += [sep, f"step{'' if compact else 's'} {steps}"]
         if f.eta:
-            facts += [sep, f.eta]
+            facts += [sep, f.eta.replace(" · run ", "/") if level == 2 else f.eta]
         if f.throttled:
             facts += [sep, ("throttled", STATUS_STYLES["paused"])]
         if f.batch:
             facts += [sep, (f.batch, "$text-accent")]
-        facts += [sep, elapsed_text(f.elapsed), sep, f"{tokens_text(f.tokens)} tok", sep, cost, sep]
+        if level < 2:
+            facts += [sep, elapsed_text(f.elapsed)]
+        facts += [sep, f"{tokens_text(f.tokens)} tok", sep, cost, sep]
         return Content.assemble(*facts)
 
     def show(self, history: History, shown: int, query: str | None, all_commits: bool) -> None:
