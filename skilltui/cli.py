@@ -39,8 +39,8 @@ import os  # noqa: E402
 
 from . import __version__  # noqa: E402
 from .commands import material, training  # noqa: E402
-from .errors import UsageError  # noqa: E402
-from .signals import Terminated, exit_code, install_stop_signals, name_of, signal_of  # noqa: E402
+from .core.errors import UsageError  # noqa: E402
+from .core.signals import Terminated, exit_code, install_stop_signals, name_of, signal_of  # noqa: E402
 
 for _sig, _handler in _before.items():
     signal.signal(_sig, _handler)
@@ -62,8 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands() -> list:
     """Subcommands that live beside the engine (history review, runs, export, compare; report), when installed."""
     try:
-        from .history import cli as history_cli
-        from .report import cli as report_cli
+        from .commands import history as history_cli
+        from .commands import report as report_cli
     except ImportError:
         return []
     return [history_cli, report_cli]
@@ -120,7 +120,7 @@ def _problem(exc: Exception) -> str:
     traceback is kept in a file the line names. Every record is written whole, so the
     command can be run again once the cause is fixed.
     """
-    from .durable import no_room
+    from .core.durable import no_room
 
     again = "run the same command again"
     if no_room(exc):

@@ -14,7 +14,6 @@ from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.diff_screen import DiffScreen
 from skilltui.components.run_header import RunHeader
-from skilltui.engine.events import EventBus, JsonlSink, read_events
 from skilltui.engine.loop import Trainer
 from skilltui.engine.pool import render_note
 from skilltui.engine.run import Run, RunLock
@@ -23,7 +22,8 @@ from skilltui.history.app import ReviewApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
 from skilltui.history.widgets.status_line import StatusLine
-from skilltui.run_model.review import Decision, ReviewRequest
+from skilltui.model.bus import EventBus, JsonlSink, read_events
+from skilltui.model.review import Decision, ReviewRequest
 
 SIZE = (120, 36)
 

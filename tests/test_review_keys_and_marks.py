@@ -11,16 +11,16 @@ from test_tui_support import make_app, wait_for, wait_for_review
 from test_tui_widgets import Harness
 from textual.widgets import TabbedContent
 
-from skilltui.commits import PENDING, Commit, Mark, MicroStepRecord
 from skilltui.components import keymap
 from skilltui.components.commit_detail import describe
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.help import HelpScreen
+from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.engine.run import Run
 from skilltui.history import operations
 from skilltui.history.app import ReviewApp
-from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME
+from skilltui.model.commits import PENDING, Commit, Mark, MicroStepRecord
 
 
 @pytest.fixture

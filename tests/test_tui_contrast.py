@@ -24,15 +24,15 @@ from textual.app import App
 from textual.containers import Vertical
 from textual.geometry import Region
 
-from skilltui.commits import Commit, Mark
 from skilltui.components.commit_detail import CommitDetail
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.diff_screen import DiffScreen
 from skilltui.components.help import HelpScreen
+from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
 from skilltui.history.app import ReviewApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
-from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
+from skilltui.model.commits import Commit, Mark
 from skilltui.tui.widgets.live_output import LiveOutput
 
 TEXT, NON_TEXT = 4.5, 3.0

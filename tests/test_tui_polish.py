@@ -9,10 +9,10 @@ from test_tui_support import make_app, screen_text, wait_for, wait_for_review
 from test_tui_widgets import Harness
 
 from skilltui.components.help import HelpScreen
-from skilltui.engine import events as ev
+from skilltui.components.report_view import ReportView
+from skilltui.model import events as ev
 from skilltui.tui.output import OutputBuffer, wrap_spans
 from skilltui.tui.widgets.live_output import LiveOutput
-from skilltui.tui.widgets.report_view import ReportView
 from skilltui.tui.widgets.works_table import WorksTable
 
 

@@ -12,14 +12,7 @@ from textual.widget import Widget
 from skilltui.components import keymap
 from skilltui.components.commit_list import CommitList
 from skilltui.components.diff_view import DiffView
-from skilltui.engine.pool import Pool, render_note
-from skilltui.pool_git import split_patch
-from skilltui.run_model.figures import Mean
-from skilltui.tui.app import TrainingApp
-from skilltui.tui.main_screen import KEY_QUIET, KEY_WAIT_MAX, PANEL_SECONDS, MainScreen, panels_due
-from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
-from skilltui.tui.themes import (
+from skilltui.components.themes import (
     DEFAULT_THEME,
     LIGHT_THEME,
     ThemeFileError,
@@ -29,6 +22,13 @@ from skilltui.tui.themes import (
     remembered_theme,
     shipped_dir,
 )
+from skilltui.engine.pool import Pool, render_note
+from skilltui.model.figures import Mean
+from skilltui.pool_git import split_patch
+from skilltui.tui.app import TrainingApp
+from skilltui.tui.main_screen import KEY_QUIET, KEY_WAIT_MAX, PANEL_SECONDS, MainScreen, panels_due
+from skilltui.tui.screens.review import ReviewScreen
+from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
 from skilltui.tui.widgets.key_bar import KeyBar
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve

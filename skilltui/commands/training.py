@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..agents import default_backend, make_backend
-from ..errors import UsageError
+from ..core.errors import UsageError
 from . import add_folders_flag, add_model_flags, command
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
@@ -206,7 +206,7 @@ def train(settings, backend) -> int:
     opened = open_run(settings)
     try:
         if not settings.auto and sys.stdout.isatty() and sys.stdin.isatty() and _has_app():
-            from ..signals import deferred_signals
+            from ..core.signals import deferred_signals
             from ..tui.app import run_app
 
             # The app acts on stop signals itself once it runs (one that comes earlier waits for
@@ -228,7 +228,7 @@ def _has_app() -> bool:
 
 def _train_headless(opened, backend) -> int:
     from ..agents.redact import env_secrets
-    from ..run_model.headless import train_headless
+    from ..runner.headless import train_headless
 
     return train_headless(opened, backend, secrets=env_secrets())
 

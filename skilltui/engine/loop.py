@@ -28,9 +28,10 @@ from pathlib import Path
 
 from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
-from ..durable import no_room
-from ..run_model.review import Reviewer
-from . import events as ev
+from ..core.durable import no_room
+from ..model import events as ev
+from ..model.bus import EventBus, read_events
+from ..model.review import Reviewer
 from .attribution import run_attribution
 from .backward import BackwardFailed, micro_step
 from .batching import StepBatch
@@ -58,7 +59,7 @@ class Trainer:
         opened: OpenedRun,
         backend: Backend,
         reviewer: Reviewer,
-        bus: ev.EventBus,
+        bus: EventBus,
         secrets: list[str] | None = None,
     ) -> None:
         self.opened = opened
@@ -400,4 +401,4 @@ def role_models(settings, backend: Backend) -> dict[str, str]:
 
 def _spent_so_far(opened: OpenedRun) -> float:
     """What earlier sessions of this run spent, so --max-cost counts the whole run."""
-    return sum(e.get("cost_usd") or 0.0 for e in ev.read_events(opened.run.events_path) if e.get("kind") == "call")
+    return sum(e.get("cost_usd") or 0.0 for e in read_events(opened.run.events_path) if e.get("kind") == "call")

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..durable import clean_temps, write_atomic
-from ..errors import UsageError
-from .events import repair_tail
+from ..core.durable import clean_temps, write_atomic
+from ..core.errors import UsageError
+from ..model.bus import repair_tail
 from .pool import donor_notes
 from .prompts import Prompts
 from .reconcile import reconcile

@@ -13,7 +13,7 @@ from textual.app import App
 
 from ..components import keymap
 from ..components.help import HelpScreen
-from ..run_model.reading import Run
+from ..engine.run import Run
 from .screens.history_screen import HistoryScreen
 
 
@@ -45,7 +45,7 @@ class ReviewApp(App):
     def action_toggle_theme(self) -> None:
         """The live app's `t`: its dark and light themes, remembered for the next start of either app."""
         try:
-            from ..tui import themes
+            from ..components import themes
         except ImportError:
             return
         wanted = themes.LIGHT_THEME if self.current_theme.dark else themes.DEFAULT_THEME
@@ -56,7 +56,7 @@ class ReviewApp(App):
     def _use_themes(self) -> None:
         """The live-training app's themes, so both apps look alike; without them Textual's own theme."""
         try:
-            from ..tui.themes import DEFAULT_THEME, load_themes, remembered_theme
+            from ..components.themes import DEFAULT_THEME, load_themes, remembered_theme
         except ImportError:
             return
         try:

@@ -19,11 +19,11 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
-from ..engine.events import read_events
+from ..core.errors import UsageError
+from ..core.formats import parse_note
 from ..engine.run import Run, read_json, write_atomic
-from ..errors import UsageError
-from ..formats import parse_note
-from ..history.status import RunStatus, run_status
+from ..model.bus import read_events
+from ..runs.status import RunStatus, run_status
 from .svg import Series, chart
 
 StepKey = tuple[int, int]

@@ -3,7 +3,7 @@
 `skilltui train` (without --auto, on a terminal) and `skilltui demo` open it. It composes
 the screens and routes messages; it adds no training logic and keeps no fold of the run:
 
-- the trainer runs in a process of its own (`run_model.engine_process`): it writes
+- the trainer runs in a process of its own (`runner.engine_process`): it writes
   `events.jsonl`, and the app folds every event it sends into the run model (`RunView`), so
   the engine's work never stands between a key and its frame;
 - the main screen (`main_screen.py`) renders that model; its panes read the pool in threads;
@@ -33,18 +33,17 @@ from textual.events import Key
 from textual.screen import Screen
 from textual.worker import Worker
 
-from ..components import keymap
+from ..components import keymap, themes
 from ..components.confirm import ConfirmScreen
 from ..components.help import HelpScreen
-from ..run_model.driver import Backend, OpenedRun, Outcome
-from ..run_model.engine_process import make_driver
-from ..run_model.parse import read_run
-from ..run_model.summary import summarise
-from ..signals import exit_code, name_of
-from . import themes
+from ..core.signals import exit_code, name_of
+from ..model.parse import read_run
+from ..model.summary import summarise
+from ..runner.driver import Backend, OpenedRun, Outcome
+from ..runner.engine_process import make_driver
 from .collector import QuietCollector, settle_heap
-from .commands import WorkCommands, copy_run_path, training_commands
 from .main_screen import MAIN_CSS, PANES, MainScreen
+from .palette import WorkCommands, copy_run_path, training_commands
 from .pool_reader import PoolReader
 from .reviewer import ReviewRouting, ScreenReviewer
 from .stop_signals import StopSignals

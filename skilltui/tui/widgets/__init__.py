@@ -3,11 +3,11 @@
 The panes `skilltui review` shows too (commit list, diff, run header) are in `skilltui.components`.
 """
 
+from ...components.report_view import ReportView
 from .live_output import LiveOutput
 from .loss_curve import LossCurve
 from .note_view import NoteView
 from .pool_tree import PoolTree
-from .report_view import ReportView
 from .works_table import WorksTable
 
 __all__ = [

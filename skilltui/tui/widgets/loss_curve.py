@@ -19,7 +19,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ...run_model.figures import Mean
+from ...model.figures import Mean
 from ..state import StepKey
 
 MEAN_STYLE = "$text-primary bold"

@@ -27,8 +27,8 @@ from pathlib import Path
 from sys import intern
 from typing import Any
 
-from ..commits import Mark
 from . import events as ev
+from .commits import Mark
 
 StepKey = tuple[int, int]
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")

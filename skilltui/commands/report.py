@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..history.locate import find_run
+from ..runs.locate import find_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .build import write_report
+    from ..report.build import write_report
 
     run = find_run(args.run, args.runs_dir)
     written = write_report(run, args.to)

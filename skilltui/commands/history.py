@@ -14,10 +14,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..commands import command
-from ..errors import UsageError
-from ..words import counted
-from .locate import find_run
+from ..core.errors import UsageError
+from ..core.words import counted
+from ..runs.locate import find_run
+from . import command
 
 
 def _runs_dir(p: argparse.ArgumentParser) -> None:
@@ -57,7 +57,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     run = find_run(args.run, args.runs_dir)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("`skilltui review` is a terminal app; run it in a terminal (`skilltui runs` prints a table)")
-    from .app import ReviewApp
+    from ..history.app import ReviewApp
 
     ReviewApp(run).run()
     return 0
@@ -69,7 +69,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     List the runs in --runs-dir with what each has done and whether it is running, finished,
     stopped (and why) or was interrupted.
     """
-    from .overview import print_runs
+    from ..history.overview import print_runs
 
     return print_runs(args.runs_dir)
 
@@ -80,7 +80,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     Write the pool at HEAD (or --commit) as an Agent Skill: DIR/SKILL.md indexes the notes,
     which sit beside it in their folders. Refuses a non-empty DIR unless --force.
     """
-    from .export import export_skill
+    from ..history.export import export_skill
 
     run = find_run(args.run, args.runs_dir)
     done = export_skill(run, args.to, commit=args.commit, force=args.force)
@@ -99,7 +99,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     difference to the first, then a terminal plot of the step-mean curves. Typical: a
     trained run, then its --no-backward control.
     """
-    from .compare import print_compare
+    from ..history.compare import print_compare
 
     runs = [find_run(spec, args.runs_dir) for spec in args.runs]
     if len({r.root for r in runs}) != len(runs):
