@@ -30,7 +30,7 @@ from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.diff_screen import DiffScreen
 from skilltui.components.help import HelpScreen
 from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
-from skilltui.history.app import ReviewApp
+from skilltui.history.app import HistoryApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.model.commits import Commit, Mark
 from skilltui.tui.widgets.live_output import LiveOutput
@@ -175,7 +175,7 @@ async def test_every_colour_pair_of_the_history_app_is_readable(theme, make_work
     choose_theme(config_home, theme)
     works = [make_work("moth-ferry"), make_work("glass-choir")]
     run = await asyncio.to_thread(train, tmp_path / "runs", works, Scripted("rerun", "rollback"))
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     findings: list[Finding] = []
 
     def dialog() -> Region:

@@ -275,10 +275,10 @@ LIVE_OWNERS = {"train": TrainingApp, "main screen": MainScreen, "review": Review
 
 
 def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_binds():
-    from skilltui.history.app import ReviewApp
+    from skilltui.history.app import HistoryApp
     from skilltui.history.screens.history_screen import HistoryScreen
 
-    owners = LIVE_OWNERS | {"history": HistoryScreen, "review app": ReviewApp}
+    owners = LIVE_OWNERS | {"history": HistoryScreen, "review app": HistoryApp}
     for row in keymap.KEYMAP:
         if row.binds:
             assert all(b in owners[row.owner].BINDINGS for b in row.binds), row
@@ -290,7 +290,7 @@ def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_b
 
 def test_every_key_in_the_key_map_is_bound_where_it_says():
     from skilltui.components.commit_list import CommitList as List
-    from skilltui.history.app import ReviewApp
+    from skilltui.history.app import HistoryApp
     from skilltui.history.screens.history_screen import HistoryScreen
 
     # The works table and Textual bind the arrows, tab and the palette; the diff keeps the
@@ -298,7 +298,7 @@ def test_every_key_in_the_key_map_is_bound_where_it_says():
     bound = {
         "main": bound_keys([*TrainingApp.BINDINGS, *MainScreen.BINDINGS]) | {"ctrl+p", "tab", "up", "down"},
         "review": bound_keys([*ReviewScreen.BINDINGS, *DiffView.BINDINGS]),
-        "history": bound_keys([*ReviewApp.BINDINGS, *HistoryScreen.BINDINGS, *List.BINDINGS]),
+        "history": bound_keys([*HistoryApp.BINDINGS, *HistoryScreen.BINDINGS, *List.BINDINGS]),
     }
     for row in keymap.KEYMAP:
         for key in shown_keys(row.keys):

@@ -1,4 +1,4 @@
-"""The `report` subcommand, registered into `skilltui` by `skilltui.cli._extra_commands()`.
+"""The `report` subcommand (`skilltui.commands.register_all` adds it).
 
 skilltui report RUN --to FILE.html [--runs-dir DIR]   one self-contained web page of a run
 """
@@ -9,23 +9,22 @@ import argparse
 from pathlib import Path
 
 from ..runs.locate import find_run
+from . import add_run_arg, command
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "report",
-        help="write one self-contained HTML page of a run: settings, curves, every micro-step, final notes",
-        description="Write RUN as one web page that opens in any browser and fetches nothing: the run's settings, "
-        "the train and validation curves, every micro-step with its decision, who made it, the losses around it "
-        "and its diff, and the notes as the run left them. For people who do not use a terminal.",
-    )
-    p.add_argument("run", metavar="RUN", help="a run folder, or a run id under --runs-dir")
+    p = command(sub, "report", cmd_report)
+    add_run_arg(p)
     p.add_argument("--to", required=True, type=Path, metavar="FILE.html", help="the page to write (replaced if there)")
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs are (default ./runs)")
-    p.set_defaults(handler=cmd_report)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """Write one self-contained HTML page of a run: settings, curves, every micro-step, final notes.
+
+    Write RUN as one web page that opens in any browser and fetches nothing: the run's settings,
+    the train and validation curves, every micro-step with its decision, who made it, the losses
+    around it and its diff, and the notes as the run left them. For people who do not use a terminal.
+    """
     from ..report.build import write_report
 
     run = find_run(args.run, args.runs_dir)
