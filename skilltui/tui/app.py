@@ -279,7 +279,12 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
 
 def run_app(opened: OpenedRun, backend: Backend, *, secrets: list[str], hint: bool | None = None) -> int:
     """Run the app until the person quits, then print the summary. 0: finished, stopped or quit; 1: failed."""
-    app = TrainingApp(opened, backend, secrets=secrets, hint=hint)
+    return run_training_app(TrainingApp(opened, backend, secrets=secrets, hint=hint))
+
+
+def run_training_app(app: TrainingApp) -> int:
+    """`run_app` for an app already made (`skilltui train` makes it first, so an app that cannot
+    even be made stops the command before anything trains)."""
     settle_heap()
     app.run()
     if app.crash_file is not None:
