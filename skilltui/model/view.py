@@ -30,7 +30,7 @@ from typing import Any
 from . import events as ev
 from .commits import Mark
 
-StepKey = tuple[int, int]
+StepKey = tuple[int, int]  # (epoch, step): the one key of a training step, in every view and figure
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
 LIVE = ("starting", "running", "review")
 

@@ -23,10 +23,9 @@ from ..core.errors import UsageError
 from ..core.formats import parse_note
 from ..engine.run import Run, read_json, write_atomic
 from ..model.bus import read_events
+from ..model.view import StepKey
 from ..runs.status import RunStatus, run_status
 from .svg import Series, chart
-
-StepKey = tuple[int, int]
 
 
 @dataclass

@@ -8,9 +8,9 @@ The app keeps no fold of its own: a work's row is the run model's `WorkView` (se
 from __future__ import annotations
 
 from ..model.commits import Commit, Mark
-from ..model.view import StepKey, WorkView
+from ..model.view import WorkView
 from .output import OUTPUT_LIMIT, OutputBuffer
 
 WorkRow = WorkView  # the works pane draws the run model's row as it is
 
-__all__ = ["OUTPUT_LIMIT", "Commit", "Mark", "OutputBuffer", "StepKey", "WorkRow"]
+__all__ = ["OUTPUT_LIMIT", "Commit", "Mark", "OutputBuffer", "WorkRow"]

@@ -20,7 +20,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from ...model.figures import Mean
-from ..state import StepKey
+from ...model.view import StepKey
 
 MEAN_STYLE = "$text-primary bold"
 SELECTED_STYLE = "$text-accent bold"
