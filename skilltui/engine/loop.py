@@ -154,7 +154,7 @@ class Trainer:
                 config=self.opened.config,
                 resumed=self.opened.resumed,
                 val_works=sorted(w.name for w in self.opened.val_works),
-                models=role_models(self.settings, self.ctx.backend),
+                models=self.settings.models_by_role(self.ctx.backend.model),
                 backend=self.ctx.backend.name,
                 steps_per_epoch=planned_steps(self.works, s.steps, s.episodes_per_step),
                 workers=s.workers,
@@ -391,12 +391,6 @@ class Trainer:
             raise RunFailed(f"reduce failed at epoch {epoch} step {step} group {group}: {exc}") from exc
         self.ctx.stage("reduce", "finished" if ran else "skipped", epoch, step, group=group, started=started)
         return summary
-
-
-def role_models(settings, backend: Backend) -> dict[str, str]:
-    """The model each training role calls: its --role-model, else --model, else the backend's default."""
-    roles = ("forward", "loss", "reduce", "backward")
-    return {role: settings.model_for(role) or backend.model or "default" for role in roles}
 
 
 def _spent_so_far(opened: OpenedRun) -> float:
