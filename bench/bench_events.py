@@ -23,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from skilltui.engine.events import Call, Event, JsonlSink, ToolUsed
+from skilltui.model.bus import JsonlSink
+from skilltui.model.events import Call, Event, ToolUsed
 
 
 def sample_events(count: int) -> list[Event]:

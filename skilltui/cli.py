@@ -10,9 +10,8 @@ Bad input ends with one line on stderr that says what to do and exit code 2; a r
 stops early resumes when the same command is run again. Bare `skilltui` lists the commands.
 
 This module is the entry point only: the parser, and `main`, which turns every way a
-command can end into an exit code and one line. The commands themselves are in
-skilltui/commands/ (train, demo; diffuse, lint, score), skilltui/history/cli.py and
-skilltui/report/cli.py.
+command can end into an exit code and one line. The commands themselves, every one of them,
+are in skilltui/commands/.
 """
 
 from __future__ import annotations
@@ -38,9 +37,9 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 
 from . import __version__  # noqa: E402
-from .commands import material, training  # noqa: E402
-from .errors import UsageError  # noqa: E402
-from .signals import Terminated, exit_code, install_stop_signals, name_of, signal_of  # noqa: E402
+from .commands import register_all  # noqa: E402
+from .core.errors import UsageError  # noqa: E402
+from .core.signals import Terminated, exit_code, install_stop_signals, name_of, signal_of  # noqa: E402
 
 for _sig, _handler in _before.items():
     signal.signal(_sig, _handler)
@@ -54,19 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"skilltui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for family in (training, material, *_extra_commands()):
-        family.register(sub)
+    register_all(sub)
     return parser
-
-
-def _extra_commands() -> list:
-    """Subcommands that live beside the engine (history review, runs, export, compare; report), when installed."""
-    try:
-        from .history import cli as history_cli
-        from .report import cli as report_cli
-    except ImportError:
-        return []
-    return [history_cli, report_cli]
 
 
 def overview(parser: argparse.ArgumentParser) -> str:
@@ -120,7 +108,7 @@ def _problem(exc: Exception) -> str:
     traceback is kept in a file the line names. Every record is written whole, so the
     command can be run again once the cause is fixed.
     """
-    from .durable import no_room
+    from .core.durable import no_room
 
     again = "run the same command again"
     if no_room(exc):

@@ -22,7 +22,7 @@ from pathlib import Path
 import git
 import unidiff
 
-from .commits import Commit
+from .model.commits import Commit
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id for a tree with nothing in it
 KEPT = "refs/skilltui/"

@@ -17,7 +17,7 @@ from skilltui.agents.anthropic_backend import AnthropicBackend
 from skilltui.agents.base import BackendError, Connection, FatalBackendError, Request, Usage
 from skilltui.agents.redact import REDACTED, redact
 from skilltui.agents.tools import Sandbox
-from skilltui.errors import UsageError
+from skilltui.core.errors import UsageError
 from tests.fakeapi import Drop, Error, FakeAnthropic, Recorded, Reply, text, thinking, tool_use
 
 KEY = "sk-ant-test-XXXX-0123456789abcdef"

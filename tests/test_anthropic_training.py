@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
-from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool, render_note
+from skilltui.model.bus import read_events
 from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, thinking, tool_use
 
 KEY = "sk-ant-test-XXXX-training-5a5a5a5a5a5a"

@@ -18,9 +18,9 @@ from skilltui.agents.anthropic_backend import AnthropicBackend
 from skilltui.agents.base import BackendError, Connection, FatalBackendError, Request, Usage
 from skilltui.agents.tools import Sandbox
 from skilltui.cli import main
-from skilltui.engine.events import read_events
-from skilltui.run_model.parse import read_run
-from skilltui.run_model.view import RunView
+from skilltui.model.bus import read_events
+from skilltui.model.parse import read_run
+from skilltui.model.view import RunView
 from skilltui.tui.output_feed import OutputFeed
 from tests.fakeapi import Cut, Error, FakeAnthropic, Recorded, Reply, text, tool_use
 

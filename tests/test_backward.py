@@ -9,12 +9,12 @@ from pathlib import Path
 from skilltui.agents.base import BackendError, CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.agents.tools import Sandbox
-from skilltui.engine.events import EventBus, JsonlSink, read_events
 from skilltui.engine.loop import Trainer
 from skilltui.engine.pool import Pool
 from skilltui.engine.review import AutoReviewer
 from skilltui.engine.session import Settings, open_run
-from skilltui.run_model.review import Decision, ReviewRequest
+from skilltui.model.bus import EventBus, JsonlSink, read_events
+from skilltui.model.review import Decision, ReviewRequest
 
 
 class ScriptedReviewer:

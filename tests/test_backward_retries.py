@@ -6,9 +6,9 @@ import json
 import re
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool
 from skilltui.engine.review import AutoReviewer
+from skilltui.model.bus import read_events
 from tests.scripted_backward import ScriptedBackward
 from tests.test_backward import train_once
 
@@ -129,7 +129,7 @@ def test_the_offline_optimizer_keeps_to_a_budget_too_small_for_any_note(tmp_path
 
 def test_the_review_evidence_shows_failed_attempts_and_what_the_writer_opened(tmp_path, make_work):
     from skilltui.history.evidence import evidence_markdown
-    from skilltui.history.records import load_history
+    from skilltui.runs.records import load_history
 
     works = [make_work("heath", 4)]
     run, outcome = train_once(tmp_path, works, ScriptedBackward("forget", "forget", "commit"), AutoReviewer(), steps=1)

@@ -20,7 +20,7 @@ import pytest
 from skilltui.agents import pricing
 from skilltui.agents.base import Usage
 from skilltui.cli import main
-from skilltui.engine.events import read_events
+from skilltui.model.bus import read_events
 from tests.fakeapi import FakeAnthropic
 from tests.test_anthropic_training import KEY, FakeModel, role_of
 
@@ -172,8 +172,9 @@ def test_batch_needs_the_anthropic_backend(make_work, tmp_path: Path, capsys: py
 async def test_a_run_killed_during_the_submit_never_submits_again(tmp_path: Path) -> None:
     """The record is written before the submit; without an id, a resumed run makes normal calls."""
     from skilltui.agents.base import CallResult, Request
-    from skilltui.engine import events as ev
     from skilltui.engine.batching import StepBatch
+    from skilltui.model import events as ev
+    from skilltui.model.bus import EventBus
 
     class NoSubmit:
         async def submit(self, items):  # pragma: no cover - failing is the point
@@ -189,7 +190,7 @@ async def test_a_run_killed_during_the_submit_never_submits_again(tmp_path: Path
     record = tmp_path / "batch.json"
     record.write_text(json.dumps({"id": None, "ids": {"loss-0": "kestrel", "loss-1": "lantern"}}))
     seen: list = []
-    bus = ev.EventBus()
+    bus = EventBus()
     bus.subscribe(seen.append)
     backend = Backend()
     batch = StepBatch(
@@ -207,9 +208,9 @@ async def test_a_run_killed_during_the_submit_never_submits_again(tmp_path: Path
 
 
 def test_the_app_shows_the_batch_state() -> None:
-    from skilltui.engine import events as ev
-    from skilltui.run_model.notices import notice_of
-    from skilltui.run_model.view import RunView
+    from skilltui.model import events as ev
+    from skilltui.model.notices import notice_of
+    from skilltui.model.view import RunView
 
     view = RunView.of("r", Path("runs/r"), ["a"])
     pending = ev.BatchState(epoch=0, step=1, purpose="loss", batch_id="msgbatch_1", state="in_progress", processing=3)

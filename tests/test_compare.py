@@ -9,7 +9,7 @@ import pytest
 from test_validation import held_out_work
 
 from skilltui.cli import main
-from skilltui.engine.events import read_events
+from skilltui.model.bus import read_events
 
 
 @pytest.fixture

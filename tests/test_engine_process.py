@@ -14,8 +14,9 @@ import signal
 import pytest
 from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 
-from skilltui.engine.events import read_events
-from skilltui.run_model.engine_process import LOG_NAME, TRAINER_NICENESS, ProcessDriver
+from skilltui.model.bus import read_events
+from skilltui.runner.engine_process import ProcessDriver
+from skilltui.runner.trainer_child import LOG_NAME, TRAINER_NICENESS
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the trainer runs in the app's loop without fork")
 
@@ -105,12 +106,12 @@ async def test_a_trainer_whose_app_went_away_stops_and_says_so(open_training):
 
 
 async def test_streamed_text_goes_joined_and_nothing_overtakes_it():
-    from skilltui.run_model import events as ev
-    from skilltui.run_model.engine_process import _Wire
-    from skilltui.run_model.parse import parse_event
+    from skilltui.model import events as ev
+    from skilltui.model.parse import parse_event
+    from skilltui.runner.wire import EventWire
 
     read, write = os.pipe()
-    wire = _Wire(write)
+    wire = EventWire(write)
     wire.event(ev.Delta(role="forward", text="INT. ", work="alpha"))
     wire.event(ev.Delta(role="forward", text="KITCHEN", work="alpha"))
     wire.event(ev.Delta(role="forward", text="EXT. ", work="beta"))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from skilltui.engine.events import read_events
 from skilltui.engine.pool import render_note
 from skilltui.engine.run import Run, RunLock
 from skilltui.history import operations
-from skilltui.history.records import load_history
+from skilltui.model.bus import read_events
+from skilltui.runs.records import load_history
 
 
 @pytest.fixture
@@ -187,8 +187,8 @@ def test_the_history_core_imports_no_textual() -> None:
     import sys
 
     code = (
-        "import sys; import skilltui.history.records, skilltui.history.operations, skilltui.history.export, "
-        "skilltui.history.overview, skilltui.history.evidence, skilltui.history.cli; "
+        "import sys; import skilltui.runs.records, skilltui.history.operations, skilltui.history.export, "
+        "skilltui.history.overview, skilltui.history.evidence, skilltui.commands.history; "
         "print('textual' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -14,16 +14,16 @@ from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.diff_screen import DiffScreen
 from skilltui.components.run_header import RunHeader
-from skilltui.engine.events import EventBus, JsonlSink, read_events
 from skilltui.engine.loop import Trainer
 from skilltui.engine.pool import render_note
 from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
-from skilltui.history.app import ReviewApp
+from skilltui.history.app import HistoryApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
 from skilltui.history.widgets.status_line import StatusLine
-from skilltui.run_model.review import Decision, ReviewRequest
+from skilltui.model.bus import EventBus, JsonlSink, read_events
+from skilltui.model.review import Decision, ReviewRequest
 
 SIZE = (120, 36)
 
@@ -79,7 +79,7 @@ def log(run: Run) -> list[str]:
 
 
 async def test_review_opens_on_the_newest_commit_with_its_records(run: Run) -> None:
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = screen_of(app)
@@ -101,7 +101,7 @@ async def test_review_opens_on_the_newest_commit_with_its_records(run: Run) -> N
 
 
 async def test_the_detail_shows_the_prediction_beside_what_happened_and_the_notes_attribution(run: Run) -> None:
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = screen_of(app)
@@ -124,7 +124,7 @@ async def test_the_detail_shows_the_prediction_beside_what_happened_and_the_note
 
 
 async def test_j_k_and_the_arrows_move_the_selection(run: Run) -> None:
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         table = screen_of(app).query_one(CommitList)
@@ -141,7 +141,7 @@ async def test_j_k_and_the_arrows_move_the_selection(run: Run) -> None:
 
 
 async def test_enter_shows_the_newest_commits_added_lines_and_esc_goes_back(run: Run) -> None:
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("enter")
@@ -163,7 +163,7 @@ async def test_enter_shows_the_newest_commits_added_lines_and_esc_goes_back(run:
 
 
 async def test_space_marks_a_commit_d_diffs_the_two_and_n_N_walk_the_files(run: Run) -> None:
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     # A short terminal, so the diff does not fit and n has to scroll to the next file.
     async with app.run_test(size=(120, 16)) as pilot:
         await settle(pilot)
@@ -203,7 +203,7 @@ async def test_space_marks_a_commit_d_diffs_the_two_and_n_N_walk_the_files(run: 
 
 
 async def test_e_shows_the_summary_and_loss_reports_the_micro_step_read(run: Run) -> None:
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("e")
@@ -233,7 +233,7 @@ async def test_slash_searches_messages_and_note_contents(run: Run) -> None:
     body_words = (pool.root / note).read_text(encoding="utf-8").split("## Guidance", 1)[1].split()
     messages = pool.git("log", "--format=%B").casefold()
     word = next(w for w in body_words if len(w) > 5 and w.isalpha() and w.casefold() not in messages)
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         table = screen_of(app).query_one(CommitList)
@@ -264,7 +264,7 @@ async def test_slash_searches_messages_and_note_contents(run: Run) -> None:
 async def test_u_then_y_adds_exactly_one_inverse_commit(run: Run) -> None:
     pool = run.pool
     head, before = pool.head(), log(run)
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("enter")
@@ -287,7 +287,7 @@ async def test_u_then_y_adds_exactly_one_inverse_commit(run: Run) -> None:
 
 async def test_n_or_esc_cancels_and_changes_nothing(run: Run) -> None:
     before = log(run)
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("u", "n")
@@ -307,7 +307,7 @@ async def test_u_on_a_conflict_changes_nothing_and_says_why(run: Run) -> None:
     (pool.root / note).write_text(render_note("Changed by hand later.", "Another body."), encoding="utf-8")
     pool.commit_all("hand edit after training")
     before = log(run)
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("j", "u", "y")
@@ -322,7 +322,7 @@ async def test_R_then_y_resets_and_keeps_the_dropped_commits_under_a_ref(run: Ru
     pool = run.pool
     head = pool.head()
     root = log(run)[-1]
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("R")
@@ -357,7 +357,7 @@ async def test_u_and_R_are_refused_while_training_holds_the_run(run: Run) -> Non
     lock = RunLock(run.root)
     lock.acquire()
     try:
-        app = ReviewApp(run, poll=None)
+        app = HistoryApp(run, poll=None)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             assert "running" in str(screen_of(app).query_one(RunHeader).render())
@@ -377,7 +377,7 @@ async def test_u_and_R_are_refused_while_training_holds_the_run(run: Run) -> Non
 
 async def test_training_that_starts_while_the_question_is_open_still_wins(run: Run) -> None:
     before = log(run)
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("u")
@@ -401,7 +401,7 @@ def reviewed_run(make_work, tmp_path: Path) -> Run:
 
 async def test_rolled_back_and_rerun_attempts_show_with_their_decision(reviewed_run: Run) -> None:
     run = reviewed_run
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         table = screen_of(app).query_one(CommitList)
@@ -416,7 +416,7 @@ async def test_rolled_back_and_rerun_attempts_show_with_their_decision(reviewed_
 
 
 async def test_the_list_follows_new_commits_while_training_runs(run: Run) -> None:
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = screen_of(app)
@@ -442,7 +442,7 @@ def test_review_of_an_unknown_run_says_how_to_list_runs(tmp_path: Path, capsys) 
 async def test_u_on_an_empty_commit_is_refused_before_asking(run: Run) -> None:
     run.pool.commit_all("nothing worth changing")
     before = log(run)
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("u")

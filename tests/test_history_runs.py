@@ -9,13 +9,14 @@ import pytest
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
-from skilltui.engine.events import EventBus, JsonlSink, RunFinished, read_events
 from skilltui.engine.loop import Trainer
 from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
 from skilltui.history.overview import list_runs, runs_line
-from skilltui.history.status import fold_records, run_state
-from skilltui.run_model.review import Decision, ReviewRequest
+from skilltui.model.bus import EventBus, JsonlSink, read_events
+from skilltui.model.events import RunFinished
+from skilltui.model.review import Decision, ReviewRequest
+from skilltui.runs.status import fold_records, run_state
 
 
 class Scripted:

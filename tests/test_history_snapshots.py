@@ -12,26 +12,26 @@ from pathlib import Path
 import pytest
 from test_history_review import Scripted, settle, train
 
-from skilltui.history.app import ReviewApp
+from skilltui.history.app import HistoryApp
 
 FIXED_DATE = "2026-01-01T12:00:00+00:00"
 
 
 @pytest.fixture
-def review_app(make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ReviewApp:
+def review_app(make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HistoryApp:
     for name in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         monkeypatch.setenv(name, FIXED_DATE)
     run = train(tmp_path / "runs", [make_work("harbour"), make_work("quarry")], Scripted("rollback"), steps=3)
-    return ReviewApp(run, poll=None)
+    return HistoryApp(run, poll=None)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
-def test_history_screen(snap_compare, review_app: ReviewApp, size: tuple[int, int]) -> None:
+def test_history_screen(snap_compare, review_app: HistoryApp, size: tuple[int, int]) -> None:
     assert snap_compare(review_app, terminal_size=size, run_before=settle)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
-def test_history_help(snap_compare, review_app: ReviewApp, size: tuple[int, int]) -> None:
+def test_history_help(snap_compare, review_app: HistoryApp, size: tuple[int, int]) -> None:
     async def open_help(pilot) -> None:
         await settle(pilot)
         await pilot.press("question_mark")

@@ -14,7 +14,7 @@ import pytest
 
 from skilltui.cli import main
 from skilltui.engine import rubric
-from skilltui.engine.events import read_events
+from skilltui.model.bus import read_events
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, text
 from tests.test_anthropic_training import KEY, FakeModel, role_of
 

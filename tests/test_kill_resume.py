@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool
+from skilltui.model.bus import read_events
 
 STEPS = 4
 MICRO_STEPS = 2 * STEPS

@@ -12,7 +12,7 @@ import pytest
 from conftest import write_varied_work
 
 from skilltui.cli import main
-from skilltui.engine.events import read_events
+from skilltui.model.bus import read_events
 
 SETTINGS = ["--steps", "3", "--episodes-per-step", "2", "--epochs", "2"]
 

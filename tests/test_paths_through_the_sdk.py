@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
-from skilltui.engine.events import read_events
 from skilltui.engine.pool import render_note
+from skilltui.model.bus import read_events
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, _flatten_text, text, tool_use
 from tests.test_anthropic_training import KEY, assistant_turns, role_of
 

@@ -124,8 +124,8 @@ def test_a_micro_step_is_credited_with_the_change_on_the_works_both_steps_scored
     The plain means say 0.533 -> 0.500, mostly because c, the best work, left; on the two
     works both steps scored the loss fell from 0.700 to 0.500: what `skilltui review` shows.
     """
-    from skilltui.engine import events as ev
     from skilltui.engine.run import Run
+    from skilltui.model import events as ev
     from skilltui.report.build import build
 
     run = Run(tmp_path / "run")

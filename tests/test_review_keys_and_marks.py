@@ -11,16 +11,16 @@ from test_tui_support import make_app, wait_for, wait_for_review
 from test_tui_widgets import Harness
 from textual.widgets import TabbedContent
 
-from skilltui.commits import PENDING, Commit, Mark, MicroStepRecord
 from skilltui.components import keymap
 from skilltui.components.commit_detail import describe
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.help import HelpScreen
+from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.engine.run import Run
 from skilltui.history import operations
-from skilltui.history.app import ReviewApp
-from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME
+from skilltui.history.app import HistoryApp
+from skilltui.model.commits import PENDING, Commit, Mark, MicroStepRecord
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def run(make_work, tmp_path: Path) -> Run:
 
 
 async def test_g_g_goes_to_the_top_and_G_to_the_bottom_without_asking_anything(run: Run) -> None:
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         table = screen_of(app).query_one(CommitList)
@@ -47,7 +47,7 @@ async def test_g_g_goes_to_the_top_and_G_to_the_bottom_without_asking_anything(r
 
 async def test_t_switches_the_theme_as_in_the_live_app_and_changes_no_history(run: Run) -> None:
     before = log(run)
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         assert app.theme == DEFAULT_THEME
@@ -58,7 +58,7 @@ async def test_t_switches_the_theme_as_in_the_live_app_and_changes_no_history(ru
 
 
 async def test_question_mark_opens_the_help_with_every_review_key(run: Run) -> None:
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await pilot.press("question_mark")
@@ -79,7 +79,7 @@ async def test_u_on_an_already_reverted_commit_names_the_revert_before_asking(ru
     with pytest.raises(operations.Refused, match=f"already reverted by {done.record.after[:7]}"):
         operations.revert(run, target)
     before = log(run)
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         table = screen_of(app).query_one(CommitList)
@@ -92,7 +92,7 @@ async def test_u_on_an_already_reverted_commit_names_the_revert_before_asking(ru
 
 
 async def test_at_80_columns_every_column_fits_on_one_line_without_repeating_the_micro_step(run: Run) -> None:
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         table = screen_of(app).query_one(CommitList)
@@ -117,7 +117,7 @@ def reviewed_run(make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 async def test_a_rolled_back_commit_shows_it_was_undone_not_the_loss_of_a_kept_one(reviewed_run: Run) -> None:
-    app = ReviewApp(reviewed_run, poll=None)
+    app = HistoryApp(reviewed_run, poll=None)
     async with app.run_test(size=(160, 40)) as pilot:
         await settle(pilot)
         await pilot.press("a")

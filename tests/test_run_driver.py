@@ -12,10 +12,10 @@ from rich.console import Console
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.review import AutoReviewer
 from skilltui.engine.session import Settings, open_run
-from skilltui.run_model.console import ConsoleSink
-from skilltui.run_model.driver import RunDriver
-from skilltui.run_model.headless import train_headless
-from skilltui.run_model.parse import read_run
+from skilltui.model.parse import read_run
+from skilltui.runner.console import ConsoleSink
+from skilltui.runner.driver import RunDriver
+from skilltui.runner.headless import train_headless
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from skilltui.run_model import events as ev
-from skilltui.run_model.console import ConsoleSink, heartbeat_line
-from skilltui.run_model.figures import change, eta, run_progress, step_mean, step_means, step_progress, typical
-from skilltui.run_model.parse import EventShapeError, parse_event, read_run
-from skilltui.run_model.summary import summarise
-from skilltui.run_model.view import Mark, RunView
+from skilltui.model import events as ev
+from skilltui.model.figures import change, eta, run_progress, step_mean, step_means, step_progress, typical
+from skilltui.model.parse import EventShapeError, parse_event, read_run
+from skilltui.model.summary import summarise
+from skilltui.model.view import Mark, RunView
+from skilltui.runner.console import ConsoleSink, heartbeat_line
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
 
@@ -266,7 +266,7 @@ def test_the_console_prints_a_start_line_per_stage_and_a_heartbeat_while_calls_r
 
 
 def test_a_tail_folds_only_the_complete_lines_added_since_the_last_look(tmp_path):
-    from skilltui.run_model.tail import EventTail
+    from skilltui.model.tail import EventTail
 
     path = tmp_path / "events.jsonl"
     lines = [json.dumps(event.to_dict()) + "\n" for event in first_step()]
@@ -285,7 +285,7 @@ def test_a_tail_folds_only_the_complete_lines_added_since_the_last_look(tmp_path
 
 
 def test_review_credits_a_micro_step_with_the_change_on_the_works_both_steps_scored():
-    from skilltui.history.status import loss_changes
+    from skilltui.runs.status import loss_changes
 
     def loss(step: int, work: str, value: float) -> ev.Loss:
         return ev.Loss(epoch=0, step=step, work=work, loss=value, scores={}, report=f"{work}{step}.md")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from skilltui.engine.events import read_events
+from skilltui.model.bus import read_events
 
 STARTER = (
     "import sys; sys.argv = ['skilltui', *sys.argv[1:]]; print('up', flush=True); "

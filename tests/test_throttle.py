@@ -19,10 +19,10 @@ from rich.console import Console
 from skilltui.agents.anthropic_backend import AnthropicBackend
 from skilltui.agents.base import Connection, Request
 from skilltui.agents.throttle import DEFAULT_WAIT, wait_from_headers
-from skilltui.engine import events as ev
-from skilltui.run_model.console import ConsoleSink
-from skilltui.run_model.notices import notice_of
-from skilltui.run_model.view import RunView
+from skilltui.model import events as ev
+from skilltui.model.notices import notice_of
+from skilltui.model.view import RunView
+from skilltui.runner.console import ConsoleSink
 from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text
 
 KEY = "sk-ant-test-XXXX-throttle-0123456789"

@@ -10,8 +10,8 @@ import pytest
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
-from skilltui.engine.events import read_events
 from skilltui.engine.review import AutoReviewer
+from skilltui.model.bus import read_events
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, text
 from tests.test_anthropic_training import KEY, FakeModel, assistant_turns, call, role_of
 from tests.test_backward import train_once

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from skilltui.cli import main
-from skilltui.engine.events import read_events
 from skilltui.engine.pool import Pool
+from skilltui.model.bus import read_events
 
 
 def train(runs: Path, works: list[Path], *extra: str) -> int:
@@ -167,8 +167,8 @@ def test_the_writer_reads_notes_through_traced_tools(tmp_path, make_work):
 
 def test_the_engine_imports_no_textual():
     code = (
-        "import sys, skilltui.engine.loop, skilltui.engine.session, skilltui.run_model.console, "
-        "skilltui.run_model.driver, skilltui.run_model.headless, skilltui.run_model.view, "
+        "import sys, skilltui.engine.loop, skilltui.engine.session, skilltui.runner.console, "
+        "skilltui.runner.driver, skilltui.runner.headless, skilltui.model.view, "
         "skilltui.agents.offline, skilltui.engine.diffuse; "
         "print('textual' in sys.modules)"
     )

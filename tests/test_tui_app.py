@@ -10,15 +10,15 @@ from skilltui.agents.base import FatalBackendError
 from skilltui.agents.offline import OfflineBackend
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.help import HelpScreen
-from skilltui.engine import events as ev
-from skilltui.engine.events import read_events
+from skilltui.components.report_view import ReportView
+from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.engine.pool import Pool
+from skilltui.model import events as ev
+from skilltui.model.bus import read_events
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
-from skilltui.tui.widgets.report_view import ReportView
 from skilltui.tui.widgets.works_table import WorksTable
 
 # The shared fixtures, registered in this module (autouse included).
@@ -179,7 +179,7 @@ async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_
 
 async def test_a_finished_run_is_unlocked_while_the_app_stays_open_on_it(open_training):
     from skilltui.engine.run import is_locked
-    from skilltui.history.status import run_status
+    from skilltui.runs.status import run_status
 
     opened = open_training(("alpha",))
     app = make_app(opened)

@@ -24,15 +24,15 @@ from textual.app import App
 from textual.containers import Vertical
 from textual.geometry import Region
 
-from skilltui.commits import Commit, Mark
 from skilltui.components.commit_detail import CommitDetail
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.diff_screen import DiffScreen
 from skilltui.components.help import HelpScreen
-from skilltui.history.app import ReviewApp
+from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
+from skilltui.history.app import HistoryApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
-from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
+from skilltui.model.commits import Commit, Mark
 from skilltui.tui.widgets.live_output import LiveOutput
 
 TEXT, NON_TEXT = 4.5, 3.0
@@ -175,7 +175,7 @@ async def test_every_colour_pair_of_the_history_app_is_readable(theme, make_work
     choose_theme(config_home, theme)
     works = [make_work("moth-ferry"), make_work("glass-choir")]
     run = await asyncio.to_thread(train, tmp_path / "runs", works, Scripted("rerun", "rollback"))
-    app = ReviewApp(run, poll=None)
+    app = HistoryApp(run, poll=None)
     findings: list[Finding] = []
 
     def dialog() -> Region:

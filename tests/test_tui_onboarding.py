@@ -6,7 +6,7 @@ import pytest
 from test_tui_support import SIZE, make_app, screen_text, wait_for, wait_for_review
 
 from skilltui.components.run_header import RunHeader
-from skilltui.run_model.parse import read_run
+from skilltui.model.parse import read_run
 from skilltui.tui.screens.review import ReviewScreen
 
 

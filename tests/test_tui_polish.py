@@ -9,10 +9,10 @@ from test_tui_support import make_app, screen_text, wait_for, wait_for_review
 from test_tui_widgets import Harness
 
 from skilltui.components.help import HelpScreen
-from skilltui.engine import events as ev
+from skilltui.components.report_view import ReportView
+from skilltui.model import events as ev
 from skilltui.tui.output import OutputBuffer, wrap_spans
 from skilltui.tui.widgets.live_output import LiveOutput
-from skilltui.tui.widgets.report_view import ReportView
 from skilltui.tui.widgets.works_table import WorksTable
 
 
@@ -255,8 +255,8 @@ async def test_the_palette_has_one_theme_entry_and_copying_the_path_says_what_wa
         assert "Switch theme" in titles and "Theme" not in titles
         assert not {"Keys", "Maximize", "Screenshot"} & set(titles)  # Textual's developer entries
         # The theme picker offers the shipped dark and light themes (and the user's), not Textual's set.
-        from skilltui.tui.commands import OwnThemes
-        from skilltui.tui.themes import DEFAULT_THEME, LIGHT_THEME
+        from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
+        from skilltui.tui.palette import OwnThemes
 
         provider = OwnThemes(app.screen)
         hits = [h async for h in provider.discover()]

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 
-from skilltui.commits import PENDING
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
-from skilltui.engine.events import read_events
+from skilltui.components.themes import DEFAULT_THEME
 from skilltui.engine.pool import Pool, render_note
+from skilltui.model.bus import read_events
+from skilltui.model.commits import PENDING
 from skilltui.tui.screens.rerun_note import RerunNoteScreen
 from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.themes import DEFAULT_THEME
 from skilltui.tui.widgets.pool_tree import PoolTree
 
 # The shared fixtures, registered in this module (autouse included).

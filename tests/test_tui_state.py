@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skilltui.engine import events as ev
-from skilltui.run_model.view import RunView
+from skilltui.model import events as ev
+from skilltui.model.view import RunView
 from skilltui.tui.output_feed import OutputFeed
 from skilltui.tui.state import OutputBuffer
 

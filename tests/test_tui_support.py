@@ -13,8 +13,8 @@ from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.events import read_events
 from skilltui.engine.session import OpenedRun
+from skilltui.model.bus import read_events
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.screens.review import ReviewScreen
 

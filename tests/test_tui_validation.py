@@ -6,7 +6,7 @@ from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, w
 from test_tui_widgets import Harness
 from test_validation import held_out_work
 
-from skilltui.run_model.figures import Mean
+from skilltui.model.figures import Mean
 from skilltui.tui.widgets.loss_curve import LossCurve
 
 

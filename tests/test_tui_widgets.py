@@ -12,14 +12,7 @@ from textual.widget import Widget
 from skilltui.components import keymap
 from skilltui.components.commit_list import CommitList
 from skilltui.components.diff_view import DiffView
-from skilltui.engine.pool import Pool, render_note
-from skilltui.pool_git import split_patch
-from skilltui.run_model.figures import Mean
-from skilltui.tui.app import TrainingApp
-from skilltui.tui.main_screen import KEY_QUIET, KEY_WAIT_MAX, PANEL_SECONDS, MainScreen, panels_due
-from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
-from skilltui.tui.themes import (
+from skilltui.components.themes import (
     DEFAULT_THEME,
     LIGHT_THEME,
     ThemeFileError,
@@ -29,6 +22,13 @@ from skilltui.tui.themes import (
     remembered_theme,
     shipped_dir,
 )
+from skilltui.engine.pool import Pool, render_note
+from skilltui.model.figures import Mean
+from skilltui.pool_git import split_patch
+from skilltui.tui.app import TrainingApp
+from skilltui.tui.main_screen import KEY_QUIET, KEY_WAIT_MAX, PANEL_SECONDS, MainScreen, panels_due
+from skilltui.tui.screens.review import ReviewScreen
+from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
 from skilltui.tui.widgets.key_bar import KeyBar
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
@@ -275,10 +275,10 @@ LIVE_OWNERS = {"train": TrainingApp, "main screen": MainScreen, "review": Review
 
 
 def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_binds():
-    from skilltui.history.app import ReviewApp
+    from skilltui.history.app import HistoryApp
     from skilltui.history.screens.history_screen import HistoryScreen
 
-    owners = LIVE_OWNERS | {"history": HistoryScreen, "review app": ReviewApp}
+    owners = LIVE_OWNERS | {"history": HistoryScreen, "review app": HistoryApp}
     for row in keymap.KEYMAP:
         if row.binds:
             assert all(b in owners[row.owner].BINDINGS for b in row.binds), row
@@ -290,7 +290,7 @@ def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_b
 
 def test_every_key_in_the_key_map_is_bound_where_it_says():
     from skilltui.components.commit_list import CommitList as List
-    from skilltui.history.app import ReviewApp
+    from skilltui.history.app import HistoryApp
     from skilltui.history.screens.history_screen import HistoryScreen
 
     # The works table and Textual bind the arrows, tab and the palette; the diff keeps the
@@ -299,7 +299,7 @@ def test_every_key_in_the_key_map_is_bound_where_it_says():
         "main": bound_keys([*TrainingApp.BINDINGS, *MainScreen.BINDINGS, *WorksTable.BINDINGS])
         | {"ctrl+p", "tab", "up", "down"},
         "review": bound_keys([*ReviewScreen.BINDINGS, *DiffView.BINDINGS]),
-        "history": bound_keys([*ReviewApp.BINDINGS, *HistoryScreen.BINDINGS, *List.BINDINGS]),
+        "history": bound_keys([*HistoryApp.BINDINGS, *HistoryScreen.BINDINGS, *List.BINDINGS]),
     }
     for row in keymap.KEYMAP:
         for key in shown_keys(row.keys):

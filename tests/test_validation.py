@@ -13,9 +13,9 @@ from skilltui import cli
 from skilltui.agents.tools import ToolError
 from skilltui.commands import training
 from skilltui.engine.diffuse import noise_work
-from skilltui.engine.events import read_events
 from skilltui.engine.run import write_atomic
 from skilltui.engine.works import load_work
+from skilltui.model.bus import read_events
 
 # A held-out work whose people, places and lines appear in no training work, so any of
 # them showing up where the backward pass can look is a leak, not a coincidence.

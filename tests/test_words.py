@@ -1,6 +1,6 @@
 """Counts read as English: "1 note", "2 notes", "0 notes"."""
 
-from skilltui.words import counted
+from skilltui.core.words import counted
 
 
 def test_one_is_singular_and_every_other_count_plural() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .base import Backend
 
 BACKENDS = ("offline", "anthropic", "claude-code")

@@ -59,7 +59,7 @@ from typing import Any
 
 import anthropic
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from . import cache_policy
 from .anthropic_call import Call, block_dict, loggable, text_of
 from .anthropic_requests import RetryPolicy, StreamedRequests

@@ -24,7 +24,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from ..words import counted
+from ..core.words import counted
 from .anthropic_call import Call, block_dict, usage_dict
 from .base import Request
 from .redact import redact

@@ -149,7 +149,7 @@ def try_backend(make: Callable[[], Backend], argv: list[str]) -> int:
     import asyncio
     import sys
 
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     def show(text: str) -> None:
         sys.stdout.write(text)

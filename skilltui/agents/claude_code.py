@@ -53,7 +53,7 @@ import sys
 import tempfile
 from typing import Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .base import BackendError, CallResult, Connection, FatalBackendError, Request, Usage, try_backend
 from .claude_code_confine import QUIET_ENV, TOOL_SPECS, find_cli, permissions
 from .redact import env_secrets, redact

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
 
 # Only the agent's own requests leave the CLI: no title-generation request that resends

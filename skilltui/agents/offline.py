@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..formats import FOLDERS, story_episodes
+from ..core.formats import FOLDERS, story_episodes
 from . import offline_backward
 from .base import BackendError, CallResult, Request, Usage
 from .tools import Sandbox, ToolError

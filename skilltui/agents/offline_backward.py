@@ -22,8 +22,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..formats import render_note
-from ..words import counted
+from ..core.formats import render_note
+from ..core.words import counted
 from .base import Request
 from .tools import Sandbox, ToolError
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..durable import write_atomic
-from ..words import counted
+from ..core.durable import write_atomic
+from ..core.words import counted
 
 MAX_VIEW_CHARS = 60_000
 MAX_LISTING = 500

@@ -1,16 +1,17 @@
-"""The `skilltui` subcommands, one module per family, registered by `skilltui.cli.build_parser`.
+"""Every `skilltui` subcommand, one module per family, all added by `register_all`.
 
 - training.py: `train` and `demo`, the commands that run training (headless or in the app);
 - material.py: `diffuse`, `lint` and `score`, one-shot commands on what training uses and
-  makes: a work's story, a pool's notes, a script's loss.
+  makes: a work's story, a pool's notes, a script's loss;
+- history.py: `review`, `runs`, `export` and `compare`, on runs already made;
+- report.py: `report`, a run as one web page.
 
-The history commands (`review`, `runs`, `export`, `compare`) are in skilltui/history/cli.py
-and `report` in skilltui/report/cli.py. Each module's `register(sub)` adds its parsers with
-`command`, which takes a command's help from its handler's docstring. A handler takes the
-parsed arguments and returns the exit code, and raises `UsageError` for bad input (the
-command line turns it into one line and exit code 2). Handlers import the engine when they
-run, not when the command line starts, so `skilltui --help` stays quick and a stop signal
-during start-up ends in one line.
+Each module's `register(sub)` adds its parsers with `command`, which takes a command's help
+from its handler's docstring; the flags several commands share (`--runs-dir`, RUN, the model
+flags) are declared once, here. A handler takes the parsed arguments and returns the exit
+code, and raises `UsageError` for bad input (the command line turns it into one line and exit
+code 2). Handlers import the engine when they run, not when the command line starts, so
+`skilltui --help` stays quick and a stop signal during start-up ends in one line.
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ from pathlib import Path
 from ..agents import BACKENDS
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+def register_all(sub: argparse._SubParsersAction) -> None:
+    """Add every subcommand, in the order bare `skilltui` lists them."""
+    from . import history, material, report, training
+
+    for family in (training, material, history, report):
+        family.register(sub)
 
 
 def command(sub: argparse._SubParsersAction, name: str, handler: Handler) -> argparse.ArgumentParser:
@@ -51,6 +60,17 @@ def add_folders_flag(p: argparse.ArgumentParser, flag: str, dest: str, about: st
         metavar="DIR",
         help=about,
     )
+
+
+def add_runs_dir(p: argparse.ArgumentParser) -> None:
+    """`--runs-dir`, the folder every command finds runs in (and `train` makes them in)."""
+    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs are kept (default ./runs)")
+
+
+def add_run_arg(p: argparse.ArgumentParser) -> None:
+    """RUN, the run a command reads, and `--runs-dir`, where a bare run id is looked for."""
+    p.add_argument("run", metavar="RUN", help="a run folder, or a run id under --runs-dir")
+    add_runs_dir(p)
 
 
 def add_model_flags(p: argparse.ArgumentParser) -> None:

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from ..agents import default_backend, make_backend
-from ..errors import UsageError
-from ..words import counted
+from ..core.errors import UsageError
+from ..core.words import counted
 from . import add_folders_flag, add_model_flags, command
 
 

@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 
 from ..agents import default_backend, make_backend
-from ..errors import UsageError
-from . import add_folders_flag, add_model_flags, command
+from ..core.errors import UsageError
+from . import add_folders_flag, add_model_flags, add_runs_dir, command
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
 
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help="seconds each offline call takes, so the run looks live (default 0.3)",
     )
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs go (default ./runs)")
+    add_runs_dir(p)
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:
@@ -68,7 +68,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         metavar="ROLE=MODEL",
         help="a model for one role (forward, loss, reduce, backward), e.g. loss=claude-haiku-5-5",
     )
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs go (default ./runs)")
+    add_runs_dir(p)
     p.add_argument("--run-id", default=None, help="the run folder's name (default: derived from the settings)")
     p.add_argument("--prompts", type=Path, default=None, metavar="DIR", help="a folder of your own prompt templates")
     p.add_argument(
@@ -200,36 +200,56 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def train(settings, backend) -> int:
-    """Open the run and train it, headless (--auto, or no terminal) or in the app."""
+    """Open the run and train it, headless (--auto, or no terminal) or in the app.
+
+    On a terminal without --auto a person means to review every update, so when the app
+    cannot start the command stops (one line, exit 2) rather than train with nobody
+    reviewing; `--auto` is the way to train unattended.
+    """
     from ..agents.redact import env_secrets
     from ..engine.session import open_run
 
+    interactive = not settings.auto and sys.stdout.isatty() and sys.stdin.isatty()
+    # Loaded before the run is opened: an app that cannot load leaves no trace in the run.
+    tui_app = _app_module() if interactive else None
     opened = open_run(settings)
     try:
-        if not settings.auto and sys.stdout.isatty() and sys.stdin.isatty() and _has_app():
-            from ..signals import deferred_signals
-            from ..tui.app import run_app
+        if tui_app is None:
+            return _train_headless(opened, backend)
+        from ..core.signals import deferred_signals
 
-            # The app acts on stop signals itself once it runs (one that comes earlier waits for
-            # it): ending at once would leave the terminal in the app's full-screen mode.
-            with deferred_signals():
-                return run_app(opened, backend, secrets=env_secrets())
-        return _train_headless(opened, backend)
+        try:
+            app = tui_app.TrainingApp(opened, backend, secrets=env_secrets())
+        except Exception as exc:  # noqa: BLE001 - any failure to make the app ends the command, said in one line
+            raise _no_app(exc) from exc
+        # The app acts on stop signals itself once it runs (one that comes earlier waits for
+        # it): ending at once would leave the terminal in the app's full-screen mode.
+        with deferred_signals():
+            return tui_app.run_training_app(app)
     finally:
         opened.lock.release()
 
 
-def _has_app() -> bool:
+def _app_module():
+    """The live app's module, imported here so that a failure to load it is said, not worked around."""
     try:
-        from ..tui import app  # noqa: F401
-    except ImportError:
-        return False
-    return True
+        from ..tui import app
+    except Exception as exc:  # noqa: BLE001 - a broken app stops the command with what broke
+        raise _no_app(exc) from exc
+    return app
+
+
+def _no_app(exc: BaseException) -> UsageError:
+    what = next(iter(str(exc).splitlines()), "")
+    return UsageError(
+        f"the training app cannot start ({type(exc).__name__}: {what}); nothing was trained. "
+        "Run with --auto to train unattended"
+    )
 
 
 def _train_headless(opened, backend) -> int:
     from ..agents.redact import env_secrets
-    from ..run_model.headless import train_headless
+    from ..runner.headless import train_headless
 
     return train_headless(opened, backend, secrets=env_secrets())
 

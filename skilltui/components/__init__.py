@@ -1,1 +1,3 @@
-"""Widgets and dialogs that the live app (`skilltui train`) and the history app (`skilltui review`) share."""
+"""Every widget, theme and dialog that more than one app uses: the live app (`skilltui train`),
+the history browser (`skilltui review`). The apps share nothing else with each other, and this
+package imports neither of them."""

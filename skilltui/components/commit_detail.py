@@ -12,7 +12,7 @@ from typing import Protocol
 from textual.content import Content
 from textual.widgets import Static
 
-from ..commits import Commit, decision_words
+from ..model.commits import Commit, decision_words
 from ..pool_git import STATUS_WORDS
 
 MUTED = "$foreground-muted"

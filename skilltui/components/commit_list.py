@@ -27,7 +27,7 @@ from textual.events import Key, Resize
 from textual.message import Message
 from textual.widgets import DataTable
 
-from ..commits import Commit
+from ..model.commits import Commit
 
 SCROLLBAR = 2
 GG_SECONDS = 1.0

@@ -17,10 +17,10 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ..tui.widgets.works_table import tokens_text
+from ..core.words import tokens_text
 
 if TYPE_CHECKING:
-    from ..history.records import History
+    from ..runs.records import History
 
 BAR_CELLS = 8
 

@@ -25,9 +25,9 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..run_model.review import Decision, GateVerdict, Reviewer, ReviewRequest
-from ..words import counted
-from . import events as ev
+from ..core.words import counted
+from ..model import events as ev
+from ..model.review import Decision, GateVerdict, Reviewer, ReviewRequest
 from .backward_attempt import AttemptFailed, Where, run_attempt
 from .context import Context
 from .pool import Pool

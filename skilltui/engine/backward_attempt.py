@@ -29,7 +29,7 @@ from pathlib import Path
 from ..agents.base import FatalBackendError
 from ..agents.pool_history import PoolHistory
 from ..agents.tools import Sandbox, ToolError
-from . import events as ev
+from ..model import events as ev
 from .attribution import attribution_table, run_attribution
 from .context import Context
 from .feedback import annotations, feedback_text

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..agents.base import BackendError, CallResult, FatalBackendError, Request
-from . import events as ev
+from ..model import events as ev
+from ..model.bus import EventBus
 from .run import read_json, write_json
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class StepBatch:
         self,
         client: BatchClient,
         backend,
-        bus: ev.EventBus,
+        bus: EventBus,
         record: Path,
         *,
         purpose: str,

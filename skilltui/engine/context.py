@@ -19,7 +19,8 @@ from typing import Any
 from ..agents.base import Backend, BackendError, CallResult, Request
 from ..agents.redact import redact
 from ..agents.tools import Sandbox
-from . import events as ev
+from ..model import events as ev
+from ..model.bus import EventBus
 from .leakage import Lexicon
 from .prompts import Prompts
 from .run import Run, write_atomic
@@ -35,7 +36,7 @@ class Context:
     settings: Settings
     backend: Backend
     prompts: Prompts
-    bus: ev.EventBus
+    bus: EventBus
     secrets: list[str] = field(default_factory=list)
     spent: float = 0.0
     # How long the last step took, so a re-read one step later is cached for 5 minutes or

@@ -23,7 +23,7 @@ from screenplain.parsers import fountain
 from screenplain.types import Action, Dialog, DualDialog, Slug, Transition
 
 from ..agents.base import Backend, BackendError, CallResult, Request
-from ..formats import EPISODE_HEADING, story_episodes  # noqa: F401 - story_episodes is the story format
+from ..core.formats import EPISODE_HEADING, story_episodes  # noqa: F401 - story_episodes is the story format
 from .prompts import Prompts
 from .works import Work
 

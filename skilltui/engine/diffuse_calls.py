@@ -14,10 +14,11 @@ import sys
 import time
 
 from ..agents.base import Backend, BackendError, CallResult
-from ..run_model.view import RunView
-from ..words import counted
+from ..core.words import counted
+from ..model.bus import JsonlSink
+from ..model.events import Call
+from ..model.view import RunView
 from .diffuse import diffuse_with_model
-from .events import Call, JsonlSink
 from .prompts import Prompts
 from .works import Work
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..durable import no_room
+from ..core.durable import no_room
 
 
 class RunStopped(Exception):

@@ -12,7 +12,7 @@ Before each micro-step the backward prompt is given:
   the first and the last both scored), and validation losses when the run recorded any
   (numbers only: nothing of the validation works themselves).
 
-The numbers are the run model's (`run_model.figures`), folded from the same events every
+The numbers are the run model's (`model.figures`), folded from the same events every
 interface reads, so the prompt, `pool_log` and the apps agree.
 
 The same records annotate `pool_log`, so the history tool and the prompt agree.
@@ -27,10 +27,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..commits import DECISION_WORDS, parse_body
-from ..run_model.figures import Mean, change, next_changes, step_means, val_means
-from ..run_model.tail import tail_of
-from ..run_model.view import RunView, StepKey
+from ..model.commits import DECISION_WORDS, parse_body
+from ..model.figures import Mean, change, next_changes, step_means, val_means
+from ..model.tail import tail_of
+from ..model.view import RunView, StepKey
 from .run import Run, read_json
 
 TREND_STEPS = 6

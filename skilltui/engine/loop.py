@@ -28,9 +28,10 @@ from pathlib import Path
 
 from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
-from ..durable import no_room
-from ..run_model.review import Reviewer
-from . import events as ev
+from ..core.durable import no_room
+from ..model import events as ev
+from ..model.bus import EventBus, read_events
+from ..model.review import Reviewer
 from .attribution import run_attribution
 from .backward import BackwardFailed, micro_step
 from .batching import StepBatch
@@ -58,7 +59,7 @@ class Trainer:
         opened: OpenedRun,
         backend: Backend,
         reviewer: Reviewer,
-        bus: ev.EventBus,
+        bus: EventBus,
         secrets: list[str] | None = None,
     ) -> None:
         self.opened = opened
@@ -153,7 +154,7 @@ class Trainer:
                 config=self.opened.config,
                 resumed=self.opened.resumed,
                 val_works=sorted(w.name for w in self.opened.val_works),
-                models=role_models(self.settings, self.ctx.backend),
+                models=self.settings.models_by_role(self.ctx.backend.model),
                 backend=self.ctx.backend.name,
                 steps_per_epoch=planned_steps(self.works, s.steps, s.episodes_per_step),  # said below when fewer
                 workers=s.workers,
@@ -401,12 +402,6 @@ class Trainer:
         return summary
 
 
-def role_models(settings, backend: Backend) -> dict[str, str]:
-    """The model each training role calls: its --role-model, else --model, else the backend's default."""
-    roles = ("forward", "loss", "reduce", "backward")
-    return {role: settings.model_for(role) or backend.model or "default" for role in roles}
-
-
 def _spent_so_far(opened: OpenedRun) -> float:
     """What earlier sessions of this run spent, so --max-cost counts the whole run."""
-    return sum(e.get("cost_usd") or 0.0 for e in ev.read_events(opened.run.events_path) if e.get("kind") == "call")
+    return sum(e.get("cost_usd") or 0.0 for e in read_events(opened.run.events_path) if e.get("kind") == "call")

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import git
 
-from ..durable import fsync_dir
-from ..errors import UsageError
-from ..formats import (  # noqa: F401 - the note format, shared with the agents and the apps; kept importable here
+from ..core.durable import fsync_dir
+from ..core.errors import UsageError
+from ..core.formats import (  # noqa: F401 - the note format, shared with the agents and the apps; kept importable here
     BODY_HEADING,
     FOLDERS,
     MAX_BODY_CHARS,

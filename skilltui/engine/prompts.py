@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jinja2
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 ROLES = ("forward", "loss", "loss_targets", "reduce", "backward", "backward_rules", "note_policy", "diffuse", "system")
 

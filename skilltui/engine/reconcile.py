@@ -27,8 +27,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..durable import write_atomic
-from .events import read_events
+from ..core.durable import write_atomic
+from ..model.bus import read_events
 from .pool import Pool
 from .run import Run
 

@@ -1,4 +1,4 @@
-"""The unattended reviewer of `--auto`, one side of the review protocol (`run_model.review`).
+"""The unattended reviewer of `--auto`, one side of the review protocol (`model.review`).
 
 After a backward micro-step passes its checks, the engine awaits
 `reviewer.review(request)` and acts on the `Decision` it returns:
@@ -14,7 +14,7 @@ between the two modes, which is why this is a protocol and not a flag.
 
 from __future__ import annotations
 
-from ..run_model.review import Action, Decision, ReviewRequest
+from ..model.review import Action, Decision, ReviewRequest
 
 
 class AutoReviewer:

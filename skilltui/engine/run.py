@@ -29,8 +29,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from ..durable import TEMP_NAME, write_atomic
-from ..errors import UsageError
+from ..core.durable import TEMP_NAME, write_atomic
+from ..core.errors import UsageError
 from .pool import Pool
 
 __all__ = ["Run", "RunLock", "read_json", "write_atomic", "write_json"]

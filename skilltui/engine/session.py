@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..durable import clean_temps, write_atomic
-from ..errors import UsageError
-from .events import repair_tail
+from ..core.durable import clean_temps, write_atomic
+from ..core.errors import UsageError
+from ..model.bus import repair_tail
 from .pool import donor_notes
 from .prompts import Prompts
 from .reconcile import reconcile
@@ -108,6 +108,13 @@ class Settings:
 
     def model_for(self, role: str) -> str | None:
         return self.role_models.get(role, self.model)
+
+    def models_by_role(self, backend_model: str | None) -> dict[str, str]:
+        """The model each training role calls: its --role-model, else --model, else the backend's default."""
+        return {
+            role: self.model_for(role) or backend_model or "default"
+            for role in ("forward", "loss", "reduce", "backward")
+        }
 
     def identity(self, works: list[Work], val_works: list[Work] | None = None) -> dict[str, Any]:
         """The settings that decide what a run computes. Reopening with others is refused.

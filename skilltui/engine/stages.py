@@ -25,8 +25,8 @@ from typing import Any
 
 from ..agents.base import BackendError
 from ..agents.tools import Sandbox
-from ..formats import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
-from . import events as ev
+from ..core.formats import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
+from ..model import events as ev
 from . import rubric
 from .context import Context
 from .run import Run, read_json, write_atomic, write_json

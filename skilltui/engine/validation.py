@@ -33,8 +33,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from ..run_model.review import GateVerdict
-from . import events as ev
+from ..model import events as ev
+from ..model.review import GateVerdict
 from .context import Context
 from .gather import all_or_none
 from .run import read_json, write_json

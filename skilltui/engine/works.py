@@ -18,7 +18,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 EPISODE_NAME = re.compile(r"^0*(\d+)\.fountain$")
 STORY_EPISODE = re.compile(r"^## Episode \d+\s*$", re.MULTILINE)  # the headings diffuse writes

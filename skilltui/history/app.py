@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from textual.app import App
 
-from ..components import keymap
+from ..components import keymap, themes
 from ..components.help import HelpScreen
-from ..run_model.reading import Run
+from ..engine.run import Run
 from .screens.history_screen import HistoryScreen
 
 
-class ReviewApp(App):
+class HistoryApp(App):
     """One run's history. `poll` is how often (seconds) it looks for new commits; None never looks."""
 
     TITLE = "skilltui review"
@@ -44,29 +44,21 @@ class ReviewApp(App):
 
     def action_toggle_theme(self) -> None:
         """The live app's `t`: its dark and light themes, remembered for the next start of either app."""
-        try:
-            from ..tui import themes
-        except ImportError:
-            return
         wanted = themes.LIGHT_THEME if self.current_theme.dark else themes.DEFAULT_THEME
         if wanted in self.available_themes:
             self.theme = wanted
             themes.remember_theme(wanted)
 
     def _use_themes(self) -> None:
-        """The live-training app's themes, so both apps look alike; without them Textual's own theme."""
+        """The live-training app's themes, so both apps look alike; with a broken theme file, Textual's own."""
         try:
-            from ..tui.themes import DEFAULT_THEME, load_themes, remembered_theme
-        except ImportError:
-            return
-        try:
-            loaded = load_themes()
+            loaded = themes.load_themes()
         except Exception:  # noqa: BLE001 - a theme problem must never keep the review from opening
             return
         for theme in loaded.themes:
             self.register_theme(theme)
         names = {t.name for t in loaded.themes}
-        wanted = remembered_theme()
-        chosen = wanted if wanted in names or wanted in self.available_themes else DEFAULT_THEME
+        wanted = themes.remembered_theme()
+        chosen = wanted if wanted in names or wanted in self.available_themes else themes.DEFAULT_THEME
         if chosen in self.available_themes:
             self.theme = chosen

@@ -30,9 +30,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine.run import Run
-from ..run_model.figures import Mean, finished_means, val_means
-from ..run_model.parse import read_run
-from ..run_model.view import RunView, StepKey
+from ..model.figures import Mean, finished_means, val_means
+from ..model.parse import read_run
+from ..model.view import RunView, StepKey
 
 
 @dataclass

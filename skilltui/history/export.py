@@ -26,11 +26,11 @@ from pathlib import Path
 
 import yaml
 
-from ..durable import write_atomic
+from ..core.durable import write_atomic
+from ..core.errors import UsageError
+from ..core.signals import raising_signals
 from ..engine.pool import FOLDERS, NOTE_NAME, parse_note
 from ..engine.run import Run, run_containing
-from ..errors import UsageError
-from ..signals import raising_signals
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024

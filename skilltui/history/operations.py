@@ -20,10 +20,11 @@ from dataclasses import dataclass
 
 import git
 
-from ..engine.events import HistoryAction, JsonlSink
+from ..core.errors import UsageError
 from ..engine.pool import Pool
 from ..engine.run import Run, RunLock, is_locked
-from ..errors import UsageError
+from ..model.bus import JsonlSink
+from ..model.events import HistoryAction
 
 
 class Refused(Exception):

@@ -11,10 +11,10 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from ..core.errors import UsageError
 from ..engine.run import Run
-from ..errors import UsageError
-from .locate import is_run
-from .status import RunStatus, run_status
+from ..runs.locate import is_run
+from ..runs.status import RunStatus, run_status
 
 WIDE = 110
 STATE_STYLES = {"running": "bold green", "finished": "green", "interrupted": "yellow", "not started": "yellow"}

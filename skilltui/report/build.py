@@ -19,14 +19,13 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
-from ..engine.events import read_events
+from ..core.errors import UsageError
+from ..core.formats import parse_note
 from ..engine.run import Run, read_json, run_containing, write_atomic
-from ..errors import UsageError
-from ..formats import parse_note
-from ..history.status import RunStatus, run_status
+from ..model.bus import read_events
+from ..model.view import StepKey
+from ..runs.status import RunStatus, run_status
 from .svg import Series, chart
-
-StepKey = tuple[int, int]
 
 
 @dataclass

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-StepKey = tuple[int, int]
+from ..model.view import StepKey
+
 WIDTH, HEIGHT = 760, 300
 LEFT, RIGHT, TOP, BOTTOM = 48, 16, 16, 36
 

@@ -3,7 +3,7 @@
 `skilltui train` (without --auto, on a terminal) and `skilltui demo` open it. It composes
 the screens and routes messages; it adds no training logic and keeps no fold of the run:
 
-- the trainer runs in a process of its own (`run_model.engine_process`): it writes
+- the trainer runs in a process of its own (`runner.engine_process`): it writes
   `events.jsonl`, and the app folds every event it sends into the run model (`RunView`), so
   the engine's work never stands between a key and its frame;
 - the main screen (`main_screen.py`) renders that model; its panes read the pool in threads;
@@ -33,18 +33,17 @@ from textual.events import Key
 from textual.screen import Screen
 from textual.worker import Worker
 
-from ..components import keymap
+from ..components import keymap, themes
 from ..components.confirm import ConfirmScreen
 from ..components.help import HelpScreen
-from ..run_model.driver import Backend, OpenedRun, Outcome
-from ..run_model.engine_process import make_driver
-from ..run_model.parse import read_run
-from ..run_model.summary import summarise
-from ..signals import exit_code, name_of
-from . import themes
+from ..core.signals import exit_code, name_of
+from ..model.parse import read_run
+from ..model.summary import summarise
+from ..runner.driver import Backend, OpenedRun, Outcome
+from ..runner.engine_process import make_driver
 from .collector import QuietCollector, settle_heap
-from .commands import WorkCommands, copy_run_path, kept_textual_commands, training_commands
 from .main_screen import MAIN_CSS, PANES, MainScreen
+from .palette import WorkCommands, copy_run_path, kept_textual_commands, training_commands
 from .pool_reader import PoolReader
 from .reviewer import ReviewRouting, ScreenReviewer
 from .stop_signals import StopSignals
@@ -290,7 +289,12 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
 
 def run_app(opened: OpenedRun, backend: Backend, *, secrets: list[str], hint: bool | None = None) -> int:
     """Run the app until the person quits, then print the summary. 0: finished, stopped or quit; 1: failed."""
-    app = TrainingApp(opened, backend, secrets=secrets, hint=hint)
+    return run_training_app(TrainingApp(opened, backend, secrets=secrets, hint=hint))
+
+
+def run_training_app(app: TrainingApp) -> int:
+    """`run_app` for an app already made (`skilltui train` makes it first, so an app that cannot
+    even be made stops the command before anything trains)."""
     settle_heap()
     app.run()
     if app.crash_file is not None:

@@ -10,7 +10,7 @@ runs, full collections are taken out of Python's hands and run here instead:
 - after `LIMIT` seconds in any case, so a person who never stops typing still gets their
   memory back.
 
-The app's trainer is a forked child (`run_model/engine_process.py`) with no collector ticking:
+The app's trainer is a forked child (`runner/engine_process.py`) with no collector ticking:
 it gets Python's own thresholds back as it starts, or its cycles would pile up for the
 length of the run.
 

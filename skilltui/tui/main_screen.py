@@ -32,9 +32,10 @@ from textual.widgets import Static, TabbedContent, TabPane
 from ..components import keymap
 from ..components.commit_list import CommitList
 from ..components.diff_view import DiffView
+from ..components.report_view import ReportView
 from ..components.run_header import HeaderFacts, RunHeader
-from ..run_model import events as ev
-from ..run_model.figures import (
+from ..model import events as ev
+from ..model.figures import (
     duration_text,
     eta,
     run_progress,
@@ -44,9 +45,9 @@ from ..run_model.figures import (
     val_means,
     work_elapsed,
 )
-from ..run_model.notices import notice_of
-from ..run_model.summary import summarise
-from ..run_model.view import RunView
+from ..model.notices import notice_of
+from ..model.summary import summarise
+from ..model.view import RunView
 from .output_feed import OutputFeed
 from .panes import DiskPanes
 from .pool_reader import PoolReader
@@ -55,7 +56,6 @@ from .widgets.live_output import LiveOutput
 from .widgets.loss_curve import LossCurve
 from .widgets.note_view import NoteView
 from .widgets.pool_tree import PoolTree
-from .widgets.report_view import ReportView
 from .widgets.works_table import WorksTable
 
 FLUSH_SECONDS = 0.12

@@ -130,7 +130,7 @@ class KeptTranscripts:
         self._calls: dict[tuple[str | None, int | None], tuple[tuple[int, int], list[tuple[str, str]]]] = {}
 
     def record(self, call: Any) -> None:
-        """Note a finished call (a `run_model.events.Call`): its role and where its transcript is."""
+        """Note a finished call (a `model.events.Call`): its role and where its transcript is."""
         if not call.transcript or call.epoch is None:
             return
         place, key = (call.work, call.group), (call.epoch, call.step or 0)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..commits import SIGNS
-from ..run_model import events as ev
-from ..run_model.view import RunView
-from ..words import counted
+from ..core.words import counted
+from ..model import events as ev
+from ..model.commits import SIGNS
+from ..model.view import RunView
 from .output import OUTPUT_LIMIT, KeptTranscripts, OutputBuffer
 
 

@@ -17,15 +17,15 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import TabbedContent
 
-from ..commits import PENDING as AWAITING
 from ..components.commit_list import CommitList
 from ..components.diff_view import DiffView
-from ..run_model.view import RunView, StepKey
+from ..components.report_view import ReportView
+from ..model.commits import PENDING as AWAITING
+from ..model.view import RunView, StepKey
 from .pool_reader import PoolReader
 from .state import Commit
 from .widgets.note_view import NoteView
 from .widgets.pool_tree import PoolTree, pool_label
-from .widgets.report_view import ReportView
 
 
 def read_text(path: str) -> str:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import git
 
-from ..commits import Commit
-from ..formats import NoteHeaders
+from ..core.formats import NoteHeaders
+from ..model.commits import Commit
 from ..pool_git import PoolGit
 
 COMMIT_LIMIT = 500

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..run_model.review import Decision, ReviewRequest
+from ..model.review import Decision, ReviewRequest
 
 REVIEW = "review"
 

@@ -11,7 +11,7 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-from ..signals import PENDING, STOP_SIGNALS
+from ..core.signals import PENDING, STOP_SIGNALS
 
 
 class StopSignals:

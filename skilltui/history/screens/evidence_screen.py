@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from ...tui.widgets.report_view import ReportView
+from ...components.report_view import ReportView
 
 
 class EvidenceScreen(Screen):

@@ -25,11 +25,12 @@ from ...components.commit_list import CommitList
 from ...components.confirm import ConfirmScreen
 from ...components.diff_screen import DiffScreen
 from ...components.run_header import RunHeader
-from ...run_model.reading import Run, marks
-from ...words import counted
+from ...core.words import counted
+from ...engine.run import Run
+from ...runs.locate import marks
+from ...runs.records import Commit, History, commit_patch, load_history, range_patch, search_text
 from .. import operations
 from ..evidence import evidence_markdown
-from ..records import Commit, History, commit_patch, load_history, range_patch, search_text
 from ..widgets.search_bar import SearchBar
 from ..widgets.status_line import StatusLine
 from .evidence_screen import EvidenceScreen

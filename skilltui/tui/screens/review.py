@@ -19,13 +19,13 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
 
-from ...commits import parse_body
 from ...components import keymap
 from ...components.confirm import ConfirmScreen
 from ...components.diff_view import DiffView
-from ...run_model.review import Decision, ReviewRequest
+from ...components.report_view import ReportView
+from ...model.commits import parse_body
+from ...model.review import Decision, ReviewRequest
 from ..widgets.key_bar import KeyBar
-from ..widgets.report_view import ReportView
 from .rerun_note import RerunNoteScreen
 
 

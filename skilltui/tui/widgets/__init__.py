@@ -1,13 +1,13 @@
 """The live app's panes, one widget per file, each fed with data rather than with the engine.
 
-The panes `skilltui review` shows too (commit list, diff, run header) are in `skilltui.components`.
+The panes `skilltui review` shows too (commit list, diff, run header, the report view) are in
+`skilltui.components`.
 """
 
 from .live_output import LiveOutput
 from .loss_curve import LossCurve
 from .note_view import NoteView
 from .pool_tree import PoolTree
-from .report_view import ReportView
 from .works_table import WorksTable
 
 __all__ = [
@@ -15,6 +15,5 @@ __all__ = [
     "LossCurve",
     "NoteView",
     "PoolTree",
-    "ReportView",
     "WorksTable",
 ]

@@ -9,8 +9,8 @@ alike and share one way of showing text that only redraws when it changed.
 
 from __future__ import annotations
 
-from ...formats import parse_note
-from .report_view import ReportView
+from ...components.report_view import ReportView
+from ...core.formats import parse_note
 
 
 def note_markdown(path: str, text: str) -> str:

@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellType, ColumnKey, RowKey
 
+from ...core.words import tokens_text
 from ..state import WorkRow
 
 # (label, key, width): fixed widths for the columns that change while a run streams, so an
@@ -44,16 +45,6 @@ STAGE_STYLES = {
     "sits out": "$foreground-muted",
     "waiting": "$foreground-muted",
 }
-
-
-def tokens_text(tokens: int) -> str:
-    if tokens >= 1_000_000:
-        return f"{tokens / 1_000_000:.1f}M"
-    if tokens >= 10_000:
-        return f"{tokens / 1000:.0f}k"
-    if tokens >= 1000:
-        return f"{tokens / 1000:.1f}k"
-    return str(tokens)
 
 
 def short_name(name: str) -> str:

@@ -22,7 +22,7 @@ from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from ..durable import write_atomic
+from ..core.durable import write_atomic
 
 DEFAULT_THEME = "skilltui-dark"
 LIGHT_THEME = "skilltui-light"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..words import counted
+from ..core.words import counted
 from . import events as ev
 from .view import batch_text
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..commits import LABEL, Commit, MicroStepRecord, decision_words, parse_body
 from ..engine.attribution import NoteStats, run_attribution
-from ..engine.events import read_events
 from ..engine.run import Run, read_json
+from ..model.bus import read_events
+from ..model.commits import LABEL, Commit, MicroStepRecord, decision_words, parse_body
 from ..pool_git import REVERTS, PoolGit
 from .status import RunStatus, run_status
 

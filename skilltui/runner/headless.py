@@ -14,10 +14,10 @@ import sys
 from rich.console import Console
 
 from ..agents.base import Backend
+from ..core.signals import STOP_SIGNALS, exit_code, install_stop_signals, name_of
 from ..engine.review import AutoReviewer
 from ..engine.session import OpenedRun
-from ..signals import STOP_SIGNALS, exit_code, install_stop_signals, name_of
-from . import events as ev
+from ..model import events as ev
 from .console import HEARTBEAT_SECONDS, ConsoleSink
 from .driver import RunDriver
 

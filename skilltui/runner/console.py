@@ -21,11 +21,11 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from ..words import counted
-from . import events as ev
-from .figures import duration_text, eta, run_progress, step_mean, step_progress, work_elapsed
-from .summary import summarise
-from .view import RunView, batch_text
+from ..core.words import counted
+from ..model import events as ev
+from ..model.figures import duration_text, eta, run_progress, step_mean, step_progress, work_elapsed
+from ..model.summary import summarise
+from ..model.view import RunView, batch_text
 
 HEARTBEAT_SECONDS = 15.0
 

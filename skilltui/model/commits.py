@@ -2,7 +2,7 @@
 and the evidence pages all take this one record, so a decision reads the same everywhere.
 
 Git says what a commit changed (`pool_git` fills sha, parents, time, message and files); the
-run's records say why and what came of it (`history.records` joins the micro-step, the
+run's records say why and what came of it (`runs.records` joins the micro-step, the
 decision and the loss around it; the live app adds the review mark as decisions arrive).
 Nothing here reads a file or imports Textual: it is plain data and the words used for it.
 """

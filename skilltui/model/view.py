@@ -27,10 +27,10 @@ from pathlib import Path
 from sys import intern
 from typing import Any
 
-from ..commits import Mark
 from . import events as ev
+from .commits import Mark
 
-StepKey = tuple[int, int]
+StepKey = tuple[int, int]  # (epoch, step): the one key of a training step, in every view and figure
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
 LIVE = ("starting", "running", "review")
 

@@ -1,4 +1,4 @@
-"""The history subcommands, registered into `skilltui` by `skilltui.cli._extra_commands()`.
+"""The history subcommands: what was trained, read back (`skilltui.commands.register_all` adds them).
 
     skilltui review RUN [--runs-dir DIR]                  browse, diff, revert and reset a run's pool
     skilltui runs [--runs-dir DIR]                        a table of runs and where each stands
@@ -14,37 +14,31 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..commands import command
-from ..errors import UsageError
-from ..words import counted
-from .locate import find_run
-
-
-def _runs_dir(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs are (default ./runs)")
+from ..core.errors import UsageError
+from ..core.words import counted
+from ..runs.locate import find_run
+from . import add_run_arg, add_runs_dir, command
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = command(sub, "review", cmd_review)
-    p.add_argument("run", metavar="RUN", help="a run folder, or a run id under --runs-dir")
-    _runs_dir(p)
+    add_run_arg(p)
 
     p = command(sub, "runs", cmd_runs)
-    _runs_dir(p)
+    add_runs_dir(p)
 
     p = command(sub, "export", cmd_export)
-    p.add_argument("run", metavar="RUN", help="a run folder, or a run id under --runs-dir")
+    add_run_arg(p)
     p.add_argument("--to", required=True, type=Path, metavar="DIR", help="the skill folder to write")
     p.add_argument("--commit", default=None, metavar="REV", help="a pool commit to export (default HEAD)")
     p.add_argument("--force", action="store_true", help="replace DIR even if it is not empty")
-    _runs_dir(p)
 
     p = command(sub, "compare", cmd_compare)
     p.add_argument(
         "runs", nargs="+", metavar="RUN", help="run folders or run ids under --runs-dir; the first is the base"
     )
     p.add_argument("--json", action="store_true", help="print the same table as JSON (rows, and the curves)")
-    _runs_dir(p)
+    add_runs_dir(p)
 
 
 def cmd_review(args: argparse.Namespace) -> int:
@@ -57,9 +51,9 @@ def cmd_review(args: argparse.Namespace) -> int:
     run = find_run(args.run, args.runs_dir)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("`skilltui review` is a terminal app; run it in a terminal (`skilltui runs` prints a table)")
-    from .app import ReviewApp
+    from ..history.app import HistoryApp
 
-    ReviewApp(run).run()
+    HistoryApp(run).run()
     return 0
 
 
@@ -69,7 +63,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     List the runs in --runs-dir with what each has done and whether it is running, finished,
     stopped (and why) or was interrupted.
     """
-    from .overview import print_runs
+    from ..history.overview import print_runs
 
     return print_runs(args.runs_dir)
 
@@ -80,7 +74,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     Write the pool at HEAD (or --commit) as an Agent Skill: DIR/SKILL.md indexes the notes,
     which sit beside it in their folders. Refuses a non-empty DIR unless --force.
     """
-    from .export import export_skill
+    from ..history.export import export_skill
 
     run = find_run(args.run, args.runs_dir)
     done = export_skill(run, args.to, commit=args.commit, force=args.force)
@@ -99,7 +93,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     difference to the first, then a terminal plot of the step-mean curves. Typical: a
     trained run, then its --no-backward control.
     """
-    from .compare import print_compare
+    from ..history.compare import print_compare
 
     runs = [find_run(spec, args.runs_dir) for spec in args.runs]
     if len({r.root for r in runs}) != len(runs):

@@ -25,13 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..agents.base import Backend
-from ..engine import events as bus_events
 from ..engine.loop import Outcome, Trainer
 from ..engine.session import OpenedRun
-from . import events as ev
-from .parse import read_run
-from .review import Reviewer
-from .view import RunView
+from ..model import bus as bus_events
+from ..model import events as ev
+from ..model.parse import read_run
+from ..model.review import Reviewer
+from ..model.view import RunView
 
 # What an app needs of the engine to drive a run, in one place: apps import these from here
 # (the review protocol's types are the run model's own, in `.review`).

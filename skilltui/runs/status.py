@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.run import Run, is_locked, read_json
-from ..run_model.figures import finished_means, next_changes
-from ..run_model.parse import EventShapeError, parse_event
-from ..run_model.tail import tail_of
-from ..run_model.view import RunView
+from ..model.figures import finished_means, next_changes
+from ..model.parse import EventShapeError, parse_event
+from ..model.tail import tail_of
+from ..model.view import RunView
 
 
 @dataclass

@@ -19,7 +19,7 @@ from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from ..themes import use_markdown_colours
+from .themes import use_markdown_colours
 
 
 def rendered(text: str) -> RichMarkdown:

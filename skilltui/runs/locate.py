@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
-from ..engine.run import RUN_ID, Run
-from ..errors import UsageError
+from ..core.errors import UsageError
+from ..engine.run import RUN_ID, Run, is_locked
 
 
 def is_run(folder: Path) -> bool:
@@ -38,3 +40,15 @@ def find_run(spec: str, runs_dir: Path) -> Run:
         # A path, not an id: it names a folder, and --runs-dir has nothing to do with it.
         raise UsageError(f"{spec}: no such run folder; {lister(runs_dir)} lists the runs")
     raise UsageError(f"no run named {spec} in {runs_dir}/; {lister(runs_dir)} lists them")
+
+
+def marks(run: Run) -> tuple[Any, ...]:
+    """What changes whenever the run's history could have changed: the pool's HEAD and kept
+    refs, the events file's size and whether a trainer holds the lock. Cheap enough to poll, so
+    `skilltui review` (which may read a run another process is training) reloads only then."""
+    pool = run.pool
+    try:
+        size = os.stat(run.events_path).st_size
+    except OSError:
+        size = -1
+    return pool.head(), pool.kept_refs(), size, is_locked(run.root)

@@ -1,7 +1,7 @@
-"""The engine's event stream: the bus that fans events out, and the sinks that keep them.
+"""The run's event stream: the bus that fans events out, and the sinks that keep them.
 
 Everything a person or a tool can learn about a run arrives as an event (the classes live in
-`skilltui.run_model.events`, re-exported here for the engine): the run's `events.jsonl`, the
+`skilltui.model.events`, which the engine imports them from): the run's `events.jsonl`, the
 headless console and the terminal app are all subscribers of one `EventBus`. If a pane needs
 a fact, that fact is a field of an event, so no renderer ever reaches into the engine.
 
@@ -19,34 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..run_model.events import (  # noqa: F401 - the engine emits these through this module
-    Attribution,
-    BatchState,
-    Call,
-    DecisionMade,
-    Delta,
-    EpisodeWritten,
-    Event,
-    GateChecked,
-    HistoryAction,
-    Loss,
-    MicroStep,
-    MicroStepSkipped,
-    Paused,
-    PoolChanged,
-    ReviewRequested,
-    RunFinished,
-    RunStarted,
-    Stage,
-    StepFinished,
-    StepStarted,
-    Summary,
-    Throttled,
-    ToolUsed,
-    ValLoss,
-    Warning_,
-    utc_now,
-)
+from .events import Event
 
 Sink = Callable[["Event"], None]
 

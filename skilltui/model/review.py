@@ -4,10 +4,10 @@ The engine awaits `reviewer.review(request)` after a backward micro-step passed 
 and acts on the `Decision` it returns (approve, rerun, rollback). `--auto` plugs in the
 engine's `AutoReviewer`; the live app plugs in a person through its review screen.
 
-These types live in the run model, not the engine, because they are the one place where
-an interface talks back to training: the app builds a `Decision` and reads a
-`ReviewRequest`, and it reaches the engine only through the run model and its driver
-(an import-linter contract, pyproject.toml). Like the events, they are plain data.
+These types live in the run model, below the engine, because they are the one place where
+an interface talks back to training: the engine, the runner's wire and the app all use
+them, and each of those sits above the model in the layers contract (pyproject.toml).
+Like the events, they are plain data.
 """
 
 from __future__ import annotations

@@ -8,15 +8,7 @@ engine's cost taken away measured 1.04x. So the app forks: the child trains with
 `RunDriver` as `--auto` (it alone writes `events.jsonl`), and the app folds the events it is
 sent into its own `RunView` and draws them.
 
-One JSON object per line, each way:
-
-- child to app (events pipe): `{"t": "event", "event": {...}}` for every event (streamed text
-  joined per agent over up to `DELTA_SECONDS`, see `_Wire`);
-  `{"t": "review", "id": n, "request": {...}}` when a micro-step waits for its review;
-  `{"t": "held", "n": k}` when the number of stages waiting at the pause gate changes.
-- app to child (commands pipe): `{"t": "pause"}`, `{"t": "resume"}`,
-  `{"t": "stop", "reason": ..., "status": "stopped" | "failed"}`, and
-  `{"t": "decision", "id": n, "decision": {...}}` (or `"error": ...` when the app's reviewer failed).
+The wire between the two is `wire.py`; the child's side is `trainer_child.py`.
 
 Nothing is lost whichever side dies:
 
@@ -26,12 +18,8 @@ Nothing is lost whichever side dies:
 - the child dies: the app sees the events pipe close with no `run_finished` on record and
   writes one itself ("failed", naming `engine.log`); it is the only writer once the child is gone.
 
-Forked, not spawned: the child inherits the opened run and the backend as they are (a client
-holding its key, a test double), with nothing to serialise. It leaves the app's terminal
-alone (its stdio go to `engine.log` in the run folder), runs in a session of its own so a
-signal meant for the terminal reaches only the app, at a lower priority (niceness +10) so
-a core both want goes to the app's frame, and trains on a fresh thread with a fresh event
-loop. Where there is no fork (Windows), `make_driver` trains in the app's loop.
+Forked, not spawned, so the child inherits the opened run and the backend as they are (see
+`trainer_child.py`). Where there is no fork (Windows), `make_driver` trains in the app's loop.
 """
 
 from __future__ import annotations
@@ -41,26 +29,21 @@ import contextlib
 import json
 import os
 import signal
-import sys
-import threading
 import time
 import warnings
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from ..engine import events as bus_events
-from . import events as ev
+from ..model import bus as bus_events
+from ..model import events as ev
+from ..model.parse import parse_event
+from ..model.review import Reviewer, ReviewRequest, request_from_dict
 from .driver import Backend, OpenedRun, Outcome, RunDriver, RunFold, crash_reason, save_crash
-from .parse import parse_event
-from .review import Decision, Reviewer, ReviewRequest, decision_from_dict, request_from_dict, request_to_dict
+from .trainer_child import LOG_NAME, Job, run_child
+from .wire import line_of, read_lines, write_all
 
-LOG_NAME = "engine.log"
-LINE_LIMIT = 64 * 1024 * 1024  # a review's request carries whole patches and reports
 CLOSE_SECONDS = 15.0  # how long the app waits for a stopping child to record its end
-TRAINER_NICENESS = 10  # added to the app's: the trainer yields a shared core to the screen
-DELTA_SECONDS = 0.05  # how long streamed text may wait in the child to go in one line (see _Wire)
 
 
 def make_driver(
@@ -70,26 +53,6 @@ def make_driver(
     if hasattr(os, "fork"):
         return ProcessDriver(opened, backend, reviewer, secrets=secrets)
     return RunDriver(opened, backend, reviewer, secrets=secrets)
-
-
-def _line(message: dict[str, Any]) -> bytes:
-    return (json.dumps(message, default=str, ensure_ascii=False) + "\n").encode()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-async def _lines(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
-    """An asyncio reader of the pipe `fd` (which it now owns)."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
-    )
-    return reader, transport
 
 
 def _last_record(path: Path) -> dict[str, Any] | None:
@@ -157,13 +120,13 @@ class ProcessDriver(RunFold):
         if pid == 0:  # the child: never returns into the app's stack
             os.close(events_r)
             os.close(commands_w)
-            job = _Job(self.opened, self._backend, self._secrets, self.history or [], self.paused)
-            _child(job, commands_r, events_w)
+            job = Job(self.opened, self._backend, self._secrets, self.history or [], self.paused)
+            run_child(job, commands_r, events_w)
         os.close(events_w)
         os.close(commands_r)
         self._pid, self._commands = pid, commands_w
         self.history = None  # the child has it; the view holds what it said
-        reader, transport = await _lines(events_r)
+        reader, transport = await read_lines(events_r)
         try:
             while line := await reader.readline():
                 self._take(json.loads(line))
@@ -202,7 +165,7 @@ class ProcessDriver(RunFold):
         if self._commands is None:
             return
         try:
-            _write_all(self._commands, _line(message))
+            write_all(self._commands, line_of(message))
         except OSError:
             pass  # the child is gone; its end is recorded when its pipe closes
 
@@ -318,198 +281,3 @@ class ProcessDriver(RunFold):
                 os.kill(self._pid, signal.SIGKILL)
             status = self._reap(None)
         self._after_child(status)
-
-
-# -- the child's side -----------------------------------------------------------------------
-
-
-class _PipeReviewer:
-    """The engine's reviewer in the child: each request goes to the app, the decision comes back."""
-
-    def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
-        self._send = send
-        self._waiting: dict[int, asyncio.Future[Decision]] = {}
-        self._next = 0
-
-    async def review(self, request: ReviewRequest) -> Decision:
-        self._next += 1
-        number = self._next
-        future = asyncio.get_running_loop().create_future()
-        self._waiting[number] = future
-        self._send({"t": "review", "id": number, "request": request_to_dict(request)})
-        try:
-            return await future
-        finally:
-            self._waiting.pop(number, None)
-
-    def answer(self, message: dict[str, Any]) -> None:
-        future = self._waiting.get(message["id"])
-        if future is None or future.done():
-            return
-        if "error" in message:
-            future.set_exception(RuntimeError(f"the app's reviewer failed: {message['error']}"))
-        else:
-            future.set_result(decision_from_dict(message["decision"]))
-
-
-class _Wire:
-    """The events pipe from the child: whole lines, and silence once the app stopped reading.
-
-    Streamed text is the bulk of it (16 works streaming send hundreds of deltas a second), and
-    the app only draws it every `FLUSH_SECONDS`. So deltas wait here up to `DELTA_SECONDS` and
-    go as one line per agent, joined in order; any other event sends them first, so the app
-    sees everything in the order it happened.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.open = True
-        self._deltas: list[ev.Delta] = []
-        self._flush: asyncio.TimerHandle | None = None
-
-    def event(self, event: ev.Event) -> None:
-        if isinstance(event, ev.Delta):
-            self._deltas.append(event)
-            if self._flush is None:
-                self._flush = asyncio.get_running_loop().call_later(DELTA_SECONDS, self.flush)
-            return
-        self.flush()
-        self.send({"t": "event", "event": event.to_dict()})
-
-    def flush(self) -> None:
-        if self._flush is not None:
-            self._flush.cancel()
-            self._flush = None
-        joined: list[ev.Delta] = []
-        for delta in self._deltas:
-            last = joined[-1] if joined else None
-            if last is not None and (last.role, last.work, last.group) == (delta.role, delta.work, delta.group):
-                joined[-1] = replace(last, text=last.text + delta.text)
-            else:
-                joined.append(delta)
-        self._deltas = []
-        for delta in joined:
-            self.send({"t": "event", "event": delta.to_dict()})
-
-    def send(self, message: dict[str, Any]) -> None:
-        if message.get("t") != "event":
-            self.flush()  # a review or a count must not overtake the text streamed before it
-        if not self.open:
-            return
-        try:
-            _write_all(self.fd, _line(message))
-        except OSError:
-            self.open = False  # the app is gone or closing: the record in events.jsonl is what counts
-
-
-@dataclass(frozen=True)
-class _Job:
-    """What the child trains, as the app had it at the fork."""
-
-    opened: OpenedRun
-    backend: Backend
-    secrets: list[str]
-    history: list[ev.Event]  # what earlier sessions recorded, already read by the app
-    paused: bool  # the person paused before training started
-
-
-_INHERITED: list[object] = []  # the app's git handles, kept from finalisers that would end the app's processes
-
-
-def _close_inherited(keep: set[int]) -> None:
-    """Close every descriptor the fork copied but the pipes and stdio.
-
-    The app's threads start git processes at any time; a fork in the middle of one copies the
-    write end of that git's output pipe, and the app's read of it never saw the end of the
-    output while the child lived (the Pool pane stopped updating, its reader stuck). The
-    terminal's descriptors go too: the child has no business with them.
-    """
-    low = 3
-    for fd in sorted(f for f in keep if f >= 3):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 4096)
-
-
-def _own_git(opened: OpenedRun) -> None:
-    """Give the child its own handle on the pool's git: the inherited one talked through pipes
-    now closed, to git processes that belong to the app."""
-    inherited = opened.run.__dict__.pop("pool", None)  # `Run.pool` is cached per run
-    if inherited is not None:
-        _INHERITED.append(inherited)
-
-
-def _child(job: _Job, commands: int, events: int) -> NoReturn:
-    code = 1
-    try:
-        os.setsid()
-        # Background work: where the two want the same core, the app's frame goes first.
-        os.nice(TRAINER_NICENESS)
-        log = os.open(job.opened.run.root / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        _close_inherited(keep={0, 1, 2, commands, events})
-        _own_git(job.opened)
-        # The app's stdio objects belong to its terminal (and may be locked by a thread that no
-        # longer exists here): print to the log through new ones.
-        sys.stdout = open(1, "w", buffering=1, encoding="utf-8", closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", buffering=1, encoding="utf-8", closefd=False)  # noqa: SIM115
-        signal.set_wakeup_fd(-1)
-        for number in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
-            signal.signal(number, signal.SIG_DFL)
-        result: list[int] = []
-        # A new thread has no running loop of its own; this one still holds the app's.
-        trainer = threading.Thread(
-            target=lambda: result.append(asyncio.run(_serve(job, commands, events))),
-            name="engine",
-        )
-        trainer.start()
-        trainer.join()
-        code = result[0] if result else 1
-    except BaseException:  # noqa: BLE001 - whatever happens here, the app must get its process back
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        os._exit(code)
-
-
-async def _serve(job: _Job, commands: int, events: int) -> int:
-    wire = _Wire(events)
-    reviewer = _PipeReviewer(wire.send)
-    driver = RunDriver(job.opened, job.backend, reviewer, secrets=job.secrets, sinks=(wire.event,))
-    driver.read_history(job.history)
-    driver.trainer.on_held = lambda held: wire.send({"t": "held", "n": held})
-    if job.paused:
-        driver.trainer.pause()
-    training = asyncio.create_task(driver.run())
-    listening = asyncio.create_task(_listen(commands, driver, reviewer, training))
-    with contextlib.suppress(asyncio.CancelledError):
-        await training
-    listening.cancel()
-    wire.flush()
-    driver.close()
-    return 0 if driver.outcome is not None and driver.outcome.status != "failed" else 1
-
-
-async def _listen(commands: int, driver: RunDriver, reviewer: _PipeReviewer, training: asyncio.Task) -> None:
-    reader, transport = await _lines(commands)
-    try:
-        while line := await reader.readline():
-            message = json.loads(line)
-            kind = message.get("t")
-            if kind == "pause":
-                driver.trainer.pause()
-            elif kind == "resume":
-                driver.trainer.resume()
-            elif kind == "decision":
-                reviewer.answer(message)
-            elif kind == "stop":
-                driver.stop(message["reason"], message.get("status", "stopped"))
-                training.cancel()
-        # The app is gone without a word (killed): stop where we are and say so.
-        driver.stop("the app went away; run the same command to resume")
-        training.cancel()
-    finally:
-        transport.close()
