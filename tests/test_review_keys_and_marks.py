@@ -171,3 +171,16 @@ async def test_a_waiting_review_marks_its_commit_and_its_notes_as_awaiting_revie
         await pilot.press("a")
         await wait_for(pilot, lambda: commits.shown[0].mark is not None and commits.shown[0].mark.decision == "approve")
         assert "awaiting" not in str(main.query_one(TabbedContent).get_tab("pool").label)
+
+
+def test_review_help_lists_the_keys_the_history_browser_binds(capsys) -> None:
+    import pytest
+
+    from skilltui.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["review", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for row in keymap.rows("history"):
+        assert f"{row.keys} {' '.join(row.what.split())}" in text, row.keys
+    assert "t revert" not in text and "g reset" not in text

@@ -34,17 +34,24 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         family.register(sub)
 
 
-def command(sub: argparse._SubParsersAction, name: str, handler: Handler) -> argparse.ArgumentParser:
+def command(
+    sub: argparse._SubParsersAction, name: str, handler: Handler, *, keys: Callable[[], str] | None = None
+) -> argparse.ArgumentParser:
     """Add subcommand `name`, run by `handler`, explained by the handler's own docstring.
 
     The docstring's first line is the one-line help (bare `skilltui` and `--help` list it),
     the rest the description `skilltui NAME --help` prints: what a command does is written
-    once, where it is done.
+    once, where it is done. A terminal app's command passes `keys`, which gives its keys
+    from the key map its screens bind; it runs only when `--help` is printed, so the key
+    map (and Textual, which it needs) is not imported for every command line.
     """
     summary, _, rest = inspect.cleandoc(handler.__doc__ or "").partition("\n")
     summary = summary.strip().removesuffix(".")
     p = sub.add_parser(name, help=summary[:1].lower() + summary[1:], description=" ".join(rest.split()) or summary)
     p.set_defaults(handler=handler)
+    if keys is not None:
+        plain = p.format_help
+        p.format_help = lambda: f"{plain()}\nkeys:\n{keys()}\n"  # type: ignore[method-assign]
     return p
 
 

@@ -21,7 +21,7 @@ from . import add_run_arg, add_runs_dir, command
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = command(sub, "review", cmd_review)
+    p = command(sub, "review", cmd_review, keys=_history_keys)
     add_run_arg(p)
 
     p = command(sub, "runs", cmd_runs)
@@ -41,12 +41,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_runs_dir(p)
 
 
+def _history_keys() -> str:
+    from ..components.keymap import key_lines
+
+    return "\n".join(key_lines("history"))
+
+
 def cmd_review(args: argparse.Namespace) -> int:
     """Browse a run's pool history: diffs, evidence, revert and reset, by keyboard.
 
     Open the review app on a run, running or finished: every commit of the pool with the
-    micro-step that made it, its decision and the loss around it. enter diff, e evidence, /
-    search, space+d diff two, t revert, g reset, q quit.
+    micro-step that made it, its decision and the loss around it.
     """
     run = find_run(args.run, args.runs_dir)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

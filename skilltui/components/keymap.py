@@ -16,6 +16,7 @@ app implements the actions (`help` shows its own screens' rows, `toggle_theme` i
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from textual.binding import Binding
@@ -108,6 +109,15 @@ def rows(screen: str) -> list[Row]:
 def bindings(owner: str) -> list[Binding]:
     """What `owner` binds (a screen's name, or `train` / `review app`), in the table's order."""
     return [b for r in KEYMAP if r.owner == owner for b in r.binds]
+
+
+def key_lines(screen: str, keys: int = 16, width: int = 96) -> list[str]:
+    """One screen's keys as plain lines (`skilltui review --help`): the keys in a column, what they do wrapped beside."""
+    indent = " " * (keys + 3)
+    return [
+        textwrap.fill(r.what, width, initial_indent=f"  {r.keys:<{keys}} ", subsequent_indent=indent)
+        for r in rows(screen)
+    ]
 
 
 def key_table(screen: str) -> str:
