@@ -184,3 +184,22 @@ def test_review_help_lists_the_keys_the_history_browser_binds(capsys) -> None:
     for row in keymap.rows("history"):
         assert f"{row.keys} {' '.join(row.what.split())}" in text, row.keys
     assert "t revert" not in text and "g reset" not in text
+
+
+async def test_the_history_palette_offers_search_revert_reset_and_only_the_own_themes(run: Run) -> None:
+    from skilltui.components.palette import OwnThemes
+
+    app = HistoryApp(run, poll=None)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for wanted in ("Search commits", "Revert the selected commit", "Reset the pool to the selected commit"):
+            assert wanted in titles
+        assert "Switch theme" in titles and not {"Theme", "Keys", "Screenshot"} & set(titles)
+        revert = next(c for c in app.get_system_commands(app.screen) if c.title == "Revert the selected commit")
+        revert.callback()  # the same as u: it asks first
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        offered = [hit.text async for hit in OwnThemes(app.screen).discover()]
+        assert DEFAULT_THEME in offered and LIGHT_THEME in offered and "textual-dark" not in offered

@@ -255,8 +255,8 @@ async def test_the_palette_has_one_theme_entry_and_copying_the_path_says_what_wa
         assert "Switch theme" in titles and "Theme" not in titles
         assert not {"Keys", "Maximize", "Screenshot"} & set(titles)  # Textual's developer entries
         # The theme picker offers the shipped dark and light themes (and the user's), not Textual's set.
+        from skilltui.components.palette import OwnThemes
         from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
-        from skilltui.tui.palette import OwnThemes
 
         provider = OwnThemes(app.screen)
         hits = [h async for h in provider.discover()]

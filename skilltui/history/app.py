@@ -9,10 +9,15 @@ key a person knows from the live app (`t`, `?`, `q`) does the same here.
 
 from __future__ import annotations
 
-from textual.app import App
+from collections.abc import Iterable
+from functools import partial
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
 
 from ..components import keymap, themes
 from ..components.help import HelpScreen
+from ..components.palette import choose_theme, kept_textual_commands
 from ..engine.run import Run
 from .screens.history_screen import HistoryScreen
 
@@ -30,6 +35,7 @@ class HistoryApp(App):
 
     def __init__(self, run: Run, poll: float | None = 2.0) -> None:
         super().__init__()
+        self.own_themes: list[str] = []  # the palette's theme picker offers these
         self.run_folder = run
         self.poll = poll
         self.sub_title = run.id
@@ -41,6 +47,20 @@ class HistoryApp(App):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen("skilltui review keys", ("history",)))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The palette offers what the keys do (search, revert, reset, dropped commits), and the own themes."""
+        yield from kept_textual_commands(super().get_system_commands(screen))
+        if isinstance(screen, HistoryScreen):
+            entries = [
+                ("Search commits", "messages and the notes each commit touched (/)", screen.action_search),
+                ("Revert the selected commit", "a new inverse commit; asks first (u)", screen.action_revert),
+                ("Reset the pool to the selected commit", "asks first (R)", screen.action_reset),
+                ("Show dropped commits too", "reruns, roll backs, resets (a)", screen.action_toggle_all),
+                ("Evidence of the selected commit", "what its micro-step acted on (e)", screen.action_evidence),
+            ]
+            yield from (SystemCommand(title, help, callback) for title, help, callback in entries)
+        yield SystemCommand("Switch theme", "the dark, light and your own themes", partial(choose_theme, self))
 
     def action_toggle_theme(self) -> None:
         """The live app's `t`: its dark and light themes, remembered for the next start of either app."""
@@ -57,7 +77,8 @@ class HistoryApp(App):
             return
         for theme in loaded.themes:
             self.register_theme(theme)
-        names = {t.name for t in loaded.themes}
+        self.own_themes = sorted({theme.name for theme in loaded.themes})
+        names = set(self.own_themes)
         wanted = themes.remembered_theme()
         chosen = wanted if wanted in names or wanted in self.available_themes else themes.DEFAULT_THEME
         if chosen in self.available_themes:

@@ -36,6 +36,7 @@ from textual.worker import Worker
 from ..components import keymap, themes
 from ..components.confirm import ConfirmScreen
 from ..components.help import HelpScreen
+from ..components.palette import kept_textual_commands
 from ..core.signals import exit_code, name_of
 from ..model.parse import read_run
 from ..model.summary import summarise
@@ -43,7 +44,7 @@ from ..runner.driver import Backend, OpenedRun, Outcome
 from ..runner.engine_process import make_driver
 from .collector import QuietCollector, settle_heap
 from .main_screen import MAIN_CSS, PANES, MainScreen
-from .palette import WorkCommands, copy_run_path, kept_textual_commands, training_commands
+from .palette import WorkCommands, copy_run_path, training_commands
 from .pool_reader import PoolReader
 from .reviewer import ReviewRouting, ScreenReviewer
 from .stop_signals import StopSignals

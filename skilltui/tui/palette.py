@@ -8,12 +8,9 @@ from functools import partial
 from typing import Any
 
 from textual.app import SystemCommand
-from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-# Textual's own palette entries that a person of this app has no use for: "Keys" opens a
-# panel that duplicates `?`, and the screenshot and maximize entries are developer tools.
-# "Theme" is replaced by "Switch theme", which offers only this app's themes.
-TEXTUAL_ENTRIES_DROPPED = {"Theme", "Keys", "Maximize", "Minimize", "Screenshot"}
+from ..components.palette import choose_theme
 
 
 class WorkCommands(Provider):
@@ -35,33 +32,6 @@ class WorkCommands(Provider):
             score = matcher.match(text)
             if score > 0:
                 yield Hit(score, matcher.highlight(text), callback, help="show this work's output, report and curve")
-
-
-class OwnThemes(Provider):
-    """The themes this app ships and the person's own theme files, not Textual's whole set."""
-
-    def _themes(self) -> list[tuple[str, Callable[[], None]]]:
-        app: Any = self.app
-        return [(name, partial(setattr, app, "theme", name)) for name in app.own_themes]
-
-    async def discover(self) -> Hits:
-        for name, callback in self._themes():
-            yield DiscoveryHit(name, callback, help="use this theme (remembered for the next start)")
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, callback in self._themes():
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help="use this theme")
-
-
-def choose_theme(app: Any) -> None:
-    app.push_screen(CommandPalette(providers=[OwnThemes], placeholder="Search for themes…"))
-
-
-def kept_textual_commands(commands: Iterator[SystemCommand]) -> Iterator[SystemCommand]:
-    return (c for c in commands if c.title not in TEXTUAL_ENTRIES_DROPPED)
 
 
 def training_commands(app: Any) -> Iterator[SystemCommand]:

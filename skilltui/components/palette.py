@@ -1,0 +1,47 @@
+"""Palette entries both apps share: their own themes instead of Textual's set, and Textual's entries they keep.
+
+The live app and `skilltui review` offer the same theme picker (the shipped dark and light
+themes and the person's own theme files: the themes `t` and the settings know), and both
+leave out Textual's developer entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any
+
+from textual.app import SystemCommand
+from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
+
+# Textual's own palette entries that a person of this app has no use for: "Keys" opens a
+# panel that duplicates `?`, and the screenshot and maximize entries are developer tools.
+# "Theme" is replaced by "Switch theme", which offers only this app's themes.
+TEXTUAL_ENTRIES_DROPPED = {"Theme", "Keys", "Maximize", "Minimize", "Screenshot"}
+
+
+class OwnThemes(Provider):
+    """The themes this app ships and the person's own theme files, not Textual's whole set."""
+
+    def _themes(self) -> list[tuple[str, Callable[[], None]]]:
+        app: Any = self.app
+        return [(name, partial(setattr, app, "theme", name)) for name in app.own_themes]
+
+    async def discover(self) -> Hits:
+        for name, callback in self._themes():
+            yield DiscoveryHit(name, callback, help="use this theme (remembered for the next start)")
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, callback in self._themes():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help="use this theme")
+
+
+def choose_theme(app: Any) -> None:
+    app.push_screen(CommandPalette(providers=[OwnThemes], placeholder="Search for themes…"))
+
+
+def kept_textual_commands(commands: Iterator[SystemCommand]) -> Iterator[SystemCommand]:
+    return (c for c in commands if c.title not in TEXTUAL_ENTRIES_DROPPED)
