@@ -420,3 +420,13 @@ def test_the_loss_axis_names_the_value_each_labelled_row_holds():
             assert len(label) == 5
             if label.strip() != "│":
                 assert abs(float(label[:-1]) - (1 - y / (height - 1))) < 0.005, (height, y, label)
+
+
+def test_the_key_bar_tightens_then_leaves_out_whole_keys_never_half_a_key():
+    keys = [("a", "Approve", "a", True), ("r", "Rerun…", "r", True), ("p", "Pause", "p", True)]
+    roomy, _ = KeyBar._fit(keys, 80)
+    assert roomy.plain == " a Approve  r Rerun…  p Pause "
+    assert KeyBar._fit(keys, 27)[0].plain == "a Approve r Rerun… p Pause "  # tighter, all three
+    tight, spans = KeyBar._fit(keys, 26)  # one column short: p goes whole, not as "p Pa…"
+    assert tight.plain == "a Approve r Rerun… "
+    assert [key for *_, key in spans] == ["a", "r"]

@@ -48,9 +48,7 @@ class KeyBar(Widget):
 
     def render(self) -> Content:
         app = self.app
-        parts: list[tuple[str, str]] = []
-        spans: list[tuple[int, int, str]] = []
-        position = 0
+        keys: list[tuple[str, str, str, bool]] = []  # (key as shown, description, key, enabled)
         seen: set[str] = set()
         palette = app.COMMAND_PALETTE_BINDING if app.ENABLE_COMMAND_PALETTE else None
         for key, active in self.screen.active_bindings.items():
@@ -58,20 +56,38 @@ class KeyBar(Widget):
             if not binding.show or binding.action in seen or key == palette:
                 continue
             seen.add(binding.action)
-            shown = f" {app.get_key_display(binding)} "
-            label = f"{binding.description} "
-            style = KEY_STYLE if active.enabled else DISABLED_STYLE
-            parts += [(shown, style), (label, DESCRIPTION_STYLE if active.enabled else DISABLED_STYLE)]
-            spans.append((position, position + len(shown) + len(label), key))
-            position += len(shown) + len(label)
-        left = Content.assemble(*parts)
+            keys.append((app.get_key_display(binding), binding.description, key, active.enabled))
         right = Content.styled("") if palette is None else Content.assemble(("▏^p ", KEY_STYLE), ("palette ", ""))
         room = max(0, self.size.width - right.cell_length)
-        left = left.truncate(room, ellipsis=True, pad=True)
-        self._spans = [(start, end, key) for start, end, key in spans if end <= room]
+        left, self._spans = self._fit(keys, room)
         if palette is not None:
             self._spans.append((room, room + right.cell_length, palette))
-        return Content.assemble(left, right)
+        return Content.assemble(left.truncate(room, pad=True), right)
+
+    @staticmethod
+    def _fit(keys: list[tuple[str, str, str, bool]], room: int) -> tuple[Content, list[tuple[int, int, str]]]:
+        """The keys that fit `room`, whole: with less space between them first, then the last ones left out.
+
+        A key cut in the middle ("p Pa…") says nothing; the screen's own keys come first in
+        its bindings, and `?` lists every key, so the ones dropped at the end are not lost.
+        """
+        for pad in (" ", ""):
+            items = [(f"{pad}{shown} ", f"{what} ", key, enabled) for shown, what, key, enabled in keys]
+            while items and sum(len(a) + len(b) for a, b, _, _ in items) > room:
+                if pad:
+                    break  # try the tighter spacing before leaving keys out
+                items.pop()
+            if sum(len(a) + len(b) for a, b, _, _ in items) <= room:
+                break
+        parts: list[tuple[str, str]] = []
+        spans: list[tuple[int, int, str]] = []
+        position = 0
+        for shown, label, key, enabled in items:
+            style = KEY_STYLE if enabled else DISABLED_STYLE
+            parts += [(shown, style), (label, DESCRIPTION_STYLE if enabled else DISABLED_STYLE)]
+            spans.append((position, position + len(shown) + len(label), key))
+            position += len(shown) + len(label)
+        return Content.assemble(*parts), spans
 
     def _on_click(self, event: events.Click) -> None:
         for start, end, key in self._spans:
