@@ -10,7 +10,7 @@ import pytest
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
 from skilltui.components.commit_detail import describe
-from skilltui.components.commit_list import CommitList
+from skilltui.components.commit_list import CommitList, review_text
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.diff_screen import DiffScreen
 from skilltui.components.run_header import RunHeader
@@ -413,6 +413,25 @@ async def test_rolled_back_and_rerun_attempts_show_with_their_decision(reviewed_
         assert all(c.kept_as for c in dropped)
         await pilot.press("a")
         assert all(c.in_history for c in table.shown)
+
+
+async def test_at_160_columns_the_fixed_columns_show_whole_and_the_subject_takes_the_rest(reviewed_run: Run) -> None:
+    app = HistoryApp(reviewed_run, poll=None)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("a")  # the dropped commits too: "↶ rolled back by human", "↻ rerun by human"
+        await settle(pilot)
+        table = screen_of(app).query_one(CommitList)
+        columns = [column.key.value for column in table.columns.values()]
+        for row, commit in enumerate(table.shown):
+            cells = dict(zip(columns, (str(cell) for cell in table.get_row_at(row)), strict=True))
+            whole = {
+                "micro-step": commit.micro.short_label if commit.micro else "",
+                "decision": review_text(commit, True),
+                "loss": commit.outcome,
+            }
+            assert {name: cells[name] for name in whole} == whole
+        assert table.columns["subject"].width >= 40
 
 
 async def test_the_list_follows_new_commits_while_training_runs(run: Run) -> None:

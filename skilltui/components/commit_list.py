@@ -170,10 +170,20 @@ class CommitList(DataTable):
     def _columns(self, width: int) -> list[tuple[str, int]]:
         """(title, width) of each column for a list `width` cells wide; the subject takes the rest."""
         wide = width >= 110 and self.detailed
+        # On a wide list the columns take the width of what they hold (up to a bound), so
+        # "↶ rolled back by human" and "e0 s0 m1/2 a2" show whole while the subject still
+        # has room; on a narrow one they keep the short widths that fit 80 columns.
+        roomy = width >= 150 and self.detailed
         review = max((len(review_text(c, wide)) for c in self.shown), default=0)
-        fixed = [("", 1), ("commit", 7), ("decision", max(min(review, 20 if wide else 17), 8 if self.detailed else 1))]
+        decision_cap = 28 if roomy else 20 if wide else 17
+        fixed = [("", 1), ("commit", 7), ("decision", max(min(review, decision_cap), 8 if self.detailed else 1))]
         if self.detailed:
-            fixed += [("micro-step", 10), ("loss", 13 if wide else 12)]
+            micro = max((len(c.micro.short_label) for c in self.shown if c.micro), default=0)
+            loss = max((len(c.outcome) for c in self.shown), default=0)
+            fixed += [
+                ("micro-step", max(10, min(micro, 16)) if roomy else 10),
+                ("loss", max(13, min(loss, 16)) if roomy else 13 if wide else 12),
+            ]
         flexible = ["subject", "notes"] if self.detailed else ["subject"]
         count = len(fixed) + len(flexible)
         rest = max(width - SCROLLBAR - 2 * count - sum(size for _, size in fixed), 8 * len(flexible))

@@ -157,6 +157,7 @@ class Commit:
         if decision == "rerun":
             return f"→ {self.rerun_as[:7]}" if self.rerun_as else "rerun pending"
         if self.loss_before is None and self.loss_after is None:
-            return ""
+            # A training commit whose step has not finished: its figures are still to come.
+            return "…" if self.micro is not None else ""
         after = f"{self.loss_after:.3f}" if self.loss_after is not None else "…"
         return f"{before}→{after}"
