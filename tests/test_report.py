@@ -20,7 +20,7 @@ from test_validation import events, held_out_work, train_with
 from skilltui.cli import main
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-SECTIONS = ("settings", "curves", "micro-steps", "notes")
+SECTIONS = ("settings", "curves", "micro-steps", "history", "notes")
 
 
 @pytest.fixture
@@ -51,6 +51,21 @@ def test_the_page_holds_every_section_and_references_nothing(report, tmp_path):
     assert '<span class="del">-## Guidance</span>' in html  # the rolled-back one removed a note
     assert '<span class="del">----</span>' in html  # its front matter line is a removed line, not a file header
     assert "scene/scene-headings.md" in html and "dialogue/dialogue-blocks.md" in html
+
+
+def test_settings_read_as_words_and_a_reset_made_in_review_shows(report, tmp_path):
+    from skilltui.engine.run import Run
+    from skilltui.history import operations
+
+    html = report.read_text(encoding="utf-8")
+    assert "<th>no backward</th><td>no</td>" in html and "False" not in html and "{}" not in html
+    assert "None: the pool is as training left it" in html
+    run = Run(tmp_path / "runs" / "r")
+    first = run.pool.git("rev-list", "--max-parents=0", "HEAD").split()[0]
+    operations.reset(run, first)
+    assert main(["report", "r", "--runs-dir", str(tmp_path / "runs"), "--to", str(report)]) == 0
+    html = report.read_text(encoding="utf-8")
+    assert f"reset of <code>{first[:7]}</code> by human" in html
 
 
 def test_report_refuses_a_target_it_cannot_write(report, tmp_path, capsys):

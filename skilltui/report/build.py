@@ -142,6 +142,19 @@ def curves(events: list[dict[str, Any]]) -> dict[str, Any]:
     return {"chart": chart(sorted(steps), series) if steps else None, "val": val}
 
 
+def setting_text(value: Any) -> str:
+    """A setting as a person reads it: yes / no, a list joined, a mapping as key=value, – for none."""
+    if value is None or value == {} or value == []:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{key}={setting_text(item)}" for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(setting_text(item) for item in value)
+    return str(value)
+
+
 def build(run: Run) -> str:
     events = read_events(run.events_path)
     try:
@@ -157,6 +170,7 @@ def build(run: Run) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["setting"] = setting_text
     return env.get_template("report.html.j2").render(
         run=run,
         config=config,
@@ -164,6 +178,7 @@ def build(run: Run) -> str:
         chart=drawn["chart"],
         micro_steps=micro_steps(run, events, status, drawn["val"]),
         notes=notes(run),
+        history_actions=[e for e in events if e.get("kind") == "history"],
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )
 
