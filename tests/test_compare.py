@@ -86,3 +86,22 @@ def test_runs_says_how_many_works_each_mean_covers_and_shows_validation(two_runs
     line = runs_line(trained)
     assert f"mean loss {last['mean_loss']:.3f} over 2 works" in line
     assert f"validation {last['val_mean_loss']:.3f} (1)" in line
+
+
+def test_the_plot_keeps_its_legend_above_the_data_and_draws_train_over_validation():
+    from skilltui.history.compare import plot
+
+    level = [(0, s, 0.95, 2) for s in range(3)]  # a control: train and validation coincide
+    data = {
+        "curves": {
+            "trained": {"train": [(0, 0, 0.95, 2), (0, 1, 0.6, 2), (0, 2, 0.3, 2)], "val": [(0, 0, 0.97, 1)]},
+            "control": {"train": level, "val": [(0, s, 0.95, 1) for s in range(3)]},
+        }
+    }
+    rows = plot(data, width=100, height=20, color=False).splitlines()
+    top = next(i for i, row in enumerate(rows) if row.startswith("1.00┤"))
+    legend = [i for i, row in enumerate(rows) if " train (" in row or " val (" in row]
+    assert len(legend) == 4 and max(legend) < top  # every legend line sits above the 1.0 line
+    # The control's train line at 0.95 is drawn (not hidden under its validation dots).
+    drawn = "".join(rows[top : top + 3])
+    assert "▀" in drawn or "▄" in drawn

@@ -158,17 +158,29 @@ def plot(data: dict[str, Any], width: int = 100, height: int = 20, color: bool =
     plotext.theme("pro" if color else "clear")
     plotext.plotsize(width, height)
     markers = {"train": "hd", "val": "dot"}
-    for run, parts in data["curves"].items():
-        for part, points in parts.items():
-            if points:
-                xs = [index[(e, s)] for e, s, _, _ in points]
-                ys = [m for _, _, m, _ in points]
-                counts = sorted({n for _, _, _, n in points})
-                covers = f"{counts[0]} work" if counts == [1] else f"{counts[0]}-{counts[-1]} works"
-                if len(counts) == 1 and counts != [1]:
-                    covers = f"{counts[0]} works"
-                plotext.plot(xs, ys, label=f"{run} {part} ({covers})", marker=markers[part])
-    plotext.ylim(0, 1)
+    series = 0
+    # Validation first, as points: the train lines are drawn after them, so a control whose
+    # train and validation coincide still shows its train line (it hid under the dots).
+    for part in ("val", "train"):
+        for run, parts in data["curves"].items():
+            points = parts.get(part)
+            if not points:
+                continue
+            xs = [index[(e, s)] for e, s, _, _ in points]
+            ys = [m for _, _, m, _ in points]
+            counts = sorted({n for _, _, _, n in points})
+            covers = f"{counts[0]} work" if counts == [1] else f"{counts[0]}-{counts[-1]} works"
+            if len(counts) == 1 and counts != [1]:
+                covers = f"{counts[0]} works"
+            draw = plotext.scatter if part == "val" else plotext.plot
+            draw(xs, ys, label=f"{run} {part} ({covers})", marker=markers[part])
+            series += 1
+    # The legend sits in the plot's top rows, one a series: the y axis goes on above 1.0 by
+    # that many rows, so the legend covers empty space and never a point.
+    rows = max(1, height - 6)
+    top = 1.0 / max(0.3, 1 - (series + 1) / rows)
+    plotext.ylim(0, top)
+    plotext.yticks([0, 0.25, 0.5, 0.75, 1.0], ["0", "0.25", "0.50", "0.75", "1.00"])
     ticks = list(range(0, len(keys), max(1, len(keys) // 8)))
     plotext.xticks(ticks, [f"e{keys[i][0]}s{keys[i][1]}" for i in ticks])
     plotext.title("mean loss per step (train: the works scored that step; val: after the step)")
