@@ -6,7 +6,7 @@ import pytest
 
 from skilltui.engine.pool import render_note
 from skilltui.engine.run import Run, RunLock
-from skilltui.history import operations
+from skilltui.runs import operations
 from skilltui.model.bus import read_events
 from skilltui.runs.records import load_history
 
@@ -187,7 +187,7 @@ def test_the_history_core_imports_no_textual() -> None:
     import sys
 
     code = (
-        "import sys; import skilltui.runs.records, skilltui.history.operations, skilltui.history.export, "
+        "import sys; import skilltui.runs.records, skilltui.runs.operations, skilltui.history.export, "
         "skilltui.history.overview, skilltui.history.evidence, skilltui.commands.history; "
         "print('textual' in sys.modules)"
     )

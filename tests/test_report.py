@@ -55,7 +55,7 @@ def test_the_page_holds_every_section_and_references_nothing(report, tmp_path):
 
 def test_settings_read_as_words_and_a_reset_made_in_review_shows(report, tmp_path):
     from skilltui.engine.run import Run
-    from skilltui.history import operations
+    from skilltui.runs import operations
 
     html = report.read_text(encoding="utf-8")
     assert "<th>no backward</th><td>no</td>" in html and "False" not in html and "{}" not in html
