@@ -6,8 +6,8 @@ import pytest
 
 from skilltui.engine.pool import render_note
 from skilltui.engine.run import Run, RunLock
-from skilltui.runs import operations
 from skilltui.model.bus import read_events
+from skilltui.runs import operations
 from skilltui.runs.records import load_history
 
 
@@ -193,3 +193,17 @@ def test_the_history_core_imports_no_textual() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_a_hand_edit_is_linted_and_refused_whole_when_it_fails(run) -> None:
+    pool = run.pool
+    note = pool.note_paths()[0]
+    head = pool.head()
+    with pytest.raises(operations.Refused, match="fails the linter"):
+        operations.edit(run, note, "no front matter at all\n")
+    assert pool.head() == head and pool.is_clean()
+    with pytest.raises(operations.Refused, match="not a note"):
+        operations.edit(run, "scene/nope.md", "x")
+    text = (pool.root / note).read_text(encoding="utf-8") + "One more line of craft.\n"
+    done = operations.edit(run, note, text)
+    assert pool.head() == done.record.after != head and pool.subject(done.record.after) == f"hand edit: {note}"

@@ -19,8 +19,8 @@ from skilltui.engine.backward_attempt import _check
 from skilltui.engine.leakage import Lexicon
 from skilltui.engine.pool import Pool, render_note
 from skilltui.engine.run import Run
-from skilltui.runs import operations
 from skilltui.model.bus import read_events
+from skilltui.runs import operations
 
 NOTE = render_note("Cut an entrance late and leave early.", "Start a scene as late as it can start.")
 

@@ -18,9 +18,9 @@ from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.help import HelpScreen
 from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.engine.run import Run
-from skilltui.runs import operations
 from skilltui.history.app import HistoryApp
 from skilltui.model.commits import PENDING, Commit, Mark, MicroStepRecord
+from skilltui.runs import operations
 
 
 @pytest.fixture

@@ -296,7 +296,7 @@ def test_every_key_in_the_key_map_is_bound_where_it_says():
     # The works table and Textual bind the arrows, tab and the palette; the diff keeps the
     # scrolling keys of the scroll view it is; the commit list binds its own moves.
     bound = {
-        "main": bound_keys([*TrainingApp.BINDINGS, *MainScreen.BINDINGS, *WorksTable.BINDINGS])
+        "main": bound_keys([*TrainingApp.BINDINGS, *MainScreen.BINDINGS, *WorksTable.BINDINGS, *PoolTree.BINDINGS])
         | {"ctrl+p", "tab", "up", "down"},
         "review": bound_keys([*ReviewScreen.BINDINGS, *DiffView.BINDINGS]),
         "history": bound_keys([*HistoryApp.BINDINGS, *HistoryScreen.BINDINGS, *List.BINDINGS]),

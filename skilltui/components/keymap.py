@@ -69,6 +69,8 @@ KEYMAP: tuple[Row, ...] = (
     # output's search binds n, N and esc while it is open.
     row("main", "/", "search the output; n / N next / previous match, esc ends the search", Binding("slash", "search_output", "Search"), owner="main screen"),
     row("main", "tab", "move between the works, the panes and the lists in them"),
+    # The pool tree binds e itself: it acts on the note under its cursor.
+    row("main", "e", "in the Pool pane: open the note in $VISUAL / $EDITOR; after the run, saving commits it by hand (linted, on record); refused while training runs"),
     row("main", "p", "pause before the next stage starts (calls in flight finish); again to resume", Binding("p", "pause", "Pause"), Binding("p", "resume", "Resume"), owner="train"),
     row("main", "v", "open the micro-step that waits for review", Binding("v", "open_review", "Review"), owner="train"),
     row("main", "t", "switch between the dark and the light theme", THEME, owner="train"),

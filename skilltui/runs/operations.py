@@ -1,10 +1,11 @@
-"""Undoing what training did, after the fact: revert one commit, or reset the pool to one.
+"""Changing what training did, after the fact: revert one commit, reset the pool to one, or
+commit a person's hand edit of a note.
 
-Both change the pool's history, so both keep the engine's promises:
+All three change the pool's history, so all keep the engine's promises:
 
 - nothing is lost: a reset keeps the dropped head under `refs/skilltui/reset/<stamp>`, and
   a revert adds an inverse commit rather than rewriting anything;
-- the pool stays valid: the inverse commit must pass the linter, or it is undone;
+- the pool stays valid: an inverse commit or an edited note must pass the linter, or nothing changes;
 - a conflict changes nothing: the revert is aborted and the pool is as it was;
 - every change is on record: a `history` event in the run's events.jsonl;
 - nobody changes a pool under a training process: while one holds the run's lock, both are
@@ -20,8 +21,9 @@ from dataclasses import dataclass
 
 import git
 
+from ..core.durable import write_atomic
 from ..core.errors import UsageError
-from ..engine.pool import Pool
+from ..engine.pool import Pool, lint_note
 from ..engine.run import Run, RunLock, is_locked
 from ..model.bus import JsonlSink
 from ..model.events import HistoryAction
@@ -149,3 +151,25 @@ def reset(run: Run, rev: str) -> Done:
         pool.reset(sha)
         message = f"reset the pool to {sha[:7]}; the old head {head[:7]} is kept as {ref}"
         return _record(run, HistoryAction(action="reset", target=sha, before=head, after=sha, ref=ref), message)
+
+
+def edit(run: Run, note: str, text: str) -> Done:
+    """Commit `text` as the new content of `note` (a hand edit), if it changed and passes the linter.
+
+    The person edits a copy (see `components.editor`), so the pool itself only ever holds
+    a note that was checked: a failing edit is refused and the pool is as it was.
+    """
+    with _hold(run) as pool:
+        if note not in pool.note_paths():
+            raise Refused(f"{note} is not a note of the pool at HEAD; there is nothing to edit")
+        path = pool.root / note
+        if path.read_text(encoding="utf-8") == text:
+            raise Refused(f"{note} is unchanged; nothing to commit")
+        head = pool.head()
+        problems = lint_note(note, text)
+        if problems:
+            raise Refused(f"the edit fails the linter ({problems[0]}); nothing changed, your text was not kept")
+        write_atomic(path, text)
+        after = pool.commit_all(f"hand edit: {note}")
+        record = HistoryAction(action="edit", target=note, before=head, after=after)
+        return _record(run, record, f"committed your edit of {note} as {after[:7]}")

@@ -19,9 +19,12 @@ from textual.widgets import TabbedContent
 
 from ..components.commit_list import CommitList
 from ..components.diff_view import DiffView
+from ..components.editor import edit_text
 from ..components.report_view import ReportView
+from ..engine.run import Run
 from ..model.commits import PENDING as AWAITING
 from ..model.view import RunView, StepKey
+from ..runs import operations
 from .pool_reader import PoolReader
 from .state import Commit
 from .widgets.note_view import NoteView
@@ -143,6 +146,40 @@ class DiskPanes(Screen):
     @on(PoolTree.NoteChosen)
     def _note_chosen(self, message: PoolTree.NoteChosen) -> None:
         self._load_note(message.path)
+
+    @on(PoolTree.EditWanted)
+    def _edit_wanted(self, message: PoolTree.EditWanted) -> None:
+        app = self.app
+        if getattr(app, "training", False):
+            # The next micro-step builds on the pool as it is, and a forward pass may be
+            # reading this note right now: an edit would change training under its feet.
+            self.notify(
+                "Editing a note while training runs is not allowed; once the run ends (or after q), "
+                "e commits your edit by hand, as `skilltui review` would",
+                severity="warning",
+                timeout=6,
+            )
+            return
+        self._edit_note(message.path)
+
+    def _edit_note(self, path: str) -> None:
+        run = Run(self.reader.root.parent)
+        try:
+            text = (run.pool.root / path).read_text(encoding="utf-8")
+            edited = edit_text(self.app, path, text)
+        except LookupError as exc:
+            self.notify(str(exc), severity="warning", timeout=6)
+            return
+        if edited is None:
+            self.notify("The editor failed; nothing changed", severity="warning")
+            return
+        try:
+            done = operations.edit(run, path, edited)
+        except operations.Refused as exc:
+            self.notify(str(exc), severity="warning", timeout=8)
+            return
+        self.notify(done.message)
+        self.read_pool()
 
     @work(exclusive=True, group="note")
     async def _load_note(self, path: str) -> None:

@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual import on
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 
@@ -32,6 +33,15 @@ class PoolTree(Tree[str]):
     }
     PoolTree > .pool-tree--pending { color: $text-warning; text-style: bold; }
     """
+
+    BINDINGS = [Binding("e", "edit", "Edit note")]
+
+    class EditWanted(Message):
+        """`e` on a note: the person wants it in their editor; `path` is relative to the pool."""
+
+        def __init__(self, path: str) -> None:
+            super().__init__()
+            self.path = path
 
     class NoteChosen(Message):
         """A note was highlighted; `path` is relative to the pool."""
@@ -122,6 +132,14 @@ class PoolTree(Tree[str]):
         passes = stats.get("passes", 0)
         column = f"{passes} read{'s' if passes != 1 else ''} · {with_} vs {without}"
         return Text.assemble(name.ljust(width + 2), (column, "dim"))
+
+    def action_edit(self) -> None:
+        node = self.cursor_node
+        path = node.data if node is not None else None
+        if path and not path.endswith("/"):
+            self.post_message(self.EditWanted(path))
+        else:
+            self.notify("Choose a note first (a folder is not a note)", timeout=3)
 
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:

@@ -1,0 +1,78 @@
+"""`e` on a note opens it in $EDITOR: refused while training runs, a linted hand commit after."""
+
+from __future__ import annotations
+
+import contextlib
+import stat
+
+from test_tui_support import SIZE, make_app, wait_for, wait_for_review
+from textual.app import App
+
+from skilltui.engine.pool import Pool
+from skilltui.model.bus import read_events
+from skilltui.tui.widgets.pool_tree import PoolTree
+
+
+def stub_editor(tmp_path, line: str):
+    """An editor that appends `line` to the file it is given, as a person typing would."""
+    script = tmp_path / "editor.sh"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "{line}" >> "$1"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+def notices(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def choose_first_note(pilot, app) -> str:
+    await pilot.press("3")
+    tree = app.query_one(PoolTree)
+    await wait_for(pilot, lambda: bool(tree.notes))
+    tree.focus()
+    path = tree.notes[0][0]
+    node = next(n for n in tree._tree_lines if n.node.data == path).node  # noqa: SLF001
+    tree.move_cursor(node)
+    await pilot.pause()
+    return path
+
+
+async def test_e_on_a_note_of_a_finished_run_commits_a_linted_hand_edit(open_training, tmp_path, monkeypatch):
+    monkeypatch.setenv("EDITOR", str(stub_editor(tmp_path, "Keep each cue on its own line.")))
+    monkeypatch.delenv("VISUAL", raising=False)
+    # The headless test driver cannot hand the terminal over; the editor runs all the same.
+    monkeypatch.setattr(App, "suspend", lambda self: contextlib.nullcontext())
+    opened = open_training()
+    app = make_app(opened)
+    pool = Pool(opened.run.memory)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+        path = await choose_first_note(pilot, app)
+        before = pool.head()
+        await pilot.press("e")
+        await wait_for(pilot, lambda: pool.head() != before)
+        assert pool.git("log", "-1", "--format=%s") == f"hand edit: {path}"
+        assert (pool.root / path).read_text(encoding="utf-8").endswith("Keep each cue on its own line.\n")
+        assert any("committed your edit" in n for n in notices(app))
+    history = [e for e in read_events(opened.run.events_path) if e["kind"] == "history"]
+    assert [(h["action"], h["target"]) for h in history] == [("edit", path)]
+
+
+async def test_e_while_training_runs_says_it_is_not_allowed(open_training, tmp_path, monkeypatch):
+    monkeypatch.setenv("EDITOR", str(stub_editor(tmp_path, "never")))
+    opened = open_training(steps=2, episodes=4)
+    app = make_app(opened)
+    pool = Pool(opened.run.memory)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("a")
+        await wait_for_review(pilot, app)  # the second step's review: training still runs
+        await pilot.press("escape")
+        head = pool.head()
+        await choose_first_note(pilot, app)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: any("while training runs is not allowed" in n for n in notices(app)))
+        assert pool.head() == head
+        app.stop_training("test over")
