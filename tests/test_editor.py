@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import stat
 
+import pytest
 from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 from textual.app import App
 
@@ -76,3 +77,31 @@ async def test_e_while_training_runs_says_it_is_not_allowed(open_training, tmp_p
         await wait_for(pilot, lambda: any("while training runs is not allowed" in n for n in notices(app)))
         assert pool.head() == head
         app.stop_training("test over")
+
+
+@pytest.fixture
+def finished_run(trained_run):
+    return trained_run("pale-harbour")
+
+
+async def test_e_in_the_history_browsers_diff_edits_the_note_on_view(finished_run, tmp_path, monkeypatch):
+    from skilltui.components.diff_screen import DiffScreen
+    from skilltui.history.app import HistoryApp
+
+    monkeypatch.setenv("EDITOR", str(stub_editor(tmp_path, "Name the time of day in every heading.")))
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setattr(App, "suspend", lambda self: contextlib.nullcontext())
+    run = finished_run
+    pool = run.pool
+    before = pool.head()
+    app = HistoryApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+        path = app.screen.files[0].path
+        await pilot.press("e")
+        await wait_for(pilot, lambda: pool.head() != before)
+    assert pool.git("log", "-1", "--format=%s") == f"hand edit: {path}"
+    assert (pool.root / path).read_text(encoding="utf-8").endswith("Name the time of day in every heading.\n")

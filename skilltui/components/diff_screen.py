@@ -2,7 +2,8 @@
 
 The patch is drawn by the shared `DiffView` (one bordered block per note), so a diff
 reads the same in both apps; this screen adds the lazygit/tig keys on top:
-`n` / `N` jump to the next and previous note, `esc` goes back to the list.
+`n` / `N` jump to the next and previous note, `e` opens the note on view in $EDITOR (a
+hand commit of the pool at HEAD), `esc` goes back to the list.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from ..engine.run import Run
 from ..pool_git import split_patch
 from .diff_view import DiffView
+from .editor import edit_note_by_hand
 
 
 class DiffScreen(Screen):
@@ -41,12 +44,16 @@ class DiffScreen(Screen):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("n", "next_file", "Next file"),
         Binding("N", "previous_file", "Previous file"),
+        Binding("e", "edit", "Edit note"),
         Binding("j", "scroll(1)", "Down", show=False),
         Binding("k", "scroll(-1)", "Up", show=False),
     ]
 
-    def __init__(self, title: str, patch: str, empty: str = "this diff changes no note") -> None:
+    def __init__(
+        self, title: str, patch: str, empty: str = "this diff changes no note", run: Run | None = None
+    ) -> None:
         super().__init__()
+        self.run = run  # with a run, `e` edits the note on view as the pool's HEAD has it
         self.title_text = title
         self.patch = patch
         self.empty = empty
@@ -92,6 +99,13 @@ class DiffScreen(Screen):
 
     def action_previous_file(self) -> None:
         self.show_file(self.index - 1)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.run is not None and bool(self.files) if action == "edit" else True
+
+    def action_edit(self) -> None:
+        if self.run is not None and self.files:
+            edit_note_by_hand(self.app, self.run, self.files[self.index].path)
 
     def action_scroll(self, lines: int) -> None:
         self.view.scroll_relative(y=lines, animate=False)

@@ -17,6 +17,9 @@ from pathlib import Path
 
 from textual.app import App
 
+from ..engine.run import Run
+from ..runs import operations
+
 
 def editor_command() -> list[str] | None:
     """The editor to run, split as a shell would; None when neither variable is set."""
@@ -46,3 +49,31 @@ def edit_text(app: App, name: str, text: str) -> str | None:
         if done.returncode != 0:
             return None
         return copy.read_text(encoding="utf-8")
+
+
+def edit_note_by_hand(app: App, run: Run, path: str) -> None:
+    """Open the pool's note `path` in the editor and commit what the person saved, saying what happened.
+
+    The commit goes through `runs.operations.edit`, the path `skilltui review` changes
+    history by: linted, refused while a training process holds the run, recorded as a
+    `history` event.
+    """
+    try:
+        text = (run.pool.root / path).read_text(encoding="utf-8")
+    except OSError:
+        app.notify(f"{path} is not in the pool at HEAD; there is nothing to edit", severity="warning")
+        return
+    try:
+        edited = edit_text(app, path, text)
+    except LookupError as exc:
+        app.notify(str(exc), severity="warning", timeout=6)
+        return
+    if edited is None:
+        app.notify("The editor failed; nothing changed", severity="warning")
+        return
+    try:
+        done = operations.edit(run, path, edited)
+    except operations.Refused as exc:
+        app.notify(str(exc), severity="warning", timeout=8)
+        return
+    app.notify(done.message)

@@ -19,12 +19,11 @@ from textual.widgets import TabbedContent
 
 from ..components.commit_list import CommitList
 from ..components.diff_view import DiffView
-from ..components.editor import edit_text
+from ..components.editor import edit_note_by_hand
 from ..components.report_view import ReportView
 from ..engine.run import Run
 from ..model.commits import PENDING as AWAITING
 from ..model.view import RunView, StepKey
-from ..runs import operations
 from .pool_reader import PoolReader
 from .state import Commit
 from .widgets.note_view import NoteView
@@ -163,22 +162,7 @@ class DiskPanes(Screen):
         self._edit_note(message.path)
 
     def _edit_note(self, path: str) -> None:
-        run = Run(self.reader.root.parent)
-        try:
-            text = (run.pool.root / path).read_text(encoding="utf-8")
-            edited = edit_text(self.app, path, text)
-        except LookupError as exc:
-            self.notify(str(exc), severity="warning", timeout=6)
-            return
-        if edited is None:
-            self.notify("The editor failed; nothing changed", severity="warning")
-            return
-        try:
-            done = operations.edit(run, path, edited)
-        except operations.Refused as exc:
-            self.notify(str(exc), severity="warning", timeout=8)
-            return
-        self.notify(done.message)
+        edit_note_by_hand(self.app, Run(self.reader.root.parent), path)
         self.read_pool()
 
     @work(exclusive=True, group="note")

@@ -175,7 +175,7 @@ class HistoryScreen(Screen):
         empty = "this commit changes no note" + (
             ": an empty micro-step, the backward pass found nothing worth changing" if commit.micro else ""
         )
-        self.app.call_from_thread(self.app.push_screen, DiffScreen(title, patch, empty))
+        self.app.call_from_thread(self.app.push_screen, DiffScreen(title, patch, empty, run=self.run))
 
     def action_evidence(self) -> None:
         commit = self.selected
