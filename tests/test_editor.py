@@ -105,3 +105,22 @@ async def test_e_in_the_history_browsers_diff_edits_the_note_on_view(finished_ru
         await wait_for(pilot, lambda: pool.head() != before)
     assert pool.git("log", "-1", "--format=%s") == f"hand edit: {path}"
     assert (pool.root / path).read_text(encoding="utf-8").endswith("Name the time of day in every heading.\n")
+
+
+async def test_b_in_the_history_browsers_diff_shows_the_notes_blame(finished_run):
+    from skilltui.components.blame_screen import BlameScreen
+    from skilltui.components.diff_screen import DiffScreen
+    from skilltui.history.app import HistoryApp
+    from skilltui.runs.blame import blame, blame_text
+
+    app = HistoryApp(finished_run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+        path = app.screen.files[0].path
+        await pilot.press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, BlameScreen))
+        shown = str(app.screen.query_one("#blame-lines").render())
+    assert shown == "\n".join(blame_text(blame(finished_run, path)))  # the same lines as `skilltui blame`

@@ -33,6 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--commit", default=None, metavar="REV", help="a pool commit to export (default HEAD)")
     p.add_argument("--force", action="store_true", help="replace DIR even if it is not empty")
 
+    p = command(sub, "blame", cmd_blame)
+    p.add_argument("run", metavar="RUN", help="a run folder, or a run id under --runs-dir")
+    p.add_argument("note", metavar="NOTE", help="a note of the pool, as its path in the pool (scene/headings.md)")
+    p.add_argument("--json", action="store_true", help="print every line and its micro-step as JSON")
+    add_runs_dir(p)
+
     p = command(sub, "compare", cmd_compare)
     p.add_argument(
         "runs", nargs="+", metavar="RUN", help="run folders or run ids under --runs-dir; the first is the base"
@@ -71,6 +77,27 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from ..history.overview import print_runs
 
     return print_runs(args.runs_dir)
+
+
+def cmd_blame(args: argparse.Namespace) -> int:
+    """Every line of a note with the micro-step that last changed it: evidence, loss, validation, cost.
+
+    Blame NOTE at the pool's HEAD (git blame), and say for each commit that wrote a line which
+    micro-step made it, the works whose loss reports it acted on, the train loss of its step
+    and the next, the gate's validation figures when the gate ran, what its backward attempt
+    cost, and how it was decided.
+    """
+    import json
+
+    from ..runs.blame import blame, blame_text
+
+    run = find_run(args.run, args.runs_dir)
+    result = blame(run, args.note)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1))
+    else:
+        print("\n".join(blame_text(result)))
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -3,7 +3,7 @@
 The patch is drawn by the shared `DiffView` (one bordered block per note), so a diff
 reads the same in both apps; this screen adds the lazygit/tig keys on top:
 `n` / `N` jump to the next and previous note, `e` opens the note on view in $EDITOR (a
-hand commit of the pool at HEAD), `esc` goes back to the list.
+hand commit of the pool at HEAD), `b` shows who wrote each of its lines (`skilltui blame`), `esc` goes back to the list.
 """
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from ..core.errors import UsageError
 from ..engine.run import Run
 from ..pool_git import split_patch
+from ..runs.blame import blame
+from .blame_screen import BlameScreen
 from .diff_view import DiffView
 from .editor import edit_note_by_hand
 
@@ -45,6 +48,7 @@ class DiffScreen(Screen):
         Binding("n", "next_file", "Next file"),
         Binding("N", "previous_file", "Previous file"),
         Binding("e", "edit", "Edit note"),
+        Binding("b", "blame", "Blame"),
         Binding("j", "scroll(1)", "Down", show=False),
         Binding("k", "scroll(-1)", "Up", show=False),
     ]
@@ -101,11 +105,21 @@ class DiffScreen(Screen):
         self.show_file(self.index - 1)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return self.run is not None and bool(self.files) if action == "edit" else True
+        return self.run is not None and bool(self.files) if action in ("edit", "blame") else True
 
     def action_edit(self) -> None:
         if self.run is not None and self.files:
             edit_note_by_hand(self.app, self.run, self.files[self.index].path)
+
+    def action_blame(self) -> None:
+        if self.run is None or not self.files:
+            return
+        try:
+            result = blame(self.run, self.files[self.index].path)
+        except UsageError as exc:
+            self.notify(str(exc), severity="warning", timeout=6)
+            return
+        self.app.push_screen(BlameScreen(result))
 
     def action_scroll(self, lines: int) -> None:
         self.view.scroll_relative(y=lines, animate=False)

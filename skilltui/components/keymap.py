@@ -90,7 +90,7 @@ KEYMAP: tuple[Row, ...] = (
     row("history", "q / ctrl+c", "quit", QUIT, CTRL_C, owner="review app"),
     row("history", "j / k, arrows", "move through the commits"),
     row("history", "g g / G", "the newest / the oldest commit (home / end too)"),
-    row("history", "enter", "the selected commit's diff; n / N next / previous note, e opens the note in $EDITOR (saving makes a hand commit), esc back", Binding("enter", "open_diff", "Diff")),
+    row("history", "enter", "the selected commit's diff; n / N next / previous note, e opens the note in $EDITOR (saving makes a hand commit), b the micro-step behind each of its lines, esc back", Binding("enter", "open_diff", "Diff")),
     row("history", "e", "the evidence the micro-step acted on: its commonality report (or its one loss report), each work's loss report and the notes its writer opened, reviewer notes from reruns, why earlier attempts failed their checks", Binding("e", "evidence", "Evidence")),
     row("history", "space, then d", "mark a commit, select another, diff the two (older to newer)", hidden("space", "mark", "Mark"), hidden("d", "diff_marked", "Diff marked")),
     row("history", "/", "search commit messages and the contents of the notes each commit touched; esc shows everything again", Binding("slash", "search", "Search"), hidden("escape", "clear_search", "Clear search")),

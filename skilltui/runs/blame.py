@@ -1,0 +1,164 @@
+"""Where every line of a note came from: `git blame` of the pool, joined to the micro-steps that wrote it.
+
+A person looking at a note asks which update wrote a line, from which evidence, what it did
+to validation and what it cost. `git blame` (through GitPython) names the commit that last
+changed each line; the run's records (`records.load_history`) say which micro-step made
+that commit, on which works' reports it acted and how it was decided; the run's `call`
+events say what its backward attempt cost; its decision event carries the gate's figures.
+
+A line written outside training (the pool's first commit, a seed, a hand edit) names its
+commit and says so; it has no micro-step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import git
+
+from ..core.errors import UsageError
+from ..engine.run import Run
+from ..model import events as ev
+from ..model.parse import read_run
+from .records import load_history
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The commit a line comes from and, when training made it, its micro-step's facts."""
+
+    commit: str
+    subject: str
+    micro_step: str | None = None  # "e0 s1 m1/2" (attempt too when not the first)
+    epoch: int | None = None
+    step: int | None = None
+    group: int | None = None
+    attempt: int | None = None
+    evidence: list[str] = field(default_factory=list)  # the works whose loss reports it acted on
+    decision: str = ""  # "approved by auto", "made outside training", ...
+    validation: str = ""  # the gate's reason, when the gate ran
+    loss: str = ""  # train loss of its step → the next, over the works both scored
+    cost_usd: float | None = None  # its backward attempt's calls (None: no price known)
+
+
+@dataclass(frozen=True)
+class BlameLine:
+    number: int
+    text: str
+    commit: str
+
+
+@dataclass(frozen=True)
+class Blame:
+    note: str
+    lines: list[BlameLine]
+    origins: dict[str, Origin]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "note": self.note,
+            "lines": [asdict(line) for line in self.lines],
+            "origins": {sha: asdict(origin) for sha, origin in self.origins.items()},
+        }
+
+
+def blame(run: Run, note: str) -> Blame:
+    """Blame `note` at the pool's HEAD; UsageError when the run has no such note."""
+    pool = run.pool
+    if not (pool.root / ".git").exists():
+        raise UsageError(f"run {run.id} has no pool (memory/ is not a git repository); there is nothing to blame")
+    notes = pool.note_paths()
+    if note not in notes:
+        hint = f"its notes: {', '.join(notes[:6])}{' …' if len(notes) > 6 else ''}" if notes else "the pool has none"
+        raise UsageError(f"{note} is not a note of run {run.id} at HEAD; {hint}")
+    try:
+        entries = pool.repo.blame("HEAD", note)
+    except git.GitCommandError as exc:
+        raise UsageError(
+            f"git blame of {note} failed ({exc.stderr.strip() or exc}); run git -C {pool.root} fsck"
+        ) from None
+    lines: list[BlameLine] = []
+    for commit, texts in entries or []:
+        for text in texts:
+            line = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+            lines.append(BlameLine(len(lines) + 1, line, commit.hexsha))
+    return Blame(note, lines, _origins(run, {line.commit for line in lines}))
+
+
+def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
+    history = load_history(run)
+    events = read_run(run.events_path).events
+    costs: dict[tuple[int, int, int, int], float | None] = {}
+    reasons: dict[tuple[int, int, int, int], str] = {}
+    for event in events:
+        if isinstance(event, ev.DecisionMade) and event.reason:
+            reasons[(event.epoch, event.step, event.group, event.attempt)] = event.reason
+    origins: dict[str, Origin] = {}
+    for sha in sorted(shas):
+        commit = history.find(sha)
+        if commit is None:
+            origins[sha] = Origin(sha, "", decision="not in the pool's records")
+            continue
+        micro = commit.micro
+        if micro is None:
+            origins[sha] = Origin(sha, commit.subject, decision=commit.decision or "made outside training")
+            continue
+        key = (micro.epoch, micro.step, micro.group, micro.attempt)
+        if key not in costs:
+            costs[key] = _attempt_cost(events, key)
+        before = f"{commit.loss_before:.3f}" if commit.loss_before is not None else "?"
+        after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "…"
+        origins[sha] = Origin(
+            commit=sha,
+            subject=commit.summary,
+            micro_step=micro.short_label,
+            epoch=micro.epoch,
+            step=micro.step,
+            group=micro.group,
+            attempt=micro.attempt,
+            evidence=list(micro.works),
+            decision=commit.decision,
+            validation=reasons.get(key, "") if reasons.get(key, "").startswith("gate") else "",
+            loss=f"{before}→{after}",
+            cost_usd=costs[key],
+        )
+    return origins
+
+
+def _attempt_cost(events: list[ev.Event], key: tuple[int, int, int, int]) -> float | None:
+    """What the backward attempt's calls cost: its group's backward calls whose transcript is that attempt's."""
+    epoch, step, group, attempt = key
+    total, known = 0.0, True
+    for event in events:
+        if not (isinstance(event, ev.Call) and event.role == "backward"):
+            continue
+        if (event.epoch, event.step, event.group) != (epoch, step, group):
+            continue
+        if event.transcript is not None and f"attempt{attempt}" not in event.transcript:
+            continue
+        if event.cost_usd is None:
+            known = False
+        else:
+            total += event.cost_usd
+    return round(total, 6) if known else None
+
+
+def blame_text(result: Blame) -> list[str]:
+    """The lines `skilltui blame` prints: each note line after its micro-step, then what each one was."""
+    width = max((len(o.micro_step or "—") for o in result.origins.values()), default=1)
+    out = []
+    for line in result.lines:
+        origin = result.origins[line.commit]
+        out.append(f"{(origin.micro_step or '—'):<{width}} {line.commit[:7]} {line.number:>3} │ {line.text}")
+    out.append("")
+    for sha, origin in sorted(result.origins.items(), key=lambda item: (item[1].epoch or -1, item[1].step or -1)):
+        cost = "cost unknown" if origin.cost_usd is None else f"cost ${origin.cost_usd:.4f}"
+        if origin.micro_step is None:
+            out.append(f"{sha[:7]}: {origin.decision}: {origin.subject}")
+            continue
+        facts = [f"evidence {', '.join(origin.evidence) or '—'}", f"loss {origin.loss}", cost, origin.decision]
+        if origin.validation:
+            facts.append(origin.validation)
+        out.append(f"{origin.micro_step} {sha[:7]}: {origin.subject}  ({'; '.join(facts)})")
+    return out

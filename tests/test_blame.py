@@ -1,0 +1,48 @@
+"""`skilltui blame RUN NOTE`: every line of a note names the micro-step that wrote it, as the run recorded it."""
+
+from __future__ import annotations
+
+import json
+
+from skilltui.cli import main
+from skilltui.model.bus import read_events
+
+
+def test_every_line_names_a_micro_step_of_the_runs_events(trained_run, capsys):
+    run = trained_run("amber-quay", "salt-lamp")
+    note = run.pool.note_paths()[0]
+    capsys.readouterr()  # what training printed
+    assert main(["blame", str(run.root), note, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    text = (run.pool.root / note).read_text(encoding="utf-8").splitlines()
+    assert [line["text"] for line in data["lines"]] == text
+    decided = {
+        (e["epoch"], e["step"], e["group"], e["attempt"]): e
+        for e in read_events(run.events_path)
+        if e["kind"] == "decision"
+    }
+    for line in data["lines"]:
+        origin = data["origins"][line["commit"]]
+        key = (origin["epoch"], origin["step"], origin["group"], origin["attempt"])
+        assert key in decided, origin  # a micro-step that exists in the run's events
+        assert decided[key]["after"] == line["commit"]
+        assert origin["evidence"] and set(origin["evidence"]) <= {"amber-quay", "salt-lamp"}
+        assert origin["cost_usd"] == 0.0  # the offline backend costs nothing, and says so
+    assert main(["blame", str(run.root), note]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[0] == data["origins"][data["lines"][0]["commit"]]["micro_step"].split()[0]
+    assert any("evidence" in line and "approved by auto" in line for line in out)
+
+
+def test_blame_refuses_a_missing_note_and_a_run_without_a_pool(trained_run, tmp_path, capsys):
+    run = trained_run("amber-quay")
+    capsys.readouterr()
+    assert main(["blame", str(run.root), "scene/nope.md"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "scene/nope.md is not a note" in err[0]
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "config.json").write_text("{}")
+    assert main(["blame", str(bare), "scene/a.md"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no pool" in err[0]
