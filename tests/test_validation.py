@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 from scripted import ScriptedBackend
 from test_bad_input import assert_refused, run_cli, snapshot
 
@@ -15,7 +16,6 @@ from skilltui.commands import training
 from skilltui.engine.diffuse import noise_work
 from skilltui.engine.run import write_atomic
 from skilltui.engine.works import load_work
-from skilltui.model.bus import read_events
 
 # A held-out work whose people, places and lines appear in no training work, so any of
 # them showing up where the backward pass can look is a leak, not a coincidence.
@@ -49,7 +49,7 @@ def train_with(backend, runs: Path, works: list[Path], val: list[Path], *extra: 
 
 
 def events(runs: Path, kind: str | None = None, run_id: str = "r") -> list[dict]:
-    return [e for e in read_events(runs / run_id / "events.jsonl") if kind is None or e["kind"] == kind]
+    return [e for e in recorded(runs / run_id / "events.jsonl") if kind is None or e["kind"] == kind]
 
 
 def test_validation_measures_the_same_episodes_after_every_step(tmp_path, make_work):
