@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from recorded import recorded
-from scripted import ScriptedBackend
+from scripted import ScriptedBackend, seed_pool
 from test_bad_input import assert_refused, run_cli, snapshot
 
 from skilltui import cli
@@ -102,6 +102,23 @@ def test_no_backward_validates_once_and_stays_level_and_resume_skips_it(tmp_path
     second = events(runs)[count:]
     assert not [e for e in second if e["kind"] in ("val_loss", "call")]
     assert {e["status"] for e in second if e["kind"] == "stage" and e["stage"] == "validate"} == {"skipped"}
+
+
+def test_resuming_a_trained_run_keeps_each_steps_validation_as_it_was_measured(tmp_path, make_work):
+    works = [make_work("quarry", 4)]
+    val = held_out_work(tmp_path / "works")
+    runs = tmp_path / "runs"
+    script = [("remove", "dialogue/dialogue-blocks.md"), ("add", "scene")]
+    extra = ("--steps", "2", "--init-pool", str(seed_pool(tmp_path / "donor", "dialogue")))
+    assert train_with(ScriptedBackend(script=list(script)), runs, works, [val], *extra) == 0
+    measured = {(e["step"], e["val_mean_loss"]) for e in events(runs, "step_finished")}
+    assert len({loss for _, loss in measured}) == 2  # the notes moved, so did validation
+    count = len(events(runs))
+    again = ScriptedBackend()
+    assert train_with(again, runs, works, [val], *extra) == 0
+    # Step 0 was measured with the notes step 0 left, not with the ones the run ended on.
+    assert again.calls == [] and not [e for e in events(runs)[count:] if e["kind"] in ("val_loss", "call")]
+    assert {(e["step"], e["val_mean_loss"]) for e in events(runs, "step_finished")[2:]} == measured
 
 
 def test_validation_cost_is_counted_and_a_failing_validation_work_costs_only_itself(tmp_path, make_work):
