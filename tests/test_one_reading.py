@@ -56,6 +56,8 @@ def test_compare_report_runs_the_summary_and_the_app_agree_on_one_run(tmp_path, 
     # The end-of-run summary --auto printed.
     printed = console.splitlines()
     assert printed[-len(summary) :] == summary
+    for (e, s), mean in train.items():  # and each step's line as it ended
+        assert f"[step] epoch {e} step {s}: mean loss {mean.text()}, validation {vals[(e, s)].text()}," in console
 
     # compare --json: the curves, and the epoch's mean of the works (every work scored both steps,
     # so it is the mean of the step means).
