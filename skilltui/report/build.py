@@ -31,14 +31,11 @@ from .svg import Series, chart
 
 
 @dataclass
-class MicroStep:
-    label: str
-    epoch: int
-    step: int
-    group: int
-    attempt: int
-    subject: str
-    message: str
+class MicroStepView:
+    """A micro-step as the page shows it: the model's record of it (the `micro_step` event, whole,
+    message included) and what came of it: the decision, the gate's verdict, the losses around it."""
+
+    micro: ev.MicroStep
     decision: str = "awaiting review"
     by: str = ""
     reason: str = ""
@@ -50,6 +47,22 @@ class MicroStep:
     gate_advice: str = ""
     val_step: float | None = None  # mean validation loss after the micro-step's step
     diff: list[tuple[str, str]] = field(default_factory=list)  # (css class, line)
+
+    @property
+    def label(self) -> str:
+        return self.micro.label
+
+    @property
+    def attempt(self) -> int:
+        return self.micro.attempt
+
+    @property
+    def subject(self) -> str:
+        return self.micro.subject
+
+    @property
+    def message(self) -> str:
+        return self.micro.message
 
 
 def _diff_lines(patch: str) -> list[tuple[str, str]]:
@@ -71,26 +84,20 @@ def _diff_lines(patch: str) -> list[tuple[str, str]]:
     return out
 
 
-def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[StepKey, float]) -> list[MicroStep]:
+def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[StepKey, float]) -> list[MicroStepView]:
     """Every checked backward attempt, joined to its decision, its gate verdict and the losses around it.
 
     The losses are the run model's, as `skilltui review` shows them: the mean of the step the
     micro-step learned from and of the next finished step, over the works both scored.
     """
-    found: dict[tuple[int, int, int, int], MicroStep] = {}
+    found: dict[tuple[int, int, int, int], MicroStepView] = {}
     for e in events:
         match e:
             case ev.MicroStep():
                 patch = run.backward_dir(e.epoch, e.step, e.group) / f"attempt{e.attempt}" / "patch.diff"
                 before, after = status.loss_change((e.epoch, e.step))
-                found[(e.epoch, e.step, e.group, e.attempt)] = MicroStep(
-                    label=e.label,
-                    epoch=e.epoch,
-                    step=e.step,
-                    group=e.group,
-                    attempt=e.attempt,
-                    subject=e.subject,
-                    message=e.message,
+                found[(e.epoch, e.step, e.group, e.attempt)] = MicroStepView(
+                    e,
                     loss_before=before,
                     loss_after=after,
                     val_step=val.get((e.epoch, e.step)),
