@@ -160,3 +160,20 @@ def test_report_runs_compare_and_the_history_say_what_they_say_for_the_clean_rec
     assert seen(damaged) == seen(load_history(clean))
     assert (damaged.status.approved, damaged.status.steps_done) == (2, 2)
     assert says in damaged.status.skipped
+
+
+async def test_review_opens_a_damaged_record_and_says_once_what_it_left_out(finished):
+    from test_history_review import SIZE, screen_of, settle
+
+    from skilltui.history.app import HistoryApp
+
+    run, _ = finished
+    says = damage_by(run, "copies")
+    damage(run, bad=NOT_EVENTS, copies=False)
+    app = HistoryApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        told = [n.message for n in app._notifications if "events.jsonl:" in n.message]
+        assert len(told) == 1 and "skipped 7 lines" in told[0] and says in told[0]
+        micro = [c for c in screen_of(app).history.commits if c.micro is not None]
+        assert [c.decision for c in micro] == ["approved by auto", "approved by auto"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engine.run import Run, is_locked, read_json
-from ..model import events as ev
 from ..model.figures import Mean, finished_means, loss_changes, val_mean
 from ..model.parse import RunRecord
 from ..model.tail import tail_of
@@ -76,19 +75,15 @@ def run_state(run: Run, view: RunView) -> str:
     return f"{view.status}: {reason}" if reason and view.status != "finished" else view.status
 
 
-def run_status(run: Run, events: list[ev.Event] | None = None, record: RunRecord | None = None) -> RunStatus:
-    """The run at a glance; without `events`, its events file is tailed (read on from the last look).
-
-    `record` is the read `events` came from, so the status can say what that read left out.
-    """
-    if events is not None:
-        return status_of(run, RunView().fold(events), record)
+def run_status(run: Run) -> RunStatus:
+    """The run at a glance, its events file tailed (read on from the last look); one read at hand: `status_of`."""
     tail = tail_of(run.events_path)
     with tail.lock:
         return status_of(run, tail.poll(), tail.record)
 
 
 def status_of(run: Run, view: RunView, record: RunRecord | None = None) -> RunStatus:
+    """The run at a glance from a fold of its events; `record`, the read they came from, says what it left out."""
     try:
         config = read_json(run.config_path)
     except (OSError, ValueError):
