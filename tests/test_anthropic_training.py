@@ -15,10 +15,10 @@ import re
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.cli import main
 from skilltui.engine.pool import Pool, render_note
-from skilltui.model.bus import read_events
 from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, thinking, tool_use
 
 KEY = "sk-ant-test-XXXX-training-5a5a5a5a5a5a"
@@ -174,7 +174,7 @@ def test_a_training_step_through_the_sdk_writes_episodes_commits_and_resumes(
         == 0
     )
     run = runs / "r"
-    events = read_events(run / "events.jsonl")
+    events = recorded(run / "events.jsonl")
 
     # The writer wrote its episodes with the editor tool and was refused the originals.
     for name in ("kestrel", "lantern"):
@@ -253,13 +253,13 @@ def test_max_cost_stops_cleanly_before_a_stage_and_the_run_resumes(
     runs = tmp_path / "runs"
     assert train(runs, works, "--steps", "1", "--max-cost", "0.000001") == 0
     assert "--max-cost" in capsys.readouterr().err
-    events = read_events(runs / "r" / "events.jsonl")
+    events = recorded(runs / "r" / "events.jsonl")
     assert events[-1]["kind"] == "run_finished" and events[-1]["status"] == "stopped"
     stopped_calls = [e for e in events if e["kind"] == "call"]
     assert [e["role"] for e in stopped_calls] == ["forward"]
 
     assert train(runs, works, "--steps", "1") == 0
-    events = read_events(runs / "r" / "events.jsonl")
+    events = recorded(runs / "r" / "events.jsonl")
     calls = [e for e in events if e["kind"] == "call"]
     assert [e["role"] for e in calls] == ["forward", "loss", "backward"]  # forward was not paid twice
     assert events[-1]["status"] == "finished"
@@ -292,7 +292,7 @@ def test_a_text_only_model_diffuses_but_a_run_without_episodes_fails_clearly(
     agents = [r for r in server.messages_requests if role_of(r) == "forward"]
     assert agents and all(EDITOR in r.tool_names for r in agents)
     assert {r.body["model"] for r in agents} == {"claude-opus-5-5"}
-    stage = [e for e in read_events(runs / "r" / "events.jsonl") if e["kind"] == "stage" and e["status"] == "failed"]
+    stage = [e for e in recorded(runs / "r" / "events.jsonl") if e["kind"] == "stage" and e["status"] == "failed"]
     assert stage and "did not write episode" in stage[0]["error"]
     assert_no_key_anywhere(runs, work)
 
@@ -327,7 +327,7 @@ def test_claude_code_backend_trains_a_step_against_the_same_server(
     assert (run / "epoch0" / "step0" / "works" / "willow" / "scripts" / "02.fountain").exists()
     assert len(model.refused) == 1
     assert (run / "memory" / "dialogue" / "keep-lines-short.md").read_text() == NOTE
-    calls = [e for e in read_events(run / "events.jsonl") if e["kind"] == "call"]
+    calls = [e for e in recorded(run / "events.jsonl") if e["kind"] == "call"]
     assert [e["role"] for e in calls] == ["forward", "loss", "backward"]
     assert all(e["backend"] == "claude-code" and e["cost_usd"] for e in calls)
     # turns are model requests: the writer views, writes, then answers; the judge answers once.
@@ -351,7 +351,7 @@ def test_one_works_failing_call_costs_only_that_work(
     server.script = script
     runs = tmp_path / "runs"
     assert train(runs, works, "--steps", "1", "--group-size", "2") == 0
-    events = read_events(runs / "r" / "events.jsonl")
+    events = recorded(runs / "r" / "events.jsonl")
     failed = [e for e in events if e["kind"] == "stage" and e["status"] == "failed"]
     assert [(e["stage"], e["work"]) for e in failed] == [("forward", "kestrel")]
     assert "prompt is too long" in failed[0]["error"]

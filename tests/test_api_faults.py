@@ -12,13 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.agents import pricing
 from skilltui.agents.anthropic_backend import AnthropicBackend
 from skilltui.agents.base import BackendError, Connection, FatalBackendError, Request, Usage
 from skilltui.agents.tools import Sandbox
 from skilltui.cli import main
-from skilltui.model.bus import read_events
 from skilltui.model.parse import read_run
 from skilltui.model.view import RunView
 from skilltui.tui.output_feed import OutputFeed
@@ -147,7 +147,7 @@ def test_a_work_whose_calls_keep_failing_fails_alone_with_its_reason_in_runs(
         for work in works:
             argv += ["--work", str(work)]
         assert main(argv) == 0
-    events = read_events(tmp_path / "runs" / "r" / "events.jsonl")
+    events = recorded(tmp_path / "runs" / "r" / "events.jsonl")
     failed = [e for e in events if e["kind"] == "stage" and e["status"] == "failed"]
     assert [(e["stage"], e["work"]) for e in failed] == [("forward", "broken")]
     assert "500" in failed[0]["error"] and "gave up after" in failed[0]["error"]
@@ -217,7 +217,7 @@ def test_diffuse_prints_and_records_its_tokens_and_cost_as_train_does(
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
         assert main(["diffuse", "--work", str(work), "--backend", "anthropic"]) == 0
-    calls = [e for e in read_events(work / "diffuse.jsonl") if e["kind"] == "call"]
+    calls = [e for e in recorded(work / "diffuse.jsonl") if e["kind"] == "call"]
     assert len(calls) == 3 and all(e["role"] == "diffuse" and e["input_tokens"] == 1000 for e in calls)
     assert sum(e["cost_usd"] for e in calls) == pytest.approx(3 * priced(1000, 200))
     err = capsys.readouterr().err
@@ -234,4 +234,4 @@ def test_a_failed_diffuse_still_counts_what_its_calls_cost(make_work, monkeypatc
     assert not (work / "story.md").exists()
     err = capsys.readouterr().err
     assert "diffuse failed" in err and "story.md is unchanged (2 calls" in err
-    assert len([e for e in read_events(work / "diffuse.jsonl") if e["kind"] == "call"]) == 2
+    assert len([e for e in recorded(work / "diffuse.jsonl") if e["kind"] == "call"]) == 2

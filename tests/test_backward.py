@@ -6,6 +6,8 @@ import asyncio
 import json
 from pathlib import Path
 
+from recorded import recorded
+
 from skilltui.agents.base import BackendError, CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.agents.tools import Sandbox
@@ -13,7 +15,7 @@ from skilltui.engine.loop import Trainer
 from skilltui.engine.pool import Pool
 from skilltui.engine.review import AutoReviewer
 from skilltui.engine.session import Settings, open_run
-from skilltui.model.bus import EventBus, JsonlSink, read_events
+from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.model.review import Decision, ReviewRequest
 
 
@@ -82,7 +84,7 @@ def test_under_strict_a_failed_backward_stops_the_run_and_leaves_the_pool_untouc
         assert pool.note_paths() == [], how
         assert not (run.backward_dir(0, 0, 1) / "commit.txt").exists()
         assert not run.step_dir(0, 1).exists(), "the run must stop at the failed micro-step"
-        finished = [e for e in read_events(run.events_path) if e["kind"] == "run_finished"]
+        finished = [e for e in recorded(run.events_path) if e["kind"] == "run_finished"]
         assert finished[-1]["status"] == "failed" and "--strict" in finished[-1]["reason"], how
         # It failed only after every retry: one attempt and two more, each from the reset pool.
         assert sorted(p.name for p in run.backward_dir(0, 0, 1).glob("attempt*")) == [
@@ -109,7 +111,7 @@ def test_a_pool_left_dirty_by_a_dead_attempt_is_reset_first(tmp_path, make_work)
     assert outcome.status == "finished"
     assert pool.is_clean()
     assert "scene/stray.md" not in pool.note_paths() and not (pool.root / "junk.txt").exists()
-    warnings = [e for e in read_events(run.events_path) if e["kind"] == "warning"]
+    warnings = [e for e in recorded(run.events_path) if e["kind"] == "warning"]
     assert any("dirty" in w["message"] for w in warnings)
 
 
@@ -127,7 +129,7 @@ def test_rerun_resets_the_pool_and_puts_the_note_in_the_next_prompt(tmp_path, ma
     pool = Pool(run.memory)
     kept = pool.git("rev-parse", "refs/skilltui/rerun/e0-s0-g1-a1")
     assert kept == first.after  # the rerun attempt stays reachable
-    decisions = [e for e in read_events(run.events_path) if e["kind"] == "decision"]
+    decisions = [e for e in recorded(run.events_path) if e["kind"] == "decision"]
     assert [(d["decision"], d["by"]) for d in decisions] == [("rerun", "human"), ("approve", "human")]
     assert decisions[0]["note"] == note
 
@@ -194,13 +196,13 @@ def test_max_cost_stops_before_the_next_stage_and_the_run_resumes(tmp_path, make
     works = [make_work("coin", 4), make_work("purse", 4)]
     run, outcome = train_once(tmp_path, works, PricedOffline(), AutoReviewer(), steps=2, max_cost=0.03)
     assert outcome.status == "stopped" and "--max-cost" in outcome.reason
-    calls = [e for e in read_events(run.events_path) if e["kind"] == "call"]
+    calls = [e for e in recorded(run.events_path) if e["kind"] == "call"]
     # Two forwards start together; each stage checks the cap before it starts, so at most the
     # calls already in flight finish past it.
     assert 3 <= len(calls) <= 4
     run, outcome = train_once(tmp_path, works, PricedOffline(), AutoReviewer(), steps=2, max_cost=1.0)
     assert outcome.status == "finished"
-    finished = [e for e in read_events(run.events_path) if e["kind"] == "run_finished"]
-    total = sum(e["cost_usd"] for e in read_events(run.events_path) if e["kind"] == "call")
+    finished = [e for e in recorded(run.events_path) if e["kind"] == "run_finished"]
+    total = sum(e["cost_usd"] for e in recorded(run.events_path) if e["kind"] == "call")
     assert finished[-1]["cost_usd"] == round(total, 6)
     assert (run.backward_dir(0, 1, 1) / "commit.txt").exists()

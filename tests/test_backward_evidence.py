@@ -8,6 +8,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
@@ -17,7 +18,6 @@ from skilltui.engine.pool import Pool, render_note
 from skilltui.engine.review import AutoReviewer
 from skilltui.engine.run import Run, write_json
 from skilltui.engine.scores import WEIGHTS
-from skilltui.model.bus import read_events
 from skilltui.model.review import Decision
 from tests.test_backward import ScriptedReviewer, train_once
 
@@ -96,7 +96,7 @@ def test_every_path_a_prompt_names_opens_in_that_roles_sandbox(tmp_path, make_wo
     for prompts in backend.text_prompts.values():
         assert all(str(run.root) not in p for p in prompts)
     # No tool call of the run was refused either.
-    assert [e for e in read_events(run.events_path) if e["kind"] == "tool" and e["error"] is not None] == []
+    assert [e for e in recorded(run.events_path) if e["kind"] == "tool" and e["error"] is not None] == []
 
 
 def test_a_relative_path_that_is_missing_names_the_folder_it_looked_in(tmp_path):
@@ -171,7 +171,7 @@ def test_a_training_run_emits_the_attribution_its_traces_give(tmp_path, make_wor
     works = [make_work("kite", 6), make_work("lark", 6)]
     run, outcome = train_once(tmp_path, works, OfflineBackend(), AutoReviewer(), steps=3, group_size=2)
     assert outcome.status == "finished"
-    events = [e for e in read_events(run.events_path) if e["kind"] == "attribution"]
+    events = [e for e in recorded(run.events_path) if e["kind"] == "attribution"]
     assert [(e["epoch"], e["step"]) for e in events] == [(0, 0), (0, 1), (0, 2)]
     last = events[-1]["notes"]
     recomputed = attribute(episodes(run, (0, 2)), list(last))
@@ -188,7 +188,7 @@ def test_the_prompt_tells_the_optimizer_what_its_earlier_updates_did(tmp_path, m
     works = [make_work("moth", 6)]
     run, outcome = train_once(tmp_path, works, OfflineBackend(), AutoReviewer(), steps=3)
     assert outcome.status == "finished"
-    means = {(e["epoch"], e["step"]): e["loss"] for e in read_events(run.events_path) if e["kind"] == "loss"}
+    means = {(e["epoch"], e["step"]): e["loss"] for e in recorded(run.events_path) if e["kind"] == "loss"}
     prompt = (run.backward_dir(0, 2, 1) / "attempt1" / "prompt.md").read_text()
     first = json.loads((run.backward_dir(0, 0, 1) / "commit.txt").read_text())["message"].splitlines()[0]
     # The body's first line says what the update did: the novice writer plays no dialogue, the

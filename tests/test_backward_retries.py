@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import re
 
+from recorded import recorded
+
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.pool import Pool
 from skilltui.engine.review import AutoReviewer
-from skilltui.model.bus import read_events
 from tests.scripted_backward import ScriptedBackward
 from tests.test_backward import train_once
 
 
 def kinds(run, kind):
-    return [e for e in read_events(run.events_path) if e["kind"] == kind]
+    return [e for e in recorded(run.events_path) if e["kind"] == kind]
 
 
 def speaker_of(work) -> str:

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.agents import pricing
 from skilltui.agents.base import Usage
 from skilltui.cli import main
-from skilltui.model.bus import read_events
 from tests.fakeapi import FakeAnthropic
 from tests.test_anthropic_training import KEY, FakeModel, role_of
 
@@ -80,7 +80,7 @@ def test_a_steps_judge_calls_go_in_one_batch_at_half_price(
     ]
     for name in ("kestrel", "lantern", "marlin"):
         assert "What went wrong" in (run / "epoch0" / "step0" / "loss" / f"{name}.md").read_text()
-    events = read_events(run / "events.jsonl")
+    events = recorded(run / "events.jsonl")
     states = [(e["purpose"], e["state"]) for e in events if e["kind"] == "batch"]
     assert states[0] == ("loss", "submitted") and ("loss", "ended") in states and ("reduce", "ended") in states
     for call in (e for e in events if e["kind"] == "call" and e["role"] == "loss"):
@@ -103,7 +103,7 @@ def test_errored_and_expired_results_fall_back_to_normal_calls(
     assert sorted(r.answer for r in judged) == ["Reply", "Reply", "batch", "batch errored", "batch expired"]
     for name in ("kestrel", "lantern", "marlin"):
         assert (runs / "r" / "epoch0" / "step0" / "loss" / f"{name}.md").exists()
-    ended = [e for e in read_events(runs / "r" / "events.jsonl") if e["kind"] == "batch" and e["state"] == "ended"]
+    ended = [e for e in recorded(runs / "r" / "events.jsonl") if e["kind"] == "batch" and e["state"] == "ended"]
     assert (ended[0]["errored"], ended[0]["expired"], ended[0]["succeeded"]) == (1, 1, 1)
     assert len(server.batches.created) == 2
 
@@ -145,7 +145,7 @@ def test_a_killed_run_resumes_polling_the_same_batch_and_never_submits_twice(
     for name in ("kestrel", "lantern"):
         assert (runs / "r" / "epoch0" / "step0" / "loss" / f"{name}.md").exists()
     states = [
-        e["state"] for e in read_events(runs / "r" / "events.jsonl") if e["kind"] == "batch" and e["purpose"] == "loss"
+        e["state"] for e in recorded(runs / "r" / "events.jsonl") if e["kind"] == "batch" and e["purpose"] == "loss"
     ]
     assert "resumed" in states
     assert [r.answer for r in loss_requests(server)] == ["batch", "batch"]  # no judge paid twice
@@ -229,5 +229,5 @@ def test_a_batch_the_api_refuses_becomes_normal_calls(server: FakeAnthropic, mak
     assert main(argv(runs, works)) == 0
     assert server.batches.created == []
     assert sorted(r.answer for r in loss_requests(server)) == ["Reply", "Reply"]
-    warnings = [e["message"] for e in read_events(runs / "r" / "events.jsonl") if e["kind"] == "warning"]
+    warnings = [e["message"] for e in recorded(runs / "r" / "events.jsonl") if e["kind"] == "warning"]
     assert any("could not be submitted" in w for w in warnings)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
+from recorded import recorded
+
 from skilltui.cli import main
-from skilltui.model.bus import read_events
 
 
 def test_every_line_names_a_micro_step_of_the_runs_events(trained_run, capsys):
@@ -18,7 +19,7 @@ def test_every_line_names_a_micro_step_of_the_runs_events(trained_run, capsys):
     assert [line["text"] for line in data["lines"]] == text
     decided = {
         (e["epoch"], e["step"], e["group"], e["attempt"]): e
-        for e in read_events(run.events_path)
+        for e in recorded(run.events_path)
         if e["kind"] == "decision"
     }
     for line in data["lines"]:

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 from test_validation import held_out_work
 
 from skilltui.cli import main
-from skilltui.model.bus import read_events
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def two_runs(tmp_path, make_work) -> Path:
 
 def expected_from_events(runs: Path, run: str) -> dict[tuple[int, str, str], float]:
     """What compare should say, recomputed straight from the run's events."""
-    events = read_events(runs / run / "events.jsonl")
+    events = recorded(runs / run / "events.jsonl")
     train: dict[tuple[int, str], list[float]] = {}
     val: dict[tuple[int, str], tuple[int, float]] = {}
     for e in events:
@@ -80,7 +80,7 @@ def test_runs_says_how_many_works_each_mean_covers_and_shows_validation(two_runs
     from skilltui.history.overview import list_runs, runs_line
 
     by_id = {s.id: s for s in list_runs(two_runs)}
-    last = [e for e in read_events(two_runs / "trained" / "events.jsonl") if e["kind"] == "step_finished"][-1]
+    last = [e for e in recorded(two_runs / "trained" / "events.jsonl") if e["kind"] == "step_finished"][-1]
     trained = by_id["trained"]
     assert (trained.latest_works, trained.latest_val, trained.latest_val_works) == (2, last["val_mean_loss"], 1)
     line = runs_line(trained)

@@ -6,11 +6,11 @@ import contextlib
 import stat
 
 import pytest
+from recorded import recorded
 from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 from textual.app import App
 
 from skilltui.engine.pool import Pool
-from skilltui.model.bus import read_events
 from skilltui.tui.widgets.pool_tree import PoolTree
 
 
@@ -57,7 +57,7 @@ async def test_e_on_a_note_of_a_finished_run_commits_a_linted_hand_edit(open_tra
         assert pool.git("log", "-1", "--format=%s") == f"hand edit: {path}"
         assert (pool.root / path).read_text(encoding="utf-8").endswith("Keep each cue on its own line.\n")
         assert any("committed your edit" in n for n in notices(app))
-    history = [e for e in read_events(opened.run.events_path) if e["kind"] == "history"]
+    history = [e for e in recorded(opened.run.events_path) if e["kind"] == "history"]
     assert [(h["action"], h["target"]) for h in history] == [("edit", path)]
 
 

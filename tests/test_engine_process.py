@@ -12,9 +12,9 @@ import os
 import signal
 
 import pytest
+from recorded import recorded
 from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 
-from skilltui.model.bus import read_events
 from skilltui.runner.engine_process import ProcessDriver
 from skilltui.runner.trainer_child import LOG_NAME, TRAINER_NICENESS
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the trainer run
 
 
 def finishes(opened) -> list[dict]:
-    return [e for e in read_events(opened.run.events_path) if e["kind"] == "run_finished"]
+    return [e for e in recorded(opened.run.events_path) if e["kind"] == "run_finished"]
 
 
 def gone(pid: int) -> bool:
@@ -45,8 +45,8 @@ async def test_the_app_trains_in_another_process_and_draws_what_it_sends(open_tr
         mine = os.getpriority(os.PRIO_PROCESS, 0)
         assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + TRAINER_NICENESS) > mine or mine == 19
         # What the child recorded is what the app folded: the same losses for the same works.
-        recorded = {e["work"]: e["loss"] for e in read_events(opened.run.events_path) if e["kind"] == "loss"}
-        assert recorded and app.view.steps[(0, 0)].losses == recorded
+        losses = {e["work"]: e["loss"] for e in recorded(opened.run.events_path) if e["kind"] == "loss"}
+        assert losses and app.view.steps[(0, 0)].losses == losses
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.training)
     assert app.outcome.status == "finished"

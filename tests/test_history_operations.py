@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from recorded import recorded
 
 from skilltui.engine.pool import render_note
 from skilltui.engine.run import Run, RunLock
-from skilltui.model.bus import read_events
 from skilltui.runs import operations
 from skilltui.runs.records import load_history
 
@@ -25,7 +25,7 @@ def count(run: Run) -> int:
 
 
 def history_events(run: Run) -> list[dict]:
-    return [e for e in read_events(run.events_path) if e["kind"] == "history"]
+    return [e for e in recorded(run.events_path) if e["kind"] == "history"]
 
 
 def test_revert_adds_one_inverse_commit_that_passes_the_linter(run: Run) -> None:
@@ -64,12 +64,12 @@ def test_revert_that_conflicts_changes_nothing_and_says_which_note(run: Run) -> 
     note = pool.changes(f"{target}~1", target).added[0]
     (pool.root / note).write_text(render_note("Rewritten by hand after training.", "A new body."), encoding="utf-8")
     pool.commit_all("hand edit")
-    head, n, events = pool.head(), count(run), len(read_events(run.events_path))
+    head, n, events = pool.head(), count(run), len(recorded(run.events_path))
     with pytest.raises(operations.Refused, match=f"conflicts.*{note}.*nothing changed"):
         operations.revert(run, target)
     assert pool.head() == head and count(run) == n and pool.is_clean()
     assert not (pool.root / ".git" / "REVERT_HEAD").exists()
-    assert len(read_events(run.events_path)) == events
+    assert len(recorded(run.events_path)) == events
 
 
 def test_revert_whose_inverse_fails_the_linter_is_undone(run: Run) -> None:
@@ -132,7 +132,7 @@ def test_reset_to_the_head_is_refused(run: Run) -> None:
 @pytest.mark.parametrize("action", [operations.revert, operations.reset])
 def test_history_cannot_change_while_training_holds_the_run(run: Run, action) -> None:
     pool = run.pool
-    head, events = pool.head(), len(read_events(run.events_path))
+    head, events = pool.head(), len(recorded(run.events_path))
     lock = RunLock(run.root)
     lock.acquire()
     try:
@@ -140,7 +140,7 @@ def test_history_cannot_change_while_training_holds_the_run(run: Run, action) ->
             action(run, "HEAD~1")
     finally:
         lock.release()
-    assert pool.head() == head and len(read_events(run.events_path)) == events
+    assert pool.head() == head and len(recorded(run.events_path)) == events
 
 
 def test_history_cannot_change_under_uncommitted_edits(run: Run) -> None:

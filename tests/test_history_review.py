@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
@@ -22,7 +23,7 @@ from skilltui.history.app import HistoryApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen
 from skilltui.history.widgets.status_line import StatusLine
-from skilltui.model.bus import EventBus, JsonlSink, read_events
+from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.model.review import Decision, ReviewRequest
 
 SIZE = (120, 36)
@@ -87,7 +88,7 @@ async def test_review_opens_on_the_newest_commit_with_its_records(run: Run) -> N
         assert [c.sha for c in table.shown] == log(run)
         assert table.cursor_row == 0 and screen.selected.sha == run.pool.head()
         head = screen.selected
-        means = [e["mean_loss"] for e in read_events(run.events_path) if e["kind"] == "step_finished"]
+        means = [e["mean_loss"] for e in recorded(run.events_path) if e["kind"] == "step_finished"]
         assert head.micro.label == "epoch 0 step 1 micro 1/1"
         assert head.decision == "approved by human"
         assert (head.loss_before, head.loss_after) == (means[1], None)
@@ -107,7 +108,7 @@ async def test_the_detail_shows_the_prediction_beside_what_happened_and_the_note
         screen = screen_of(app)
         first = screen.query_one(CommitList).shown[1]
         scores = {}
-        for e in read_events(run.events_path):
+        for e in recorded(run.events_path):
             if e["kind"] == "loss":
                 scores.setdefault((e["epoch"], e["step"]), []).append(e["scores"])
         before = sum(s["dialogue"] for s in scores[(0, 0)]) / len(scores[(0, 0)])
@@ -281,7 +282,7 @@ async def test_u_then_y_adds_exactly_one_inverse_commit(run: Run) -> None:
         assert screen.selected.sha == pool.head() and screen.selected.decision == "revert by human"
         assert screen.history.find(head).reverted_by == pool.head()
         assert "reverted" in status(app).message
-        [event] = [e for e in read_events(run.events_path) if e["kind"] == "history"]
+        [event] = [e for e in recorded(run.events_path) if e["kind"] == "history"]
         assert (event["action"], event["target"], event["after"]) == ("revert", head, pool.head())
 
 
@@ -297,7 +298,7 @@ async def test_n_or_esc_cancels_and_changes_nothing(run: Run) -> None:
         await settle(pilot)
         assert "cancelled" in status(app).message
     assert log(run) == before
-    assert not [e for e in read_events(run.events_path) if e["kind"] == "history"]
+    assert not [e for e in recorded(run.events_path) if e["kind"] == "history"]
 
 
 async def test_u_on_a_conflict_changes_nothing_and_says_why(run: Run) -> None:
@@ -348,7 +349,7 @@ async def test_R_then_y_resets_and_keeps_the_dropped_commits_under_a_ref(run: Ru
         await pilot.press("R", "y")
         await settle(pilot)
         assert pool.head() == head
-    actions = [(e["action"], e["after"]) for e in read_events(run.events_path) if e["kind"] == "history"]
+    actions = [(e["action"], e["after"]) for e in recorded(run.events_path) if e["kind"] == "history"]
     assert actions == [("reset", root), ("reset", head)]
 
 
@@ -372,7 +373,7 @@ async def test_u_and_R_are_refused_while_training_holds_the_run(run: Run) -> Non
     finally:
         lock.release()
     assert log(run) == before
-    assert not [e for e in read_events(run.events_path) if e["kind"] == "history"]
+    assert not [e for e in recorded(run.events_path) if e["kind"] == "history"]
 
 
 async def test_training_that_starts_while_the_question_is_open_still_wins(run: Run) -> None:

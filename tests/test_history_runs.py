@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
@@ -13,10 +14,12 @@ from skilltui.engine.loop import Trainer
 from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
 from skilltui.history.overview import list_runs, runs_line
-from skilltui.model.bus import EventBus, JsonlSink, read_events
-from skilltui.model.events import RunFinished
+from skilltui.model.bus import EventBus, JsonlSink
+from skilltui.model.events import RunFinished, utc_now
+from skilltui.model.parse import read_run
 from skilltui.model.review import Decision, ReviewRequest
-from skilltui.runs.status import fold_records, run_state
+from skilltui.model.view import RunView
+from skilltui.runs.status import run_state
 
 
 class Scripted:
@@ -71,7 +74,7 @@ def test_runs_counts_what_each_run_did(runs: Path) -> None:
     by_id = {s.id: s for s in list_runs(runs)}
     assert set(by_id) == {"reviewed", "plain"}
     reviewed = by_id["reviewed"]
-    events = read_events(runs / "reviewed" / "events.jsonl")
+    events = recorded(runs / "reviewed" / "events.jsonl")
     decisions = [e["decision"] for e in events if e["kind"] == "decision"]
     assert decisions[:2] == ["rerun", "rollback"]
     assert (reviewed.approved, reviewed.rerun, reviewed.rolled_back) == (
@@ -88,36 +91,37 @@ def test_runs_counts_what_each_run_did(runs: Path) -> None:
 
 def test_runs_adds_up_the_cost_of_every_call(make_work, tmp_path: Path) -> None:
     run = train(tmp_path / "runs", "priced", [make_work("tin-bell")], Scripted(), backend=Priced(), steps=1)
-    calls = [e for e in read_events(run.events_path) if e["kind"] == "call"]
+    calls = [e for e in recorded(run.events_path) if e["kind"] == "call"]
     [status] = list_runs(tmp_path / "runs")
     assert status.cost_usd == pytest.approx(0.01 * len(calls)) and status.cost_known
 
 
 def test_runs_state_says_running_stopped_failed_or_interrupted(runs: Path) -> None:
     run = Run(runs / "plain")
-    events = lambda: read_events(run.events_path)  # noqa: E731
-    assert run_state(run, fold_records(events())) == "finished"
+    events = lambda: recorded(run.events_path)  # noqa: E731
+    view = lambda: RunView().fold(read_run(run.events_path).events)  # noqa: E731
+    assert run_state(run, view()) == "finished"
     lock = RunLock(run.root)
     lock.acquire()
     try:
-        assert run_state(run, fold_records(events())) == "running"
+        assert run_state(run, view()) == "running"
     finally:
         lock.release()
     sink = JsonlSink(run.events_path)
     sink(RunFinished(status="stopped", reason="spend $1.00 reached --max-cost $1.00"))
     sink.close()
-    assert run_state(run, fold_records(events())) == "stopped: spend $1.00 reached --max-cost $1.00"
+    assert run_state(run, view()) == "stopped: spend $1.00 reached --max-cost $1.00"
     sink = JsonlSink(run.events_path)
     sink(RunFinished(status="failed", reason="every work failed"))
     sink.close()
-    assert run_state(run, fold_records(events())) == "failed: every work failed"
+    assert run_state(run, view()) == "failed: every work failed"
     # A session that started and never finished was killed: its run_started is the last word.
     started = next(e for e in events() if e["kind"] == "run_started")
     with open(run.events_path, "a", encoding="utf-8") as f:
         import json
 
-        f.write(json.dumps(started) + "\n")
-    assert run_state(run, fold_records(events())) == "interrupted"
+        f.write(json.dumps({**started, "time": utc_now()}) + "\n")  # a new session, not a copy of the line
+    assert run_state(run, view()) == "interrupted"
 
 
 def test_runs_prints_one_row_per_run(runs: Path, capsys) -> None:

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.cli import main
-from skilltui.model.bus import read_events
 
 
 def as_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,7 +30,7 @@ def interactive_train(runs: Path, work: Path) -> int:
 
 def decisions(runs: Path) -> list[dict]:
     path = runs / "r" / "events.jsonl"
-    return [e for e in read_events(path) if e["kind"] == "decision"] if path.exists() else []
+    return [e for e in recorded(path) if e["kind"] == "decision"] if path.exists() else []
 
 
 def check_refused(code: int, err: str, runs: Path) -> None:

@@ -11,10 +11,10 @@ import re
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.cli import main
 from skilltui.engine import rubric
-from skilltui.model.bus import read_events
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, text
 from tests.test_anthropic_training import KEY, FakeModel, role_of
 
@@ -74,7 +74,7 @@ def test_the_offline_judge_returns_a_deterministic_rubric(tmp_path, make_work):
     works = [make_work("heron", 4)]
     for runs in ("a", "b"):
         assert train(tmp_path / runs, works, "--steps", "2", "--judge-weight", "0.25") == 0
-    seen = [[e for e in read_events(tmp_path / r / "r" / "events.jsonl") if e["kind"] == "loss"] for r in "ab"]
+    seen = [[e for e in recorded(tmp_path / r / "r" / "events.jsonl") if e["kind"] == "loss"] for r in "ab"]
     assert [e["rubric"] for e in seen[0]] == [e["rubric"] for e in seen[1]]
     for event in seen[0]:
         assert rubric.validate(json.dumps(event["rubric"])) == event["rubric"]
@@ -116,7 +116,7 @@ def test_the_anthropic_judge_rubric_good_malformed_and_missing(tmp_path, make_wo
         assert train(runs, works, "--backend", "anthropic", "--steps", "1", "--judge-weight", "0.5") == 0
         assert server.failures == []
     run = runs / "r"
-    losses = {e["work"]: e for e in read_events(run / "events.jsonl") if e["kind"] == "loss"}
+    losses = {e["work"]: e for e in recorded(run / "events.jsonl") if e["kind"] == "loss"}
     assert set(losses) == {"kestrel", "lantern", "meadow"}
 
     good = losses["kestrel"]

@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from recorded import recorded
+
 from skilltui.engine.pool import Pool
-from skilltui.model.bus import read_events
 
 STEPS = 4
 MICRO_STEPS = 2 * STEPS
@@ -175,5 +176,5 @@ def test_twelve_kills_and_resumes_end_with_one_commit_per_micro_step(make_work, 
     assert pool.is_clean()
     lines = events.read_text(encoding="utf-8").splitlines()
     assert all(json.loads(line) for line in lines)  # no torn line anywhere
-    assert read_events(events)[-1] == {**read_events(events)[-1], "kind": "run_finished", "status": "finished"}
+    assert recorded(events)[-1] == {**recorded(events)[-1], "kind": "run_finished", "status": "finished"}
     assert not [p for p in run.rglob(".*.tmp*")]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from conftest import write_varied_work
+from recorded import recorded
 
 from skilltui.cli import main
-from skilltui.model.bus import read_events
 
 SETTINGS = ["--steps", "3", "--episodes-per-step", "2", "--epochs", "2"]
 
@@ -23,7 +23,7 @@ def run(runs: Path, works: list[Path], *extra: str) -> dict[int, dict[tuple[int,
         argv += ["--work", str(work)]
     assert main(argv) == 0
     by_epoch: dict[int, dict[tuple[int, str], float]] = {}
-    for e in read_events(runs / "r" / "events.jsonl"):
+    for e in recorded(runs / "r" / "events.jsonl"):
         if e["kind"] == "loss":
             by_epoch.setdefault(e["epoch"], {})[(e["step"], e["work"])] = e["loss"]
     return by_epoch

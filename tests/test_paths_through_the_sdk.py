@@ -14,10 +14,10 @@ import re
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.cli import main
 from skilltui.engine.pool import render_note
-from skilltui.model.bus import read_events
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, _flatten_text, text, tool_use
 from tests.test_anthropic_training import KEY, assistant_turns, role_of
 
@@ -115,7 +115,7 @@ def test_a_model_that_opens_every_path_it_is_given_is_never_refused(
             argv += ["--work", str(work)]
         assert main(argv) == 0
     run = runs / "r"
-    events = read_events(run / "events.jsonl")
+    events = recorded(run / "events.jsonl")
     assert [e for e in events if e["kind"] == "tool" and e["error"] is not None] == []
     assert model.errors == []
     # What was opened: the notes as listed, the story; the group's summary, reports, scores and traces.

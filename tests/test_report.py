@@ -172,6 +172,6 @@ def test_a_micro_step_is_credited_with_the_change_on_the_works_both_steps_scored
         ev.StepFinished(epoch=0, step=1, mean_loss=0.5, failed=[], works_in_mean=2),
     ]
     run.events_path.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in records))
-    page = build(run)
+    page = build(run).html
     assert "0.700 (its step) → 0.500 (next step), over the works both scored" in page
     assert "0.533 (its step)" not in page

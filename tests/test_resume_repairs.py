@@ -13,13 +13,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.cli import main
 from skilltui.engine.backward_attempt import _check
 from skilltui.engine.leakage import Lexicon
 from skilltui.engine.pool import Pool, render_note
 from skilltui.engine.run import Run
-from skilltui.model.bus import read_events
 from skilltui.runs import operations
 
 NOTE = render_note("Cut an entrance late and leave early.", "Start a scene as late as it can start.")
@@ -41,7 +41,7 @@ def micro_steps(run: Run) -> int:
 
 
 def warnings(run: Run) -> list[str]:
-    return [e["message"] for e in read_events(run.events_path) if e["kind"] == "warning"]
+    return [e["message"] for e in recorded(run.events_path) if e["kind"] == "warning"]
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_a_pool_killed_after_git_init_before_its_first_commit_resumes(works, don
     assert train(runs, works, run_id="again") == 0
     run = Run(fresh)
     assert len(commits(run.pool)) == micro_steps(run) + 1 == 4 + 1
-    assert read_events(run.events_path)[-1]["status"] == "finished"
+    assert recorded(run.events_path)[-1]["status"] == "finished"
 
 
 def test_a_run_killed_between_its_lock_and_its_settings_resumes(works, tmp_path: Path) -> None:
@@ -127,9 +127,9 @@ def test_a_review_reset_while_a_micro_step_awaited_review_is_respected(works, do
     assert train(tmp_path / "runs", works) == 0
     assert pool.git("rev-parse", "HEAD~1") == result.record.after == first  # built on the reset, not undone
     assert (out / "before.txt").read_text().strip() == first
-    history = [e for e in read_events(done.events_path) if e["kind"] == "history"]
+    history = [e for e in recorded(done.events_path) if e["kind"] == "history"]
     assert history[-1]["after"] == first
-    changed = [e for e in read_events(done.events_path) if e["kind"] == "pool_changed"]
+    changed = [e for e in recorded(done.events_path) if e["kind"] == "pool_changed"]
     assert changed[-1]["head"] == pool.head()
 
 

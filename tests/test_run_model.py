@@ -227,13 +227,14 @@ def test_parse_gives_back_every_event_and_refuses_unknown_shapes_clearly(tmp_pat
         parse_event({"kind": "stage", "stage": "forward", "epoch": 0, "step": 0})
     with pytest.raises(EventShapeError, match="'loss' cannot be 'high'"):
         parse_event({"kind": "loss", "epoch": 0, "step": 0, "work": "a", "loss": "high", "scores": {}, "report": ""})
-    # An old record (no counts, no plan, no time) still reads; a torn last line and a stranger are counted out.
+    # An old record (no counts, no plan, no time) still reads; a stranger is counted out, and a last
+    # line without its newline (still being written, or torn) is left for the next read, not counted.
     path = tmp_path / "events.jsonl"
     old = {"kind": "step_finished", "epoch": 0, "step": 0, "mean_loss": 0.4, "failed": []}
     path.write_text(json.dumps(old) + "\n" + '{"kind": "nope"}\n' + '{"kind": "stage", "sta')
     record = read_run(path)
     assert record.events == [ev.StepFinished(epoch=0, step=0, mean_loss=0.4, failed=[], time=record.events[0].time)]
-    assert record.unreadable == 2 and "unknown event kind 'nope'" in record.problem
+    assert record.unreadable == 1 and "line 2: unknown event kind 'nope'" in record.problem
 
 
 def test_an_old_tool_line_with_its_retired_ok_still_reads_and_a_field_nobody_wrote_is_refused():
@@ -285,7 +286,7 @@ def test_a_tail_folds_only_the_complete_lines_added_since_the_last_look(tmp_path
 
 
 def test_review_credits_a_micro_step_with_the_change_on_the_works_both_steps_scored():
-    from skilltui.runs.status import loss_changes
+    from skilltui.model.figures import loss_changes
 
     def loss(step: int, work: str, value: float) -> ev.Loss:
         return ev.Loss(epoch=0, step=step, work=work, loss=value, scores={}, report=f"{work}{step}.md")

@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from skilltui.model.bus import read_events
+from recorded import recorded
 
 STARTER = (
     "import sys; sys.argv = ['skilltui', *sys.argv[1:]]; print('up', flush=True); "
@@ -77,7 +76,7 @@ def test_a_signal_stops_training_at_a_safe_point_and_the_run_resumes(make_work, 
     lines = [line for line in err.splitlines() if line.strip()]
     name = signal.Signals(signum).name
     assert lines == [f"skilltui: run stopped by {name}; run the same command to resume"]
-    last = read_events(events)[-1]
+    last = recorded(events)[-1]
     assert last["kind"] == "run_finished" and last["status"] == "stopped" and name in last["reason"]
     runs_out = subprocess.run(
         [sys.executable, "-m", "skilltui", "runs", "--runs-dir", str(runs)], capture_output=True, text=True, check=True
@@ -87,7 +86,7 @@ def test_a_signal_stops_training_at_a_safe_point_and_the_run_resumes(make_work, 
         [sys.executable, "-m", "skilltui", *train_argv(runs, works)], cwd=tmp_path, capture_output=True, text=True
     )
     assert again.returncode == 0, again.stderr
-    assert read_events(events)[-1]["status"] == "finished"
+    assert recorded(events)[-1]["status"] == "finished"
     assert len(list((runs / "r").glob("epoch0/step*/backward/g*/commit.txt"))) == 4
 
 
@@ -197,5 +196,5 @@ def test_sigterm_stops_the_app_and_restores_the_terminal(make_work, tmp_path: Pa
         .rsplit("\n", 1)[-1]
         .endswith("skilltui: run stopped by SIGTERM; run the same command to resume")
     )
-    last = read_events(events)[-1]
+    last = recorded(events)[-1]
     assert last["kind"] == "run_finished" and last["status"] == "stopped" and last["reason"] == "stopped by SIGTERM"

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from recorded import recorded
 
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
 from skilltui.engine.review import AutoReviewer
-from skilltui.model.bus import read_events
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, text
 from tests.test_anthropic_training import KEY, FakeModel, assistant_turns, call, role_of
 from tests.test_backward import train_once
@@ -84,7 +84,7 @@ def test_a_backward_call_that_times_out_is_kept_with_its_partial_transcript_and_
         argv += ["--work", str(works[0]), "--steps", "1", "--backward-timeout", "1", "--backward-retries", "0"]
         assert main(argv) == 0
     run = runs / "r"
-    events = read_events(run / "events.jsonl")
+    events = recorded(run / "events.jsonl")
     record = json.loads((run / "epoch0" / "step0" / "backward" / "g1" / "attempt1" / "transcript.json").read_text())
     assert "took longer than 1s" in record["error"]
     responses = [e for e in record["transcript"] if e.get("event") == "response"]

@@ -7,9 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from recorded import recorded
+
 from skilltui.cli import main
 from skilltui.engine.pool import Pool
-from skilltui.model.bus import read_events
 
 
 def train(runs: Path, works: list[Path], *extra: str) -> int:
@@ -20,7 +21,7 @@ def train(runs: Path, works: list[Path], *extra: str) -> int:
 
 
 def events(runs: Path, kind: str | None = None) -> list[dict]:
-    found = read_events(runs / "r" / "events.jsonl")
+    found = recorded(runs / "r" / "events.jsonl")
     return [e for e in found if kind is None or e["kind"] == kind]
 
 

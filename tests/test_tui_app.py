@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from recorded import recorded
 from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 
 from skilltui.agents.base import FatalBackendError
@@ -14,7 +15,6 @@ from skilltui.components.report_view import ReportView
 from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.engine.pool import Pool
 from skilltui.model import events as ev
-from skilltui.model.bus import read_events
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.live_output import LiveOutput
@@ -37,7 +37,7 @@ async def test_quit_while_training_asks_then_stops_and_the_same_command_resumes(
         await wait_for(pilot, lambda: not app.is_running)
     assert app.return_value == 0
     assert app.outcome.status == "stopped"
-    assert read_events(opened.run.events_path)[-1]["kind"] == "run_finished"
+    assert recorded(opened.run.events_path)[-1]["kind"] == "run_finished"
     assert decisions(opened) == []
     opened.lock.release()
 
@@ -93,7 +93,7 @@ async def test_p_pauses_before_the_next_stage_and_p_again_resumes(open_training)
     app = make_app(opened, latency=0.3)
 
     def stages(status: str) -> list[tuple[str, str]]:
-        events = read_events(opened.run.events_path)
+        events = recorded(opened.run.events_path)
         return [(e["stage"], e["work"]) for e in events if e["kind"] == "stage" and e["status"] == status]
 
     async with app.run_test(size=SIZE) as pilot:
@@ -112,7 +112,7 @@ async def test_p_pauses_before_the_next_stage_and_p_again_resumes(open_training)
         await wait_for_review(pilot, app)
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.training)
-    kinds = [(e["kind"], e.get("paused")) for e in read_events(opened.run.events_path) if e["kind"] == "paused"]
+    kinds = [(e["kind"], e.get("paused")) for e in recorded(opened.run.events_path) if e["kind"] == "paused"]
     assert kinds == [("paused", True), ("paused", False)]
 
 
@@ -274,7 +274,7 @@ async def test_works_table_tracks_stage_episodes_and_loss(open_training):
         table = app.query_one(WorksTable)
         await wait_for(pilot, lambda: table.get_cell("alpha", "stage").plain == "done")
         assert table.get_cell("alpha", "eps") == "2/2"
-        loss = [e for e in read_events(opened.run.events_path) if e["kind"] == "loss" and e["work"] == "alpha"][0]
+        loss = [e for e in recorded(opened.run.events_path) if e["kind"] == "loss" and e["work"] == "alpha"][0]
         assert table.get_cell("alpha", "loss") == f"{loss['loss']:.3f}"
         curve = app.query_one(LossCurve)
         assert "◆" in str(curve.render())

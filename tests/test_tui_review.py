@@ -7,13 +7,13 @@ the pool ended up, not what the screen happened to print.
 
 from __future__ import annotations
 
+from recorded import recorded
 from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.themes import DEFAULT_THEME
 from skilltui.engine.pool import Pool, render_note
-from skilltui.model.bus import read_events
 from skilltui.model.commits import PENDING
 from skilltui.tui.screens.rerun_note import RerunNoteScreen
 from skilltui.tui.screens.review import ReviewScreen
@@ -173,5 +173,5 @@ async def test_every_micro_step_of_a_step_is_reviewed_in_order(open_training):
         await wait_for(pilot, lambda: not app.training)
     assert seen == [(1, ("alpha", "beta")), (2, ("gamma",))]
     assert [(d["group"], d["by"]) for d in decisions(opened)] == [(1, "human"), (2, "human")]
-    kinds = [e["kind"] for e in read_events(opened.run.events_path)]
+    kinds = [e["kind"] for e in recorded(opened.run.events_path)]
     assert kinds[-1] == "run_finished"

@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from recorded import recorded
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.session import OpenedRun
-from skilltui.model.bus import read_events
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.screens.review import ReviewScreen
 
@@ -45,7 +45,7 @@ async def wait_for_review(pilot: Pilot, app: TrainingApp) -> ReviewScreen:
 
 
 def decisions(opened: OpenedRun) -> list[dict]:
-    return [e for e in read_events(opened.run.events_path) if e["kind"] == "decision"]
+    return [e for e in recorded(opened.run.events_path) if e["kind"] == "decision"]
 
 
 def screen_text(app: TrainingApp) -> str:

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from scripted import ScriptedBackend
+from recorded import recorded
+from scripted import ScriptedBackend, seed_pool
 from test_bad_input import assert_refused, run_cli, snapshot
 
 from skilltui import cli
@@ -15,7 +16,6 @@ from skilltui.commands import training
 from skilltui.engine.diffuse import noise_work
 from skilltui.engine.run import write_atomic
 from skilltui.engine.works import load_work
-from skilltui.model.bus import read_events
 
 # A held-out work whose people, places and lines appear in no training work, so any of
 # them showing up where the backward pass can look is a leak, not a coincidence.
@@ -49,7 +49,7 @@ def train_with(backend, runs: Path, works: list[Path], val: list[Path], *extra: 
 
 
 def events(runs: Path, kind: str | None = None, run_id: str = "r") -> list[dict]:
-    return [e for e in read_events(runs / run_id / "events.jsonl") if kind is None or e["kind"] == kind]
+    return [e for e in recorded(runs / run_id / "events.jsonl") if kind is None or e["kind"] == kind]
 
 
 def test_validation_measures_the_same_episodes_after_every_step(tmp_path, make_work):
@@ -102,6 +102,23 @@ def test_no_backward_validates_once_and_stays_level_and_resume_skips_it(tmp_path
     second = events(runs)[count:]
     assert not [e for e in second if e["kind"] in ("val_loss", "call")]
     assert {e["status"] for e in second if e["kind"] == "stage" and e["stage"] == "validate"} == {"skipped"}
+
+
+def test_resuming_a_trained_run_keeps_each_steps_validation_as_it_was_measured(tmp_path, make_work):
+    works = [make_work("quarry", 4)]
+    val = held_out_work(tmp_path / "works")
+    runs = tmp_path / "runs"
+    script = [("remove", "dialogue/dialogue-blocks.md"), ("add", "scene")]
+    extra = ("--steps", "2", "--init-pool", str(seed_pool(tmp_path / "donor", "dialogue")))
+    assert train_with(ScriptedBackend(script=list(script)), runs, works, [val], *extra) == 0
+    measured = {(e["step"], e["val_mean_loss"]) for e in events(runs, "step_finished")}
+    assert len({loss for _, loss in measured}) == 2  # the notes moved, so did validation
+    count = len(events(runs))
+    again = ScriptedBackend()
+    assert train_with(again, runs, works, [val], *extra) == 0
+    # Step 0 was measured with the notes step 0 left, not with the ones the run ended on.
+    assert again.calls == [] and not [e for e in events(runs)[count:] if e["kind"] in ("val_loss", "call")]
+    assert {(e["step"], e["val_mean_loss"]) for e in events(runs, "step_finished")[2:]} == measured
 
 
 def test_validation_cost_is_counted_and_a_failing_validation_work_costs_only_itself(tmp_path, make_work):

@@ -6,6 +6,7 @@ skilltui report RUN --to FILE.html [--runs-dir DIR]   one self-contained web pag
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ..runs.locate import find_run
@@ -28,6 +29,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..report.build import write_report
 
     run = find_run(args.run, args.runs_dir)
-    written = write_report(run, args.to)
-    print(f"wrote {written} (run {run.id})")
+    page = write_report(run, args.to)
+    if page.skipped:
+        print(f"warning: {page.skipped}", file=sys.stderr)
+    print(f"wrote {Path(args.to).expanduser()} (run {run.id})")
     return 0

@@ -16,14 +16,13 @@ numbers. Only training works count: validation lives outside `epoch*/step*/works
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from .run import Run
+from .run import Run, read_json
 from .scores import combine
 
 _CACHE: dict[tuple[str, int, int, str, int, int], tuple[Episode, ...]] = {}
@@ -87,7 +86,7 @@ def episode_losses(scores: dict[str, Any]) -> dict[int, float]:
 
 def _load(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path)
     except (OSError, ValueError):
         return None
 

@@ -30,7 +30,7 @@ from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
 from ..core.durable import no_room
 from ..model import events as ev
-from ..model.bus import EventBus, read_events
+from ..model.bus import EventBus
 from ..model.review import Reviewer
 from .attribution import run_attribution
 from .backward import BackwardFailed, micro_step
@@ -75,7 +75,7 @@ class Trainer:
             opened.prompts,
             bus,
             secrets=list(secrets or []),
-            spent=_spent_so_far(opened),
+            spent=opened.spent,  # earlier sessions' calls, so --max-cost counts the whole run
             works=list(self.works),
         )
         throttle = getattr(backend, "throttle", None)
@@ -400,8 +400,3 @@ class Trainer:
             raise RunFailed(f"reduce failed at epoch {epoch} step {step} group {group}: {exc}") from exc
         self.ctx.stage("reduce", "finished" if ran else "skipped", epoch, step, group=group, started=started)
         return summary
-
-
-def _spent_so_far(opened: OpenedRun) -> float:
-    """What earlier sessions of this run spent, so --max-cost counts the whole run."""
-    return sum(e.get("cost_usd") or 0.0 for e in read_events(opened.run.events_path) if e.get("kind") == "call")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.durable import write_atomic
-from ..model.bus import read_events
+from ..model import events as ev
 from .pool import Pool
 from .run import Run
 
@@ -90,8 +90,8 @@ def save_worktree(pool: Pool, ref: str, message: str) -> tuple[str, list[str]]:
     return pool.keep(ref, commit), paths
 
 
-def reconcile(run: Run) -> Reconciled:
-    """Repair and adopt, as the module docstring says. Call with the run lock held."""
+def reconcile(run: Run, events: list[ev.Event]) -> Reconciled:
+    """Repair and adopt, as the module docstring says; `events` are the run's records. Call with the run lock held."""
     pool = run.pool
     found = Reconciled()
     stale = clear_stale_locks(pool)
@@ -118,7 +118,7 @@ def reconcile(run: Run) -> Reconciled:
             f"{_where(run, out)}: the pool moved from {before[:7]} to {head[:7]} outside training while this "
             f"micro-step was unfinished; it now starts from {head[:7]} and leaves that change in place"
         )
-    recorded = _recorded_head(run)
+    recorded = _recorded_head(events)
     if recorded and recorded != head:
         own = _own_attempt(pool, recorded, head, "train epoch ")
         if not own:
@@ -157,14 +157,14 @@ def _own_attempt(pool: Pool, base: str, head: str, prefix: str) -> bool:
     return bool(subjects) and all(s.startswith(prefix) for s in subjects)
 
 
-def _recorded_head(run: Run) -> str | None:
+def _recorded_head(events: list[ev.Event]) -> str | None:
     """The pool's HEAD as the run's events last recorded it (a commit, a reset, a revert)."""
     head = None
-    for event in read_events(run.events_path):
-        if event.get("kind") == "pool_changed":
-            head = event.get("head") or head
-        elif event.get("kind") == "history":
-            head = event.get("after") or head
+    for event in events:
+        if isinstance(event, ev.PoolChanged):
+            head = event.head or head
+        elif isinstance(event, ev.HistoryAction):
+            head = event.after or head
     return head
 
 

@@ -16,6 +16,8 @@ from typing import Any
 from ..core.durable import clean_temps, write_atomic
 from ..core.errors import UsageError
 from ..model.bus import repair_tail
+from ..model.parse import read_run
+from ..model.view import RunView
 from .pool import donor_notes
 from .prompts import Prompts
 from .reconcile import reconcile
@@ -166,6 +168,7 @@ class OpenedRun:
     notices: list[str] = field(default_factory=list)
     pool_moved_to: str | None = None
     val_works: list[Work] = field(default_factory=list)
+    spent: float = 0.0  # what earlier sessions' calls cost, as their records say
 
 
 def open_run(settings: Settings) -> OpenedRun:
@@ -204,8 +207,13 @@ def open_run(settings: Settings) -> OpenedRun:
         pool = run.pool
         if not pool.has_commit():
             pool.init(seed=Path(settings.init_pool) if settings.init_pool else None)
-        found = reconcile(run)
+        # The one read of the records on reopen: what it left out is said once, before training.
+        record = read_run(run.events_path)
+        if skipped := record.warning():
+            notices.append(skipped)
+        found = reconcile(run, record.events)
         notices += found.notices
+        spent = RunView().fold(record.events).cost
         for work in works:
             destination = run.story_path(work.name)
             if not destination.exists():
@@ -217,7 +225,9 @@ def open_run(settings: Settings) -> OpenedRun:
     except BaseException:
         lock.release()
         raise
-    return OpenedRun(run, works, settings, prompts, config, resumed, lock, notices, found.moved_to, val_works=val_works)
+    return OpenedRun(
+        run, works, settings, prompts, config, resumed, lock, notices, found.moved_to, val_works=val_works, spent=spent
+    )
 
 
 def check_runs_dir(runs_dir: Path) -> Path:

@@ -150,10 +150,14 @@ class Validator:
         marker = self.root / "points" / f"{point.id}.json"
         if marker.exists():
             saved = read_json(marker)
-            if saved.get("tree") == tree:
+            # A step's point says what the notes as that step left them scored; a resume comes
+            # back to it after later steps moved the pool, and must not re-measure the step with
+            # their notes. A gate's points (before, micro) are about the pool as it is now.
+            if saved.get("tree") == tree or point.kind == "step":
                 for work in self.works:
                     self._stage("skipped", point, work.name)
-                return Measurement(commit, tree, dict(saved["losses"]), [], float(saved.get("cost_usd") or 0.0))
+                kept = str(saved.get("commit") or commit), str(saved.get("tree") or tree)
+                return Measurement(*kept, dict(saved["losses"]), [], float(saved.get("cost_usd") or 0.0))
         costs: list[float] = []
 
         def count(event: ev.Event) -> None:

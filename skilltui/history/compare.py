@@ -30,7 +30,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engine.run import Run
-from ..model.figures import Mean, finished_means, val_means
+from ..model.figures import Mean, epoch_means, finished_means, val_means
 from ..model.parse import read_run
 from ..model.view import RunView, StepKey
 
@@ -40,33 +40,34 @@ class RunCurves:
     """One run's losses as compare reads them, from the run model (a resumed step keeps its latest value)."""
 
     id: str
-    train: dict[tuple[int, str], dict[int, float]] = field(default_factory=dict)  # (epoch, work) -> step -> loss
-    val: dict[tuple[int, str], dict[int, float]] = field(default_factory=dict)
+    # (epoch, work) -> (loss, steps it covers), as `figures.epoch_means` gives them
+    train: dict[tuple[int, str], tuple[float, int]] = field(default_factory=dict)
+    val: dict[tuple[int, str], tuple[float, int]] = field(default_factory=dict)
     step_means: dict[StepKey, Mean] = field(default_factory=dict)  # finished steps: mean, works in it
     val_means: dict[StepKey, Mean] = field(default_factory=dict)
+    skipped: str | None = None  # what reading its events.jsonl left out
 
 
 def read_curves(run: Run) -> RunCurves:
     """A run's curves from the one fold every interface renders, so compare cannot disagree with `runs`."""
-    view = RunView.of(run.id, run.root).fold(read_run(run.events_path).events)
-    curves = RunCurves(run.id)
-    for (epoch, step), scored in view.steps.items():
-        for work, loss in scored.losses.items():
-            curves.train.setdefault((epoch, work), {})[step] = loss
-        for work, loss in scored.val_losses.items():
-            curves.val.setdefault((epoch, work), {})[step] = loss
-    curves.step_means = finished_means(view)
-    curves.val_means = {key: mean for key, mean in val_means(view).items() if view.steps[key].finished}
-    return curves
+    record = read_run(run.events_path)
+    view = RunView.of(run.id, run.root).fold(record.events)
+    return RunCurves(
+        run.id,
+        train=epoch_means(view),
+        val=epoch_means(view, val=True),
+        step_means=finished_means(view),
+        val_means={key: mean for key, mean in val_means(view).items() if view.steps[key].finished},
+        skipped=record.warning(f"{run.id}/events.jsonl"),
+    )
 
 
 def _value(curves: RunCurves, kind: str, epoch: int, work: str) -> tuple[float | None, int]:
     """(value, steps it covers) of one work in one epoch."""
-    if kind == "train":
-        steps = curves.train.get((epoch, work), {})
-        return (round(sum(steps.values()) / len(steps), 4), len(steps)) if steps else (None, 0)
-    steps = curves.val.get((epoch, work), {})
-    return (steps[max(steps)], 1) if steps else (None, 0)
+    found = (curves.train if kind == "train" else curves.val).get((epoch, work))
+    if found is None:
+        return None, 0
+    return (round(found[0], 4) if kind == "train" else found[0]), found[1]
 
 
 def compare_runs(runs: list[Run]) -> dict[str, Any]:
@@ -105,7 +106,8 @@ def compare_runs(runs: list[Run]) -> dict[str, Any]:
         }
         for c in all_curves
     }
-    return {"runs": ids, "rows": rows, "curves": curves}
+    skipped = [c.skipped for c in all_curves if c.skipped]
+    return {"runs": ids, "rows": rows, "curves": curves, "skipped": skipped}
 
 
 def _row(epoch: int, work: str, kind: str, loss: dict[str, float | None], first: str) -> dict[str, Any]:
@@ -189,6 +191,8 @@ def plot(data: dict[str, Any], width: int = 100, height: int = 20, color: bool =
 
 def print_compare(runs: list[Run], as_json: bool, console: Console | None = None) -> int:
     data = compare_runs(runs)
+    for skipped in data["skipped"]:
+        print(f"warning: {skipped}", file=sys.stderr)
     if as_json:
         print(json.dumps(data, indent=2))
         return 0

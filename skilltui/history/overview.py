@@ -96,6 +96,9 @@ def print_runs(runs_dir: Path, console: Console | None = None) -> int:
             console.print(Padding(Text(runs_line(s)), (0, 0, 0, 2)))
             for line in failing_lines(s):
                 console.print(Padding(Text(line, style="red"), (0, 0, 0, 2)))
+    for s in statuses:  # what a damaged record left out: on stderr, so the table stays the table
+        if s.skipped:
+            print(f"warning: {s.id}: {s.skipped}", file=sys.stderr)
     return 0
 
 

@@ -17,7 +17,6 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from .events import Event
 
@@ -149,16 +148,3 @@ def repair_tail(path: Path) -> int:
         f.flush()
         os.fsync(f.fileno())
     return size - keep
-
-
-def read_events(path: Path) -> list[dict[str, Any]]:
-    """Every event of a run, skipping a last line cut short by a crash."""
-    events: list[dict[str, Any]] = []
-    if not path.exists():
-        return events
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return events

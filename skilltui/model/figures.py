@@ -128,6 +128,42 @@ def next_changes(view: RunView, *, finished_only: bool = False) -> dict[StepKey,
     return changes
 
 
+def loss_changes(view: RunView) -> dict[StepKey, tuple[float, float]]:
+    """Per step, its mean and the next finished step's over the works both scored: what `review`,
+    `report` and `runs` credit the micro-steps that learned from it with."""
+    return {key: (before, after) for key, (before, after, _) in next_changes(view, finished_only=True).items()}
+
+
+def epoch_means(view: RunView, *, val: bool = False) -> dict[tuple[int, str], tuple[float, int]]:
+    """Per (epoch, work): its train loss in the epoch (the mean of its step losses) and how many steps that covers.
+
+    With `val`, a validation work's loss after the epoch's last step that measured it (what
+    the notes as the epoch left them score), covering that one step. Every epoch covers the
+    same episodes, so epochs compare; a work scored on fewer steps says so by its count.
+    """
+    per: dict[tuple[int, str], dict[int, float]] = {}
+    for (epoch, step), scored in view.steps.items():
+        for work, loss in (scored.val_losses if val else scored.losses).items():
+            per.setdefault((epoch, work), {})[step] = loss
+    if val:
+        return {key: (steps[max(steps)], 1) for key, steps in per.items()}
+    return {key: (sum(steps.values()) / len(steps), len(steps)) for key, steps in per.items()}
+
+
+def part_means(view: RunView) -> dict[StepKey, dict[str, float]]:
+    """Each step's mean of every loss part (chrf, scenes, ...) over the works that scored it."""
+    means: dict[StepKey, dict[str, float]] = {}
+    for key, step in view.steps.items():
+        works = [scores for scores in step.scores.values() if scores]
+        if not works:
+            continue
+        names = sorted({name for scores in works for name in scores})
+        means[key] = {
+            name: round(sum(s[name] for s in works if name in s) / sum(name in s for s in works), 4) for name in names
+        }
+    return means
+
+
 # -- progress ----------------------------------------------------------------------------
 
 

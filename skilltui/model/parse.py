@@ -4,15 +4,23 @@ A renderer that folded dicts would have to guess at a missing key or a misspelt 
 refuses them instead, naming the kind and the field, so a record written by a newer or a
 broken version is a clear error and not a pane that silently shows nothing.
 
-Reading a run's file (`read_run`) is the tolerant side: a last line cut short by a crash is
-skipped (the engine cuts it off on its next open), and so is a line that does not parse as
-JSON; a line that parses but has a shape nobody knows is counted and reported, never folded.
+Reading a run's file (`read_run`) is the tolerant side, and the only reader of
+`events.jsonl` there is: every command that looks at a run (train on resume, report,
+review, runs, compare) goes through it. A last line still without its newline (a writer
+mid-line, or a crash the engine cuts off on its next open) is left for later. Any complete
+line that is not a valid event of a known shape (`null`, `42`, `[1]`, `NaN`, `{}`, a kind
+missing its fields, a field of the wrong type, a number that is not finite) is skipped and
+counted, never folded; a line that repeats an earlier one exactly (same time, same content:
+a copy pasted twice, a sync tool's echo) is dropped and counted, so a decision is not
+counted twice. `RunRecord.warning()` says both in one line, once per read.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import math
 import types
 import typing
 from pathlib import Path
@@ -53,8 +61,8 @@ def _fits(value: Any, hint: Any) -> bool:
         return isinstance(value, bool)
     if hint is int:
         return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is float:  # NaN and infinity are no loss, cost or score: a mean over them is NaN too
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if hint is str:
         return isinstance(value, str)
     if origin is list:
@@ -100,23 +108,49 @@ def parse_event(data: Any) -> ev.Event:
 
 @dataclasses.dataclass
 class RunRecord:
-    """A run's events as read from its file, and how many lines could not be folded (and the first why)."""
+    """A run's events as read from its file: the events, the lines skipped (and the first why), the copies dropped."""
 
     events: list[ev.Event]
     unreadable: int = 0
     problem: str = ""
+    duplicates: int = 0
+    lines: int = 0  # complete lines read so far, so a problem can say where it is
+    seen: set[bytes] = dataclasses.field(default_factory=set, repr=False)
+
+    def warning(self, name: str = "events.jsonl") -> str | None:
+        """One line on what the read left out, or None when it kept every line."""
+        parts = []
+        if self.unreadable:
+            s = "" if self.unreadable == 1 else "s"
+            parts.append(
+                f"skipped {self.unreadable} line{s} that {'is' if not s else 'are'} not an event ({self.problem})"
+            )
+        if self.duplicates:
+            s = "" if self.duplicates == 1 else "s"
+            parts.append(f"dropped {self.duplicates} exact duplicate line{s}")
+        return f"{name}: {'; '.join(parts)}" if parts else None
 
 
 def parse_lines(lines: typing.Iterable[str], record: RunRecord) -> None:
-    """Parse complete lines into `record`; a line that is not JSON or not a known shape is counted."""
+    """Parse complete lines into `record`; a line that is not a known event is counted, a repeated one dropped."""
     for line in lines:
-        if not line.strip():
+        record.lines += 1
+        text = line.strip()
+        if not text:
             continue
         try:
-            record.events.append(parse_event(json.loads(line)))
-        except (json.JSONDecodeError, EventShapeError) as exc:
+            event = parse_event(json.loads(text))
+        except (json.JSONDecodeError, EventShapeError, RecursionError) as exc:
             record.unreadable += 1
-            record.problem = record.problem or str(exc)
+            record.problem = record.problem or f"line {record.lines}: {exc}"
+            continue
+        # A digest, not the line: a long run's record would otherwise be held twice in memory.
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        if digest in record.seen:
+            record.duplicates += 1
+            continue
+        record.seen.add(digest)
+        record.events.append(event)
 
 
 def read_run(path: Path) -> RunRecord:
@@ -126,5 +160,6 @@ def read_run(path: Path) -> RunRecord:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return record
-    parse_lines(text.splitlines(), record)
+    complete = text[: text.rfind("\n") + 1]  # a line without its newline is still being written
+    parse_lines(complete.splitlines(), record)
     return record

@@ -71,6 +71,7 @@ class StepView:
     groups: list[list[str]]
     losses: dict[str, float] = field(default_factory=dict)
     reports: dict[str, str] = field(default_factory=dict)
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # work -> its loss's parts (chrf, ...)
     failed: set[str] = field(default_factory=set)
     val_losses: dict[str, float] = field(default_factory=dict)
     finished: bool = False
@@ -169,6 +170,7 @@ class RunView:
                 step = self._step_of(event.epoch, event.step)
                 step.losses[intern(event.work)] = event.loss
                 step.reports[event.work] = event.report
+                step.scores[event.work] = event.scores
                 if (row := self._row(event.work)) is not None:
                     row.loss = event.loss
             case ev.ValLoss(point="step"):
@@ -254,6 +256,7 @@ class RunView:
         step = StepView(key, e.first, e.last, works, groups, started=at)
         if old is not None:  # a resumed step keeps what its earlier session scored
             step.losses, step.reports, step.val_losses = old.losses, old.reports, old.val_losses
+            step.scores = old.scores
         self.steps[key] = step
         self.current = key
         for name in e.works:

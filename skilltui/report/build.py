@@ -22,21 +22,20 @@ from markdown_it import MarkdownIt
 from ..core.errors import UsageError
 from ..core.formats import parse_note
 from ..engine.run import Run, read_json, run_containing, write_atomic
-from ..model.bus import read_events
-from ..model.view import StepKey
-from ..runs.status import RunStatus, run_status
+from ..model import events as ev
+from ..model.figures import Mean, finished_means, val_means
+from ..model.parse import read_run
+from ..model.view import RunView, StepKey
+from ..runs.status import RunStatus, status_of
 from .svg import Series, chart
 
 
 @dataclass
-class MicroStep:
-    label: str
-    epoch: int
-    step: int
-    group: int
-    attempt: int
-    subject: str
-    message: str
+class MicroStepView:
+    """A micro-step as the page shows it: the model's record of it (the `micro_step` event, whole,
+    message included) and what came of it: the decision, the gate's verdict, the losses around it."""
+
+    micro: ev.MicroStep
     decision: str = "awaiting review"
     by: str = ""
     reason: str = ""
@@ -48,6 +47,22 @@ class MicroStep:
     gate_advice: str = ""
     val_step: float | None = None  # mean validation loss after the micro-step's step
     diff: list[tuple[str, str]] = field(default_factory=list)  # (css class, line)
+
+    @property
+    def label(self) -> str:
+        return self.micro.label
+
+    @property
+    def attempt(self) -> int:
+        return self.micro.attempt
+
+    @property
+    def subject(self) -> str:
+        return self.micro.subject
+
+    @property
+    def message(self) -> str:
+        return self.micro.message
 
 
 def _diff_lines(patch: str) -> list[tuple[str, str]]:
@@ -69,40 +84,30 @@ def _diff_lines(patch: str) -> list[tuple[str, str]]:
     return out
 
 
-def micro_steps(
-    run: Run, events: list[dict[str, Any]], status: RunStatus, val: dict[StepKey, float]
-) -> list[MicroStep]:
+def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[StepKey, float]) -> list[MicroStepView]:
     """Every checked backward attempt, joined to its decision, its gate verdict and the losses around it.
 
     The losses are the run model's, as `skilltui review` shows them: the mean of the step the
     micro-step learned from and of the next finished step, over the works both scored.
     """
-    found: dict[tuple[int, int, int, int], MicroStep] = {}
+    found: dict[tuple[int, int, int, int], MicroStepView] = {}
     for e in events:
-        key = (e.get("epoch"), e.get("step"), e.get("group"), e.get("attempt"))
-        if e["kind"] == "micro_step":
-            patch = run.backward_dir(e["epoch"], e["step"], e["group"]) / f"attempt{e['attempt']}" / "patch.diff"
-            before, after = status.loss_change((e["epoch"], e["step"]))
-            found[key] = MicroStep(
-                label=e["label"],
-                epoch=e["epoch"],
-                step=e["step"],
-                group=e["group"],
-                attempt=e["attempt"],
-                subject=e["subject"],
-                message=e.get("message", ""),
-                loss_before=before,
-                loss_after=after,
-                val_step=val.get((e["epoch"], e["step"])),
-                diff=_diff_lines(patch.read_text(encoding="utf-8")) if patch.exists() else [],
-            )
-        elif e["kind"] == "decision" and key in found:
-            m = found[key]
-            m.decision, m.by, m.reason, m.note = e["decision"], e["by"], e.get("reason", ""), e.get("note", "")
-        elif e["kind"] == "gate" and key in found:
-            m = found[key]
-            m.val_before, m.val_after = e.get("before"), e.get("after")
-            m.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.get("advice", ""), "nothing")
+        match e:
+            case ev.MicroStep():
+                patch = run.backward_dir(e.epoch, e.step, e.group) / f"attempt{e.attempt}" / "patch.diff"
+                before, after = status.loss_change((e.epoch, e.step))
+                found[(e.epoch, e.step, e.group, e.attempt)] = MicroStepView(
+                    e,
+                    loss_before=before,
+                    loss_after=after,
+                    val_step=val.get((e.epoch, e.step)),
+                    diff=_diff_lines(patch.read_text(encoding="utf-8")) if patch.exists() else [],
+                )
+            case ev.DecisionMade() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
+                m.decision, m.by, m.reason, m.note = e.decision, e.by, e.reason, e.note
+            case ev.GateChecked() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
+                m.val_before, m.val_after = e.before, e.after
+                m.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.advice, "nothing")
     return list(found.values())
 
 
@@ -119,27 +124,15 @@ def notes(run: Run) -> list[dict[str, str]]:
     return out
 
 
-def curves(events: list[dict[str, Any]]) -> dict[str, Any]:
-    steps: list[StepKey] = []
-    train: dict[StepKey, float] = {}
-    train_n: dict[StepKey, int] = {}
-    val: dict[StepKey, float] = {}
-    val_n: dict[StepKey, int] = {}
-    for e in events:
-        if e["kind"] == "step_finished" and e.get("mean_loss") is not None:
-            key = (e["epoch"], e["step"])
-            if key not in steps:
-                steps.append(key)
-            train[key] = e["mean_loss"]
-            if e.get("works_in_mean"):
-                train_n[key] = e["works_in_mean"]
-            if e.get("val_mean_loss") is not None:
-                val[key] = e["val_mean_loss"]
-                val_n[key] = e.get("val_works_in_mean") or 0
-    series = [Series("train mean", "train", train, train_n)]
+def curves(view: RunView) -> dict[str, Any]:
+    """The train and validation curves of the finished steps: the means `runs`, `compare` and the app show."""
+    train = finished_means(view)
+    val = {key: mean for key, mean in val_means(view).items() if key in train}
+    series = [Series("train mean", "train", *_points(train))]
     if val:
-        series.append(Series("validation mean", "val", val, val_n))
-    return {"chart": chart(sorted(steps), series) if steps else None, "val": val}
+        series.append(Series("validation mean", "val", *_points(val)))
+    values = {key: mean.value for key, mean in val.items()}
+    return {"chart": chart(sorted(train), series) if train else None, "val": values}
 
 
 def setting_text(value: Any) -> str:
@@ -155,14 +148,28 @@ def setting_text(value: Any) -> str:
     return str(value)
 
 
-def build(run: Run) -> str:
-    events = read_events(run.events_path)
+def _points(means: dict[StepKey, Mean]) -> tuple[dict[StepKey, float], dict[StepKey, int]]:
+    # A mean recorded before the count existed covers an unknown number of works: no count, not zero.
+    return {k: m.value for k, m in means.items()}, {k: m.works for k, m in means.items() if m.works}
+
+
+@dataclass
+class Page:
+    """The report's HTML, and what reading the run's events left out (said on the page and by the command)."""
+
+    html: str
+    skipped: str | None
+
+
+def build(run: Run) -> Page:
+    record = read_run(run.events_path)
     try:
         config = read_json(run.config_path)
     except (OSError, ValueError):
         raise UsageError(f"{run.config_path} is unreadable; this run cannot be reported") from None
-    status = run_status(run, events)
-    drawn = curves(events)
+    view = RunView().fold(record.events)
+    status = status_of(run, view, record)
+    drawn = curves(view)
     env = Environment(
         loader=PackageLoader("skilltui.report", "templates"),
         autoescape=True,
@@ -171,19 +178,20 @@ def build(run: Run) -> str:
         lstrip_blocks=True,
     )
     env.filters["setting"] = setting_text
-    return env.get_template("report.html.j2").render(
+    html = env.get_template("report.html.j2").render(
         run=run,
         config=config,
         status=status,
         chart=drawn["chart"],
-        micro_steps=micro_steps(run, events, status, drawn["val"]),
+        micro_steps=micro_steps(run, record.events, status, drawn["val"]),
         notes=notes(run),
-        history_actions=[e for e in events if e.get("kind") == "history"],
+        history_actions=[e for e in record.events if isinstance(e, ev.HistoryAction)],
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )
+    return Page(html, status.skipped)
 
 
-def write_report(run: Run, to: Path) -> Path:
+def write_report(run: Run, to: Path) -> Page:
     """Write the page atomically; refuse a target that is a folder or sits in a folder that does not exist."""
     to = Path(to).expanduser()
     if to.suffix.lower() not in (".html", ".htm"):
@@ -195,5 +203,6 @@ def write_report(run: Run, to: Path) -> Path:
     inside = run_containing(to.parent)
     if inside is not None:
         raise UsageError(f"--to {to} is inside run {inside.name} ({inside}); write the page outside every run")
-    write_atomic(to, build(run))
-    return to
+    page = build(run)
+    write_atomic(to, page.html)
+    return page

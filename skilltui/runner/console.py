@@ -23,7 +23,7 @@ from rich.text import Text
 
 from ..core.words import counted
 from ..model import events as ev
-from ..model.figures import duration_text, eta, run_progress, step_mean, step_progress, work_elapsed
+from ..model.figures import duration_text, eta, run_progress, step_mean, step_progress, val_mean, work_elapsed
 from ..model.summary import summarise
 from ..model.view import RunView, batch_text
 
@@ -108,8 +108,8 @@ def event_line(view: RunView, event: ev.Event) -> str | None:
             step = view.steps.get((event.epoch, event.step))
             mean = step_mean(step) if step is not None else None
             text = "n/a" if mean is None else mean.text()
-            if event.val_mean_loss is not None:
-                text += f", validation {event.val_mean_loss:.3f} over {event.val_works_in_mean}"
+            if step is not None and (val := val_mean(step)) is not None:
+                text += f", validation {val.text()}"
             return f"[step] epoch {event.epoch} step {event.step}: mean loss {text}, cost so far {cost_text(view)}"
         case ev.Warning_():
             return f"[warn] {event.message}"

@@ -20,10 +20,13 @@ from typing import Any
 
 from ..engine.attribution import NoteStats, run_attribution
 from ..engine.run import Run, read_json
-from ..model.bus import read_events
+from ..model import events as ev
 from ..model.commits import LABEL, Commit, MicroStepRecord, decision_words, parse_body
+from ..model.figures import part_means
+from ..model.parse import read_run
+from ..model.view import RunView
 from ..pool_git import REVERTS, PoolGit
-from .status import RunStatus, run_status
+from .status import RunStatus, status_of
 
 DROPPED = {
     "reset": "dropped by reset",
@@ -53,13 +56,9 @@ class History:
         return [c for c in self.commits if c.in_history]
 
 
-def micro_steps(run: Run, events: list[dict[str, Any]]) -> dict[str, list[MicroStepRecord]]:
+def micro_steps(run: Run, view: RunView) -> dict[str, list[MicroStepRecord]]:
     """Every checked backward attempt of the run, keyed by the commit it produced, in the order they ran."""
-    labels = {
-        (e["epoch"], e["step"], e["group"], e["attempt"]): e.get("label", "")
-        for e in events
-        if e.get("kind") == "micro_step"
-    }
+    labels = {key: micro.label for key, micro in view.micro_steps.items()}
     found: dict[str, list[MicroStepRecord]] = {}
     for checked_path in run.root.glob("epoch*/step*/backward/g*/attempt*/checked.json"):
         adir = checked_path.parent
@@ -100,34 +99,21 @@ def _read_or_none(path: Path) -> Any:
         return None
 
 
-def part_means(events: list[dict[str, Any]]) -> dict[tuple[int, int], dict[str, float]]:
-    """Each step's mean of every loss part (chrf, scenes, ...) over its works, from `loss` events."""
-    per: dict[tuple[int, int], dict[str, dict[str, float]]] = {}
-    for e in events:
-        if e.get("kind") == "loss" and isinstance(e.get("scores"), dict):
-            per.setdefault((e["epoch"], e["step"]), {})[e.get("work") or ""] = e["scores"]
-    means: dict[tuple[int, int], dict[str, float]] = {}
-    for key, works in per.items():
-        names = {name for scores in works.values() for name in scores}
-        means[key] = {
-            name: round(sum(s[name] for s in works.values() if name in s) / sum(name in s for s in works.values()), 4)
-            for name in sorted(names)
-        }
-    return means
-
-
 def load_history(run: Run) -> History:
     """Read the pool's commits and join them to the run's records. Blocking: git and file reads."""
     pool = run.pool
-    events = read_events(run.events_path)
-    status = run_status(run)  # tailed: the run model reads on from the last look
+    record = read_run(run.events_path)
+    view = RunView().fold(record.events)
+    status = status_of(run, view, record)  # the same read the commits are joined to
     head = pool.head()
     in_history = {c.sha for c in pool.log("HEAD")}
-    records = micro_steps(run, events)
+    records = micro_steps(run, view)
     reruns = {(m.epoch, m.step, m.group, m.attempt): sha for sha, ms in records.items() for m in ms}
     kept = pool.kept_refs()
-    history_actions = {e.get("after"): e for e in events if e.get("kind") == "history" and e.get("action") == "revert"}
-    parts = part_means(events)
+    history_actions = {
+        e.after: e for e in record.events if isinstance(e, ev.HistoryAction) and e.action == "revert" and e.after
+    }
+    parts = part_means(view)
     commits: list[Commit] = []
     for commit in pool.log("HEAD", kept=True, files=True):
         sha, message = commit.sha, commit.message
@@ -147,7 +133,7 @@ def load_history(run: Run) -> History:
             later = [k for k in parts if k > (micro.epoch, micro.step)]
             commit.parts_after = parts[min(later)] if later else {}
         elif sha in history_actions:
-            commit.decision = f"revert by {history_actions[sha].get('by', 'human')}"
+            commit.decision = f"revert by {history_actions[sha].by}"
         elif reverted:
             commit.decision = "revert"
         elif LABEL.fullmatch(commit.subject.removeprefix("train ")):

@@ -9,13 +9,12 @@ console render, so `runs`, `review` and the app cannot disagree about a run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..engine.run import Run, is_locked, read_json
-from ..model.figures import finished_means, next_changes
-from ..model.parse import EventShapeError, parse_event
+from ..model.figures import Mean, finished_means, loss_changes, val_mean
+from ..model.parse import RunRecord
 from ..model.tail import tail_of
-from ..model.view import RunView
+from ..model.view import RunView, StepKey
 
 
 @dataclass
@@ -35,7 +34,7 @@ class RunStatus:
     cost_known: bool
     state: str
     started: str | None
-    step_means: dict[tuple[int, int], float] = field(default_factory=dict)
+    step_means: dict[StepKey, Mean] = field(default_factory=dict)  # finished steps, as `figures.finished_means`
     latest_works: int | None = None  # how many works the latest mean covers
     latest_val: float | None = None  # mean validation loss after the latest step
     latest_val_works: int | None = None
@@ -43,7 +42,9 @@ class RunStatus:
     # Works whose latest forward or loss failed: work -> "epoch E step S stage: why".
     failing: dict[str, str] = field(default_factory=dict)
     # Per scored step: its mean and the next scored step's, over the works both scored.
-    changes: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict, repr=False)
+    changes: dict[StepKey, tuple[float, float]] = field(default_factory=dict, repr=False)
+    # What reading events.jsonl left out (lines that are no event, exact copies), or None.
+    skipped: str | None = None
 
     @property
     def running(self) -> bool:
@@ -57,16 +58,8 @@ class RunStatus:
         """
         if key in self.changes:
             return self.changes[key]
-        return self.step_means.get(key), None
-
-
-def loss_changes(view: RunView) -> dict[tuple[int, int], tuple[float, float]]:
-    return {key: (before, after) for key, (before, after, _) in next_changes(view, finished_only=True).items()}
-
-
-def step_means(view: RunView) -> dict[tuple[int, int], float]:
-    """Mean loss of every finished step, in (epoch, step) order; a resumed step keeps its latest value."""
-    return {key: mean.value for key, mean in sorted(finished_means(view).items())}
+        mean = self.step_means.get(key)
+        return (mean.value if mean is not None else None), None
 
 
 def run_state(run: Run, view: RunView) -> str:
@@ -82,27 +75,15 @@ def run_state(run: Run, view: RunView) -> str:
     return f"{view.status}: {reason}" if reason and view.status != "finished" else view.status
 
 
-def fold_records(events: list[dict[str, Any]]) -> RunView:
-    """The run model of a run's recorded events (dicts as `read_events` gives them); unknown shapes are left out."""
-    view = RunView()
-    for data in events:
-        try:
-            view.apply(parse_event(data))
-        except EventShapeError:
-            continue
-    return view
-
-
-def run_status(run: Run, events: list[dict[str, Any]] | None = None) -> RunStatus:
-    """The run at a glance; without `events`, its events file is tailed (read on from the last look)."""
-    if events is not None:
-        return status_of(run, fold_records(events))
+def run_status(run: Run) -> RunStatus:
+    """The run at a glance, its events file tailed (read on from the last look); one read at hand: `status_of`."""
     tail = tail_of(run.events_path)
     with tail.lock:
-        return status_of(run, tail.poll())
+        return status_of(run, tail.poll(), tail.record)
 
 
-def status_of(run: Run, view: RunView) -> RunStatus:
+def status_of(run: Run, view: RunView, record: RunRecord | None = None) -> RunStatus:
+    """The run at a glance from a fold of its events; `record`, the read they came from, says what it left out."""
     try:
         config = read_json(run.config_path)
     except (OSError, ValueError):
@@ -112,6 +93,7 @@ def status_of(run: Run, view: RunView) -> RunStatus:
     means = finished_means(view)
     last = view.steps[max(means, key=list(view.steps).index)] if means else None
     latest = means[last.key] if last is not None else None
+    latest_val = val_mean(last) if last is not None else None
     return RunStatus(
         id=run.id,
         works=list(config.get("works") or []),
@@ -126,14 +108,15 @@ def status_of(run: Run, view: RunView) -> RunStatus:
         cost_known=view.cost_known,
         state=run_state(run, view),
         started=view.first_started,
-        step_means={key: mean.value for key, mean in sorted(means.items())},
+        step_means=dict(sorted(means.items())),
         # Sessions before the count existed did not record it: unknown, not zero.
         latest_works=(latest.works or None) if latest is not None else None,
-        latest_val=last.val_mean_loss if last is not None else None,
-        latest_val_works=(last.val_works_in_mean or None) if last is not None else None,
+        latest_val=latest_val.value if latest_val is not None else None,
+        latest_val_works=(latest_val.works or None) if latest_val is not None else None,
         val_cost_usd=round(view.val_cost, 6),
         failing=failing_works(view),
         changes=loss_changes(view),
+        skipped=record.warning() if record is not None else None,
     )
 
 

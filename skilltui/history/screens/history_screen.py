@@ -117,6 +117,9 @@ class HistoryScreen(Screen):
     def apply(self, history: History, mark: tuple[Any, ...], select: str | None) -> None:
         previous = self.history
         current = self.selected
+        skipped = history.status.skipped
+        if skipped and (previous is None or previous.status.skipped != skipped):
+            self.notify(skipped, title="records skipped", severity="warning", timeout=10)
         self.history = history
         self._fingerprint = mark
         if select is None:
