@@ -175,30 +175,35 @@ def _message(data: dict[str, Any], known: dict[str, type], names: tuple[str, ...
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
-def _build(cls: type, data: Any, what: str) -> Any:
-    """`cls` made from JSON `data`, every field checked against its type hint."""
+def _build(cls: type, data: Any, what: str, path: str = "") -> Any:
+    """`cls` made from JSON `data`, every field checked against its type hint.
+
+    `path` is where `data` sits in the message ("request.gate"), so an error names the field
+    the way a person would look for it.
+    """
     if not isinstance(data, dict):
-        raise WireError(f"{what} is a JSON object, not {data!r}")
+        raise WireError(f"{what}'s {path!r} is a JSON object, not {data!r}"[:300])
     hints = _HINTS.get(cls) or _HINTS.setdefault(cls, typing.get_type_hints(cls))
     fields = {f.name: f for f in dataclasses.fields(cls)}
+    at = f"{path}." if path else ""
     extra = sorted(set(data) - set(fields))
     if extra:
-        raise WireError(f"{what} has no field {', '.join(map(repr, extra))}")
+        raise WireError(f"{what} has no field {', '.join(repr(at + name) for name in extra)}")
     missing = [
-        name
+        at + name
         for name, f in fields.items()
         if name not in data and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     ]
     if missing:
         raise WireError(f"{what} needs {', '.join(map(repr, missing))}")
-    values = {name: _value(value, hints[name], f"{what}'s {name!r}") for name, value in data.items()}
+    values = {name: _value(value, hints[name], what, at + name) for name, value in data.items()}
     try:
         return cls(**values)
     except (TypeError, ValueError) as exc:  # a check of the type's own (`Decision`, `Answer`)
         raise WireError(f"{what}: {exc}") from None
 
 
-def _value(value: Any, hint: Any, what: str) -> Any:
+def _value(value: Any, hint: Any, what: str, path: str) -> Any:
     """One field's JSON value as the type `hint` wants it (a path from a string, a key from a list)."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
@@ -207,11 +212,11 @@ def _value(value: Any, hint: Any, what: str) -> Any:
             return None
         built = [a for a in arms if dataclasses.is_dataclass(a)]
         if built:  # `GateVerdict | None`, `Decision | None`
-            return _build(built[0], value, what)
+            return _build(built[0], value, what, path)
         if fits(value, hint):
             return value
     elif dataclasses.is_dataclass(hint):
-        return _build(hint, value, what)
+        return _build(hint, value, what, path)
     elif hint is Path:
         if isinstance(value, str):
             return Path(value)
@@ -224,4 +229,4 @@ def _value(value: Any, hint: Any, what: str) -> Any:
             return tuple(value)
     elif fits(value, hint):
         return value
-    raise WireError(f"{what} cannot be {value!r}"[:300])
+    raise WireError(f"{what}'s {path!r} cannot be {value!r}"[:300])
