@@ -20,18 +20,7 @@ from skilltui.model.parse import read_run
 from skilltui.model.review import Decision, GateVerdict, ReviewRequest
 from skilltui.runner import messages, wire
 from skilltui.runner.driver import Driver, RunDriver
-from skilltui.runner.messages import (
-    Answer,
-    Held,
-    Pause,
-    Resume,
-    ReviewAsked,
-    Stop,
-    WireError,
-    line_of,
-    parse_for_app,
-    parse_for_trainer,
-)
+from skilltui.runner.messages import Answer, ReviewAsked, WireError, parse_for_app, parse_for_trainer
 from skilltui.tui.screens.rerun_note import RerunNoteScreen
 from skilltui.tui.screens.review import ReviewScreen
 
@@ -57,15 +46,15 @@ def decided(opened) -> list[tuple[str, int]]:
 
 def test_every_message_reads_back_as_it_was_sent():
     for message in (
-        Pause(),
-        Resume(),
-        Stop("quit from the app", "failed"),
+        messages.Pause(),
+        messages.Resume(),
+        messages.Stop("quit from the app", "failed"),
         Answer((0, 2, 1, 1), Decision("rerun", "human", "shorter")),
         Answer((0, 2, 1, 1), error="ValueError: no"),
     ):
-        assert parse_for_trainer(line_of(message)) == message
-    for message in (ReviewAsked(request(), "2026-01-01T00:00:00Z"), Held(3), ev.Paused(paused=True)):
-        assert parse_for_app(line_of(message)) == message
+        assert parse_for_trainer(messages.line_of(message)) == message
+    for message in (ReviewAsked(request(), "2026-01-01T00:00:00Z"), messages.Held(3), ev.Paused(paused=True)):
+        assert parse_for_app(messages.line_of(message)) == message
     # The event the app folds for a review is the one the child recorded, time and all.
     asked = ReviewAsked(request(2), "2026-01-01T00:00:00Z")
     assert asked.event == ev.ReviewRequested(
@@ -111,7 +100,7 @@ def test_the_app_refuses_a_malformed_message_naming_what_is_wrong():
     with pytest.raises(WireError, match="unknown event kind 'los'"):
         parse_for_app('{"t": "event", "event": {"kind": "los"}}')
     with pytest.raises(WireError, match="unknown message 'pause'"):  # a command, going the wrong way
-        parse_for_app(messages.line_of(Pause()))
+        parse_for_app(messages.line_of(messages.Pause()))
 
 
 async def test_both_drivers_have_what_the_app_holds(open_training):
