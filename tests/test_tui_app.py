@@ -151,7 +151,7 @@ async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_
         # The palette opens while the works are still writing; the review arrives under it.
         await pilot.press("ctrl+p")
         assert isinstance(app.screen, CommandPalette)
-        await wait_for(pilot, lambda: app.pending is not None)
+        await wait_for(pilot, lambda: app.reviews.asking is not None)
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
         # A second ctrl+p used to open a second palette over the review and crash the app.

@@ -15,7 +15,7 @@ async def test_the_first_start_shows_a_hint_and_the_first_review_waits_until_it_
     app = make_app(opened, hint=None)  # decided as on a real start: no hint-seen file yet
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: "a review screen opens" in screen_text(app))
-        await wait_for(pilot, lambda: app.pending is not None)
+        await wait_for(pilot, lambda: app.reviews.asking is not None)
         await wait_for(pilot, lambda: "waiting for review" in app.query_one(RunHeader).render().plain)
         # The review waits under the hint instead of covering the screen the newcomer is reading.
         assert not isinstance(app.screen, ReviewScreen) and "a review screen opens" in screen_text(app)

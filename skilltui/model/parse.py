@@ -48,11 +48,14 @@ KINDS: dict[str, type[ev.Event]] = _kinds()
 _HINTS: dict[type, dict[str, Any]] = {cls: typing.get_type_hints(cls, vars(ev)) for cls in KINDS.values()}
 
 
-def _fits(value: Any, hint: Any) -> bool:
-    """Whether a JSON value can stand for a field of type `hint` (ints pass for floats; bools for nothing else)."""
+def fits(value: Any, hint: Any) -> bool:
+    """Whether a JSON value can stand for a field of type `hint` (ints pass for floats; bools for nothing else).
+
+    Public because the runner's wire checks its messages' fields by the same rules as events.
+    """
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        return any(_fits(value, arm) for arm in typing.get_args(hint))
+        return any(fits(value, arm) for arm in typing.get_args(hint))
     if hint is type(None):
         return value is None
     if hint is Any:
@@ -67,10 +70,10 @@ def _fits(value: Any, hint: Any) -> bool:
         return isinstance(value, str)
     if origin is list:
         (item,) = typing.get_args(hint) or (Any,)
-        return isinstance(value, list) and all(_fits(v, item) for v in value)
+        return isinstance(value, list) and all(fits(v, item) for v in value)
     if origin is dict:
         _, item = typing.get_args(hint) or (str, Any)
-        return isinstance(value, dict) and all(isinstance(k, str) and _fits(v, item) for k, v in value.items())
+        return isinstance(value, dict) and all(isinstance(k, str) and fits(v, item) for k, v in value.items())
     return True
 
 
@@ -101,7 +104,7 @@ def parse_event(data: Any) -> ev.Event:
         raise EventShapeError(f"a {kind!r} event needs {', '.join(map(repr, missing))}")
     values = {name: value for name, value in data.items() if name in fields}
     for name, value in values.items():
-        if not _fits(value, hints[name]):
+        if not fits(value, hints[name]):
             raise EventShapeError(f"a {kind!r} event's {name!r} cannot be {value!r}")
     return cls(**values)
 

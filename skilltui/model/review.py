@@ -75,22 +75,11 @@ class Reviewer(Protocol):
     async def review(self, request: ReviewRequest) -> Decision: ...
 
 
-# -- across a process boundary: the app's engine process sends requests and reads decisions ----
+# -- across a process boundary: the app's trainer process sends requests (runner/messages.py) --
 
 
 def request_to_dict(request: ReviewRequest) -> dict[str, Any]:
-    """A request as JSON-ready data (paths as strings); `request_from_dict` reads it back."""
+    """A request as JSON-ready data (paths as strings); `runner.messages` reads it back, checked."""
     data = asdict(request)
     data["run_dir"] = str(request.run_dir)
     return data
-
-
-def request_from_dict(data: dict[str, Any]) -> ReviewRequest:
-    gate = data.get("gate")
-    return ReviewRequest(
-        **{**data, "run_dir": Path(data["run_dir"]), "gate": GateVerdict(**gate) if gate is not None else None}
-    )
-
-
-def decision_from_dict(data: dict[str, Any]) -> Decision:
-    return Decision(**data)

@@ -14,6 +14,9 @@ who watches. Its promise is that every session ends with exactly one `run_finish
 
 The driver folds every event into its `view` before any sink sees it, so a sink that
 renders the view always renders the event it was just given.
+
+`Driver` is the control surface the live app holds: this driver has it, and so has the
+app's `engine_process.ProcessDriver`, whose trainer runs in a forked child.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import datetime as _dt
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from ..agents.base import Backend
 from ..engine.loop import Outcome, Trainer
@@ -35,7 +39,7 @@ from ..model.view import RunView
 
 # What an app needs of the engine to drive a run, in one place: apps import these from here
 # (the review protocol's types are the run model's own, in `.review`).
-__all__ = ["Backend", "OpenedRun", "Outcome", "RunDriver", "RunFold", "save_crash"]
+__all__ = ["Backend", "Driver", "OpenedRun", "Outcome", "RunDriver", "RunFold", "save_crash"]
 
 
 def save_crash(run_dir: Path, exc: BaseException) -> Path:
@@ -56,6 +60,52 @@ def save_crash(run_dir: Path, exc: BaseException) -> Path:
 
 def crash_reason(exc: BaseException, path: Path) -> str:
     return f"{type(exc).__name__}: {exc} (a bug; the traceback is in {path})"
+
+
+@runtime_checkable
+class Driver(Protocol):
+    """What the app holds of a run it trains, wherever the trainer runs.
+
+    Written down so the two drivers cannot drift apart unseen: the app calls only these, and
+    `tests/test_wire.py` checks that both drivers have every one of them.
+    """
+
+    view: RunView  # the run so far; its `pending_review` is the review that waits, if any
+    bus: bus_events.EventBus
+    outcome: Outcome | None  # how the session ended, once it did
+    crash_file: Path | None
+
+    @property
+    def paused(self) -> bool: ...
+
+    @property
+    def held(self) -> int:
+        """How many stages wait at the pause gate."""
+        ...
+
+    def read_history(self, events: list[ev.Event] | None = None) -> RunView: ...
+
+    def subscribe(self, sink: Callable[[ev.Event], None]) -> Callable[[], None]: ...
+
+    async def run(self) -> Outcome:
+        """Train until the session ends; the record says how, whatever ended it."""
+        ...
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def stop(self, reason: str, status: str = "stopped") -> None: ...
+
+    def stopped_now(self, reason: str | None = None) -> None:
+        """Say now that the session ended (the trainer's task is gone or going)."""
+        ...
+
+    def crashed(self, exc: BaseException) -> Path:
+        """The app died of `exc`: keep the traceback, record the run as failed; returns the file."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class RunFold:
@@ -122,7 +172,7 @@ class RunDriver(RunFold):
         for sink in sinks:
             self.bus.subscribe(sink)
 
-    # The app's controls, the same on `engine_process.ProcessDriver`.
+    # The app's controls (`Driver`), the same on `engine_process.ProcessDriver`.
     def pause(self) -> None:
         self.trainer.pause()
 

@@ -8,7 +8,10 @@ engine's cost taken away measured 1.04x. So the app forks: the child trains with
 `RunDriver` as `--auto` (it alone writes `events.jsonl`), and the app folds the events it is
 sent into its own `RunView` and draws them.
 
-The wire between the two is `wire.py`; the child's side is `trainer_child.py`.
+The wire between the two is `wire.py` and `messages.py`; the child's side is `trainer_child.py`.
+A review crosses it once (`messages.ReviewAsked`): this side folds the event it derives from
+it, so "a review waits, and which" is its view's `pending_review`, as in the child's.
+A line from the child that does not parse stops the child as "failed" with that line's problem.
 
 Nothing is lost whichever side dies:
 
@@ -31,24 +34,35 @@ import os
 import signal
 import time
 import warnings
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ..model import bus as bus_events
 from ..model import events as ev
 from ..model.parse import parse_event
-from ..model.review import Reviewer, ReviewRequest, request_from_dict
-from .driver import Backend, OpenedRun, Outcome, RunDriver, RunFold, crash_reason, save_crash
+from ..model.review import Reviewer, ReviewRequest
+from .driver import Backend, Driver, OpenedRun, Outcome, RunDriver, RunFold, crash_reason, save_crash
+from .messages import (
+    Answer,
+    ForApp,
+    ForTrainer,
+    Held,
+    Pause,
+    Resume,
+    ReviewAsked,
+    Stop,
+    WireError,
+    key_of,
+    line_of,
+    parse_for_app,
+)
 from .trainer_child import LOG_NAME, Job, run_child
-from .wire import line_of, read_lines, write_all
+from .wire import read_lines, write_all
 
 CLOSE_SECONDS = 15.0  # how long the app waits for a stopping child to record its end
 
 
-def make_driver(
-    opened: OpenedRun, backend: Backend, reviewer: Reviewer, *, secrets: list[str]
-) -> ProcessDriver | RunDriver:
+def make_driver(opened: OpenedRun, backend: Backend, reviewer: Reviewer, *, secrets: list[str]) -> Driver:
     """The app's driver: the trainer in a child process where the system can fork, else in the app's loop."""
     if hasattr(os, "fork"):
         return ProcessDriver(opened, backend, reviewer, secrets=secrets)
@@ -75,7 +89,7 @@ def _last_record(path: Path) -> dict[str, Any] | None:
 
 
 class ProcessDriver(RunFold):
-    """The `RunDriver` face the app needs, for a trainer that runs in a forked child.
+    """The `Driver` the app holds, for a trainer that runs in a forked child.
 
     `view` is the run so far, folded here from what the child sends; `bus` carries those
     events to the app's sinks (and lets tests put events in as if the child had sent them).
@@ -92,7 +106,9 @@ class ProcessDriver(RunFold):
         self._forked = False
         self._commands: int | None = None
         self._stop: tuple[str, str] | None = None  # (reason, status) once a stop was asked for
-        self._reviews: set[asyncio.Task[None]] = set()
+        # The reviewer answering the review the view says waits (the engine asks one at a time);
+        # held to be cancelled when the child goes, and so the loop does not drop it midway.
+        self._answering: asyncio.Task[None] | None = None
         self.bus.subscribe(self._fold)
 
     @property
@@ -129,39 +145,52 @@ class ProcessDriver(RunFold):
         reader, transport = await read_lines(events_r)
         try:
             while line := await reader.readline():
-                self._take(json.loads(line))
+                try:
+                    message = parse_for_app(line)
+                except WireError as exc:
+                    self._refuse(exc)
+                    continue
+                self._take(message)
         finally:
             transport.close()
-            for task in self._reviews:
-                task.cancel()
+            self._stop_answering()
         status = await asyncio.to_thread(self._reap, None)
         self._after_child(status)
         assert self.outcome is not None
         return self.outcome
 
-    def _take(self, message: dict[str, Any]) -> None:
-        kind = message.get("t")
-        if kind == "event":
-            event = parse_event(message["event"])
-            if isinstance(event, ev.RunFinished) and self.outcome is not None:
+    def _take(self, message: ForApp) -> None:
+        if isinstance(message, ev.Event):
+            if isinstance(message, ev.RunFinished) and self.outcome is not None:
                 return  # the app already said how this session ended (it asked for the stop)
-            self.bus.emit(event)
-        elif kind == "review":
-            task = asyncio.create_task(self._review(message["id"], request_from_dict(message["request"])))
-            self._reviews.add(task)
-            task.add_done_callback(self._reviews.discard)
-        elif kind == "held":
-            self.held = int(message["n"])
+            self.bus.emit(message)
+        elif isinstance(message, ReviewAsked):
+            self.bus.emit(message.event)  # folded before the reviewer is asked: the view says it waits
+            self._stop_answering()
+            self._answering = asyncio.create_task(self._answer(message.request))
+        elif isinstance(message, Held):
+            self.held = message.n
 
-    async def _review(self, number: int, request: ReviewRequest) -> None:
+    def _refuse(self, exc: WireError) -> None:
+        """A line from the child this side cannot read: stop it as failed, saying what was wrong (once)."""
+        if self._stop is None:
+            self.stop(f"the app could not read a message from the engine process: {exc}", "failed")
+
+    async def _answer(self, request: ReviewRequest) -> None:
+        key = key_of(request)
         try:
             decision = await self._reviewer.review(request)
         except Exception as exc:  # noqa: BLE001 - the child fails the run on record with this
-            self._send({"t": "decision", "id": number, "error": f"{type(exc).__name__}: {exc}"})
+            self._send(Answer(key, error=f"{type(exc).__name__}: {exc}"))
         else:
-            self._send({"t": "decision", "id": number, "decision": asdict(decision)})
+            self._send(Answer(key, decision))
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _stop_answering(self) -> None:
+        if self._answering is not None:
+            self._answering.cancel()
+            self._answering = None
+
+    def _send(self, message: ForTrainer) -> None:
         if self._commands is None:
             return
         try:
@@ -174,17 +203,17 @@ class ProcessDriver(RunFold):
     def pause(self) -> None:
         """Hold the child before its next stage (a child not forked yet starts paused)."""
         self.paused = True
-        self._send({"t": "pause"})
+        self._send(Pause())
 
     def resume(self) -> None:
         self.paused = False
-        self._send({"t": "resume"})
+        self._send(Resume())
 
     def stop(self, reason: str, status: str = "stopped") -> None:
         """Stop the child where it is; it records `status` with `reason` before it exits."""
         if self._stop is None:
             self._stop = (reason, status)
-        self._send({"t": "stop", "reason": self._stop[0], "status": self._stop[1]})
+        self._send(Stop(*self._stop))
 
     def stopped_now(self, reason: str | None = None) -> None:
         """Say here, now, that the session ended; the child writes the record as it stops."""
@@ -266,8 +295,7 @@ class ProcessDriver(RunFold):
 
     def close(self) -> None:
         """Stop the child if it still runs, wait for it to record its end, and release the pipes."""
-        for task in self._reviews:
-            task.cancel()
+        self._stop_answering()
         if self._pid is None:
             if self._commands is not None:
                 os.close(self._commands)

@@ -8,58 +8,69 @@ a core both want goes to the app's frame, and trains on a fresh thread with a fr
 loop.
 
 It trains with the same `RunDriver` as `--auto`, sends every event and each review request
-to the app over the wire (`wire.py`), and obeys the app's pause, resume, stop and decisions.
+to the app over the wire (`wire.py`, `messages.py`), and obeys the app's pause, resume, stop
+and answers. A line from the app it cannot read stops the run as "failed", naming the line's
+problem: a trainer that guessed at a command could approve what nobody approved.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from ..model import events as ev
-from ..model.review import Decision, ReviewRequest, decision_from_dict, request_to_dict
+from ..model.review import Decision, ReviewRequest
+from ..model.view import RunView
 from .driver import Backend, OpenedRun, RunDriver
+from .messages import Answer, ForApp, Held, Key, Pause, Resume, ReviewAsked, Stop, WireError, key_of, parse_for_trainer
 from .wire import EventWire, read_lines
 
 LOG_NAME = "engine.log"
 TRAINER_NICENESS = 10  # added to the app's: the trainer yields a shared core to the screen
 
 
-class _PipeReviewer:
-    """The engine's reviewer in the child: each request goes to the app, the decision comes back."""
+class PipeReviewer:
+    """The engine's reviewer in the child: the request goes to the app once, the answer comes back by key.
 
-    def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
+    Which review waits is the child's view's to say (`RunView.pending_review`: the engine
+    folded its `review_requested` there just before asking, and the message takes that
+    record's time). This holds only the future that the answer for that key resolves, so an
+    answer about any other micro-step (one the app sent before a rerun, say) resolves nothing.
+    """
+
+    def __init__(self, send: Callable[[ForApp], None]) -> None:
         self._send = send
-        self._waiting: dict[int, asyncio.Future[Decision]] = {}
-        self._next = 0
+        self.view: RunView | None = None  # the driver's, once there is one
+        self._answer: tuple[Key, asyncio.Future[Decision]] | None = None
 
     async def review(self, request: ReviewRequest) -> Decision:
-        self._next += 1
-        number = self._next
+        key = key_of(request)
+        waiting = self.view.pending_review if self.view is not None else None
+        if waiting is None or waiting.key != key:
+            raise RuntimeError(f"the engine asked for the review of {key} without recording that it waits")
         future = asyncio.get_running_loop().create_future()
-        self._waiting[number] = future
-        self._send({"t": "review", "id": number, "request": request_to_dict(request)})
+        self._answer = (key, future)
+        self._send(ReviewAsked(request, waiting.time))
         try:
             return await future
         finally:
-            self._waiting.pop(number, None)
+            self._answer = None
 
-    def answer(self, message: dict[str, Any]) -> None:
-        future = self._waiting.get(message["id"])
-        if future is None or future.done():
+    def answer(self, message: Answer) -> None:
+        if self._answer is None or self._answer[0] != message.key or self._answer[1].done():
             return
-        if "error" in message:
-            future.set_exception(RuntimeError(f"the app's reviewer failed: {message['error']}"))
+        future = self._answer[1]
+        if message.decision is None:
+            future.set_exception(RuntimeError(f"the app's reviewer failed: {message.error}"))
         else:
-            future.set_result(decision_from_dict(message["decision"]))
+            future.set_result(message.decision)
 
 
 @dataclass(frozen=True)
@@ -137,10 +148,11 @@ def run_child(job: Job, commands: int, events: int) -> NoReturn:
 
 async def _serve(job: Job, commands: int, events: int) -> int:
     wire = EventWire(events)
-    reviewer = _PipeReviewer(wire.send)
+    reviewer = PipeReviewer(wire.send)
     driver = RunDriver(job.opened, job.backend, reviewer, secrets=job.secrets, sinks=(wire.event,))
+    reviewer.view = driver.view
     driver.read_history(job.history)
-    driver.trainer.on_held = lambda held: wire.send({"t": "held", "n": held})
+    driver.trainer.on_held = lambda held: wire.send(Held(held))
     if job.paused:
         driver.trainer.pause()
     training = asyncio.create_task(driver.run())
@@ -153,21 +165,26 @@ async def _serve(job: Job, commands: int, events: int) -> int:
     return 0 if driver.outcome is not None and driver.outcome.status != "failed" else 1
 
 
-async def _listen(commands: int, driver: RunDriver, reviewer: _PipeReviewer, training: asyncio.Task) -> None:
+async def _listen(commands: int, driver: RunDriver, reviewer: PipeReviewer, training: asyncio.Task) -> None:
     reader, transport = await read_lines(commands)
     try:
         while line := await reader.readline():
-            message = json.loads(line)
-            kind = message.get("t")
-            if kind == "pause":
-                driver.trainer.pause()
-            elif kind == "resume":
-                driver.trainer.resume()
-            elif kind == "decision":
-                reviewer.answer(message)
-            elif kind == "stop":
-                driver.stop(message["reason"], message.get("status", "stopped"))
+            try:
+                message = parse_for_trainer(line)
+            except WireError as exc:
+                driver.stop(f"the trainer could not read a message from the app: {exc}", "failed")
                 training.cancel()
+                return
+            match message:
+                case Pause():
+                    driver.trainer.pause()
+                case Resume():
+                    driver.trainer.resume()
+                case Answer():
+                    reviewer.answer(message)
+                case Stop():
+                    driver.stop(message.reason, message.status)
+                    training.cancel()
         # The app is gone without a word (killed): stop where we are and say so.
         driver.stop("the app went away; run the same command to resume")
         training.cancel()

@@ -1,14 +1,7 @@
-"""The pipes between the live app and its forked trainer: one JSON object per line, each way.
+"""The pipes between the live app and its forked trainer: one JSON message per line, each way.
 
-- child to app (events pipe): `{"t": "event", "event": {...}}` for every event (streamed text
-  joined per agent over up to `DELTA_SECONDS`, see `EventWire`);
-  `{"t": "review", "id": n, "request": {...}}` when a micro-step waits for its review;
-  `{"t": "held", "n": k}` when the number of stages waiting at the pause gate changes.
-- app to child (commands pipe): `{"t": "pause"}`, `{"t": "resume"}`,
-  `{"t": "stop", "reason": ..., "status": "stopped" | "failed"}`, and
-  `{"t": "decision", "id": n, "decision": {...}}` (or `"error": ...` when the app's reviewer failed).
-
-Both sides write whole lines (`line_of`, `write_all`) and read them with `read_lines`; the
+What the lines hold, and how each is checked as it arrives, is `messages.py`. Both sides
+write whole lines (`messages.line_of`, `write_all`) and read them with `read_lines`; the
 child's events go through `EventWire`, which joins streamed text and goes quiet once the
 app stopped reading.
 """
@@ -16,20 +9,14 @@ app stopped reading.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from dataclasses import replace
-from typing import Any
 
 from ..model import events as ev
+from .messages import ForApp, line_of
 
 LINE_LIMIT = 64 * 1024 * 1024  # a review's request carries whole patches and reports
 DELTA_SECONDS = 0.05  # how long streamed text may wait in the child to go in one line (see EventWire)
-
-
-def line_of(message: dict[str, Any]) -> bytes:
-    """One message as one line of the pipe (a newline inside a value is escaped by JSON)."""
-    return (json.dumps(message, default=str, ensure_ascii=False) + "\n").encode()
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -56,6 +43,9 @@ class EventWire:
     the app only draws it every `FLUSH_SECONDS`. So deltas wait here up to `DELTA_SECONDS` and
     go as one line per agent, joined in order; any other event sends them first, so the app
     sees everything in the order it happened.
+
+    A `review_requested` is not sent: the reviewer sends the whole request right after it
+    (`messages.ReviewAsked`), and the app derives the event from that, so a review crosses once.
     """
 
     def __init__(self, fd: int) -> None:
@@ -70,8 +60,9 @@ class EventWire:
             if self._flush is None:
                 self._flush = asyncio.get_running_loop().call_later(DELTA_SECONDS, self.flush)
             return
-        self.flush()
-        self.send({"t": "event", "event": event.to_dict()})
+        if type(event) is ev.ReviewRequested:
+            return
+        self.send(event)
 
     def flush(self) -> None:
         if self._flush is not None:
@@ -86,11 +77,11 @@ class EventWire:
                 joined.append(delta)
         self._deltas = []
         for delta in joined:
-            self.send({"t": "event", "event": delta.to_dict()})
+            self.send(delta)
 
-    def send(self, message: dict[str, Any]) -> None:
-        if message.get("t") != "event":
-            self.flush()  # a review or a count must not overtake the text streamed before it
+    def send(self, message: ForApp) -> None:
+        if type(message) is not ev.Delta and self._deltas:
+            self.flush()  # nothing may overtake the text streamed before it
         if not self.open:
             return
         try:

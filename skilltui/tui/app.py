@@ -7,8 +7,8 @@ the screens and routes messages; it adds no training logic and keeps no fold of 
   `events.jsonl`, and the app folds every event it sends into the run model (`RunView`), so
   the engine's work never stands between a key and its frame;
 - the main screen (`main_screen.py`) renders that model; its panes read the pool in threads;
-- review requests are answered by the review screen (`reviewer.py` routes them), so only
-  the micro-step waits, never the screen.
+- review requests are answered by the review screen, through the one review coordinator
+  the app holds (`reviewer.py`), so only the micro-step waits, never the screen.
 
 Quitting while the run trains asks first, then stops the trainer where it is; the record
 says "stopped" and the same command resumes. If the app itself dies of a bug, the
@@ -40,13 +40,13 @@ from ..components.palette import kept_textual_commands
 from ..core.signals import exit_code, name_of
 from ..model.parse import read_run
 from ..model.summary import summarise
-from ..runner.driver import Backend, OpenedRun, Outcome
+from ..runner.driver import Backend, Driver, OpenedRun, Outcome
 from ..runner.engine_process import make_driver
 from .collector import QuietCollector, settle_heap
 from .main_screen import MAIN_CSS, PANES, MainScreen
 from .palette import WorkCommands, copy_run_path, training_commands
 from .pool_reader import PoolReader
-from .reviewer import ReviewRouting, ScreenReviewer
+from .reviewer import ReviewCoordinator, ScreenReviewer
 from .stop_signals import StopSignals
 
 HINT_SEEN = "hint-seen"
@@ -57,7 +57,7 @@ def hint_seen_path() -> Path:
     return themes.config_dir() / HINT_SEEN
 
 
-class TrainingApp(ReviewRouting, StopSignals, App[int]):
+class TrainingApp(App[int]):
     """Train one opened run with a person reviewing every micro-step. Returns the exit code."""
 
     TITLE = "skilltui"
@@ -81,13 +81,18 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         super().__init__()
         self.opened = opened
         self.run_dir = opened.run.root
-        self.driver = make_driver(opened, backend, ScreenReviewer(self.ask_review), secrets=secrets)
+        # The reviewer asks the coordinator, made below: it needs the view the driver folds.
+        reviewer = ScreenReviewer(lambda request: self.reviews.ask(request))
+        self.driver: Driver = make_driver(opened, backend, reviewer, secrets=secrets)
         self.view = self.driver.view
         self.bus = self.driver.bus
         show_hint = not hint_seen_path().exists() if hint is None else hint
         self.main = MainScreen(self.view, PoolReader(opened.run.memory), hint=show_hint, clock=clock)
         self.driver.subscribe(self.main.take)
-        self.pending = None
+        self.reviews = ReviewCoordinator(
+            self, self.view, hinting=lambda: self.main.hinting, changed=self.update_bindings
+        )
+        self.signals = StopSignals()
         self._trainer_worker: Worker | None = None
         self._theme_problems: list[str] = []
         self._bindings_key: tuple[bool, bool, bool] | None = None
@@ -108,7 +113,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
 
     def on_mount(self) -> None:
         self._install_themes()
-        self.watch_signals(self._on_stop_signal)
+        self.signals.watch(self._on_stop_signal)
         self.collector.start()
         self.set_interval(0.25, self.collector.tick)
 
@@ -123,7 +128,10 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         return self.collector.last_input
 
     def on_main_screen_back_on_top(self) -> None:
-        self.open_queued_review()
+        self.reviews.open_queued()
+
+    def show_review(self) -> None:
+        self.reviews.show()
 
     def on_main_screen_ready(self) -> None:
         self.run_worker(self._boot, group="boot")
@@ -134,7 +142,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         self.exit(exit_code(signum))
 
     def on_unmount(self) -> None:
-        self.unwatch_signals()
+        self.signals.unwatch()
         self.collector.stop()
         # However the app ends, the trainer stops with it and the record says so before
         # the run's events file is closed.
@@ -219,6 +227,9 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
     def action_show_pane(self, pane: str) -> None:
         self.main.show_pane(pane)
 
+    def action_open_review(self) -> None:
+        self.reviews.show()
+
     def action_report_step(self, delta: int) -> None:
         if self.selected_work is not None and self.view.loss_steps(self.selected_work):
             self.main.show_pane("report")
@@ -226,7 +237,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
 
     def update_bindings(self) -> None:
         """Refresh the key bar only when what it offers changed (pause, resume, a waiting review)."""
-        key = (self.training, self.driver.paused, self.pending is not None)
+        key = (self.training, self.driver.paused, self.reviews.asking is not None)
         if key != self._bindings_key:
             self._bindings_key = key
             self.refresh_bindings()
@@ -237,7 +248,7 @@ class TrainingApp(ReviewRouting, StopSignals, App[int]):
         if action == "resume":
             return self.training and self.driver.paused
         if action == "open_review":
-            return self.can_open_review()
+            return self.reviews.can_open()
         return True
 
     def action_pause(self) -> None:

@@ -42,7 +42,7 @@ def training_commands(app: Any) -> Iterator[SystemCommand]:
         yield SystemCommand("Resume training", "the next stage starts", app.action_resume)
     yield SystemCommand("Switch theme", "choose among the dark, light and your own themes", partial(choose_theme, app))
     yield SystemCommand("Copy the run folder path", str(app.run_dir), app.action_copy_run_path)
-    if app.pending is not None:
+    if app.reviews.asking is not None:
         yield SystemCommand("Open the waiting review", "the micro-step waits for you", app.show_review)
 
 
