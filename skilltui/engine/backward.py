@@ -111,6 +111,8 @@ async def micro_step(
                 "note": decision.note,
                 "ref": ref,
                 "reason": decision.reason,
+                # The gate's figures, for the next prompt's list of rejected updates (feedback.py).
+                "gate": gate_figures(verdict),
             },
         )
         at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
@@ -147,6 +149,14 @@ async def micro_step(
             },
         )
         return True
+
+
+def gate_figures(verdict: GateVerdict | None) -> dict | None:
+    """The numbers of a verdict, without its wording: nothing a validation work could be told by."""
+    if verdict is None:
+        return None
+    keys = ("before", "after", "delta", "low", "high", "confidence", "n", "advice")
+    return {k: getattr(verdict, k) for k in keys}
 
 
 def _give_up(ctx: Context, out: Path, where: Where, failures: list[str]) -> bool:

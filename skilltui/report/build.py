@@ -47,6 +47,7 @@ class MicroStep:
     val_before: float | None = None
     val_after: float | None = None
     gate_advice: str = ""
+    gate_figures: str = ""  # the paired delta, its interval and n (verdicts since the interval rule)
     val_step: float | None = None  # mean validation loss after the micro-step's step
     diff: list[tuple[str, str]] = field(default_factory=list)  # (css class, line)
 
@@ -104,6 +105,13 @@ def micro_steps(
             m = found[key]
             m.val_before, m.val_after = e.get("before"), e.get("after")
             m.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.get("advice", ""), "nothing")
+            if e.get("delta") is not None:
+                spread = (
+                    f"[{e['low']:+.3f}, {e['high']:+.3f}] at {float(e.get('confidence') or 0):.0%}"
+                    if e.get("low") is not None and e.get("high") is not None
+                    else "spread not measured"
+                )
+                m.gate_figures = f"Δ {e['delta']:+.3f} {spread}, n={e.get('n')}"
     return list(found.values())
 
 

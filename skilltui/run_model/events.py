@@ -279,6 +279,8 @@ class ValLoss(AtStep, kind="val_loss"):
     commit: str = ""
     report: str = ""
     reused: bool = False
+    samples: int = 1  # passes behind `loss` (its mean over them); older runs had one
+    spread: float | None = None  # the sample standard deviation of those passes' losses
 
 
 class GateChecked(AtAttempt, kind="gate"):
@@ -286,7 +288,9 @@ class GateChecked(AtAttempt, kind="gate"):
 
     `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
     `works` is how many validation works the two means share; `cost_usd` what the extra
-    validation calls cost.
+    validation calls cost. Since the interval rule: `n` paired deltas, their mean `delta`,
+    the interval `low`..`high` at `confidence` (None when unmeasured), `passes` per side;
+    older runs recorded none of these and read with the defaults.
     """
 
     before: float | None
@@ -296,6 +300,12 @@ class GateChecked(AtAttempt, kind="gate"):
     advice: str
     reason: str
     cost_usd: float = 0.0
+    n: int = 0
+    delta: float | None = None
+    low: float | None = None
+    high: float | None = None
+    confidence: float | None = None
+    passes: int = 0
 
 
 class Paused(Event, kind="paused"):
