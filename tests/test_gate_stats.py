@@ -1,0 +1,75 @@
+"""The gate's arithmetic on cases whose answer is known: t quantiles, zero spread, ties, luck."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from skilltui.engine.gate import judge_pairs, paired, t_cdf, t_quantile
+
+# Student's t quantiles from the standard tables (e.g. NIST/SEMATECH e-Handbook, table 1.3.6.7.2).
+KNOWN = [
+    (0.95, 1, 6.313752),
+    (0.95, 2, 2.919986),
+    (0.95, 5, 2.015048),
+    (0.975, 10, 2.228139),
+    (0.95, 20, 1.724718),
+    (0.90, 30, 1.310415),
+    (0.995, 4, 4.604095),
+    (0.95, 100, 1.660234),
+]
+
+
+@pytest.mark.parametrize("p, df, value", KNOWN)
+def test_t_quantiles_match_the_tables(p, df, value):
+    assert t_quantile(p, df) == pytest.approx(value, abs=2e-6)
+    assert t_quantile(1 - p, df) == pytest.approx(-value, abs=2e-6)
+    assert t_cdf(value, df) == pytest.approx(p, abs=1e-7)
+
+
+def units(values: dict[int, list[float]]) -> dict[tuple[str, int], list[float]]:
+    return {("held", e): v for e, v in values.items()}
+
+
+def test_zero_spread_makes_the_interval_the_point_a_strict_gain_clears_a_tie_rolls_back():
+    parent = units({1: [0.5, 0.5], 2: [0.4, 0.4]})
+    better = units({1: [0.3, 0.3], 2: [0.35, 0.35]})  # episodes gain differently: not luck, no spread
+    found = judge_pairs(parent, better, confidence=0.9, passes_left=True)
+    assert found.verdict.advice == "keep" and not found.more
+    assert found.verdict.low == found.verdict.high == found.verdict.delta == pytest.approx(-0.125)
+    tie = judge_pairs(parent, parent, confidence=0.9, passes_left=True)
+    assert tie.verdict.advice == "rollback" and tie.verdict.reason.endswith(": tie, rolled back") and not tie.more
+
+
+def test_one_pass_of_a_writer_that_may_vary_is_unclear_and_asks_for_more():
+    parent, candidate = units({1: [0.5], 2: [0.4]}), units({1: [0.3], 2: [0.3]})
+    found = judge_pairs(parent, candidate, confidence=0.9, passes_left=True)
+    assert found.more and found.verdict.advice == "rollback" and found.verdict.low is None
+    assert "spread not measured" in found.verdict.reason
+    # A writer that says it is deterministic: one pass is exact.
+    exact = judge_pairs(parent, candidate, confidence=0.9, passes_left=True, deterministic=True)
+    assert exact.verdict.advice == "keep" and not exact.more and exact.verdict.n == 2
+
+
+def test_the_interval_covers_the_true_delta_as_often_as_it_says():
+    # Known truth: every unit gains 0.05, each pass adds normal noise of sd 0.1 per side.
+    rng = random.Random(7)
+    truth, covered, trials = -0.05, 0, 400
+    for _ in range(trials):
+        base = {e: 0.3 + 0.05 * e for e in range(1, 9)}
+        parent = units({e: [b + rng.gauss(0, 0.1) for _ in range(3)] for e, b in base.items()})
+        candidate = units({e: [b + truth + rng.gauss(0, 0.1) for _ in range(3)] for e, b in base.items()})
+        p = paired(parent, candidate, 0.9)
+        assert p is not None and p.n == 24 and p.low is not None and p.high is not None
+        covered += p.low <= truth <= p.high
+    assert 0.85 <= covered / trials <= 0.95
+
+
+def test_the_reason_says_before_after_delta_interval_confidence_and_n():
+    parent = units({1: [0.41, 0.42, 0.40], 2: [0.42, 0.41, 0.41]})
+    candidate = units({1: [0.37, 0.38, 0.36], 2: [0.37, 0.36, 0.38]})
+    v = judge_pairs(parent, candidate, confidence=0.9, passes_left=False).verdict
+    assert v.reason.startswith(f"gate: val {v.before:.3f} -> {v.after:.3f}, Δ {v.delta:+.3f} [")
+    assert f"] at 90%, n={v.n}: better" in v.reason and v.n == 6 and v.passes == 3
+    assert v.low is not None and v.high is not None and v.low < v.delta < v.high < 0
