@@ -42,14 +42,14 @@ from scripted_backward import KnownMoves  # noqa: E402
 
 from skilltui.agents.offline import MAX_READS, TOPIC_WORDS, moves_taught, write_episode  # noqa: E402
 from skilltui.engine import val_store  # noqa: E402
+from skilltui.engine.diffuse import noise_work  # noqa: E402
 from skilltui.engine.events import EventBus, JsonlSink, read_events  # noqa: E402
 from skilltui.engine.loop import Trainer  # noqa: E402
 from skilltui.engine.pool import Pool  # noqa: E402
 from skilltui.engine.review import AutoReviewer  # noqa: E402
+from skilltui.engine.run import write_atomic  # noqa: E402
 from skilltui.engine.scores import score_step  # noqa: E402
 from skilltui.engine.session import Settings, open_run  # noqa: E402
-from skilltui.engine.diffuse import noise_work  # noqa: E402
-from skilltui.engine.run import write_atomic  # noqa: E402
 from skilltui.engine.works import load_work  # noqa: E402
 from skilltui.formats import story_episodes  # noqa: E402
 from skilltui.run_model.review import Decision, ReviewRequest  # noqa: E402
@@ -74,7 +74,9 @@ def held_out(root: Path, episodes: int, seed: int) -> Path:
     for n in range(1, episodes + 1):
         blocks: list[str] = []
         for scene in range(3):
-            blocks.append(f"{rng.choice(['INT.', 'EXT.'])} {rng.choice(conftest.PLACES)} - {rng.choice(conftest.TIMES)}")
+            blocks.append(
+                f"{rng.choice(['INT.', 'EXT.'])} {rng.choice(conftest.PLACES)} - {rng.choice(conftest.TIMES)}"
+            )
             blocks.append(rng.choice(conftest.ACTIONS).format(a=rng.choice(cast).capitalize()))
             for _ in range(3):
                 who, line = rng.choice(cast), rng.choice(conftest.LINES)
@@ -86,6 +88,8 @@ def held_out(root: Path, episodes: int, seed: int) -> Path:
     work = load_work(folder)
     write_atomic(work.story_path, noise_work(work, seed=seed, noise=0.3))
     return folder
+
+
 OLD_TOLERANCE = 0.005
 TIE = 1e-6  # a true delta this small is no effect at all (losses are kept to 4 places)
 
@@ -204,7 +208,9 @@ def merge(tallies: list[Tally]) -> Tally:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--micro-steps", type=int, default=3, help="micro-steps per run (default 3)")
-    parser.add_argument("--seeds", type=int, default=12, help="runs per rule and noise, each its own script (default 12)")
+    parser.add_argument(
+        "--seeds", type=int, default=12, help="runs per rule and noise, each its own script (default 12)"
+    )
     parser.add_argument("--val-episodes", type=int, default=12, help="validation episodes per pass (default 12)")
     parser.add_argument("--max-repeats", type=int, default=3, help="the new gate's --gate-max-repeats")
     parser.add_argument("--noise", type=float, action="append", help="noise levels (default 0 0.1 0.15 0.2)")
@@ -214,7 +220,9 @@ async def main() -> None:
         f"{args.seeds} run(s) x {args.micro_steps} micro-steps per rule and noise; validation on "
         f"{args.val_episodes} episodes of one held-out work; new gate: 90% interval, up to {args.max_repeats} passes"
     )
-    print(f"{'noise':>5} {'rule':>4} | {'helpful kept':>14} | {'harmful kept':>14} | {'neutral kept':>14} | passes/step")
+    print(
+        f"{'noise':>5} {'rule':>4} | {'helpful kept':>14} | {'harmful kept':>14} | {'neutral kept':>14} | passes/step"
+    )
     results: dict[tuple[float, str], Tally] = {}
     with tempfile.TemporaryDirectory(prefix="bench-gate-") as tmp:
         for noise in noises:
@@ -238,7 +246,10 @@ async def main() -> None:
             ("neutral kept <= 20%", share("neutral") <= 0.2),
             ("passes per micro-step <= 3", t.per_step() <= 3.0),
         ]
-        print("must-hold at noise 0.15 (new rule): " + "; ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in checks))
+        print(
+            "must-hold at noise 0.15 (new rule): "
+            + "; ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in checks)
+        )
 
 
 if __name__ == "__main__":

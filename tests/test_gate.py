@@ -57,7 +57,9 @@ def test_a_tie_is_rolled_back_and_the_reason_says_so(tmp_path, make_work):
     works = [make_work("kestrel", 4)]
     val = held_out_work(tmp_path / "works")
     runs = tmp_path / "runs"
-    assert train_with(ScriptedBackend(script=[("add", "transition")]), runs, works, [val], "--steps", "1", "--gate") == 0
+    assert (
+        train_with(ScriptedBackend(script=[("add", "transition")]), runs, works, [val], "--steps", "1", "--gate") == 0
+    )
     (gate,) = events(runs, "gate")
     assert gate["delta"] == 0 and gate["low"] == gate["high"] == 0 and gate["advice"] == "rollback"
     assert gate["reason"].endswith(": tie, rolled back") and REASON.match(gate["reason"])

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from ..formats import FOLDERS, story_episodes
 from . import offline_backward
-from .offline_noise import call_seed, garble
 from .base import BackendError, CallResult, Request, Usage
+from .offline_noise import call_seed, garble
 from .tools import Sandbox, ToolError
 
 

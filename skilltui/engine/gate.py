@@ -117,7 +117,7 @@ def paired(parent: Samples, candidate: Samples, confidence: float, *, determinis
     squares = sum((d - sum(ds) / passes) ** 2 for ds in deltas.values() for d in ds)
     df = len(units) * (passes - 1)
     if df == 0:
-        low = high = (delta if deterministic else None)
+        low = high = delta if deterministic else None
         return Paired(n, len(units), passes, before, after, delta, low, high)
     sd = math.sqrt(squares / df)
     half = t_quantile((1 + confidence) / 2, df) * sd / math.sqrt(n) if sd > EPSILON else 0.0

@@ -34,7 +34,9 @@ class Rejected:
     def line(self) -> str:
         word = "rolled back" if self.decision == "rollback" else "sent back for a rerun"
         notes = ", ".join(self.touched) or "no note (an empty commit)"
-        text = f'- e{self.epoch}s{self.step} micro {self.group} attempt {self.attempt}: "{self.subject}" touched {notes}'
+        text = (
+            f'- e{self.epoch}s{self.step} micro {self.group} attempt {self.attempt}: "{self.subject}" touched {notes}'
+        )
         text += f"; {word} by {self.by or '?'}"
         if self.gate and self.gate.get("delta") is not None:
             g = self.gate

@@ -153,7 +153,9 @@ class Validator:
             saved = read_json(marker)
             for work in self.works:
                 self._stage("skipped", point, work.name)
-            return Measurement(saved["commit"], saved["tree"], dict(saved["losses"]), [], float(saved.get("cost_usd") or 0.0))
+            return Measurement(
+                saved["commit"], saved["tree"], dict(saved["losses"]), [], float(saved.get("cost_usd") or 0.0)
+            )
         commit = await asyncio.to_thread(self._step_commit, point)
         found = await self.ensure(point, commit, self.repeats, always_report=True)
         if not found.failed:

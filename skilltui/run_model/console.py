@@ -89,7 +89,8 @@ def event_line(view: RunView, event: ev.Event) -> str | None:
                 "before": f"the notes micro-step {event.group} starts from",
             }.get(event.point, event.point)
             passes = f", mean of {event.samples} passes" if event.samples > 1 else ""
-            return f"[val] {event.work}: {event.loss:.3f} ({where}{passes}{', same notes as before' if event.reused else ''})"
+            same = ", same notes as before" if event.reused else ""
+            return f"[val] {event.work}: {event.loss:.3f} ({where}{passes}{same})"
         case ev.GateChecked():
             advice = {"keep": "keep", "rollback": "roll back", "none": "no verdict"}.get(event.advice, event.advice)
             return f"[gate] {event.reason}; advice: {advice} (validation cost ${event.cost_usd:.4f})"

@@ -101,7 +101,9 @@ def gate_line(request: ReviewRequest) -> Content | None:
         )
         figures = f" (Δ {g.delta:+.3f} {spread}, n={g.n})"
     else:  # a verdict recorded before the interval rule
-        figures = f" ({g.after - g.before:+.3f}; tolerance {g.tolerance:.3f}; {g.works} work{'s' if g.works != 1 else ''})"
+        figures = (
+            f" ({g.after - g.before:+.3f}; tolerance {g.tolerance:.3f}; {g.works} work{'s' if g.works != 1 else ''})"
+        )
     return Content.assemble(
         ("validation ", "$foreground-muted"),
         (f"{g.before:.3f} → {g.after:.3f}", "bold"),
