@@ -11,11 +11,13 @@ Read from each attempt's `checked.json` and `review.json`, which the micro-step 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .run import Run, read_json
 
 SHOWN = 8
+ATTEMPT = re.compile(r"epoch(\d+)/step(\d+)/backward/g(\d+)/attempt(\d+)/review\.json")
 
 
 @dataclass(frozen=True)
@@ -56,15 +58,14 @@ def rejected_updates(run: Run) -> list[Rejected]:
     """Every rejected attempt of the run, oldest first."""
     found: list[Rejected] = []
     for review_path in run.root.glob("epoch*/step*/backward/g*/attempt*/review.json"):
-        adir = review_path.parent
-        gdir = adir.parent
+        where = ATTEMPT.fullmatch(review_path.relative_to(run.root).as_posix())
+        if where is None:
+            continue
+        epoch, step, group, attempt = map(int, where.groups())
+        checked_path = review_path.parent / "checked.json"
         try:
-            epoch = int(gdir.parent.parent.parent.name.removeprefix("epoch"))
-            step = int(gdir.parent.parent.name.removeprefix("step"))
-            group = int(gdir.name.removeprefix("g"))
-            attempt = int(adir.name.removeprefix("attempt"))
             review = read_json(review_path)
-            checked = read_json(adir / "checked.json") if (adir / "checked.json").exists() else {}
+            checked = read_json(checked_path) if checked_path.exists() else {}
         except (ValueError, OSError):
             continue
         if review.get("decision") not in ("rollback", "rerun"):
