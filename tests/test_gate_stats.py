@@ -73,3 +73,36 @@ def test_the_reason_says_before_after_delta_interval_confidence_and_n():
     assert v.reason.startswith(f"gate: val {v.before:.3f} -> {v.after:.3f}, Δ {v.delta:+.3f} [")
     assert f"] at 90%, n={v.n}: better" in v.reason and v.n == 6 and v.passes == 3
     assert v.low is not None and v.high is not None and v.low < v.delta < v.high < 0
+
+
+def test_a_verdict_recorded_before_the_interval_rule_still_reads():
+    from skilltui.run_model import events as ev
+    from skilltui.run_model.parse import parse_event
+    from skilltui.run_model.review import GateVerdict, request_from_dict
+
+    old = {
+        "kind": "gate",
+        "time": "2026-11-01T10:00:00.000Z",
+        "epoch": 0,
+        "step": 1,
+        "group": 1,
+        "attempt": 1,
+        "before": 0.41,
+        "after": 0.44,
+        "works": 1,
+        "tolerance": 0.005,
+        "advice": "rollback",
+        "reason": "gate: val 0.410 -> 0.440",
+        "cost_usd": 0.0,
+    }
+    gate = parse_event(old)
+    assert isinstance(gate, ev.GateChecked) and gate.n == 0 and gate.delta is None and gate.low is None
+    val = parse_event(
+        {"kind": "val_loss", "time": old["time"], "epoch": 0, "step": 0, "work": "held", "loss": 0.4, "scores": {}}
+    )
+    assert isinstance(val, ev.ValLoss) and val.samples == 1 and val.spread is None
+    fields = {k: v for k, v in old.items() if k not in ("kind", "time", "epoch", "step", "group", "attempt")}
+    request = {"run_dir": "/r", "gate": fields, **dict.fromkeys(("epoch", "step", "group", "attempt"), 0)}
+    request.update(label="", works=[], before="", after="", subject="", patch="", evidence="", reports={})
+    request.update(lint_ok=True, lint_problems=[])
+    assert request_from_dict(request).gate == GateVerdict(**fields)
