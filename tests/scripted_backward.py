@@ -91,7 +91,8 @@ class ScriptedBackward(OfflineBackend):
 class KnownMoves(OfflineBackend):
     """A backward agent whose every update has a known kind (for the gate's tests and bench/bench_gate.py).
 
-    Each backward call draws, from a generator seeded by `seed`, one of:
+    Each backward call takes the next kind of a block of the three in an order drawn from a
+    generator seeded by `seed` (so every three calls make one of each):
     - "helpful": writes the note teaching an offline move the pool lacks (the writer uses it);
     - "harmful": deletes a note teaching a move the pool has (the writer loses it);
     - "neutral": writes a note the writer reads but that teaches nothing (no effect at all).
@@ -107,6 +108,7 @@ class KnownMoves(OfflineBackend):
         self.rng = random.Random(seed)
         self.menu = menu
         self.kinds: list[str] = []
+        self._block: list[str] = []
 
     async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
         if request.role != "backward":
@@ -119,7 +121,9 @@ class KnownMoves(OfflineBackend):
         moves = [m for m in MOVES if self.menu is None or m.name in self.menu]
         present = [m for m in moves if (pool / m.path).exists()]
         missing = [m for m in moves if m not in present]
-        kind = self.rng.choice(("helpful", "harmful", "neutral"))
+        if not self._block:
+            self._block = self.rng.sample(("helpful", "harmful", "neutral"), 3)
+        kind = self._block.pop(0)
         if kind == "helpful" and not missing:
             kind = "harmful"
         elif kind == "harmful" and not present:

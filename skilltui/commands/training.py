@@ -263,7 +263,7 @@ def train(settings, backend) -> int:
     from ..engine.session import AlreadyFinished, open_run
 
     try:
-        opened = open_run(settings)
+        opened = open_run(settings, refuse_finished=True)
     except AlreadyFinished as exc:
         print(exc)
         return 0

@@ -200,8 +200,12 @@ class OpenedRun:
     val_works: list[Work] = field(default_factory=list)
 
 
-def open_run(settings: Settings) -> OpenedRun:
-    """Validate, then create or reopen the run. Raises UsageError before writing anything."""
+def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
+    """Validate, then create or reopen the run. Raises UsageError before writing anything.
+
+    With `refuse_finished` (the `train` command), a run whose last session finished raises
+    `AlreadyFinished` before anything is written: there is nothing left to train.
+    """
     settings.check()
     works = load_works(settings.works)
     val_works = load_val_works(settings.val_works, works, settings.val_last)
@@ -218,7 +222,7 @@ def open_run(settings: Settings) -> OpenedRun:
             _check_story_unchanged(run, work)
         for work in val_works:
             _check_story_unchanged(run, work, run.val_story_path(work.name))
-    if resumed and finished_already(run):
+    if refuse_finished and resumed and finished_already(run):
         raise AlreadyFinished(
             f"run {run.id} is finished; nothing to train. See it with `skilltui review {run.root}`, "
             f"or take its notes with `skilltui export {run.root} --to DIR`"

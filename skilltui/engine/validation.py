@@ -112,6 +112,7 @@ class Validator:
         # A writer that says it never varies (the offline one without noise) makes one pass exact.
         self.deterministic = bool(getattr(ctx.backend, "deterministic", False))
         self._unpaid = 0.0  # what a gate's "before" measurement cost, added to its verdict
+        self._locks: dict[str, asyncio.Lock] = {}
 
     # -- where things are ----------------------------------------------------------------
 
@@ -154,7 +155,11 @@ class Validator:
             for work in self.works:
                 self._stage("skipped", point, work.name)
             return Measurement(
-                saved["commit"], saved["tree"], dict(saved["losses"]), [], float(saved.get("cost_usd") or 0.0)
+                saved.get("commit", ""),
+                saved.get("tree", ""),
+                dict(saved["losses"]),
+                [],
+                float(saved.get("cost_usd") or 0.0),
             )
         commit = await asyncio.to_thread(self._step_commit, point)
         found = await self.ensure(point, commit, self.repeats, always_report=True)
@@ -196,16 +201,25 @@ class Validator:
         when `always_report` (a step's point), as reused.
         """
         tree = await asyncio.to_thread(self.tree_of, commit)
-        notes = await asyncio.to_thread(val_store.write_tree, self.ctx.run.pool.root, self.root, tree)
-        del notes  # the places point the writer at it
+        # Two verdicts sharing a parent must not both write its next pass: one tree, one measurer.
+        async with self._locks.setdefault(tree, asyncio.Lock()):
+            return await self._ensure(point, commit, tree, passes, always_report)
+
+    async def _ensure(self, point: Point, commit: str, tree: str, passes: int, always_report: bool) -> Measurement:
+        # The writer reads this tree's own copy of the notes (the places point at it), not the live pool.
+        await asyncio.to_thread(val_store.write_tree, self.ctx.run.pool.root, self.root, tree)
         have = {w.name: len(await asyncio.to_thread(val_store.samples, self.root, tree, w.name)) for w in self.works}
         jobs = [(w, k) for w in self.works for k in range(have[w.name] + 1, passes + 1)]
         costs: list[float] = []
 
+        mine = str(val_store.pass_dir(self.root, tree, 1)) + "/"
+
         def count(event: ev.Event) -> None:
-            # Only validation calls: their work names are held out, never a training work's.
+            # Only this tree's validation calls (their transcripts are under its folder), so
+            # measurements of other trees running at the same time are not counted here.
             if isinstance(event, ev.Call) and event.work in self.names and event.cost_usd is not None:
-                costs.append(event.cost_usd)
+                if (event.transcript or "").startswith(mine):
+                    costs.append(event.cost_usd)
 
         unsubscribe = self.ctx.bus.subscribe(count)
         try:
@@ -293,9 +307,12 @@ class Validator:
 
         Both sides get `--val-repeats` passes; while the interval on the mean paired delta
         straddles zero, one more pass each, up to `--gate-max-repeats`. Samples either side
-        already has are used, not paid again. `cost_usd` is what this call measured. This is
-        the call a micro-step with several candidates makes once per candidate; ranking them
-        is sorting the verdicts that advise keep by `delta`.
+        already has are used, not paid again. `cost_usd` is what this call measured (each
+        tree's calls are told apart by their transcripts' folder, so verdicts on several
+        candidates may run at once). This is the call a micro-step with several candidates
+        makes once per candidate, each candidate a commit of the pool on its own ref (the
+        notes are written out per tree, the live pool need not hold them); ranking them is
+        sorting the verdicts that advise keep by `delta`. It emits no `gate` event: `judge` does.
         """
         passes, cost = self.repeats, 0.0
         before_point = Point("before", point.epoch, point.step, point.group, point.attempt)
