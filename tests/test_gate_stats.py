@@ -106,3 +106,21 @@ def test_a_verdict_recorded_before_the_interval_rule_still_reads():
     request.update(label="", works=[], before="", after="", subject="", patch="", evidence="", reports={})
     request.update(lint_ok=True, lint_problems=[])
     assert request_from_dict(request).gate == GateVerdict(**fields)
+
+
+def test_offline_noise_is_reproducible_for_a_call_and_differs_between_calls(tmp_path):
+    from skilltui.agents.offline_noise import call_seed, garble
+
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    (run / "config.json").write_text("{}")
+    script = "\n\n".join(f"PARAGRAPH {n}\nSomeone says line {n} out loud." for n in range(40)) + "\n"
+    one = run / "val" / "pool-abc" / "works" / "held" / "scripts"
+    two = run / "val" / "pool-abc" / "pass2" / "works" / "held" / "scripts"
+    assert call_seed(str(one), 1) == "r/val/pool-abc/works/held/scripts#1"  # no machine-specific path
+    first = garble(script, 0.15, call_seed(str(one), 1))
+    assert first == garble(script, 0.15, call_seed(str(one), 1)) != script
+    assert garble(script, 0.15, call_seed(str(two), 1)) != first
+    assert garble(script, 0.0, call_seed(str(one), 1)) == script
+    kept = sum(block in first.split("\n\n") for block in script.strip().split("\n\n"))
+    assert 25 <= kept <= 39  # about 85% of the 40 paragraphs come through whole
