@@ -65,6 +65,8 @@ def test_a_tie_is_rolled_back_and_the_reason_says_so(tmp_path, make_work):
     assert gate["reason"].endswith(": tie, rolled back") and REASON.match(gate["reason"])
     (decision,) = events(runs, "decision")
     assert (decision["decision"], decision["by"]) == ("rollback", "auto") and decision["reason"] == gate["reason"]
+    figures = ("n", "delta", "low", "high", "confidence")
+    assert [decision[f"gate_{k}"] for k in figures] == [gate[k] for k in figures] == [2, 0, 0, 0, 0.9]
     assert Pool(runs / "r" / "memory").note_paths() == []
 
 

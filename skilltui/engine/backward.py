@@ -126,6 +126,7 @@ async def micro_step(
                 note=decision.note,
                 ref=ref,
                 reason=decision.reason,
+                **decision_figures(verdict),
             )
         )
         if decision.action == "rerun":
@@ -157,6 +158,19 @@ def gate_figures(verdict: GateVerdict | None) -> dict | None:
         return None
     keys = ("before", "after", "delta", "low", "high", "confidence", "n", "advice")
     return {k: getattr(verdict, k) for k in keys}
+
+
+def decision_figures(verdict: GateVerdict | None) -> dict:
+    """The gate's figures as the decision event records them beside the decision."""
+    if verdict is None:
+        return {}
+    return {
+        "gate_n": verdict.n,
+        "gate_delta": verdict.delta,
+        "gate_low": verdict.low,
+        "gate_high": verdict.high,
+        "gate_confidence": verdict.confidence,
+    }
 
 
 def _give_up(ctx: Context, out: Path, where: Where, failures: list[str]) -> bool:

@@ -209,7 +209,11 @@ class ReviewRequested(AtAttempt, kind="review_requested"):
 
 
 class DecisionMade(AtAttempt, kind="decision"):
-    """What a reviewer decided about a micro-step: approve, rerun or rollback, by human or auto."""
+    """What a reviewer decided about a micro-step: approve, rerun or rollback, by human or auto.
+
+    With `--gate`, the figures the decision was made beside: the paired delta, its interval at
+    `gate_confidence` (None when unmeasured) and n (0 without a gate, and in older runs).
+    """
 
     decision: str
     by: str
@@ -218,6 +222,11 @@ class DecisionMade(AtAttempt, kind="decision"):
     note: str = ""
     ref: str | None = None
     reason: str = ""
+    gate_n: int = 0
+    gate_delta: float | None = None
+    gate_low: float | None = None
+    gate_high: float | None = None
+    gate_confidence: float | None = None
 
 
 class MicroStepSkipped(AtStep, kind="micro_step_skipped"):
