@@ -15,9 +15,9 @@ mean delta. Hence:
 
 - one pass per side measures no spread. A writer that says it is deterministic (the offline
   backend without `--offline-noise`) has none, so one pass is exact and the interval is the
-  point. For any other writer the spread of the run's earlier comparisons stands in (the
-  same writer's luck), so an effect far beyond it is decided at one pass; before any was
-  measured, the gate takes a second pass, or says "unclear";
+  point. For any other writer, the spread of the parent's own passes stands in (the same
+  writer's luck on nearly the same notes), so an effect far beyond it is decided at one pass
+  of the candidate; a parent with one pass has none, and both sides get a second;
 - zero spread makes the interval the point: a strict improvement clears, a tie (mean delta
   zero) is rolled back;
 - an interval that straddles zero asks for more passes (`Verdict.more`), up to the caller's
@@ -98,29 +98,20 @@ class Paired:
     delta: float
     low: float | None  # None when the spread could not be measured
     high: float | None
-    squares: float = 0.0  # this comparison's own within-unit sum of squares and its degrees of freedom
-    df: int = 0
-    borrowed: bool = False  # one pass a side: the spread is the earlier comparisons' (`prior`)
+    borrowed: bool = False  # one pass of the candidate: the spread is its parent's, from the parent's passes
 
     @property
     def measured(self) -> bool:
         return self.low is not None and self.high is not None
 
 
-def paired(
-    parent: Samples,
-    candidate: Samples,
-    confidence: float,
-    *,
-    deterministic: bool = False,
-    prior: tuple[float, int] | None = None,
-) -> Paired | None:
+def paired(parent: Samples, candidate: Samples, confidence: float, *, deterministic: bool = False) -> Paired | None:
     """Pair the two sides unit by unit over the passes both have; None when no unit has both.
 
-    `prior` is (sum of squares, degrees of freedom) of the within-unit deltas of the run's
-    earlier comparisons: the same writer's luck, measured before. With one pass a side this
-    comparison measures none of its own, and the prior's stands in for it, so an effect far
-    larger than the writer's luck is decided without paying for a second pass.
+    With one pass of the candidate the comparison measures no luck of its own. When the
+    parent has passes of its own, their spread stands in: the same writer on nearly the
+    same notes varies about as much, so a delta's variance is twice a pass's. An effect far
+    beyond that luck is then decided without paying for a candidate's second pass.
     """
     units = sorted(u for u in candidate if u in parent and candidate[u] and parent[u])
     if not units:
@@ -134,18 +125,21 @@ def paired(
     # The writer's luck: how the same unit's delta moves between passes, pooled over units.
     squares = sum((d - sum(ds) / passes) ** 2 for ds in deltas.values() for d in ds)
     df = len(units) * (passes - 1)
-    borrowed = False
-    if df == 0:
-        if deterministic:
-            return Paired(n, len(units), passes, before, after, delta, delta, delta)
-        if prior is None or prior[1] == 0 or prior[0] <= EPSILON:
-            # No luck measured yet (or only none at all, which a varying writer cannot show): unknown.
+    if df > 0:
+        sd = math.sqrt(squares / df)
+        borrowed = False
+    elif deterministic:
+        return Paired(n, len(units), passes, before, after, delta, delta, delta)
+    else:
+        own = {u: parent[u] for u in units}
+        df = sum(len(v) - 1 for v in own.values())
+        luck = sum((x - sum(v) / len(v)) ** 2 for v in own.values() for x in v)
+        if df == 0 or luck <= EPSILON:
+            # No luck measured (or none at all, which a writer that may vary cannot show): unknown.
             return Paired(n, len(units), passes, before, after, delta, None, None)
-        squares, df, borrowed = prior[0], prior[1], True
-    sd = math.sqrt(squares / df)
+        sd, borrowed = math.sqrt(2 * luck / df), True
     half = t_quantile((1 + confidence) / 2, df) * sd / math.sqrt(n) if sd > EPSILON else 0.0
-    own = (0.0, 0) if borrowed else (squares, df)
-    return Paired(n, len(units), passes, before, after, delta, delta - half, delta + half, *own, borrowed)
+    return Paired(n, len(units), passes, before, after, delta, delta - half, delta + half, borrowed)
 
 
 def interval_text(p: Paired, confidence: float) -> str:
@@ -153,7 +147,7 @@ def interval_text(p: Paired, confidence: float) -> str:
     if not p.measured:
         return f"Δ {p.delta:+.3f} [spread not measured: one pass each], n={p.n}"
     assert p.low is not None and p.high is not None
-    spread = " (spread of earlier passes)" if p.borrowed else ""
+    spread = " (spread of the parent's passes)" if p.borrowed else ""
     return f"Δ {p.delta:+.3f} [{p.low:+.3f}, {p.high:+.3f}] at {confidence:.0%}{spread}, n={p.n}"
 
 
@@ -175,10 +169,9 @@ def judge_pairs(
     deterministic: bool = False,
     total_works: int = 0,
     works: int = 0,
-    prior: tuple[float, int] | None = None,
 ) -> Verdict:
     """Keep only when the interval's upper end is below zero; say why otherwise (worse, tie, unclear)."""
-    p = paired(parent, candidate, confidence, deterministic=deterministic, prior=prior)
+    p = paired(parent, candidate, confidence, deterministic=deterministic)
     if p is None:
         none = GateVerdict(None, None, 0, 0.0, "none", "gate: validation failed; no verdict", confidence=confidence)
         return Verdict(none, False)

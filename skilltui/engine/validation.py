@@ -113,8 +113,6 @@ class Validator:
         self.deterministic = bool(getattr(ctx.backend, "deterministic", False))
         self._unpaid = 0.0  # what a gate's "before" measurement cost, added to its verdict
         self._locks: dict[str, asyncio.Lock] = {}
-        # The writer's luck as measured by this session's comparisons: (sum of squares, df).
-        self._luck = (0.0, 0)
 
     # -- where things are ----------------------------------------------------------------
 
@@ -330,12 +328,8 @@ class Validator:
                 deterministic=self.deterministic,
                 total_works=len(self.works),
                 works=len(set(before.losses) & set(after.losses)),
-                prior=self._luck,
             )
             if not found.more:
-                if found.paired is not None and found.paired.df:
-                    squares, df = self._luck
-                    self._luck = (squares + found.paired.squares, df + found.paired.df)
                 return replace(found.verdict, cost_usd=round(cost, 6))
             passes += 1
 
