@@ -27,14 +27,17 @@ class Recorded:
 
 @dataclass
 class ScriptedBackend(OfflineBackend):
-    """script: one (action, target) per backward call, in order: ("remove", path) or ("add", move name)."""
+    """script: one (action, target) per backward call, in order: ("remove", path), ("add", move name)
+    or ("neutral", path): a note at `path` that teaches the writer nothing (an update with no effect).
+    `noise` is --offline-noise for its writer."""
 
     script: list[tuple[str, str]] = field(default_factory=list)
     cost_per_call: float = 0.0
     calls: list[Recorded] = field(default_factory=list)
+    noise: float = 0.0
 
     def __post_init__(self) -> None:
-        OfflineBackend.__init__(self)
+        OfflineBackend.__init__(self, noise=self.noise)
         self._script = list(self.script)
 
     async def text(self, request: Request) -> CallResult:
@@ -50,6 +53,9 @@ class ScriptedBackend(OfflineBackend):
         transcript: list[dict] = []
         if action == "remove":
             self._tool(request, sandbox, transcript, "delete", path=str(pool / target))
+        elif action == "neutral":
+            text = render_note(NEUTRAL_DESCRIPTION, NEUTRAL_BODY)
+            self._tool(request, sandbox, transcript, "create", path=str(pool / target), file_text=text)
         else:
             move = next(m for m in MOVES if m.name == target)
             text = render_note(move.description, move.body)
@@ -61,6 +67,11 @@ class ScriptedBackend(OfflineBackend):
         result = super()._result(request, text, transcript)
         result.cost_usd = self.cost_per_call
         return result
+
+
+# Read by the writer (it names scenes) but teaching no move: an update whose effect is exactly zero.
+NEUTRAL_DESCRIPTION = "Keep a scene's mood steady from its first line to its last."
+NEUTRAL_BODY = "A scene that starts tense stays tense until something in it changes the mood."
 
 
 def seed_pool(folder: Path, *moves: str) -> Path:

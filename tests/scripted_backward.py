@@ -86,3 +86,67 @@ class ScriptedBackward(OfflineBackend):
             self.errors.append(str(exc))
             return False
         return True
+
+
+class KnownMoves(OfflineBackend):
+    """A backward agent whose every update has a known kind (for the gate's tests and bench/bench_gate.py).
+
+    Each backward call takes the next kind of a block of the three in an order drawn from a
+    generator seeded by `seed` (so every three calls make one of each):
+    - "helpful": writes the note teaching an offline move the pool lacks (the writer uses it);
+    - "harmful": deletes a note teaching a move the pool has (the writer loses it);
+    - "neutral": writes a note the writer reads but that teaches nothing (no effect at all).
+    A kind that is impossible (no move left to add, none to remove) gives way to the other one.
+    `menu` names the moves it adds and removes (default: every offline move). `kinds` records
+    each call's kind; the writer is the offline one, with `noise`.
+    """
+
+    def __init__(self, seed: int = 0, *, noise: float = 0.0, menu: tuple[str, ...] | None = None) -> None:
+        super().__init__(noise=noise)
+        import random
+
+        self.rng = random.Random(seed)
+        self.menu = menu
+        self.kinds: list[str] = []
+        self._block: list[str] = []
+
+    async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
+        if request.role != "backward":
+            return await super().agent(request, sandbox)
+        from pathlib import Path
+
+        from skilltui.agents.offline import MOVES
+
+        pool = Path(request.context["pool"])
+        moves = [m for m in MOVES if self.menu is None or m.name in self.menu]
+        present = [m for m in moves if (pool / m.path).exists()]
+        missing = [m for m in moves if m not in present]
+        if not self._block:
+            self._block = self.rng.sample(("helpful", "harmful", "neutral"), 3)
+        kind = self._block.pop(0)
+        if kind == "helpful" and not missing:
+            kind = "harmful"
+        elif kind == "harmful" and not present:
+            kind = "helpful"
+        self.kinds.append(kind)
+        if kind == "helpful":
+            move = self.rng.choice(missing)
+            sandbox.create(move.path, render_note(move.description, move.body))
+            subject = f"teach {move.name}"
+        elif kind == "harmful":
+            move = self.rng.choice(present)
+            sandbox.delete(move.path)
+            subject = f"drop {move.name}"
+        else:
+            n = len(self.kinds)
+            sandbox.create(f"scene/mood-{n}.md", render_note(NEUTRAL[0], NEUTRAL[1]))
+            subject = f"mood note {n}"
+        sandbox.commit(f"{kind}: {subject}")
+        return CallResult(text=f"{kind}: {subject}")
+
+
+# Read by the offline writer (its description names scenes) but teaching no move.
+NEUTRAL = (
+    "Keep a scene's mood steady from its first line to its last.",
+    "A scene that starts tense stays tense until something in it changes the mood.",
+)

@@ -14,7 +14,12 @@ from test_validation import events, held_out_work, train_with
 
 from skilltui.engine.pool import Pool
 
-REASON = re.compile(r"^gate: val (\d\.\d{3}) -> (\d\.\d{3})$")
+# The reason's format changed with the interval rule (issue 21): before -> after, the paired
+# delta, its interval at the confidence, n, and the finding.
+REASON = re.compile(
+    r"^gate: val (\d\.\d{3}) -> (\d\.\d{3}), Δ [+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\] at 90%, n=\d+: "
+    r"(?:better|worse|tie, rolled back)$"
+)
 
 
 def test_the_gate_rolls_back_a_worsening_micro_step_and_keeps_an_improving_one(tmp_path, make_work):
@@ -28,6 +33,7 @@ def test_the_gate_rolls_back_a_worsening_micro_step_and_keeps_an_improving_one(t
     worse, better = events(runs, "decision")
     assert (worse["decision"], worse["by"]) == ("rollback", "auto")
     before, after = map(float, REASON.match(worse["reason"]).groups())
+    assert worse["reason"].endswith(": worse") and better["reason"].endswith(": better")
     assert after > before + 0.005
     assert (better["decision"], better["by"]) == ("approve", "auto")
     before2, after2 = map(float, REASON.match(better["reason"]).groups())
@@ -45,18 +51,22 @@ def test_the_gate_rolls_back_a_worsening_micro_step_and_keeps_an_improving_one(t
     assert steps == [pytest.approx(before, abs=5e-4), pytest.approx(after2, abs=5e-4)]
 
 
-def test_the_tolerance_decides_how_much_of_a_rise_is_kept(tmp_path, make_work):
+def test_a_tie_is_rolled_back_and_the_reason_says_so(tmp_path, make_work):
+    # The held-out work has no cut, so a note teaching the transition changes nothing it writes.
+    # Before the interval rule a tie passed ("rose by no more than 0.005"); now it is rolled back.
     works = [make_work("kestrel", 4)]
     val = held_out_work(tmp_path / "works")
-    donor = seed_pool(tmp_path / "donor", "dialogue")
-    backend = ScriptedBackend(script=[("remove", "dialogue/dialogue-blocks.md")])
     runs = tmp_path / "runs"
-    argv = ["--steps", "1", "--gate", "--gate-tolerance", "0.9", "--init-pool", str(donor)]
-    assert train_with(backend, runs, works, [val], *argv) == 0
-    (decision,) = events(runs, "decision")
+    assert (
+        train_with(ScriptedBackend(script=[("add", "transition")]), runs, works, [val], "--steps", "1", "--gate") == 0
+    )
     (gate,) = events(runs, "gate")
-    assert gate["after"] > gate["before"] + 0.005 and gate["advice"] == "keep"
-    assert decision["decision"] == "approve" and decision["reason"].startswith("gate: val")
+    assert gate["delta"] == 0 and gate["low"] == gate["high"] == 0 and gate["advice"] == "rollback"
+    assert gate["reason"].endswith(": tie, rolled back") and REASON.match(gate["reason"])
+    (decision,) = events(runs, "decision")
+    assert (decision["decision"], decision["by"]) == ("rollback", "auto") and decision["reason"] == gate["reason"]
+    figures = ("n", "delta", "low", "high", "confidence")
+    assert [decision[f"gate_{k}"] for k in figures] == [gate[k] for k in figures] == [2, 0, 0, 0, 0.9]
     assert Pool(runs / "r" / "memory").note_paths() == []
 
 

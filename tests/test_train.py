@@ -50,10 +50,24 @@ def test_repeating_the_command_adds_no_commit_and_skips_every_stage(tmp_path, ma
     count = len(events(runs))
     assert train(runs, works, "--steps", "2", "--group-size", "2") == 0
     assert commits(runs) == before
+    # A finished run is said to be finished (issue 21): nothing runs, nothing is recorded.
+    assert len(events(runs)) == count
+    # A run stopped at its very end (no run_finished yet) resumes by skipping every stage.
+    unfinish(runs)
+    count = len(events(runs))
+    assert train(runs, works, "--steps", "2", "--group-size", "2") == 0
+    assert commits(runs) == before
     second = events(runs)[count:]
     stages = [e for e in second if e["kind"] == "stage"]
     assert stages and all(e["status"] in ("started", "skipped") for e in stages)
     assert not [e for e in second if e["kind"] in ("call", "loss", "decision")]
+
+
+def unfinish(runs: Path, run_id: str = "r") -> None:
+    """Make a finished run look like one that crashed before its end: drop its run_finished lines."""
+    path = runs / run_id / "events.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(line for line in lines if '"kind": "run_finished"' not in line), encoding="utf-8")
 
 
 def test_resume_after_a_crash_runs_only_what_is_missing(tmp_path, make_work):
@@ -68,6 +82,7 @@ def test_resume_after_a_crash_runs_only_what_is_missing(tmp_path, make_work):
     commit_txt.unlink()
     pool = Pool(runs / "r" / "memory")
     pool.reset((step1 / "backward" / "g1" / "before.txt").read_text().strip())
+    unfinish(runs)  # a crashed run never wrote its end
     count = len(events(runs))
     assert train(runs, works, "--steps", "2") == 0
     again = events(runs)[count:]

@@ -21,6 +21,8 @@ async def test_the_review_shows_validation_around_the_micro_step_and_the_person_
         text = screen_text(app)
         assert f"validation {gate.before:.3f} → {gate.after:.3f}" in text
         assert "gate advises keep" in text and "validation cost $0.0000" in text
+        # The paired change, its interval (a point: the offline writer is deterministic) and n.
+        assert f"Δ {gate.delta:+.3f} [{gate.low:+.3f}, {gate.high:+.3f}] at 90%, n={gate.n}" in text
         # The gate advises keep; the person rolls back anyway, and that is what counts.
         await pilot.press("u")
         await pilot.press("y")

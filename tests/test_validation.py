@@ -9,6 +9,7 @@ import pytest
 from recorded import recorded
 from scripted import ScriptedBackend, seed_pool
 from test_bad_input import assert_refused, run_cli, snapshot
+from test_train import unfinish
 
 from skilltui import cli
 from skilltui.agents.tools import ToolError
@@ -97,6 +98,10 @@ def test_no_backward_validates_once_and_stays_level_and_resume_skips_it(tmp_path
     assert len(val_calls) == 2  # one forward, one loss
     count = len(events(runs))
     again = ScriptedBackend()
+    assert train_with(again, runs, works, [val], "--steps", "2", "--no-backward") == 0
+    assert again.calls == [] and len(events(runs)) == count  # finished: nothing to do (issue 21)
+    unfinish(runs)  # as if it had stopped at its very end: resume skips every point
+    count = len(events(runs))
     assert train_with(again, runs, works, [val], "--steps", "2", "--no-backward") == 0
     assert again.calls == []
     second = events(runs)[count:]

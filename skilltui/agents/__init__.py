@@ -19,11 +19,13 @@ def default_backend() -> str:
     return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "offline"
 
 
-def make_backend(name: str, model: str | None = None, *, offline_latency: float = 0.0) -> Backend:
+def make_backend(
+    name: str, model: str | None = None, *, offline_latency: float = 0.0, offline_noise: float = 0.0
+) -> Backend:
     if name == "offline":
         from .offline import OfflineBackend
 
-        return OfflineBackend(model, latency=offline_latency)
+        return OfflineBackend(model, latency=offline_latency, noise=offline_noise)
     if name == "anthropic":
         if not os.environ.get("ANTHROPIC_API_KEY"):
             raise UsageError(

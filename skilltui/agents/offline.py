@@ -27,6 +27,7 @@ from pathlib import Path
 from ..core.formats import FOLDERS, story_episodes
 from . import offline_backward
 from .base import BackendError, CallResult, Request, Usage
+from .offline_noise import call_seed, garble
 from .tools import Sandbox, ToolError
 
 
@@ -145,9 +146,15 @@ def write_episode(prose: str, moves: set[str]) -> str:
 class OfflineBackend:
     name = "offline"
 
-    def __init__(self, model: str | None = None, *, latency: float = 0.0) -> None:
+    def __init__(self, model: str | None = None, *, latency: float = 0.0, noise: float = 0.0) -> None:
         self.model = model or "offline"
         self.latency = max(0.0, latency)
+        self.noise = noise  # --offline-noise: the share of paragraphs the writer garbles (offline_noise.py)
+
+    @property
+    def deterministic(self) -> bool:
+        """Without noise the same notes always give the same script: one validation pass is exact."""
+        return self.noise <= 0
 
     # -- the interface -------------------------------------------------------------------
 
@@ -221,7 +228,7 @@ class OfflineBackend:
         for number in range(ctx["first"], ctx["last"] + 1):
             if number not in episodes:
                 raise BackendError(f"the story has no '## Episode {number}' section")
-            script = write_episode(episodes[number], moves)
+            script = garble(write_episode(episodes[number], moves), self.noise, call_seed(ctx["out_dir"], number))
             self._tool(
                 request,
                 sandbox,

@@ -93,19 +93,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         "--episodes-per-step episodes (always the same ones), never backward; its material stays in the run's "
         "val/ folder, out of the backward pass's reach",
     )
-    p.add_argument(
-        "--gate",
-        action="store_true",
-        help="validate right after each micro-step; the automatic reviewer rolls back one that raised the mean "
-        "validation loss by more than --gate-tolerance (in the app you see the numbers and decide); needs --val-work",
-    )
-    p.add_argument(
-        "--gate-tolerance",
-        type=float,
-        default=0.005,
-        metavar="X",
-        help="the rise in mean validation loss the gate still keeps (default 0.005)",
-    )
+    add_gate_flags(p)
     p.add_argument(
         "--judge-weight",
         type=float,
@@ -170,6 +158,75 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def whole(flag: str):
+    """An argparse type for a count: a bad value is one line naming the flag, not argparse's usage dump."""
+
+    def parse(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise UsageError(f"{flag} takes a whole number, not {text!r}") from None
+
+    return parse
+
+
+def add_gate_flags(p: argparse.ArgumentParser) -> None:
+    """Validation passes and the gate (README: "The gate")."""
+    p.add_argument(
+        "--val-repeats",
+        type=whole("--val-repeats"),
+        default=1,
+        metavar="R",
+        help="passes over the validation works per measurement (default 1); each pass is a new sample "
+        "of the same notes, and a tree's figure is their mean",
+    )
+    p.add_argument(
+        "--val-episodes",
+        type=whole("--val-episodes"),
+        default=None,
+        metavar="N",
+        help="validate on episodes 1..N of every validation work (default: --episodes-per-step); more "
+        "episodes give the gate more paired samples per pass",
+    )
+    p.add_argument(
+        "--gate",
+        action="store_true",
+        help="validate right after each micro-step and compare it with its parent, episode by episode; the "
+        "automatic reviewer keeps it only when the interval on the mean change in validation loss is below "
+        "zero (in the app you see the figures and decide); needs --val-work",
+    )
+    p.add_argument(
+        "--gate-confidence",
+        type=float,
+        default=0.9,
+        metavar="C",
+        help="the confidence of the gate's interval (default 0.9: a 90%% interval); higher keeps fewer updates",
+    )
+    p.add_argument(
+        "--gate-max-repeats",
+        type=whole("--gate-max-repeats"),
+        default=3,
+        metavar="N",
+        help="while the interval straddles zero the gate adds a pass on both sides, up to N passes each "
+        "(default 3); each pass costs a validation forward and loss per validation work",
+    )
+    p.add_argument(
+        "--gate-tolerance",
+        type=float,
+        default=None,
+        metavar="X",
+        help="removed: the gate now keeps an update only when its interval is below zero (see --gate-confidence)",
+    )
+    p.add_argument(
+        "--offline-noise",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="the offline writer garbles a share P of its paragraphs (dropped, cut short, cue lost), drawn "
+        "per call from a generator seeded by the run and the call, so passes differ (default 0: deterministic)",
+    )
+
+
 def settings_from(args: argparse.Namespace):
     """The run's Settings from the parsed `train` flags."""
     from ..engine.session import Settings
@@ -195,7 +252,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     settings.check()
     if settings.batch and settings.backend != "anthropic":
         raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
-    backend = make_backend(settings.backend, settings.model, offline_latency=settings.offline_latency)
+    backend = make_backend(
+        settings.backend, settings.model, offline_latency=settings.offline_latency, offline_noise=settings.offline_noise
+    )
     return train(settings, backend)
 
 
@@ -207,12 +266,16 @@ def train(settings, backend) -> int:
     reviewing; `--auto` is the way to train unattended.
     """
     from ..agents.redact import env_secrets
-    from ..engine.session import open_run
+    from ..engine.session import AlreadyFinished, open_run
 
     interactive = not settings.auto and sys.stdout.isatty() and sys.stdin.isatty()
     # Loaded before the run is opened: an app that cannot load leaves no trace in the run.
     tui_app = _app_module() if interactive else None
-    opened = open_run(settings)
+    try:
+        opened = open_run(settings, refuse_finished=True)
+    except AlreadyFinished as exc:
+        print(exc)
+        return 0
     try:
         if tui_app is None:
             return _train_headless(opened, backend)

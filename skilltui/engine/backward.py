@@ -111,6 +111,8 @@ async def micro_step(
                 "note": decision.note,
                 "ref": ref,
                 "reason": decision.reason,
+                # The gate's figures, for the next prompt's list of rejected updates (feedback.py).
+                "gate": gate_figures(verdict),
             },
         )
         at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
@@ -124,6 +126,7 @@ async def micro_step(
                 note=decision.note,
                 ref=ref,
                 reason=decision.reason,
+                **decision_figures(verdict),
             )
         )
         if decision.action == "rerun":
@@ -147,6 +150,27 @@ async def micro_step(
             },
         )
         return True
+
+
+def gate_figures(verdict: GateVerdict | None) -> dict | None:
+    """The numbers of a verdict, without its wording: nothing a validation work could be told by."""
+    if verdict is None:
+        return None
+    keys = ("before", "after", "delta", "low", "high", "confidence", "n", "advice")
+    return {k: getattr(verdict, k) for k in keys}
+
+
+def decision_figures(verdict: GateVerdict | None) -> dict:
+    """The gate's figures as the decision event records them beside the decision."""
+    if verdict is None:
+        return {}
+    return {
+        "gate_n": verdict.n,
+        "gate_delta": verdict.delta,
+        "gate_low": verdict.low,
+        "gate_high": verdict.high,
+        "gate_confidence": verdict.confidence,
+    }
 
 
 def _give_up(ctx: Context, out: Path, where: Where, failures: list[str]) -> bool:

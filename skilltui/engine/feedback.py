@@ -8,6 +8,7 @@ Before each micro-step the backward prompt is given:
 - the mean loss before and after each (the step it acted on, and the next step, the first
   written with the notes it left) over the works both steps scored, saying how many: a work
   that sat out or failed in one of them would move a plain mean by itself;
+- the last rejected updates with the gate's figures behind each (`rejected.py`);
 - each recent step's mean with its count, and the trend over them (again over the works
   the first and the last both scored), and validation losses when the run recorded any
   (numbers only: nothing of the validation works themselves).
@@ -31,6 +32,7 @@ from ..model.commits import DECISION_WORDS, parse_body
 from ..model.figures import Mean, change, next_changes, step_means, val_means
 from ..model.tail import tail_of
 from ..model.view import RunView, StepKey
+from .rejected import rejected_text
 from .run import Run, read_json
 
 TREND_STEPS = 6
@@ -229,4 +231,7 @@ def _feedback_lines(run: Run, view: RunView) -> str:
             + ", ".join(f"e{e}s{s} {_mean_text(m)}" for (e, s), m in recent_v)
             + "."
         )
+    rejected = rejected_text(run)
+    if rejected:
+        lines += ["", rejected]
     return "\n".join(lines)

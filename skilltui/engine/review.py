@@ -19,8 +19,8 @@ from ..model.review import Action, Decision, ReviewRequest
 
 class AutoReviewer:
     """The unattended reviewer of `--auto`: it approves every micro-step that passed its checks,
-    except that with `--gate` it follows the gate: a micro-step that raised validation loss by
-    more than the tolerance is rolled back."""
+    except that with `--gate` it follows the gate: a micro-step whose interval on the change in
+    validation loss is not below zero (worse, a tie, or unclear) is rolled back."""
 
     def __init__(self, action: Action = "approve") -> None:
         self.action = action

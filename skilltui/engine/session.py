@@ -51,7 +51,13 @@ class Settings:
     max_cost: float | None = None
     val_works: list[Path] = field(default_factory=list)
     gate: bool = False
-    gate_tolerance: float = 0.005
+    # Removed: the interval rule replaced it. Kept as a field only to refuse it with a pointer.
+    gate_tolerance: float | None = None
+    gate_confidence: float = 0.9
+    gate_max_repeats: int = 3
+    val_repeats: int = 1
+    val_episodes: int | None = None
+    offline_noise: float = 0.0
     judge_weight: float = 0.0
     # Send the loss judge and reduce calls through the Message Batches API (half price, slower).
     # How a run is paid for, not what it computes, so a run may resume with or without it.
@@ -78,7 +84,7 @@ class Settings:
         if self.max_cost is not None and not (math.isfinite(self.max_cost) and self.max_cost > 0):
             raise UsageError("--max-cost must be a positive number of US dollars")
         for role in ("forward", "loss", "backward"):
-            if getattr(self, f"{role}_timeout") <= 0:
+            if not (math.isfinite(getattr(self, f"{role}_timeout")) and getattr(self, f"{role}_timeout") > 0):
                 raise UsageError(f"--{role}-timeout must be a positive number of seconds")
         if self.backward_retries < 0:
             raise UsageError("--backward-retries must be 0 (no retry) or more")
@@ -88,8 +94,33 @@ class Settings:
             raise UsageError("--gate judges each update on validation; name a held-out work with --val-work DIR")
         if self.gate and self.no_backward:
             raise UsageError("--gate judges updates and --no-backward makes none; drop one of the two")
-        if self.gate_tolerance < 0:
-            raise UsageError("--gate-tolerance must be 0 or more (a rise in validation loss that is still kept)")
+        self._check_gate()
+
+    def _check_gate(self) -> None:
+        """The gate's and validation's numbers; each bound is written so that nan fails it too."""
+        if self.gate_tolerance is not None:
+            raise UsageError(
+                "--gate-tolerance is gone: the gate keeps an update only when its interval is below zero; "
+                "set how sure it must be with --gate-confidence C (default 0.9)"
+            )
+        if not (math.isfinite(self.gate_confidence) and 0.5 <= self.gate_confidence < 1.0):
+            raise UsageError("--gate-confidence must be at least 0.5 and below 1, e.g. 0.9 for a 90% interval")
+        if self.val_repeats < 1:
+            raise UsageError("--val-repeats must be at least 1 (passes over the validation works per measurement)")
+        if self.gate_max_repeats < self.val_repeats:
+            raise UsageError(
+                f"--gate-max-repeats must be at least --val-repeats ({self.val_repeats}): "
+                "the passes the gate may add when unsure"
+            )
+        if self.val_episodes is not None and self.val_episodes < 1:
+            raise UsageError("--val-episodes must be at least 1 (episodes of each validation work per pass)")
+        if not (math.isfinite(self.offline_noise) and 0.0 <= self.offline_noise <= 1.0):
+            raise UsageError("--offline-noise must be between 0 (a deterministic writer) and 1 (every paragraph)")
+
+    @property
+    def val_last(self) -> int:
+        """The last episode every validation pass writes."""
+        return self.val_episodes or self.episodes_per_step
 
     def timeout_for(self, role: str) -> float:
         """The bound on one call of `role`: reduce folds loss reports, so it shares the loss bound."""
@@ -150,7 +181,15 @@ class Settings:
             identity["val_work_paths"] = {w.name: str(w.root) for w in sorted(val_works, key=lambda w: w.name)}
             identity["gate"] = self.gate
             if self.gate:
-                identity["gate_tolerance"] = self.gate_tolerance
+                identity["gate_confidence"] = self.gate_confidence
+                identity["gate_max_repeats"] = self.gate_max_repeats
+            # Only when not the default, so runs made before these flags existed reopen as they were.
+            if self.val_repeats != 1:
+                identity["val_repeats"] = self.val_repeats
+            if self.val_episodes is not None:
+                identity["val_episodes"] = self.val_episodes
+        if self.offline_noise:
+            identity["offline_noise"] = self.offline_noise
         return identity
 
 
@@ -171,11 +210,15 @@ class OpenedRun:
     spent: float = 0.0  # what earlier sessions' calls cost, as their records say
 
 
-def open_run(settings: Settings) -> OpenedRun:
-    """Validate, then create or reopen the run. Raises UsageError before writing anything."""
+def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
+    """Validate, then create or reopen the run. Raises UsageError before writing anything.
+
+    With `refuse_finished` (the `train` command), a run whose last session finished raises
+    `AlreadyFinished` before anything is written: there is nothing left to train.
+    """
     settings.check()
     works = load_works(settings.works)
-    val_works = load_val_works(settings.val_works, works, settings.episodes_per_step)
+    val_works = load_val_works(settings.val_works, works, settings.val_last)
     settings.check_works(works)
     prompts = Prompts(settings.prompts)
     prompts.check()
@@ -189,6 +232,11 @@ def open_run(settings: Settings) -> OpenedRun:
             _check_story_unchanged(run, work)
         for work in val_works:
             _check_story_unchanged(run, work, run.val_story_path(work.name))
+    if refuse_finished and resumed and finished_already(run):
+        raise AlreadyFinished(
+            f"run {run.id} is finished; nothing to train. See it with `skilltui review {run.root}`, "
+            f"or take its notes with `skilltui export {run.root} --to DIR`"
+        )
     if settings.init_pool and not resumed:
         donor_notes(Path(settings.init_pool))
 
@@ -228,6 +276,16 @@ def open_run(settings: Settings) -> OpenedRun:
     return OpenedRun(
         run, works, settings, prompts, config, resumed, lock, notices, found.moved_to, val_works=val_works, spent=spent
     )
+
+
+class AlreadyFinished(Exception):
+    """The run trained to its end with these settings: `train` says so and changes nothing."""
+
+
+def finished_already(run: Run) -> bool:
+    """True when the run's last session ended with every step done (not stopped, not failed)."""
+    view = RunView().fold(read_run(run.events_path).events)
+    return view.status == "finished"
 
 
 def check_runs_dir(runs_dir: Path) -> Path:
@@ -274,7 +332,7 @@ def load_val_works(paths: list[Path], works: list[Work], episodes_per_step: int)
         if missing:
             raise UsageError(
                 f"--val-work {work.root} has no episode {missing[0]}; validation runs episodes 1-{episodes_per_step} "
-                "(--episodes-per-step) of every validation work: add them or lower --episodes-per-step"
+                "(--val-episodes, else --episodes-per-step) of every validation work: add them or lower that number"
             )
     return val_works
 

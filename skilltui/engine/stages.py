@@ -29,6 +29,7 @@ from ..core.formats import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTIO
 from ..model import events as ev
 from . import rubric
 from .context import Context
+from .pool import Pool
 from .run import Run, read_json, write_atomic, write_json
 from .scores import score_step
 from .works import Work
@@ -53,6 +54,8 @@ class Place:
     story: Path
     loss_dir: Path  # <work>.md, <work>.json, <work>.transcript.json
     validation: bool = False
+    # Validation writes from a copy of the notes it measures (any tree, not only the live pool's).
+    notes: Path | None = None
 
     @classmethod
     def training(cls, run: Run, epoch: int, step: int, work: str) -> Place:
@@ -98,7 +101,7 @@ async def forward(
         for stale in scripts.iterdir():
             stale.unlink()
     scripts.mkdir(parents=True, exist_ok=True)
-    pool = ctx.run.pool
+    pool = Pool(place.notes) if place.notes else ctx.run.pool
     headers = pool.headers()
     story = place.story
     prompt = ctx.prompts.render(
@@ -111,7 +114,7 @@ async def forward(
         pool_dir=str(pool.root),
         scripts_dir=str(scripts),
     )
-    prefix = pool_context(ctx, headers)
+    prefix = pool_context(ctx, headers, pool_dir=pool.root)
     # The story leads the prompt: the same work's forward re-reads it word for word every
     # step, so it is cached across steps when one comes later (cache_policy).
     lead = f"# The story\n\n{story.read_text(encoding='utf-8')}"
@@ -301,7 +304,9 @@ def note_policy(ctx: Context) -> str:
     )
 
 
-def pool_context(ctx: Context, headers: list[tuple[str, str]], *, policy: bool = True) -> str:
+def pool_context(
+    ctx: Context, headers: list[tuple[str, str]], *, policy: bool = True, pool_dir: Path | None = None
+) -> str:
     """The pool's headers and (with `policy`) the note rules: the prompt prefix every work of a step shares.
 
     The backward agent gets the rules in its run-wide lead instead (`backward_attempt`),
@@ -309,7 +314,7 @@ def pool_context(ctx: Context, headers: list[tuple[str, str]], *, policy: bool =
     """
     return ctx.prompts.render(
         "pool_context",
-        pool_dir=str(ctx.run.pool.root),
+        pool_dir=str(pool_dir or ctx.run.pool.root),
         headers=ctx.run.pool.headers_text(headers),
         note_policy=note_policy(ctx) if policy else "",
     )

@@ -5,29 +5,29 @@ with the pool as the step left it, and the loss stage scores what it wrote, exac
 for a training work. Nothing else happens to it: no reduce, no backward, so a falling
 validation curve means the notes got better at the craft, not at these works.
 
-- **Fixed episodes.** Every validation point runs episodes 1..`--episodes-per-step` of
-  every validation work, so values compare across steps and epochs.
-- **Out of reach.** Everything lives under `<run>/val/`, outside the `epoch*/` folders
-  whose reports and traces the backward and reduce agents may read:
-
-  ```
-  val/stories/<work>.md                 the story each validation work is written from
-  val/pool-<tree>/works/<work>/         the writer's scripts and transcript for those notes
-  val/pool-<tree>/loss/<work>.md|.json  the judge's report and the engine's scores
-  val/points/<point>.json               one validation point done (written last)
-  ```
-- **Keyed by the notes.** A measurement belongs to the pool's git *tree* (its notes'
-  content), so the same notes are never paid for twice: the gate's "before" is the
-  measurement the previous micro-step already made, a `--no-backward` control validates
-  once and its curve stays exactly level, and a resumed run skips what is done.
-- **The gate** (`--gate`): after a micro-step passes its checks, validation runs on the new
-  notes; when the mean validation loss rose by more than `--gate-tolerance`, the automatic
-  reviewer rolls the micro-step back. A person reviewing sees the same numbers and decides.
+- **Fixed episodes.** Every validation point runs episodes 1..`--val-episodes` (default
+  `--episodes-per-step`) of every validation work, so values compare across steps and epochs.
+- **Out of reach.** Everything lives under `<run>/val/` (layout: `val_store.py`), outside the
+  `epoch*/` folders whose reports and traces the backward and reduce agents may read;
+  `val/points/<point>.json` records one validation point done (written last).
+- **Samples, keyed by the notes.** A measurement belongs to the pool's git *tree*. Each pass
+  over the validation set adds a sample beside the earlier ones, and a tree that already has
+  the passes asked for is read back, never paid for twice: a `--no-backward` control
+  validates once and its curve stays level with a deterministic writer. `--val-repeats R`
+  sets the passes a measurement wants; a tree's figure is the mean of its samples.
+- **A recorded point keeps its value.** A resumed run measures only the points it has not
+  recorded, each on the notes that point belongs to (the tree its step ended on), whatever
+  the live pool holds by then.
+- **The gate** (`--gate`, arithmetic in `gate.py`): after a micro-step passes its checks the
+  candidate notes and their parent are compared on paired samples; while the interval on the
+  mean delta straddles zero, both sides get another pass, up to `--gate-max-repeats`.
+  The automatic reviewer follows the advice; a person reviewing sees the figures and decides.
 """
 
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -35,14 +35,15 @@ from pathlib import Path
 
 from ..model import events as ev
 from ..model.review import GateVerdict
+from . import val_store
 from .context import Context
+from .gate import Unit, judge_pairs
 from .gather import all_or_none
 from .run import read_json, write_json
 from .stages import Place, forward, loss
 from .works import Work
 
 Wait = Callable[[], Awaitable[None]]
-EPSILON = 1e-9  # losses are rounded to 4 places; a rise equal to the tolerance is kept
 
 
 @dataclass(frozen=True)
@@ -67,31 +68,22 @@ class Point:
 
 @dataclass
 class Measurement:
-    """The validation loss of every validation work for one state of the pool."""
+    """The validation samples of every validation work for one tree of the pool.
+
+    `losses` is each work's figure (the mean of its passes); `units` every (work, episode)'s
+    loss per pass, what the gate pairs.
+    """
 
     commit: str
     tree: str
     losses: dict[str, float] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)
     cost_usd: float = 0.0
+    units: dict[Unit, list[float]] = field(default_factory=dict)
 
     @property
     def mean(self) -> float | None:
         return round(sum(self.losses.values()) / len(self.losses), 4) if self.losses else None
-
-
-def compare(before: Measurement, after: Measurement, tolerance: float, total: int) -> GateVerdict:
-    """The gate's verdict: mean validation loss over the works measured on both sides."""
-    common = sorted(set(before.losses) & set(after.losses))
-    if not common:
-        return GateVerdict(None, None, 0, tolerance, "none", "gate: validation failed; no verdict")
-    mean_before = sum(before.losses[w] for w in common) / len(common)
-    mean_after = sum(after.losses[w] for w in common) / len(common)
-    advice = "rollback" if mean_after - mean_before > tolerance + EPSILON else "keep"
-    reason = f"gate: val {mean_before:.3f} -> {mean_after:.3f}"
-    if len(common) < total:
-        reason += f" (over {len(common)} of {total} validation works)"
-    return GateVerdict(round(mean_before, 4), round(mean_after, 4), len(common), tolerance, advice, reason)
 
 
 class Validator:
@@ -107,14 +99,20 @@ class Validator:
         fatal: tuple[type[BaseException], ...],
     ) -> None:
         self.ctx = ctx
+        s = ctx.settings
         self.works = sorted(works, key=lambda w: w.name)
         self.names = {w.name for w in self.works}
-        self.first, self.last = 1, ctx.settings.episodes_per_step
+        self.first, self.last = 1, s.val_episodes or s.episodes_per_step
         self.wait = wait
         self.limit = limit
         self.fatal = fatal
-        self.tolerance = ctx.settings.gate_tolerance
+        self.repeats = s.val_repeats
+        self.max_repeats = max(s.gate_max_repeats, s.val_repeats)
+        self.confidence = s.gate_confidence
+        # A writer that says it never varies (the offline one without noise) makes one pass exact.
+        self.deterministic = bool(getattr(ctx.backend, "deterministic", False))
         self._unpaid = 0.0  # what a gate's "before" measurement cost, added to its verdict
+        self._locks: dict[str, asyncio.Lock] = {}
 
     # -- where things are ----------------------------------------------------------------
 
@@ -122,60 +120,49 @@ class Validator:
     def root(self) -> Path:
         return self.ctx.run.val_dir
 
-    def place(self, tree: str, work: str) -> Place:
-        base = self.root / f"pool-{tree[:16]}"
-        return Place(base / "works" / work, self.ctx.run.val_story_path(work), base / "loss", validation=True)
+    def place(self, tree: str, work: str, k: int = 1) -> Place:
+        return val_store.place(self.root, tree, work, self.ctx.run.val_story_path(work), k)
 
-    def _pool_state(self) -> tuple[str, str]:
-        pool = self.ctx.run.pool
-        return pool.head(), pool.git("rev-parse", "HEAD^{tree}")
+    def tree_of(self, commit: str) -> str:
+        return self.ctx.run.pool.git("rev-parse", f"{commit}^{{tree}}")
 
-    def recorded(self, commit: str) -> Measurement:
-        """What validation already knows about the pool at `commit` (blocking: one git call)."""
-        tree = self.ctx.run.pool.git("rev-parse", f"{commit}^{{tree}}")
+    def recorded(self, commit: str, tree: str | None = None) -> Measurement:
+        """What validation already knows about the pool at `commit`: every pass of every work (blocking)."""
+        tree = tree or self.tree_of(commit)
         found = Measurement(commit, tree)
         for work in self.works:
-            scores = self.place(tree, work.name).loss_dir / f"{work.name}.json"
-            if scores.exists():
-                found.losses[work.name] = float(read_json(scores)["loss"])
-            else:
+            passes = val_store.samples(self.root, tree, work.name)
+            if not passes:
                 found.failed.append(work.name)
+                continue
+            found.losses[work.name] = round(statistics.fmean(float(p["loss"]) for p in passes), 4)
+            for scores in passes:
+                for episode, value in val_store.episode_losses(scores).items():
+                    found.units.setdefault((work.name, episode), []).append(value)
         return found
 
     # -- measuring -----------------------------------------------------------------------
 
     async def measure(self, point: Point) -> Measurement:
-        """Validate the pool as it stands now. A point already done is read back, not rerun."""
-        commit, tree = await asyncio.to_thread(self._pool_state)
+        """A step's validation point: recorded once, on the tree its step ended on, then read back.
+
+        A point already recorded keeps its value whatever the pool holds now, so a resumed run
+        never re-measures the past; one not recorded yet is measured on its own tree.
+        """
         marker = self.root / "points" / f"{point.id}.json"
         if marker.exists():
             saved = read_json(marker)
-            # A step's point says what the notes as that step left them scored; a resume comes
-            # back to it after later steps moved the pool, and must not re-measure the step with
-            # their notes. A gate's points (before, micro) are about the pool as it is now.
-            if saved.get("tree") == tree or point.kind == "step":
-                for work in self.works:
-                    self._stage("skipped", point, work.name)
-                kept = str(saved.get("commit") or commit), str(saved.get("tree") or tree)
-                return Measurement(*kept, dict(saved["losses"]), [], float(saved.get("cost_usd") or 0.0))
-        costs: list[float] = []
-
-        def count(event: ev.Event) -> None:
-            # Only validation calls: their work names are held out, never a training work's.
-            if isinstance(event, ev.Call) and event.work in self.names and event.cost_usd is not None:
-                costs.append(event.cost_usd)
-
-        unsubscribe = self.ctx.bus.subscribe(count)
-        try:
-            results = await all_or_none([self._one(point, commit, tree, w) for w in self.works])
-        finally:
-            unsubscribe()
-        found = Measurement(commit, tree, cost_usd=round(sum(costs), 6))
-        for work, value in zip(self.works, results, strict=True):
-            if value is None:
-                found.failed.append(work.name)
-            else:
-                found.losses[work.name] = value
+            for work in self.works:
+                self._stage("skipped", point, work.name)
+            return Measurement(
+                saved.get("commit", ""),
+                saved.get("tree", ""),
+                dict(saved["losses"]),
+                [],
+                float(saved.get("cost_usd") or 0.0),
+            )
+        commit = await asyncio.to_thread(self._step_commit, point)
+        found = await self.ensure(point, commit, self.repeats, always_report=True)
         if not found.failed:
             write_json(
                 marker,
@@ -186,53 +173,112 @@ class Validator:
                     "group": point.group,
                     "attempt": point.attempt,
                     "commit": commit,
-                    "tree": tree,
+                    "tree": found.tree,
                     "losses": found.losses,
+                    "samples": {w: len(val_store.samples(self.root, found.tree, w)) for w in found.losses},
                     "cost_usd": found.cost_usd,
                 },
             )
         return found
 
-    async def _one(self, point: Point, commit: str, tree: str, work: Work) -> float | None:
-        """One validation work at one point; a failure costs this work this point, nothing more."""
-        place = self.place(tree, work.name)
-        scores_path = place.loss_dir / f"{work.name}.json"
-        reused = scores_path.exists() and (place.loss_dir / f"{work.name}.md").exists()
+    def _step_commit(self, point: Point) -> str:
+        """The commit a step ended on: its last micro-step's outcome, or the pool's HEAD when it made none."""
+        step_dir = self.ctx.run.step_dir(point.epoch, point.step) / "backward"
+        done = sorted(
+            (int(g.name[1:]), g / "commit.txt")
+            for g in step_dir.glob("g*")
+            if g.name[1:].isdigit() and (g / "commit.txt").exists()
+        )
+        if done:
+            return str(read_json(done[-1][1])["after"])
+        return self.ctx.run.pool.head()
+
+    async def ensure(self, point: Point, commit: str, passes: int, *, always_report: bool = False) -> Measurement:
+        """Make sure the tree of `commit` has `passes` samples of every work: run only the missing passes.
+
+        Every new pass adds a sample; none replaces one. Each work's `val_loss` event gives its
+        mean over the passes so far; a work none of whose passes ran now is reported only
+        when `always_report` (a step's point), as reused.
+        """
+        tree = await asyncio.to_thread(self.tree_of, commit)
+        # Two verdicts sharing a parent must not both write its next pass: one tree, one measurer.
+        async with self._locks.setdefault(tree, asyncio.Lock()):
+            return await self._ensure(point, commit, tree, passes, always_report)
+
+    async def _ensure(self, point: Point, commit: str, tree: str, passes: int, always_report: bool) -> Measurement:
+        # The writer reads this tree's own copy of the notes (the places point at it), not the live pool.
+        await asyncio.to_thread(val_store.write_tree, self.ctx.run.pool.root, self.root, tree)
+        have = {w.name: len(await asyncio.to_thread(val_store.samples, self.root, tree, w.name)) for w in self.works}
+        jobs = [(w, k) for w in self.works for k in range(have[w.name] + 1, passes + 1)]
+        costs: list[float] = []
+
+        mine = str(val_store.pass_dir(self.root, tree, 1)) + "/"
+
+        def count(event: ev.Event) -> None:
+            # Only this tree's validation calls (their transcripts are under its folder), so
+            # measurements of other trees running at the same time are not counted here.
+            if isinstance(event, ev.Call) and event.work in self.names and event.cost_usd is not None:
+                if (event.transcript or "").startswith(mine):
+                    costs.append(event.cost_usd)
+
+        unsubscribe = self.ctx.bus.subscribe(count)
+        try:
+            results = await all_or_none([self._one(point, tree, w, k) for w, k in jobs])
+        finally:
+            unsubscribe()
+        ran = {w.name for (w, _), ok in zip(jobs, results, strict=True) if ok}
+        found = await asyncio.to_thread(self.recorded, commit, tree)
+        found.cost_usd = round(sum(costs), 6)
+        for work in self.works:
+            count_now = len(found.units.get((work.name, self.first), []))
+            if work.name in found.losses and count_now < passes:
+                found.failed.append(work.name)
+            if work.name in found.losses and (work.name in ran or always_report):
+                self._report(point, commit, tree, work.name, reused=work.name not in ran)
+        return found
+
+    async def _one(self, point: Point, tree: str, work: Work, k: int) -> bool:
+        """One pass of one validation work on one tree; a failure costs this sample only."""
+        place = self.place(tree, work.name, k)
         async with self.limit:
             started = time.monotonic()
             try:
-                if not reused:
-                    await self.wait()
-                    self._stage("started", point, work.name)
-                    await forward(self.ctx, work, point.epoch, point.step, self.first, self.last, place)
-                    await self.wait()
-                    sample, _ = await loss(self.ctx, work, point.epoch, point.step, self.first, self.last, place)
-                    report = sample.report
-                else:
-                    report = place.loss_dir / f"{work.name}.md"
+                await self.wait()
+                self._stage("started", point, work.name)
+                await forward(self.ctx, work, point.epoch, point.step, self.first, self.last, place)
+                await self.wait()
+                await loss(self.ctx, work, point.epoch, point.step, self.first, self.last, place)
             except self.fatal:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a misbehaving agent or file costs this point only
+            except Exception as exc:  # noqa: BLE001 - a misbehaving agent or file costs this pass only
                 self._stage("failed", point, work.name, started, f"{type(exc).__name__}: {exc}")
-                return None
-        scores = read_json(scores_path)
-        self._stage("skipped" if reused else "finished", point, work.name, None if reused else started)
+                return False
+        self._stage("finished", point, work.name, started)
+        return True
+
+    def _report(self, point: Point, commit: str, tree: str, work: str, *, reused: bool) -> None:
+        passes = val_store.samples(self.root, tree, work)
+        values = [float(p["loss"]) for p in passes]
+        last = passes[-1]
         self.ctx.bus.emit(
             ev.ValLoss(
                 epoch=point.epoch,
                 step=point.step,
-                work=work.name,
-                loss=scores["loss"],
-                scores=scores["scores"],
+                work=work,
+                loss=round(statistics.fmean(values), 4),
+                scores=last["scores"],
                 point=point.kind,
                 group=point.group,
                 attempt=point.attempt,
                 commit=commit,
-                report=str(report),
+                report=str(self.place(tree, work, len(passes)).loss_dir / f"{work}.md"),
                 reused=reused,
+                samples=len(values),
+                spread=round(statistics.stdev(values), 4) if len(values) > 1 else None,
             )
         )
-        return float(scores["loss"])
+        if reused:
+            self._stage("skipped", point, work)
 
     def _stage(
         self, status: str, point: Point, work: str, started: float | None = None, error: str | None = None
@@ -252,24 +298,47 @@ class Validator:
     # -- the gate ------------------------------------------------------------------------
 
     async def baseline(self, before: str, epoch: int, step: int, group: int) -> None:
-        """Make sure the notes a micro-step starts from are validated (the pool must be at `before`)."""
-        known = await asyncio.to_thread(self.recorded, before)
-        if not known.failed:
-            return
-        head, _ = await asyncio.to_thread(self._pool_state)
-        if head != before:
-            return  # a resumed review: the pool already holds the attempt; judge uses what is known
-        measured = await self.measure(Point("before", epoch, step, group))
+        """Make sure the notes a micro-step starts from have their passes (in their own copy of the notes)."""
+        measured = await self.ensure(Point("before", epoch, step, group), before, self.repeats)
         self._unpaid += measured.cost_usd
+
+    async def verdict(self, parent: str, candidate: str, point: Point) -> GateVerdict:
+        """The gate's verdict on `candidate` against `parent` (two commits of the pool), sequential.
+
+        Both sides get `--val-repeats` passes; while the interval on the mean paired delta
+        straddles zero, one more pass each, up to `--gate-max-repeats`. Samples either side
+        already has are used, not paid again. `cost_usd` is what this call measured (each
+        tree's calls are told apart by their transcripts' folder, so verdicts on several
+        candidates may run at once). This is the call a micro-step with several candidates
+        makes once per candidate, each candidate a commit of the pool on its own ref (the
+        notes are written out per tree, the live pool need not hold them); ranking them is
+        sorting the verdicts that advise keep by `delta`. It emits no `gate` event: `judge` does.
+        """
+        passes, cost = self.repeats, 0.0
+        before_point = Point("before", point.epoch, point.step, point.group, point.attempt)
+        while True:
+            after = await self.ensure(point, candidate, passes)
+            before = await self.ensure(before_point, parent, passes)
+            cost += after.cost_usd + before.cost_usd
+            found = judge_pairs(
+                before.units,
+                after.units,
+                confidence=self.confidence,
+                passes_left=passes < self.max_repeats and not self.deterministic,
+                deterministic=self.deterministic,
+                total_works=len(self.works),
+                works=len(set(before.losses) & set(after.losses)),
+            )
+            if not found.more:
+                return replace(found.verdict, cost_usd=round(cost, 6))
+            passes += 1
 
     async def judge(self, before: str, epoch: int, step: int, group: int, attempt: int) -> GateVerdict:
         """Validate the micro-step's notes (the pool holds them now) against the notes before it."""
-        after = await self.measure(Point("micro", epoch, step, group, attempt))
-        known = await asyncio.to_thread(self.recorded, before)
-        verdict = compare(known, after, self.tolerance, len(self.works))
-        cost = round(after.cost_usd + self._unpaid, 6)
+        head = await asyncio.to_thread(self.ctx.run.pool.head)
+        verdict = await self.verdict(before, head, Point("micro", epoch, step, group, attempt))
+        verdict = replace(verdict, cost_usd=round(verdict.cost_usd + self._unpaid, 6))
         self._unpaid = 0.0
-        verdict = replace(verdict, cost_usd=cost)
         at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
         # The event is the verdict, located: the same fields under the same names.
         self.ctx.bus.emit(ev.GateChecked(**at, **asdict(verdict)))

@@ -209,7 +209,11 @@ class ReviewRequested(AtAttempt, kind="review_requested"):
 
 
 class DecisionMade(AtAttempt, kind="decision"):
-    """What a reviewer decided about a micro-step: approve, rerun or rollback, by human or auto."""
+    """What a reviewer decided about a micro-step: approve, rerun or rollback, by human or auto.
+
+    With `--gate`, the figures the decision was made beside: the paired delta, its interval at
+    `gate_confidence` (None when unmeasured) and n (0 without a gate, and in older runs).
+    """
 
     decision: str
     by: str
@@ -218,6 +222,11 @@ class DecisionMade(AtAttempt, kind="decision"):
     note: str = ""
     ref: str | None = None
     reason: str = ""
+    gate_n: int = 0
+    gate_delta: float | None = None
+    gate_low: float | None = None
+    gate_high: float | None = None
+    gate_confidence: float | None = None
 
 
 class MicroStepSkipped(AtStep, kind="micro_step_skipped"):
@@ -279,6 +288,8 @@ class ValLoss(AtStep, kind="val_loss"):
     commit: str = ""
     report: str = ""
     reused: bool = False
+    samples: int = 1  # passes behind `loss` (its mean over them); older runs had one
+    spread: float | None = None  # the sample standard deviation of those passes' losses
 
 
 class GateChecked(AtAttempt, kind="gate"):
@@ -286,7 +297,9 @@ class GateChecked(AtAttempt, kind="gate"):
 
     `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
     `works` is how many validation works the two means share; `cost_usd` what the extra
-    validation calls cost.
+    validation calls cost. Since the interval rule: `n` paired deltas, their mean `delta`,
+    the interval `low`..`high` at `confidence` (None when unmeasured), `passes` per side;
+    older runs recorded none of these and read with the defaults.
     """
 
     before: float | None
@@ -296,6 +309,12 @@ class GateChecked(AtAttempt, kind="gate"):
     advice: str
     reason: str
     cost_usd: float = 0.0
+    n: int = 0
+    delta: float | None = None
+    low: float | None = None
+    high: float | None = None
+    confidence: float | None = None
+    passes: int = 0
 
 
 class Paused(Event, kind="paused"):

@@ -22,7 +22,14 @@ ACTIONS: tuple[Action, ...] = ("approve", "rerun", "rollback")
 
 @dataclass(frozen=True)
 class GateVerdict:
-    """What `--gate` found: mean validation loss before and after the micro-step, and its advice."""
+    """What `--gate` found: mean validation loss before and after the micro-step, and its advice.
+
+    `delta` is the mean of the paired deltas (after - before, unit by unit and pass by pass),
+    `low`/`high` the interval on it at `confidence` (None when no spread was measured), `n`
+    how many deltas, `passes` how many passes each side had. A verdict recorded before the
+    interval rule has none of them (and its `tolerance` was the rise it still kept; since
+    then it is 0).
+    """
 
     before: float | None
     after: float | None
@@ -31,6 +38,12 @@ class GateVerdict:
     advice: Literal["keep", "rollback", "none"]
     reason: str
     cost_usd: float = 0.0
+    n: int = 0
+    delta: float | None = None
+    low: float | None = None
+    high: float | None = None
+    confidence: float | None = None
+    passes: int = 0
 
 
 @dataclass(frozen=True)

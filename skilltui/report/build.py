@@ -45,6 +45,7 @@ class MicroStepView:
     val_before: float | None = None
     val_after: float | None = None
     gate_advice: str = ""
+    gate_figures: str = ""  # the paired delta, its interval and n (verdicts since the interval rule)
     val_step: float | None = None  # mean validation loss after the micro-step's step
     diff: list[tuple[str, str]] = field(default_factory=list)  # (css class, line)
 
@@ -108,6 +109,13 @@ def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[S
             case ev.GateChecked() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
                 m.val_before, m.val_after = e.before, e.after
                 m.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.advice, "nothing")
+                if e.delta is not None:
+                    spread = (
+                        f"[{e.low:+.3f}, {e.high:+.3f}] at {float(e.confidence or 0):.0%}"
+                        if e.low is not None and e.high is not None
+                        else "spread not measured"
+                    )
+                    m.gate_figures = f"Δ {e.delta:+.3f} {spread}, n={e.n}"
     return list(found.values())
 
 

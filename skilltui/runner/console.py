@@ -88,10 +88,12 @@ def event_line(view: RunView, event: ev.Event) -> str | None:
                 "micro": f"after micro-step {event.group}",
                 "before": f"the notes micro-step {event.group} starts from",
             }.get(event.point, event.point)
-            return f"[val] {event.work}: {event.loss:.3f} ({where}{', same notes as before' if event.reused else ''})"
+            passes = f", mean of {event.samples} passes" if event.samples > 1 else ""
+            same = ", same notes as before" if event.reused else ""
+            return f"[val] {event.work}: {event.loss:.3f} ({where}{passes}{same})"
         case ev.GateChecked():
             advice = {"keep": "keep", "rollback": "roll back", "none": "no verdict"}.get(event.advice, event.advice)
-            return f"[gate] {event.reason}: {advice} (validation cost ${event.cost_usd:.4f})"
+            return f"[gate] {event.reason}; advice: {advice} (validation cost ${event.cost_usd:.4f})"
         case ev.MicroStep():
             touched = len(event.added) + len(event.changed) + len(event.removed)
             what = event.message.splitlines()[0] if event.message else event.subject

@@ -93,10 +93,21 @@ def gate_line(request: ReviewRequest) -> Content | None:
         if g.advice == "rollback"
         else ("gate advises keep", "$text-success bold")
     )
+    if g.delta is not None:  # the interval rule: the paired delta and how sure it is
+        spread = (
+            f"[{g.low:+.3f}, {g.high:+.3f}] at {(g.confidence or 0):.0%}"
+            if g.low is not None and g.high is not None
+            else "spread not measured"
+        )
+        figures = f" (Δ {g.delta:+.3f} {spread}, n={g.n})"
+    else:  # a verdict recorded before the interval rule
+        figures = (
+            f" ({g.after - g.before:+.3f}; tolerance {g.tolerance:.3f}; {g.works} work{'s' if g.works != 1 else ''})"
+        )
     return Content.assemble(
         ("validation ", "$foreground-muted"),
         (f"{g.before:.3f} → {g.after:.3f}", "bold"),
-        f" ({g.after - g.before:+.3f}; tolerance {g.tolerance:.3f}; {g.works} work{'s' if g.works != 1 else ''})",
+        figures,
         ("  │  ", "$foreground-muted"),
         advice,
         cost,
