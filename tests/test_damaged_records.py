@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_work
+from test_train import unfinish
 
 from skilltui.cli import main
 from skilltui.engine.run import Run
@@ -106,6 +107,7 @@ def damage_by(run: Run, case: str) -> str:
 @pytest.mark.parametrize("case", CASES)
 def test_resuming_a_damaged_record_trains_on_says_so_once_and_counts_right(finished, case, capsys):
     run, args = finished
+    unfinish(run.root.parent, run.id)  # a session that died before its end: the next resumes it
     says = damage_by(run, case)
     capsys.readouterr()
     assert main(args) == 0
