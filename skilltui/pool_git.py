@@ -23,11 +23,30 @@ import git
 import unidiff
 
 from .commits import Commit
+from .errors import PoolDamaged
+from .pool_damage import damage_of, damaged, head_problem, never_committed
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id for a tree with nothing in it
 KEPT = "refs/skilltui/"
 REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 STATUS_WORDS = {"A": "added", "M": "changed", "D": "removed"}
+# On the command line of every git the engine runs on a pool, whoever asked (training, an agent's
+# commit, a history tool): a pool's config, made by hand or left by an older version, cannot
+# make git run a program (a hook, an fsmonitor command) or read the user's attribute rules.
+SAFE_CONFIG = {
+    "core.hooksPath": "/dev/null",
+    "core.fsmonitor": "false",
+    "core.attributesFile": "/dev/null",
+    "commit.gpgSign": "false",
+}
+SAFE_GIT = tuple(arg for key, value in SAFE_CONFIG.items() for arg in ("-c", f"{key}={value}"))
+
+
+def open_repo(root: Path) -> git.Repo:
+    """A GitPython repository whose every git command carries SAFE_GIT."""
+    repo = git.Repo(root)
+    repo.git.set_persistent_git_options(c=[f"{key}={value}" for key, value in SAFE_CONFIG.items()])
+    return repo
 
 
 @dataclass(frozen=True)
@@ -99,7 +118,7 @@ class PoolGit:
     @property
     def repo(self) -> git.Repo:
         if self._repo is None:
-            self._repo = git.Repo(self.root)
+            self._repo = open_repo(self.root)
         return self._repo
 
     def close(self) -> None:
@@ -112,17 +131,49 @@ class PoolGit:
         return (self.root / ".git").is_dir()
 
     def has_commit(self) -> bool:
-        """True when the repository exists and HEAD names a commit (an init killed early has none)."""
+        """True when HEAD names a readable commit; False when there is no repository or one that
+        holds nothing yet (no object, no ref: an init killed before its first commit).
+
+        Anything else that does not read is damage, and raises PoolDamaged: a pool with commits
+        is never taken for an empty one (an older version removed its `.git` and started over).
+        """
         if not self.exists():
             return False
         try:
-            return bool(self.head())
-        except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError):
-            return False  # a `.git` an init killed early left half-made holds nothing to read
+            sha = self.head()
+        except PoolDamaged:
+            if never_committed(self.root / ".git"):
+                return False
+            raise
+        with self._lock:
+            try:
+                self.repo.commit(sha).tree  # noqa: B018 - reading it is the check
+            except (ValueError, git.BadName, git.BadObject, git.GitCommandError) as exc:
+                raise damaged(self.root, f"HEAD's commit {sha[:7]} cannot be read ({damage_of(exc) or exc})") from None
+        return True
 
     def head(self) -> str:
-        # Read from the ref files alone: no object lookup, so no lock and no process.
-        return git.SymbolicReference.dereference_recursive(self.repo, "HEAD")
+        """HEAD's commit id, read from the ref files alone (no object lookup: no lock, no process).
+
+        PoolDamaged, naming the file and what is wrong with it, when HEAD does not resolve.
+        """
+        try:
+            return git.SymbolicReference.dereference_recursive(self.repo, "HEAD")
+        except (ValueError, AssertionError, TypeError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            self.close()
+            what = head_problem(self.root / ".git") or f"HEAD cannot be read ({exc or type(exc).__name__})"
+            raise damaged(self.root, what) from None
+
+    def check_intact(self, rev: str = "HEAD", *, history: bool = False) -> None:
+        """PoolDamaged when an object of `rev`'s notes (with `history`, of every commit before it
+        too) cannot be read: said before a command starts, not as a failure halfway through."""
+        args = ["rev-list", "--objects", "--verify-objects", rev, *(() if history else ("--no-walk",))]
+        with self._lock:
+            try:
+                self.repo.git.execute(["git", *SAFE_GIT, *args])
+            except git.GitCommandError as exc:
+                found = damage_of(exc) or str(exc.stderr).strip().splitlines()[-1:]
+                raise damaged(self.root, f"an object cannot be read ({found})") from None
 
     def is_clean(self) -> bool:
         return self.state()[1]
@@ -235,7 +286,10 @@ class PoolGit:
 
     def patch(self, before: str, after: str) -> str:
         """git's unified diff from one commit to another (the empty tree stands for 'nothing')."""
-        return self.repo.git.diff(before, after, "--no-color", "--no-renames", "--no-ext-diff")
+        # --text and --no-textconv: a `.gitattributes` saying `-diff` or naming a converter must not
+        # hide a note's lines from the checks that count them (--max-edit-lines).
+        flags = ("--no-color", "--no-renames", "--no-ext-diff", "--text", "--no-textconv")
+        return self.repo.git.diff(before, after, *flags)
 
     def commit_patch(self, rev: str) -> str:
         """The diff a commit made to the pool (the first commit against the empty tree)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import git
 
-from ..pool_git import PoolGit
+from ..pool_git import PoolGit, open_repo
 from .tools import MAX_VIEW_CHARS, ToolError
 
 MAX_LOG = 100
@@ -57,7 +57,7 @@ class PoolHistory:
         self.annotate = annotate or (lambda sha: None)
 
     def _repo(self) -> git.Repo:
-        return git.Repo(self.root)
+        return open_repo(self.root)
 
     def log(self, limit: int = 20) -> str:
         limit = max(1, min(int(limit), MAX_LOG))

@@ -22,7 +22,6 @@ records say what the pool is.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,23 +70,14 @@ def configure(pool: Pool) -> None:
         pool.git("config", "core.excludesFile", os.devnull)
 
 
-def save_worktree(pool: Pool, ref: str, message: str) -> tuple[str, list[str]]:
-    """Keep the working tree as it is (untracked and ignored files too) as a commit on top of
-    HEAD under refs/skilltui/<ref>, leaving HEAD, the index and the files alone.
-
-    Returns (the full ref, the paths that differ from HEAD).
-    """
-    index = pool.root / ".git" / f"skilltui-save.index{os.getpid()}"
-    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
-    try:
-        pool.repo.git.execute(["git", "read-tree", "HEAD"], env=env)
-        pool.repo.git.execute(["git", "add", "-A", "-f"], env=env)
-        tree = pool.repo.git.execute(["git", "write-tree"], env=env, strip_newline_in_stdout=True)
-    finally:
-        index.unlink(missing_ok=True)
-    commit = pool.git("commit-tree", tree, "-p", "HEAD", "-m", message)
-    paths = [path for _, path in pool.files(commit)]
-    return pool.keep(ref, commit), paths
+def kept_notice(pool: Pool, kept: tuple[str, list[str]], head: str, when: str = "") -> str:
+    """The one line for edits no commit held, kept under a ref before the pool went back to `head`:
+    the same words whether they were found between sessions or while training ran."""
+    ref, paths = kept
+    return (
+        f"the pool had changes no commit holds{when} ({_few(paths)}); kept them as {ref} and put the pool back "
+        f"at {head[:7]}; commit them in {pool.root} (while no run trains) to train with them"
+    )
 
 
 def reconcile(run: Run) -> Reconciled:
@@ -100,13 +90,9 @@ def reconcile(run: Run) -> Reconciled:
     configure(pool)
     head, clean = pool.state()
     if not clean:
-        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-        ref, paths = save_worktree(pool, f"kept/{stamp}", "pool: uncommitted changes found when the run reopened")
-        pool.reset(head)
-        found.notices.append(
-            f"the pool had changes no commit holds ({_few(paths)}); kept them as {ref} and put the pool back "
-            f"at {head[:7]}; commit them in {pool.root} to train with them"
-        )
+        kept = pool.reset(head)
+        if kept:
+            found.notices.append(kept_notice(pool, kept, head))
     rebased = False
     for out in unfinished_micro_steps(run):
         before = (out / "before.txt").read_text(encoding="utf-8").strip()

@@ -197,6 +197,7 @@ def open_run(settings: Settings) -> OpenedRun:
         pool = run.pool
         if not pool.has_commit():
             pool.init(seed=Path(settings.init_pool) if settings.init_pool else None)
+        pool.check_intact()  # the notes training starts from; damage deeper in history stops the run when read
         found = reconcile(run)
         notices += found.notices
         for work in works:
