@@ -30,7 +30,7 @@ import git
 
 from ..durable import write_atomic
 from ..errors import UsageError
-from ..pool_damage import head_problem, read_ref
+from ..pool_damage import SHA, head_problem, read_ref
 from ..pool_git import SAFE_GIT
 from .events import JsonlSink, PoolChanged, read_events
 from .run import Run, RunLock, read_json
@@ -84,6 +84,8 @@ class _Git:
 
     def intact(self, sha: str) -> bool:
         """True when `sha` is a commit and every object it reaches can be read."""
+        if SHA.match(sha.encode("ascii", errors="replace")) is None:
+            return False
         try:
             self("cat-file", "-e", f"{sha}^{{commit}}")
             self("rev-list", "--objects", "--verify-objects", sha)
@@ -142,7 +144,12 @@ def _repair(run: Run, git_dir: Path) -> str:
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     ref = f"refs/skilltui/damaged/{stamp}"
     g("update-ref", ref, _keep_damaged(g, git_dir, raw_head, raw_main, old, problem))
-    g("update-ref", MAIN, target)
+    loose = git_dir / MAIN
+    if loose.is_file() and SHA.match(loose.read_bytes().strip()) is None:
+        # git will not update a ref it cannot read; its old bytes are in the damaged commit's message.
+        write_atomic(loose, target + "\n")
+    else:
+        g("update-ref", MAIN, target)
     g("symbolic-ref", "HEAD", MAIN)
     g("read-tree", target)  # the index only: the files stay as they are, for the next train to keep
     subject = g("log", "-1", "--format=%s", target)
