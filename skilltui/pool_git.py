@@ -76,6 +76,16 @@ class FilePatch:
         return f"{sign} {self.path} ({self.status}, +{self.added} -{self.removed})"
 
 
+def readable(path: str) -> str:
+    """A path as text every record can hold: a byte that is not UTF-8 (git hands it over as a
+    lone surrogate) is written `\\xe9`, so an event, a report or a pane never fails to encode it."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path
+
+
 def split_patch(patch: str) -> list[FilePatch]:
     """A unified git patch (from git, or a micro-step's patch.diff) split into its files."""
     try:
@@ -89,7 +99,7 @@ def split_patch(patch: str) -> list[FilePatch]:
         lines = [line for hunk in f for line in str(hunk).rstrip("\n").split("\n")]
         if f.is_binary_file:
             lines = ["\\ binary file"]
-        files.append(FilePatch(f.path, status, f.added, f.removed, lines))
+        files.append(FilePatch(readable(f.path), status, f.added, f.removed, lines))
     return files
 
 
@@ -262,7 +272,9 @@ class PoolGit:
             return {}
         entries = self._trees.get(tree.binsha)
         if entries is None:
-            entries = self._trees[tree.binsha] = {item.name: item for item in tree}
+            # By the last part of the path, not `item.name`: a submodule entry (a nested repository
+            # committed by hand) has no name GitPython can give.
+            entries = self._trees[tree.binsha] = {item.path.rsplit("/", 1)[-1]: item for item in tree}
         return entries
 
     def _tree_changes(self, before: git.Tree | None, after: git.Tree | None) -> list[tuple[str, str]]:
@@ -279,9 +291,9 @@ class PoolGit:
             if a_tree is not None or b_tree is not None:
                 found += self._tree_changes(a_tree, b_tree)  # type: ignore[arg-type]
             if a is not None and a_tree is None:
-                found.append(("D" if b is None or b_tree is not None else "M", a.path))
+                found.append(("D" if b is None or b_tree is not None else "M", readable(a.path)))
             elif b is not None and b_tree is None:
-                found.append(("A", b.path))
+                found.append(("A", readable(b.path)))
         return found
 
     def patch(self, before: str, after: str) -> str:

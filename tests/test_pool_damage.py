@@ -146,6 +146,7 @@ def test_a_corrupt_object_is_named_as_damage_with_git_fsck(
     elif command == "export":
         code = main(["export", str(done.root), "--to", str(tmp_path / "skill")])
     else:
+        monkeypatch.setattr("skilltui.history.app.ReviewApp.run", lambda self: pytest.fail("the app opened"))
         monkeypatch.setattr("sys.stdin.isatty", lambda: True)
         monkeypatch.setattr("sys.stdout.isatty", lambda: True)
         code = main(["review", str(done.root)])
@@ -170,6 +171,7 @@ REMOVALS = {
     ("engine/pool.py", "reset"): "`git clean` of the pool's files, after keep_worktree kept every one under a ref",
     ("engine/stages.py", "forward"): "files the writer left in its own scripts folder (not the pool)",
     ("durable.py", "write_atomic"): "its own temporary file",
+    ("durable.py", "_open_new"): "a leftover or a planted link at write_atomic's own temporary name",
     ("durable.py", "clean_temps"): "dead writers' .NAME.tmpPID files and folders; skips .git",
     ("agents/tools.py", "delete"): "one note file an agent may write; .git names are refused",
     ("agents/claude_code.py", None): "the CLI's own scratch folder",
@@ -216,3 +218,54 @@ def test_the_one_removal_of_a_git_folder_refuses_a_repository_with_commits(tmp_p
     empty = tmp_path / "empty"
     subprocess.run(["git", "init", "-q", str(empty)], check=True)  # no object, no ref: made again
     assert Pool(empty).init()
+
+
+# -- what a pool cannot hold: refused at open, with one line ---------------------------------------
+
+
+def _commit_by_hand(pool: Path, message: str) -> None:
+    git(pool, "add", "-A")
+    git(pool, "-c", "user.name=me", "-c", "user.email=me@x", "commit", "-qm", message)
+
+
+def test_a_git_repository_made_inside_the_pool_is_refused_with_one_line(works, done: Run, tmp_path, capsys) -> None:
+    """Issue 24: a nested repository crashed every resume (an AttributeError about a submodule)."""
+    inner = done.pool.root / "scene" / "inner"
+    inner.mkdir(parents=True)
+    git(inner, "init", "-q")
+    (inner / "a.md").write_text("mine\n")
+    git(inner, "add", ".")
+    git(inner, "-c", "user.name=me", "-c", "user.email=me@x", "commit", "-qm", "mine")
+    head = git(done.pool.root, "rev-parse", "HEAD")
+    capsys.readouterr()
+    assert train(tmp_path / "runs", works) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "git repository of its own at scene/inner" in err
+    assert git(done.pool.root, "rev-parse", "HEAD") == head and (inner / "a.md").read_text() == "mine\n"
+
+
+def test_a_hand_committed_submodule_is_read_like_any_entry(tmp_path: Path) -> None:
+    """Issue 24: a submodule entry in a commit crashed `review` (GitPython gives it no name)."""
+    pool = Pool(tmp_path / "memory")
+    pool.init()
+    sha = git(pool.root, "rev-parse", "HEAD")
+    git(pool.root, "update-index", "--add", "--cacheinfo", f"160000,{sha},scene/sub")
+    git(pool.root, "-c", "user.name=me", "-c", "user.email=me@x", "commit", "-qm", "a submodule by hand")
+    commit = Pool(pool.root).log(files=True)[0]
+    assert commit.files == [("A", "scene/sub")]
+
+
+def test_a_committed_note_whose_name_is_not_utf8_is_refused_and_reported(works, done: Run, tmp_path, capsys) -> None:
+    """Issue 24: a file name with a byte that is not UTF-8 wedged the run (the event sink could not
+    encode it) and crashed `report`."""
+    root = done.pool.root
+    with open(bytes(root / "scene") + b"/caf\xe9.md", "wb") as f:
+        f.write(b"---\ndescription: x\n---\n## Guidance\n\nBody.\n")
+    _commit_by_hand(root, "a note with a Latin-1 name")
+    capsys.readouterr()
+    assert train(tmp_path / "runs", works) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not UTF-8" in err and "scene/caf\\xe9.md" in err
+    assert main(["report", str(done.root), "--to", str(tmp_path / "report.html")]) == 0
+    assert "</html>" in (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert ("A", "scene/caf\\xe9.md") in done.pool.log(files=True)[0].files  # the history names it, readably

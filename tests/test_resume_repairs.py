@@ -294,3 +294,15 @@ def test_a_folder_a_stopped_writer_left_in_its_scripts_folder_is_cleared_on_resu
     monkeypatch.setattr(OfflineBackend, "agent", real_agent)
     assert train(tmp_path / "runs", works) == 0
     assert not any(p.exists() for p in left)
+
+
+def test_a_hand_commit_whose_subject_mimics_a_micro_step_is_adopted_on_record(works, done: Run, tmp_path: Path) -> None:
+    """Issue 24: a hand commit titled like a training micro-step was adopted with no notice and no event."""
+    pool = done.pool
+    (pool.root / "scene").mkdir(exist_ok=True)
+    (pool.root / "scene" / "late-entrances.md").write_text(NOTE)
+    mine = pool.commit_all("train epoch 0 step 1 micro 2/2: a note of my own")
+    assert train(tmp_path / "runs", works) == 0
+    assert any("outside training" in w and mine[:7] in w for w in warnings(done))
+    changed = [e for e in read_events(done.events_path) if e["kind"] == "pool_changed"]
+    assert changed[-1]["head"] == mine and changed[-1]["reason"] == "moved outside training"

@@ -103,3 +103,40 @@ def test_claude_code_may_not_edit_the_pool_git_folder(tmp_path: Path) -> None:
     rules = permissions([], [pool], [])["permissions"]
     assert f"Edit(/{pool.as_posix()}/.git/**)" in rules["deny"]
     assert f"Write(/{pool.as_posix()}/.git/**)" in rules["deny"]
+
+
+def test_write_atomic_never_writes_through_a_link_planted_at_its_temporary_name(tmp_path: Path) -> None:
+    from skilltui.durable import write_atomic
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("untouched\n")
+    folder = tmp_path / "pool"
+    folder.mkdir()
+    target = folder / "note.md"
+    (folder / f".note.md.tmp{os.getpid()}").symlink_to(outside)
+    write_atomic(target, "the note\n")
+    assert outside.read_text() == "untouched\n" and target.read_text() == "the note\n" and not target.is_symlink()
+
+
+def test_a_committed_symlink_note_is_not_read_into_the_prompt_and_fails_the_linter(tmp_path: Path, pool: Pool) -> None:
+    secret = tmp_path / "human.fountain"
+    secret.write_text("---\ndescription: INT. SECRET - DAY\n---\n## Guidance\n\nThe human episode.\n")
+    (pool.root / "scene").mkdir()
+    (pool.root / "scene" / "cues.md").write_text(NOTE)
+    (pool.root / "scene" / "link.md").symlink_to(secret)
+    assert [path for path, _ in pool.headers()] == ["scene/cues.md"]
+    assert any("symbolic link" in p for p in pool.lint())
+
+
+def test_a_gitattributes_saying_md_minus_diff_does_not_hide_edit_lines(pool: Pool) -> None:
+    from skilltui.engine.note_checks import edit_size
+
+    (pool.root / ".gitattributes").write_text("*.md -diff\n")
+    base = pool.commit_all("attributes by hand")
+    (pool.root / "scene").mkdir()
+    (pool.root / "scene" / "cues.md").write_text(NOTE)
+    lines, touched, _ = edit_size(pool, base)
+    assert lines == NOTE.count("\n") and touched == ["scene/cues.md"]
+    after = pool.commit_all("scene: cues")
+    patch, changes = pool.diff(base, after)
+    assert changes.added == ["scene/cues.md"] and "+Write MARA, not Mara." in patch

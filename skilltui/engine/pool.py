@@ -239,6 +239,9 @@ class Pool(PoolGit):
         problems: list[str] = []
         for rel in paths:
             file = self.root / rel
+            if file.is_symlink():
+                problems.append(f"{rel}: is a symbolic link; a note is a plain file in the pool")
+                continue
             if not file.is_file():
                 continue
             try:

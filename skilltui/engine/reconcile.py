@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..durable import write_atomic
+from ..errors import UsageError
+from ..pool_git import readable
 from .events import read_events
 from .pool import Pool
 from .run import Run
@@ -80,10 +82,36 @@ def kept_notice(pool: Pool, kept: tuple[str, list[str]], head: str, when: str = 
     )
 
 
+def check_pool_files(pool: Pool) -> None:
+    """UsageError for what a pool cannot hold and training cannot carry, found before anything moves.
+
+    A git repository inside the pool (one made there, or a submodule) would be kept as a bare
+    link and never cleaned away, so every micro-step would find the pool dirty; a file name
+    that is not UTF-8 cannot be written into a record. Both are the user's to move or rename.
+    """
+    for dirpath, dirnames, filenames in os.walk(pool.root):
+        rel_dir = os.path.relpath(dirpath, pool.root)
+        if rel_dir == ".":
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+        elif ".git" in dirnames or ".git" in filenames:
+            raise UsageError(
+                f"the pool holds a git repository of its own at {readable(rel_dir)} (a nested repository or a "
+                f"submodule); move it out of {pool.root} and run the same command again"
+            )
+        for name in dirnames + filenames:
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if readable(rel) != rel:
+                raise UsageError(
+                    f"the pool has a file whose name is not UTF-8 text ({readable(rel)}); rename it in "
+                    f"{pool.root} (git mv, then commit) and run the same command again"
+                )
+
+
 def reconcile(run: Run) -> Reconciled:
     """Repair and adopt, as the module docstring says. Call with the run lock held."""
     pool = run.pool
     found = Reconciled()
+    check_pool_files(pool)
     stale = clear_stale_locks(pool)
     if stale:
         found.notices.append(f"removed {', '.join(stale)} that a killed git left in the pool")
@@ -106,7 +134,10 @@ def reconcile(run: Run) -> Reconciled:
         )
     recorded = _recorded_head(run)
     if recorded and recorded != head:
-        own = _own_attempt(pool, recorded, head, "train epoch ")
+        # Only an unfinished micro-step's own subject counts as training's: a hand commit whose
+        # subject merely looks like one ("train epoch 0 step 1 ...") is a change from outside.
+        prefixes = tuple(_subject_prefix(run, out) for out in unfinished_micro_steps(run))
+        own = bool(prefixes) and _own_attempt(pool, recorded, head, prefixes)
         if not own:
             found.moved_to = head
             if not rebased:
@@ -135,7 +166,7 @@ def _where(run: Run, out: Path) -> str:
     return str(out.relative_to(run.root))
 
 
-def _own_attempt(pool: Pool, base: str, head: str, prefix: str) -> bool:
+def _own_attempt(pool: Pool, base: str, head: str, prefix: str | tuple[str, ...]) -> bool:
     """True when every commit from `base` to `head` is a training attempt's (subject starts with `prefix`)."""
     if not pool.is_ancestor(base, head):
         return False
