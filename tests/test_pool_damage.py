@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import train_works as train
 
 from skilltui.cli import main
 from skilltui.engine.events import read_events
@@ -23,13 +24,6 @@ from skilltui.engine.pool import Pool
 from skilltui.engine.run import Run
 
 SKILLTUI = Path(__file__).resolve().parent.parent / "skilltui"
-
-
-def train(runs: Path, works: list[Path]) -> int:
-    argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", "r", "--steps", "2", "--group-size", "1"]
-    for work in works:
-        argv += ["--work", str(work)]
-    return main(argv)
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -62,17 +56,6 @@ TRIGGERS: dict[str, Callable[[Path], None]] = {
     "garbage HEAD": lambda p: (p / ".git" / "HEAD").write_bytes(b"\x7fELF garbage\n"),
     "HEAD's commit missing": lambda p: _ref_file(p).write_text("1" * 40 + "\n"),
 }
-
-
-@pytest.fixture
-def works(make_work) -> list[Path]:
-    return [make_work("sable-quay", 4), make_work("tin-orchard", 4)]
-
-
-@pytest.fixture
-def done(works, tmp_path: Path) -> Run:
-    assert train(tmp_path / "runs", works) == 0
-    return Run(tmp_path / "runs" / "r")
 
 
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=list(TRIGGERS))
@@ -193,7 +176,7 @@ def _removals(naming_git: bool = False) -> set[tuple[str, str | None]]:
                 git_clean = any(isinstance(a, ast.Constant) and a.value == "clean" for a in call.args)
                 on_os = isinstance(call.func, ast.Attribute) and getattr(call.func.value, "id", "") == "os"
                 if name in REMOVERS or (name == "remove" and on_os) or git_clean:
-                    names = [n.value for n in ast.walk(call) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                    names = [n.value for n in ast.walk(call) if isinstance(n, ast.Constant) and type(n.value) is str]
                     if not naming_git or any(".git" in name for name in names):
                         found.add((module, func.name))
     return found

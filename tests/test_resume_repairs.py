@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import train_works as train
 
 from skilltui.cli import main
 from skilltui.engine.backward_attempt import _check
@@ -28,13 +29,6 @@ from skilltui.history import operations
 NOTE = render_note("Cut an entrance late and leave early.", "Start a scene as late as it can start.")
 
 
-def train(runs: Path, works: list[Path], *extra: str, run_id: str = "r") -> int:
-    argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", run_id, "--steps", "2", "--group-size", "1"]
-    for work in works:
-        argv += ["--work", str(work)]
-    return main(argv + list(extra))
-
-
 def commits(pool: Pool) -> list[str]:
     return pool.git("rev-list", "HEAD").split()
 
@@ -45,17 +39,6 @@ def micro_steps(run: Run) -> int:
 
 def warnings(run: Run) -> list[str]:
     return [e["message"] for e in read_events(run.events_path) if e["kind"] == "warning"]
-
-
-@pytest.fixture
-def works(make_work) -> list[Path]:
-    return [make_work("sable-quay", 4), make_work("tin-orchard", 4)]
-
-
-@pytest.fixture
-def done(works, tmp_path: Path) -> Run:
-    assert train(tmp_path / "runs", works) == 0
-    return Run(tmp_path / "runs" / "r")
 
 
 def test_a_pool_killed_after_git_init_before_its_first_commit_resumes(works, done: Run, tmp_path: Path) -> None:
