@@ -97,7 +97,9 @@ def split_patch(patch: str) -> list[FilePatch]:
     for f in patched:
         status = "added" if f.is_added_file else "removed" if f.is_removed_file else "changed"
         lines = [line for hunk in f for line in str(hunk).rstrip("\n").split("\n")]
-        if f.is_binary_file:
+        # Diffs are taken --text (an attribute must not hide a note's lines), so a file is shown as
+        # binary by its content: a NUL byte, git's own test.
+        if f.is_binary_file or any("\x00" in line for line in lines):
             lines = ["\\ binary file"]
         files.append(FilePatch(readable(f.path), status, f.added, f.removed, lines))
     return files

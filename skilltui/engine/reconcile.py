@@ -14,7 +14,13 @@ What resume does with each (the README's "Resuming a pool that changed"):
   HEAD instead of undoing the change; a notice says so;
 - a commit of a micro-step's own attempt (the process died between commit and record)
   is left to the backward stage, which keeps it under `refs/skilltui/dead/...` and runs
-  the attempt again, or asks for its review again when it had passed its checks.
+  the attempt again, or asks for its review again when it had passed its checks; a hand
+  commit that only looks like one (its subject) is a change from outside;
+- a git repository inside the pool, or a file name that is not UTF-8, is refused with one
+  line before anything moves (`check_pool_files`).
+
+A pool whose HEAD or objects cannot be read never gets here: opening the run stops with
+one line naming the damage (`skilltui.pool_damage`), and `skilltui repair` is the way on.
 
 Every notice becomes a `warning` event, and a moved HEAD a `pool_changed` event, so the
 records say what the pool is.

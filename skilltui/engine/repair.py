@@ -114,6 +114,12 @@ def repair(run_dir: Path) -> str:
     lock.acquire()
     try:
         return _repair(run, git_dir)
+    except git.GitCommandError as exc:
+        said = str(exc.stderr).strip().strip("'").splitlines()
+        raise UsageError(
+            f"repair stopped: git said {said[-1] if said else exc}; nothing was deleted. "
+            f"See the damage with `git -C {run.pool.root} fsck`"
+        ) from None
     finally:
         lock.release()
 
