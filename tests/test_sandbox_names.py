@@ -140,3 +140,14 @@ def test_a_gitattributes_saying_md_minus_diff_does_not_hide_edit_lines(pool: Poo
     after = pool.commit_all("scene: cues")
     patch, changes = pool.diff(base, after)
     assert changes.added == ["scene/cues.md"] and "+Write MARA, not Mara." in patch
+
+
+def test_a_user_wide_hook_does_not_run_when_a_pool_is_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    hook, ran = _marker_program(hooks, "post-commit")
+    config = tmp_path / "gitconfig"
+    config.write_text(f"[core]\n\thooksPath = {hooks}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    Pool(tmp_path / "fresh" / "memory").init()
+    assert hook.exists() and not ran.exists()

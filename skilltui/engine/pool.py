@@ -125,7 +125,7 @@ class Pool(PoolGit):
         shutil.rmtree(build, ignore_errors=True)
         try:
             # No template: the sample hooks are a dozen files nobody runs here.
-            git.Git().execute(["git", "init", "-q", "--template=", "--initial-branch=main", str(build)])
+            git.Git().execute(["git", *SAFE_GIT, "init", "-q", "--template=", "--initial-branch=main", str(build)])
             repo = git.Repo(build)
             with repo.config_writer() as config:
                 config.set_value("user", "name", "skilltui")
@@ -133,15 +133,16 @@ class Pool(PoolGit):
                 config.set_value("commit", "gpgsign", "false")
                 config.set_value("core", "autocrlf", "false")
                 config.set_value("core", "excludesFile", os.devnull)
-            repo.git.execute(["git", "commit", "--allow-empty", "-q", "--no-verify", "-m", "pool: start empty"])
+            first = ["git", *SAFE_GIT, "commit", "--allow-empty", "-q", "--no-verify", "-m", "pool: start empty"]
+            repo.git.execute(first)
             if seed is not None:
                 notes = donor_notes(seed)
                 for rel in notes:
                     (build / rel).parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(Path(seed) / rel, build / rel)
-                repo.git.execute(["git", "add", "-A", "-f"])
+                repo.git.execute(["git", *SAFE_GIT, "add", "-A", "-f"])
                 message = f"pool: seed {len(notes)} notes from {seed}"
-                repo.git.execute(["git", "commit", "-q", "--no-verify", "-m", message])
+                repo.git.execute(["git", *SAFE_GIT, "commit", "-q", "--no-verify", "-m", message])
             repo.close()
             if self.root.is_dir():
                 # Files already there (a pool folder made by hand, or one whose .git was removed above)
