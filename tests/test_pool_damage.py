@@ -103,6 +103,13 @@ def test_repair_picks_the_newest_recorded_commit_that_reads_whole(works, done: R
     assert "not damaged" in capsys.readouterr().out
 
 
+def test_repair_takes_a_run_folder_relative_to_where_it_runs(done: Run, capsys, monkeypatch) -> None:
+    git(done.pool.root, "symbolic-ref", "HEAD", "refs/heads/nope")
+    monkeypatch.chdir(done.root.parent)
+    assert main(["repair", "r"]) == 0
+    assert "main points at" in capsys.readouterr().out
+
+
 def test_repair_refuses_a_folder_that_is_no_run(tmp_path: Path, capsys) -> None:
     assert main(["repair", str(tmp_path)]) == 2
     assert "not a run folder" in capsys.readouterr().err

@@ -104,7 +104,7 @@ class _Git:
 
 def repair(run_dir: Path) -> str:
     """Repair the pool of the run at `run_dir` as the module docstring says; return the line to print."""
-    run = Run(Path(run_dir))
+    run = Run(Path(run_dir).resolve())  # git runs in the pool: every path it is given must be absolute
     if not run.config_path.is_file():
         raise UsageError(f"{run_dir} is not a run folder (no config.json); pass a folder under --runs-dir")
     git_dir = run.pool.root / ".git"
@@ -115,7 +115,7 @@ def repair(run_dir: Path) -> str:
     try:
         return _repair(run, git_dir)
     except git.GitCommandError as exc:
-        said = str(exc.stderr).strip().strip("'").splitlines()
+        said = str(exc.stderr).strip().removeprefix("stderr:").strip(" '").splitlines()
         raise UsageError(
             f"repair stopped: git said {said[-1] if said else exc}; nothing was deleted. "
             f"See the damage with `git -C {run.pool.root} fsck`"
