@@ -5,6 +5,7 @@
     skilltui train --work DIR [--auto]    train a pool on one or more works
     skilltui lint POOL [--work DIR ...]   check a pool's notes (and for leaks of the works)
     skilltui score --human F --written F  the loss of one script against another
+    skilltui repair RUN                   point a damaged pool back at its newest intact commit
 
 Bad input ends with one line on stderr that says what to do and exit code 2; a run that
 stops early resumes when the same command is run again. Bare `skilltui` lists the commands.
@@ -95,10 +96,27 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:  # noqa: BLE001 - no traceback reaches the user; it goes to a file
+        damage = _damage(exc)
+        if damage:
+            print(f"skilltui: error: {damage}", file=sys.stderr)
+            return 2
         print(f"skilltui: error: {_problem(exc)}", file=sys.stderr)
         return 1
     finally:
         restore()
+
+
+def _damage(exc: Exception) -> str | None:
+    """One line for a git object that cannot be read, wherever a command met it: damage, not a bug."""
+    from .core.pool_damage import damage_of
+
+    found = damage_of(exc)
+    if found is None:
+        return None
+    return (
+        f"the pool's repository is damaged: an object cannot be read ({found}); nothing was deleted. "
+        "See the damage with `git fsck` in the run's memory/ folder, or run `skilltui repair RUN`"
+    )
 
 
 def _problem(exc: Exception) -> str:

@@ -22,12 +22,31 @@ from pathlib import Path
 import git
 import unidiff
 
+from .core.errors import PoolDamaged
+from .core.pool_damage import damage_of, damaged, head_problem, never_committed
 from .model.commits import Commit
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id for a tree with nothing in it
 KEPT = "refs/skilltui/"
 REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 STATUS_WORDS = {"A": "added", "M": "changed", "D": "removed"}
+# On the command line of every git the engine runs on a pool, whoever asked (training, an agent's
+# commit, a history tool): a pool's config, made by hand or left by an older version, cannot
+# make git run a program (a hook, an fsmonitor command) or read the user's attribute rules.
+SAFE_CONFIG = {
+    "core.hooksPath": "/dev/null",
+    "core.fsmonitor": "false",
+    "core.attributesFile": "/dev/null",
+    "commit.gpgSign": "false",
+}
+SAFE_GIT = tuple(arg for key, value in SAFE_CONFIG.items() for arg in ("-c", f"{key}={value}"))
+
+
+def open_repo(root: Path) -> git.Repo:
+    """A GitPython repository whose every git command carries SAFE_GIT."""
+    repo = git.Repo(root)
+    repo.git.set_persistent_git_options(c=[f"{key}={value}" for key, value in SAFE_CONFIG.items()])
+    return repo
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,16 @@ class FilePatch:
         return f"{sign} {self.path} ({self.status}, +{self.added} -{self.removed})"
 
 
+def readable(path: str) -> str:
+    """A path as text every record can hold: a byte that is not UTF-8 (git hands it over as a
+    lone surrogate) is written `\\xe9`, so an event, a report or a pane never fails to encode it."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path
+
+
 def split_patch(patch: str) -> list[FilePatch]:
     """A unified git patch (from git, or a micro-step's patch.diff) split into its files."""
     try:
@@ -68,9 +97,11 @@ def split_patch(patch: str) -> list[FilePatch]:
     for f in patched:
         status = "added" if f.is_added_file else "removed" if f.is_removed_file else "changed"
         lines = [line for hunk in f for line in str(hunk).rstrip("\n").split("\n")]
-        if f.is_binary_file:
+        # Diffs are taken --text (an attribute must not hide a note's lines), so a file is shown as
+        # binary by its content: a NUL byte, git's own test.
+        if f.is_binary_file or any("\x00" in line for line in lines):
             lines = ["\\ binary file"]
-        files.append(FilePatch(f.path, status, f.added, f.removed, lines))
+        files.append(FilePatch(readable(f.path), status, f.added, f.removed, lines))
     return files
 
 
@@ -99,7 +130,7 @@ class PoolGit:
     @property
     def repo(self) -> git.Repo:
         if self._repo is None:
-            self._repo = git.Repo(self.root)
+            self._repo = open_repo(self.root)
         return self._repo
 
     def close(self) -> None:
@@ -112,17 +143,49 @@ class PoolGit:
         return (self.root / ".git").is_dir()
 
     def has_commit(self) -> bool:
-        """True when the repository exists and HEAD names a commit (an init killed early has none)."""
+        """True when HEAD names a readable commit; False when there is no repository or one that
+        holds nothing yet (no object, no ref: an init killed before its first commit).
+
+        Anything else that does not read is damage, and raises PoolDamaged: a pool with commits
+        is never taken for an empty one (an older version removed its `.git` and started over).
+        """
         if not self.exists():
             return False
         try:
-            return bool(self.head())
-        except (ValueError, git.InvalidGitRepositoryError, git.NoSuchPathError):
-            return False  # a `.git` an init killed early left half-made holds nothing to read
+            sha = self.head()
+        except PoolDamaged:
+            if never_committed(self.root / ".git"):
+                return False
+            raise
+        with self._lock:
+            try:
+                self.repo.commit(sha).tree  # noqa: B018 - reading it is the check
+            except (ValueError, git.BadName, git.BadObject, git.GitCommandError) as exc:
+                raise damaged(self.root, f"HEAD's commit {sha[:7]} cannot be read ({damage_of(exc) or exc})") from None
+        return True
 
     def head(self) -> str:
-        # Read from the ref files alone: no object lookup, so no lock and no process.
-        return git.SymbolicReference.dereference_recursive(self.repo, "HEAD")
+        """HEAD's commit id, read from the ref files alone (no object lookup: no lock, no process).
+
+        PoolDamaged, naming the file and what is wrong with it, when HEAD does not resolve.
+        """
+        try:
+            return git.SymbolicReference.dereference_recursive(self.repo, "HEAD")
+        except (ValueError, AssertionError, TypeError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            self.close()
+            what = head_problem(self.root / ".git") or f"HEAD cannot be read ({exc or type(exc).__name__})"
+            raise damaged(self.root, what) from None
+
+    def check_intact(self, rev: str = "HEAD", *, history: bool = False) -> None:
+        """PoolDamaged when an object of `rev`'s notes (with `history`, of every commit before it
+        too) cannot be read: said before a command starts, not as a failure halfway through."""
+        args = ["rev-list", "--objects", "--verify-objects", rev, *(() if history else ("--no-walk",))]
+        with self._lock:
+            try:
+                self.repo.git.execute(["git", *SAFE_GIT, *args])
+            except git.GitCommandError as exc:
+                found = damage_of(exc) or str(exc.stderr).strip().splitlines()[-1:]
+                raise damaged(self.root, f"an object cannot be read ({found})") from None
 
     def is_clean(self) -> bool:
         return self.state()[1]
@@ -211,7 +274,9 @@ class PoolGit:
             return {}
         entries = self._trees.get(tree.binsha)
         if entries is None:
-            entries = self._trees[tree.binsha] = {item.name: item for item in tree}
+            # By the last part of the path, not `item.name`: a submodule entry (a nested repository
+            # committed by hand) has no name GitPython can give.
+            entries = self._trees[tree.binsha] = {item.path.rsplit("/", 1)[-1]: item for item in tree}
         return entries
 
     def _tree_changes(self, before: git.Tree | None, after: git.Tree | None) -> list[tuple[str, str]]:
@@ -228,14 +293,17 @@ class PoolGit:
             if a_tree is not None or b_tree is not None:
                 found += self._tree_changes(a_tree, b_tree)  # type: ignore[arg-type]
             if a is not None and a_tree is None:
-                found.append(("D" if b is None or b_tree is not None else "M", a.path))
+                found.append(("D" if b is None or b_tree is not None else "M", readable(a.path)))
             elif b is not None and b_tree is None:
-                found.append(("A", b.path))
+                found.append(("A", readable(b.path)))
         return found
 
     def patch(self, before: str, after: str) -> str:
         """git's unified diff from one commit to another (the empty tree stands for 'nothing')."""
-        return self.repo.git.diff(before, after, "--no-color", "--no-renames", "--no-ext-diff")
+        # --text and --no-textconv: a `.gitattributes` saying `-diff` or naming a converter must not
+        # hide a note's lines from the checks that count them (--max-edit-lines).
+        flags = ("--no-color", "--no-renames", "--no-ext-diff", "--text", "--no-textconv")
+        return self.repo.git.diff(before, after, *flags)
 
     def commit_patch(self, rev: str) -> str:
         """The diff a commit made to the pool (the first commit against the empty tree)."""

@@ -99,6 +99,34 @@ def trained_run(make_work: Callable[..., Path], tmp_path: Path) -> Callable[...,
     return train
 
 
+def train_works(runs: Path, works: list[Path], *extra: str, run_id: str = "r") -> int:
+    """`skilltui train --auto` of run `run_id` over `works`: 2 steps, one work per micro-step."""
+    argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", run_id, "--steps", "2", "--group-size", "1"]
+    for work in works:
+        argv += ["--work", str(work)]
+    return main(argv + list(extra))
+
+
+@pytest.fixture
+def works(make_work: Callable[..., Path]) -> list[Path]:
+    """Two new works of four episodes each."""
+    return [make_work("sable-quay", 4), make_work("tin-orchard", 4)]
+
+
+@pytest.fixture
+def done(works: list[Path], tmp_path: Path) -> Run:
+    """Run `r` trained on `works` (train_works), as a kill leaves it: every stage done, no recorded end.
+
+    What the resume and damage tests reopen. A run that recorded its end is only said to be
+    finished (issue 21), so its run_finished lines are dropped.
+    """
+    assert train_works(tmp_path / "runs", works) == 0
+    path = tmp_path / "runs" / "r" / "events.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(line for line in lines if '"kind": "run_finished"' not in line), encoding="utf-8")
+    return Run(tmp_path / "runs" / "r")
+
+
 @pytest.fixture(autouse=True)
 def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A config folder of this test's own, so no test touches the person's real preferences."""

@@ -155,3 +155,20 @@ def test_feedback_reads_on_as_the_run_records_more(tmp_path):
     text = feedback_text(run)
     assert "oldest first: e0s0 0.700 (2 works), e0s1 0.400 (1 work)." in text
     assert "From e0s0 to e0s1, over the one work both scored, it fell by 0.200." in text
+
+
+@pytest.mark.parametrize(
+    "rev", ["@{-1}", "HEAD@{99}", "master@{push}", "main@{upstream}", "HEAD^{tree}", "HEAD~99", "HEAD..HEAD~1"]
+)
+def test_pool_show_of_a_revision_that_names_no_commit_is_a_tool_error(pool, rev):
+    """Issue 24: these raised IndexError or BadObject past the tool layer and aborted the backward attempt."""
+    sandbox = Sandbox(read_roots=[pool.root], write_roots=[pool.root], history=PoolHistory(pool.root))
+    with pytest.raises(ToolError, match="is not a commit of the pool"):
+        sandbox.run("pool_show", {"rev": rev})
+
+
+def test_pool_show_reads_git_rev_colon_path_and_reflog_dates(pool):
+    sandbox = Sandbox(read_roots=[pool.root], write_roots=[pool.root], history=PoolHistory(pool.root))
+    assert "New guidance." in sandbox.run("pool_show", {"rev": "HEAD:scene/a.md"})
+    assert "scene/a.md" in sandbox.run("pool_show", {"rev": "HEAD:scene"})
+    assert sandbox.run("pool_show", {"rev": "HEAD@{yesterday}"}).startswith("commit ")

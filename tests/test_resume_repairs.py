@@ -7,14 +7,17 @@ whole and nothing the user made lost.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import train_works as train
 from recorded import recorded
-from test_train import unfinish
 
 from skilltui.cli import main
 from skilltui.engine.backward_attempt import _check
@@ -24,13 +27,6 @@ from skilltui.engine.run import Run
 from skilltui.runs import operations
 
 NOTE = render_note("Cut an entrance late and leave early.", "Start a scene as late as it can start.")
-
-
-def train(runs: Path, works: list[Path], *extra: str, run_id: str = "r") -> int:
-    argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", run_id, "--steps", "2", "--group-size", "1"]
-    for work in works:
-        argv += ["--work", str(work)]
-    return main(argv + list(extra))
 
 
 def commits(pool: Pool) -> list[str]:
@@ -43,20 +39,6 @@ def micro_steps(run: Run) -> int:
 
 def warnings(run: Run) -> list[str]:
     return [e["message"] for e in recorded(run.events_path) if e["kind"] == "warning"]
-
-
-@pytest.fixture
-def works(make_work) -> list[Path]:
-    return [make_work("sable-quay", 4), make_work("tin-orchard", 4)]
-
-
-@pytest.fixture
-def done(works, tmp_path: Path) -> Run:
-    assert train(tmp_path / "runs", works) == 0
-    # What these tests leave behind is a kill's, so the run never recorded its end (a finished
-    # run is only said to be finished, issue 21).
-    unfinish(tmp_path / "runs")
-    return Run(tmp_path / "runs" / "r")
 
 
 def test_a_pool_killed_after_git_init_before_its_first_commit_resumes(works, done: Run, tmp_path: Path) -> None:
@@ -194,3 +176,116 @@ def test_temporary_files_of_a_dead_writer_are_cleaned_on_open(works, done: Run, 
         path.write_text("half")
     assert train(tmp_path / "runs", works) == 0
     assert not any(p.exists() for p in stale)
+
+
+def test_edits_made_while_training_runs_are_kept_under_a_ref_with_a_notice(
+    works, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24: a line added to a note and a new note, made while forward ran, were reset away without a trace."""
+    from skilltui.agents.offline import OfflineBackend
+
+    pool_root = tmp_path / "runs" / "r" / "memory"
+    mine: dict[str, str] = {}
+    real_agent = OfflineBackend.agent
+
+    async def agent(self, request, sandbox):
+        notes = sorted(p for p in pool_root.glob("*/*.md"))
+        if request.role == "forward" and notes and not mine:
+            edited = notes[0]
+            edited.write_text(edited.read_text() + "\nMy own line, typed while training ran.\n")
+            (pool_root / "scene").mkdir(exist_ok=True)
+            (pool_root / "scene" / "late-entrances.md").write_text(NOTE)
+            mine[str(edited.relative_to(pool_root))] = edited.read_text()
+        return await real_agent(self, request, sandbox)
+
+    monkeypatch.setattr(OfflineBackend, "agent", agent)
+    assert train(tmp_path / "runs", works) == 0
+    run = Run(tmp_path / "runs" / "r")
+    notice = [w for w in warnings(run) if "refs/skilltui/kept/" in w]
+    assert len(notice) == 1 and "while training ran" in notice[0] and "scene/late-entrances.md" in notice[0]
+    ref = notice[0].split("kept them as ")[1].split()[0]
+    ((edited, text),) = mine.items()
+    assert run.pool.git("show", f"{ref}:scene/late-entrances.md") + "\n" == NOTE
+    assert run.pool.git("show", f"{ref}:{edited}") + "\n" == text
+    assert recorded(run.events_path)[-1]["status"] == "finished"
+
+
+def test_a_reset_keeps_every_uncommitted_file_under_a_ref_first(tmp_path: Path) -> None:
+    pool = Pool(tmp_path / "memory")
+    head = pool.init()
+    (pool.root / "scene").mkdir()
+    (pool.root / "scene" / "late-entrances.md").write_text(NOTE)
+    (pool.root / "scratch.txt").write_text("an untracked file of mine\n")
+    kept = pool.reset(head)
+    assert kept is not None and kept[0].startswith("refs/skilltui/kept/")
+    assert sorted(kept[1]) == ["scene/late-entrances.md", "scratch.txt"]
+    assert pool.git("show", f"{kept[0]}:scratch.txt") == "an untracked file of mine"
+    assert pool.is_clean() and pool.reset(head) is None  # nothing to keep: no ref
+
+
+def test_folders_the_writer_made_in_its_scripts_folder_neither_wedge_nor_crash_the_run(
+    works, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24: a folder in the scripts folder made the stale-file cleanup fail at every resume, and a
+    folder named 01.fountain failed forward with a raw IsADirectoryError."""
+    from skilltui.agents.offline import OfflineBackend
+
+    real_agent = OfflineBackend.agent
+    calls = {"n": 0}
+
+    async def agent(self, request, sandbox):
+        result = await real_agent(self, request, sandbox)
+        if request.role == "forward":
+            calls["n"] += 1
+            scripts = Path(request.context["out_dir"])
+            (scripts / "drafts").mkdir(exist_ok=True)
+            (scripts / "drafts" / "idea.txt").write_text("a draft\n")
+            if calls["n"] == 1:
+                episode = scripts / f"{request.context['first']:02d}.fountain"
+                episode.unlink(missing_ok=True)
+                episode.mkdir()  # a folder where the first episode should be
+        return result
+
+    monkeypatch.setattr(OfflineBackend, "agent", agent)
+    assert train(tmp_path / "runs", works) == 0
+    run = Run(tmp_path / "runs" / "r")
+    failed = [e for e in recorded(run.events_path) if e["kind"] == "stage" and e["status"] == "failed"]
+    assert failed and all("IsADirectoryError" not in (e.get("error") or "") for e in failed)
+
+
+def test_a_folder_a_stopped_writer_left_in_its_scripts_folder_is_cleared_on_resume(
+    works, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skilltui.agents.offline import OfflineBackend
+
+    real_agent = OfflineBackend.agent
+
+    async def agent(self, request, sandbox):
+        if request.role == "forward":
+            scripts = Path(request.context["out_dir"])
+            (scripts / "drafts").mkdir(exist_ok=True)
+            (scripts / "drafts" / "idea.txt").write_text("a draft\n")
+            os.kill(os.getpid(), signal.SIGINT)  # the run is stopped while the writer works:
+            os.kill(os.getpid(), signal.SIGINT)  # a second signal stops it at once
+            await asyncio.sleep(30)
+        return await real_agent(self, request, sandbox)
+
+    monkeypatch.setattr(OfflineBackend, "agent", agent)
+    assert train(tmp_path / "runs", works) != 0
+    left = list((tmp_path / "runs" / "r").glob("epoch0/step0/works/*/scripts/drafts"))
+    assert left
+    monkeypatch.setattr(OfflineBackend, "agent", real_agent)
+    assert train(tmp_path / "runs", works) == 0
+    assert not any(p.exists() for p in left)
+
+
+def test_a_hand_commit_whose_subject_mimics_a_micro_step_is_adopted_on_record(works, done: Run, tmp_path: Path) -> None:
+    """Issue 24: a hand commit titled like a training micro-step was adopted with no notice and no event."""
+    pool = done.pool
+    (pool.root / "scene").mkdir(exist_ok=True)
+    (pool.root / "scene" / "late-entrances.md").write_text(NOTE)
+    mine = pool.commit_all("train epoch 0 step 1 micro 2/2: a note of my own")
+    assert train(tmp_path / "runs", works) == 0
+    assert any("outside training" in w and mine[:7] in w for w in warnings(done))
+    changed = [e for e in recorded(done.events_path) if e["kind"] == "pool_changed"]
+    assert changed[-1]["head"] == mine and changed[-1]["reason"] == "moved outside training"

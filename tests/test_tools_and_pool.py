@@ -154,3 +154,39 @@ def test_lint_counts_the_files_with_problems_and_refuses_a_work_folder(tmp_path,
     assert main(["lint", str(work)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is a work folder, not a pool" in err[0], err
+
+
+def test_a_long_file_view_says_where_it_is_cut_and_how_to_read_on(tmp_path):
+    """Issue 24: `view` cut at 60,000 characters with no marker, so a long story read as one without its end."""
+    story = tmp_path / "story.md"
+    lines = [f"## Episode {n}\n\nMARA crosses the yard at dawn, again." for n in range(1, 900)]
+    story.write_text("\n".join(lines) + "\n")
+    sandbox = Sandbox(read_roots=[tmp_path])
+    first = sandbox.view(str(story)).splitlines()
+    assert first[-1].startswith("[cut here: this view shows lines 1-")
+    total = len(story.read_text().splitlines())
+    seen, view_range = [], None
+    while True:
+        shown = sandbox.run("view", {"path": str(story), **({"view_range": view_range} if view_range else {})})
+        shown_lines = shown.splitlines()
+        cut = shown_lines[-1] if shown_lines[-1].startswith("[cut here") else None
+        seen += [line.split("\t", 1)[1] for line in (shown_lines[:-1] if cut else shown_lines)]
+        assert len(shown) <= 60_000 + 200
+        if cut is None:
+            break
+        view_range = [int(cut.split("view_range [")[1].split(",")[0]), -1]
+    assert len(seen) == total and seen == story.read_text().splitlines()
+
+
+def test_the_offline_writer_reads_a_story_past_the_cut(tmp_path):
+    from skilltui.formats import story_episodes
+
+    from skilltui.agents.base import Request
+    from skilltui.agents.offline import OfflineBackend
+
+    story = tmp_path / "story.md"
+    story.write_text("".join(f"## Episode {n}\n\nMARA crosses the yard at dawn, again.\n\n" for n in range(1, 1200)))
+    sandbox = Sandbox(read_roots=[tmp_path])
+    request = Request(role="forward", prompt="", context={})
+    text = OfflineBackend()._read_whole(request, sandbox, [], str(story))
+    assert 1199 in story_episodes(text)

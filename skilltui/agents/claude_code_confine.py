@@ -100,6 +100,8 @@ def permissions(read_roots: list[Path], write_roots: list[Path], denied: list[Pa
     allow += [rule(t, r) for r in write_roots for t in ("Edit", "Write")]
     deny = ["Bash", "WebFetch", "WebSearch", "NotebookEdit"]
     deny += [rule(t, d) for d in denied for t in ("Read", "Edit", "Write")]
+    # The pool's git folder (its config, its hooks) is read-only to every agent: a config can make git run a program.
+    deny += [f"{t}(/{(r / '.git').as_posix()}/**)" for r in write_roots for t in ("Edit", "Write")]
     return {"permissions": {"allow": allow, "deny": deny, "defaultMode": "dontAsk"}}
 
 

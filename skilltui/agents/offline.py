@@ -28,7 +28,7 @@ from ..core.formats import FOLDERS, story_episodes
 from . import offline_backward
 from .base import BackendError, CallResult, Request, Usage
 from .offline_noise import call_seed, garble
-from .tools import Sandbox, ToolError
+from .tools import CUT, Sandbox, ToolError
 
 
 @dataclass(frozen=True)
@@ -207,10 +207,22 @@ class OfflineBackend:
             transcript.append({"tool": command, "input": args, "error": error})
             raise
 
+    def _read_whole(self, request: Request, sandbox: Sandbox, transcript: list[dict], path: str) -> str:
+        """A file through `view`, reading on where a view says it was cut, as a model is told to."""
+        lines: list[str] = []
+        view_range: list[int] | None = None
+        while True:
+            args: dict[str, object] = {"path": path} if view_range is None else {"path": path, "view_range": view_range}
+            shown = self._tool(request, sandbox, transcript, "view", **args).splitlines()
+            cut = CUT.match(shown[-1]) if shown else None
+            lines += [line.split("\t", 1)[1] if "\t" in line else "" for line in (shown[:-1] if cut else shown)]
+            if cut is None:
+                return "\n".join(lines)
+            view_range = [int(cut.group(1)), -1]
+
     def _forward(self, request: Request, sandbox: Sandbox, transcript: list[dict]) -> str:
         ctx = request.context
-        story = self._tool(request, sandbox, transcript, "view", path=ctx["story"])
-        story_text = "\n".join(line.split("\t", 1)[1] if "\t" in line else "" for line in story.splitlines())
+        story_text = self._read_whole(request, sandbox, transcript, ctx["story"])
         episodes = story_episodes(story_text)
         moves: set[str] = set()
         narration = []

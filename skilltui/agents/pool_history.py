@@ -22,7 +22,7 @@ from pathlib import Path
 
 import git
 
-from ..pool_git import PoolGit
+from ..pool_git import PoolGit, open_repo
 from .tools import MAX_VIEW_CHARS, ToolError
 
 MAX_LOG = 100
@@ -57,7 +57,7 @@ class PoolHistory:
         self.annotate = annotate or (lambda sha: None)
 
     def _repo(self) -> git.Repo:
-        return git.Repo(self.root)
+        return open_repo(self.root)
 
     def log(self, limit: int = 20) -> str:
         limit = max(1, min(int(limit), MAX_LOG))
@@ -77,14 +77,14 @@ class PoolHistory:
         return "\n".join(lines) or "(no commits)"
 
     def show(self, rev: str, path: str | None = None) -> str:
-        if not rev or rev.startswith("-"):
+        if not rev or rev.startswith("-") or "\x00" in rev:
             raise ToolError("pool_show needs a revision such as HEAD, HEAD~1 or a sha from pool_log")
+        if ":" in rev and not path:
+            rev, path = rev.split(":", 1)  # git's REV:PATH, as a model may well write it
+            rev = rev or "HEAD"
         repo = self._repo()
         try:
-            try:
-                commit = repo.commit(rev)
-            except (git.BadName, ValueError, git.GitCommandError):
-                raise ToolError(f"{rev!r} is not a commit of the pool; take a sha from pool_log") from None
+            commit = _commit(repo, rev)
             if path:
                 return _note_at(commit, path)
             reader = PoolGit(self.root)
@@ -96,9 +96,23 @@ class PoolHistory:
             note = self.annotate(commit.hexsha)
             if note:
                 head += f"\n[{note}]\n"
-            return (head + "\n" + (patch or "(no changes: an empty commit)"))[:MAX_VIEW_CHARS]
+            return _capped(head + "\n" + (patch or "(no changes: an empty commit)"), f"pool_show {rev} PATH")
         finally:
             repo.close()
+
+
+def _commit(repo: git.Repo, rev: str) -> git.Commit:
+    """The commit `rev` names, resolved by git itself; ToolError for anything else.
+
+    Not GitPython's own parser: `@{-1}`, `HEAD@{99}`, `HEAD@{yesterday}` or `main@{push}`
+    raise IndexError, NotImplementedError or a BadObject that cannot print itself there,
+    and an error the tool layer does not expect aborts the whole backward attempt.
+    """
+    try:
+        sha = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+        return repo.commit(sha)
+    except (git.GitCommandError, ValueError, IndexError, NotImplementedError, git.BadName, git.BadObject):
+        raise ToolError(f"{rev!r} is not a commit of the pool; take a sha from pool_log, or HEAD~N") from None
 
 
 def _note_at(commit: git.Commit, path: str) -> str:
@@ -111,4 +125,12 @@ def _note_at(commit: git.Commit, path: str) -> str:
     if blob.type != "blob":
         names = "\n".join(item.path for item in blob.traverse() if item.type == "blob")
         return names or "(empty folder)"
-    return blob.data_stream.read().decode("utf-8", errors="replace")[:MAX_VIEW_CHARS]
+    return _capped(blob.data_stream.read().decode("utf-8", errors="replace"), "view on the note in the pool")
+
+
+def _capped(text: str, read_on: str) -> str:
+    """At most MAX_VIEW_CHARS, and when cut, a last line that says so and how to read the rest."""
+    if len(text) <= MAX_VIEW_CHARS:
+        return text
+    cut = text.rfind("\n", 0, MAX_VIEW_CHARS) + 1 or MAX_VIEW_CHARS
+    return text[:cut] + f"[cut here after {cut:,} of {len(text):,} characters; read one note at a time with {read_on}]"

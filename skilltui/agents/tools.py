@@ -20,6 +20,8 @@ with the folder it was looked for in.
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,10 +104,15 @@ class Sandbox:
             verb = "write" if write else "read"
             allowed = ", ".join(str(r) for r in roots) or "nothing"
             raise ToolError(f"{path} is off-limits: this agent may {verb} only under {allowed}")
-        if any(_inside(real, d) for d in self.denied):
+        # Refusals compare folded names: on a case-insensitive file system (macOS, Windows)
+        # `.GIT/config` and `HUMAN/01.fountain` are the very files the plain names stand for.
+        if any(_inside_folded(real, d) for d in self.denied) or any(_inside_folded(raw, d) for d in self.denied):
             raise ToolError(f"{path} is off-limits to this agent")
-        if any(part == ".git" for part in real.parts):
-            raise ToolError(f"{path} is inside a git folder; use the commit tool instead")
+        if any(is_git_name(part) for part in (*real.parts, *Path(os.path.normpath(raw)).parts)):
+            raise ToolError(f"{path} is in a git folder or is a git file; use the commit tool instead")
+        if real.is_file() and real.stat().st_nlink > 1:
+            # A hard link is the same file as another name, perhaps one this agent may not read.
+            raise ToolError(f"{path} has other hard links; the sandbox cannot tell where they lead, so it is refused")
         return real
 
     def _trace(self, real: Path) -> None:
@@ -121,9 +128,9 @@ class Sandbox:
         if real.is_dir():
             entries = []
             for entry in sorted(real.rglob("*")):
-                if ".git" in entry.relative_to(real).parts:
+                if any(is_git_name(part) for part in entry.relative_to(real).parts):
                     continue
-                if any(_inside(entry, d) for d in self.denied):
+                if any(_inside_folded(entry, d) for d in self.denied):
                     continue
                 entries.append(str(entry.relative_to(real)) + ("/" if entry.is_dir() else ""))
                 if len(entries) >= MAX_LISTING:
@@ -141,8 +148,7 @@ class Sandbox:
             numbered = range(start, min(end, len(lines)) + 1)
         else:
             numbered = range(1, len(lines) + 1)
-        out = "\n".join(f"{n:6}\t{lines[n - 1]}" for n in numbered)
-        return out[:MAX_VIEW_CHARS]
+        return _cut(lines, numbered)
 
     def read_text(self, path: str) -> str:
         """The file's text as is (no line numbers), for backends that read files whole."""
@@ -251,5 +257,52 @@ class Sandbox:
         )
 
 
+def _cut(lines: list[str], numbered: range) -> str:
+    """The numbered lines, cut at a line's end before MAX_VIEW_CHARS with a last line that says
+    where and how to read on: a silent cut reads as the end of the file (a story without its
+    later episodes)."""
+    out: list[str] = []
+    size = 0
+    for n in numbered:
+        line = f"{n:6}\t{lines[n - 1]}"
+        if size + len(line) + 1 > MAX_VIEW_CHARS and out:
+            return "\n".join(out) + "\n" + cut_marker(numbered.start, n - 1, len(lines))
+        out.append(line[:MAX_VIEW_CHARS])
+        size += len(line) + 1
+    return "\n".join(out)
+
+
+def cut_marker(first: int, last: int, total: int) -> str:
+    return (
+        f"[cut here: this view shows lines {first}-{last} of {total} ({MAX_VIEW_CHARS:,} characters at most "
+        f"per view); read on with view_range [{last + 1}, -1]]"
+    )
+
+
+CUT = re.compile(r"^\[cut here: .* read on with view_range \[(\d+), -1\]\]$")
+
+
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
+
+
+# Code points HFS+ ignores in names (git's own `is_hfs_dotgit` skips the same), so `.g\u200cit` is `.git` there.
+_IGNORED = dict.fromkeys([*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF])
+
+
+def fold(name: str) -> str:
+    """A name as a case-insensitive, normalising file system compares it: NFC, case-folded,
+    without the code points HFS+ ignores and the trailing dots and spaces Windows drops."""
+    return unicodedata.normalize("NFC", name.translate(_IGNORED)).casefold().rstrip(". ")
+
+
+def is_git_name(part: str) -> bool:
+    """True for `.git` and git's own files beside it (`.gitattributes`, `.gitmodules`, ...), however
+    written (`.GIT`, `.Git.`, NTFS's short name `git~1`): git reads them, so no agent writes them."""
+    folded = fold(part)
+    return folded.startswith(".git") or folded == "git~1"
+
+
+def _inside_folded(path: Path, root: Path) -> bool:
+    parts, under = [fold(p) for p in path.parts], [fold(p) for p in root.parts]
+    return parts[: len(under)] == under

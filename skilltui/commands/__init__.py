@@ -1,6 +1,7 @@
 """Every `skilltui` subcommand, one module per family, all added by `register_all`.
 
-- training.py: `train` and `demo`, the commands that run training (headless or in the app);
+- training.py: `train` and `demo`, the commands that run training (headless or in the app), and
+  `repair`, which puts a damaged pool back on an intact commit so training can go on;
 - material.py: `diffuse`, `lint` and `score`, one-shot commands on what training uses and
   makes: a work's story, a pool's notes, a script's loss;
 - history.py: `review`, `runs`, `export` and `compare`, on runs already made;

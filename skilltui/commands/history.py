@@ -62,6 +62,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     run = find_run(args.run, args.runs_dir)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("`skilltui review` is a terminal app; run it in a terminal (`skilltui runs` prints a table)")
+    if run.pool.has_commit():
+        run.pool.check_intact(history=True)  # the app reads every commit: damage is one line here, not a crash there
     from ..history.app import HistoryApp
 
     HistoryApp(run).run()

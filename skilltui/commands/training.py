@@ -1,4 +1,5 @@
-"""`skilltui train` and `skilltui demo`: open a run and train it, headless or in the app.
+"""`skilltui train` and `skilltui demo`: open a run and train it, headless or in the app;
+`skilltui repair`: put a run's damaged pool back on an intact commit so training can go on.
 
 `train` turns its flags into `Settings`, checks them and hands the run to the app when it
 runs on a terminal, or trains headless (`--auto`, or no terminal) with the console as the
@@ -38,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="seconds each offline call takes, so the run looks live (default 0.3)",
     )
     add_runs_dir(p)
+
+    p = command(sub, "repair", cmd_repair)
+    p.add_argument("run", type=Path, metavar="RUN", help="the run folder, e.g. runs/my-run")
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:
@@ -339,6 +343,21 @@ def _fresh_demo_id(runs_dir: Path, works: list[Path]) -> str:
         file=sys.stderr,
     )
     return fresh
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    """Point a damaged pool's main back at the newest intact commit its run recorded.
+
+    When a run stops because its pool's repository is damaged (HEAD names no branch, a ref
+    file is empty or cut short, an object cannot be read), this keeps the damaged state
+    under refs/skilltui/damaged/<time>, points main (and HEAD) at the newest commit the run's
+    records name whose every object reads, and leaves the files alone for the next train to
+    keep. Nothing is deleted.
+    """
+    from ..engine.repair import repair
+
+    print(repair(args.run))
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

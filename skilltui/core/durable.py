@@ -47,7 +47,7 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = _open_new(tmp)
         try:
             view = memoryview(raw)
             while view:
@@ -62,6 +62,21 @@ def write_atomic(path: Path, data: str | bytes) -> None:
             os.unlink(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def _open_new(tmp: Path) -> int:
+    """Open the temporary name as a new file, never through a link planted there.
+
+    O_EXCL|O_NOFOLLOW: a symlink at that name (left by anyone who can write the folder) would
+    otherwise redirect the write outside it. Whatever is there is a dead writer's leftover or
+    such a link; it is removed (a link, not what it points at) and the name made afresh.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(tmp, flags, 0o644)
+    except FileExistsError:
+        os.unlink(tmp)
+        return os.open(tmp, flags, 0o644)
 
 
 def pid_alive(pid: int) -> bool:

@@ -87,15 +87,32 @@ def _description_line(front: str) -> str | None:
 
 
 def note_paths(root: Path) -> list[str]:
-    """The notes of a pool folder (relative paths, sorted): the `.md` files directly in its folders."""
+    """The notes of a pool folder (relative paths, sorted): the `.md` files directly in its folders.
+
+    Not a link (its lines could come from anywhere, a human episode included: the headers go
+    into the writer's prompt) and not a name that is not UTF-8 (no record could hold it); the
+    linter names both.
+    """
     paths: list[str] = []
     for folder in FOLDERS:
         directory = Path(root) / folder
         if not directory.is_dir():
             continue
         with os.scandir(directory) as entries:
-            paths.extend(f"{folder}/{e.name}" for e in entries if e.is_file() and e.name.endswith(".md"))
+            paths.extend(
+                f"{folder}/{e.name}"
+                for e in entries
+                if e.is_file(follow_symlinks=False) and e.name.endswith(".md") and _utf8(e.name)
+            )
     return sorted(paths)
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class NoteHeaders:

@@ -31,6 +31,7 @@ from ..model.review import Decision, GateVerdict, Reviewer, ReviewRequest
 from .backward_attempt import AttemptFailed, Where, run_attempt
 from .context import Context
 from .pool import Pool
+from .reconcile import kept_notice
 from .run import read_json, write_atomic, write_json
 from .stages import Sample
 
@@ -69,7 +70,9 @@ async def micro_step(
     pool = ctx.run.pool
     label = label_of(epoch, step, group, groups)
     write_json(out / "batch.json", [s.to_dict() for s in samples])
-    before = await asyncio.to_thread(_base_commit, pool, out)
+    before, kept = await asyncio.to_thread(_base_commit, pool, out)
+    if kept:
+        ctx.bus.emit(ev.Warning_(message=f"{label}: " + kept_notice(pool, kept, before, " while training ran")))
     notes = _reviewer_notes(out)
     attempt = _attempts(out)
     failures = _failures_since_review(out, attempt)
@@ -101,7 +104,9 @@ async def micro_step(
         if decision.action != "approve":
             kind = "rerun" if decision.action == "rerun" else "rolledback"
             ref = await asyncio.to_thread(pool.keep, f"{kind}/e{epoch}-s{step}-g{group}-a{attempt}", checked["after"])
-            await asyncio.to_thread(pool.reset, before)
+            kept = await asyncio.to_thread(pool.reset, before)
+            if kept:
+                ctx.bus.emit(ev.Warning_(message=f"{label}: " + kept_notice(pool, kept, before, " during review")))
             ctx.bus.emit(ev.PoolChanged(head=before, reason=f"{decision.action} {label}"))
         write_json(
             adir / "review.json",
@@ -206,16 +211,16 @@ def _give_up(ctx: Context, out: Path, where: Where, failures: list[str]) -> bool
     return True
 
 
-def _base_commit(pool: Pool, out: Path) -> str:
-    """The commit this micro-step started from, fixed at its first attempt so every retry starts there too."""
+def _base_commit(pool: Pool, out: Path) -> tuple[str, tuple[str, list[str]] | None]:
+    """The commit this micro-step started from, fixed at its first attempt so every retry starts there too,
+    and the edits no commit held (made while forward ran), kept under a ref before the pool went back."""
     path = out / "before.txt"
     if path.exists():
-        return path.read_text(encoding="utf-8").strip()
+        return path.read_text(encoding="utf-8").strip(), None
     head, clean = pool.state()
-    if not clean:
-        pool.reset(head)
+    kept = None if clean else pool.reset(head)
     write_atomic(path, head + "\n")
-    return head
+    return head, kept
 
 
 def _attempts(out: Path) -> int:

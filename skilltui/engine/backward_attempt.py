@@ -36,6 +36,7 @@ from .feedback import annotations, feedback_text
 from .leakage import Lexicon
 from .note_checks import commit_problems, lint_pool
 from .pool import Pool
+from .reconcile import kept_notice
 from .run import write_atomic, write_json
 from .stages import Sample, note_policy, pool_context
 
@@ -241,8 +242,9 @@ async def _start_clean(ctx: Context, pool: Pool, where: Where) -> None:
         if stale != where.before:
             ref = f"dead/e{where.epoch}-s{where.step}-g{where.group}-a{where.attempt}"
             await asyncio.to_thread(pool.keep, ref, stale)
-        await asyncio.to_thread(pool.reset, where.before)
-        ctx.bus.emit(ev.Warning_(message=f"{where.label}: reset a pool left dirty by an earlier attempt"))
+        kept = await asyncio.to_thread(pool.reset, where.before)
+        words = kept_notice(pool, kept, where.before, " before this attempt") if kept else "reset a pool left dirty"
+        ctx.bus.emit(ev.Warning_(message=f"{where.label}: {words}" + ("" if kept else " by an earlier attempt")))
 
 
 def _check(pool: Pool, before: str, subject: str, lexicon: Lexicon | None = None) -> tuple[str | None, dict]:
@@ -280,7 +282,10 @@ async def _reset(ctx: Context, pool: Pool, where: Where, kind: str) -> None:
     if head != where.before:
         ref = f"{kind}/e{where.epoch}-s{where.step}-g{where.group}-a{where.attempt}"
         await asyncio.to_thread(pool.keep, ref, head)
-    await asyncio.to_thread(pool.reset, where.before)
+    kept = await asyncio.to_thread(pool.reset, where.before)
+    if kept:
+        words = kept_notice(pool, kept, where.before, " after the attempt")
+        ctx.bus.emit(ev.Warning_(message=f"{where.label}: {words}"))
 
 
 async def _failed(ctx: Context, pool: Pool, where: Where, adir: Path, problem: str) -> None:

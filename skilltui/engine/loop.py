@@ -29,6 +29,7 @@ from pathlib import Path
 from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
 from ..core.durable import no_room
+from ..core.pool_damage import object_damage
 from ..model import events as ev
 from ..model.bus import EventBus
 from ..model.review import Reviewer
@@ -199,10 +200,14 @@ class Trainer:
             # is kept and the same command resumes once the cause is fixed.
             return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
         except Exception as exc:
-            # A git command that hit a full disk fails as git does; anything else is a bug
-            # and goes up to the command line, which keeps its traceback in a file.
+            # A git command that hit a full disk fails as git does; a pool whose ref or object
+            # cannot be read is damage, named with the ways to repair it (nothing is deleted);
+            # anything else is a bug and goes up to the command line, which keeps its traceback.
             if no_room(exc, self.run.root):
                 return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
+            damage = object_damage(self.run.pool.root, exc)
+            if damage is not None:
+                return self._finish("failed", str(damage), epochs_done)
             raise
         return self._finish("finished", "", epochs_done)
 

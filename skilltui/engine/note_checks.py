@@ -56,7 +56,9 @@ def edit_size(pool: Pool, before: str) -> tuple[int, list[str], list[str]]:
     `Pool.commit_all` does): what is in the pool is what the checks see and what is committed.
     """
     pool.git("add", "-A", "-f")
-    files = split_patch(pool.git("diff", "--cached", "--no-color", "--no-renames", "--no-ext-diff", before))
+    # --text, --no-textconv: a `.gitattributes` saying `*.md -diff` must not make every edit count 0 lines.
+    diff = ("diff", "--cached", "--no-color", "--no-renames", "--no-ext-diff", "--text", "--no-textconv", before)
+    files = split_patch(pool.git(*diff))
     lines = sum(f.added + f.removed for f in files)
     touched = [f.path for f in files if f.status != "removed"]
     removed = [f.path for f in files if f.status == "removed"]

@@ -23,6 +23,7 @@ size of the change and not with the size of the pool.
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 import re
 import shutil
@@ -43,7 +44,8 @@ from ..core.formats import (  # noqa: F401 - the note format, shared with the ag
     parse_note,
     render_note,
 )
-from ..pool_git import Changes, PoolGit
+from ..core.pool_damage import damaged, never_committed
+from ..pool_git import SAFE_GIT, Changes, PoolGit
 
 __all__ = ["Changes", "Pool", "donor_notes", "lint_note", "parse_note", "render_note"]
 
@@ -109,19 +111,21 @@ class Pool(PoolGit):
         The repository is built in a temporary folder beside the pool and renamed into
         place, so a process killed anywhere in here leaves no pool or a whole one, never a
         repository without a first commit. A pool left that way by an older version (a
-        `.git` with no commit) holds nothing to keep and is made again.
+        `.git` with no object and no ref) holds nothing to keep and is made again; one that
+        holds anything and does not read is damage (`has_commit` raises PoolDamaged), never
+        made again.
         """
         if self.has_commit():
             return self.head()
         self.close()
         if self.exists():
-            shutil.rmtree(self.root / ".git")
+            _remove_empty_repository(self.root / ".git")
         self.root.parent.mkdir(parents=True, exist_ok=True)
         build = self.root.with_name(f".{self.root.name}.tmp{os.getpid()}")
         shutil.rmtree(build, ignore_errors=True)
         try:
             # No template: the sample hooks are a dozen files nobody runs here.
-            git.Git().execute(["git", "init", "-q", "--template=", "--initial-branch=main", str(build)])
+            git.Git().execute(["git", *SAFE_GIT, "init", "-q", "--template=", "--initial-branch=main", str(build)])
             repo = git.Repo(build)
             with repo.config_writer() as config:
                 config.set_value("user", "name", "skilltui")
@@ -129,15 +133,16 @@ class Pool(PoolGit):
                 config.set_value("commit", "gpgsign", "false")
                 config.set_value("core", "autocrlf", "false")
                 config.set_value("core", "excludesFile", os.devnull)
-            repo.git.execute(["git", "commit", "--allow-empty", "-q", "--no-verify", "-m", "pool: start empty"])
+            first = ["git", *SAFE_GIT, "commit", "--allow-empty", "-q", "--no-verify", "-m", "pool: start empty"]
+            repo.git.execute(first)
             if seed is not None:
                 notes = donor_notes(seed)
                 for rel in notes:
                     (build / rel).parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(Path(seed) / rel, build / rel)
-                repo.git.execute(["git", "add", "-A", "-f"])
+                repo.git.execute(["git", *SAFE_GIT, "add", "-A", "-f"])
                 message = f"pool: seed {len(notes)} notes from {seed}"
-                repo.git.execute(["git", "commit", "-q", "--no-verify", "-m", message])
+                repo.git.execute(["git", *SAFE_GIT, "commit", "-q", "--no-verify", "-m", message])
             repo.close()
             if self.root.is_dir():
                 # Files already there (a pool folder made by hand, or one whose .git was removed above)
@@ -155,7 +160,8 @@ class Pool(PoolGit):
 
     def git(self, *args: str) -> str:
         """Run one git command that changes the pool (reading goes through `PoolGit`'s objects)."""
-        return self.repo.git.execute(["git", *args], with_extended_output=False, strip_newline_in_stdout=True)
+        command = ["git", *SAFE_GIT, *args]
+        return self.repo.git.execute(command, with_extended_output=False, strip_newline_in_stdout=True)
 
     def squash(self, before: str, message: str) -> str:
         """Fold every commit after `before` into one, so a micro-step is always exactly one commit."""
@@ -163,10 +169,38 @@ class Pool(PoolGit):
         self.git("commit", "-q", "--allow-empty", "--no-verify", "-m", message)
         return self.head()
 
-    def reset(self, rev: str) -> None:
-        """Put the working tree and HEAD back at `rev`, dropping every uncommitted edit."""
+    def reset(self, rev: str) -> tuple[str, list[str]] | None:
+        """Put the working tree and HEAD back at `rev`, keeping every uncommitted edit first.
+
+        Edits no commit holds (a person's, made while training ran; an agent's left by an
+        attempt that died) go under refs/skilltui/kept/<time> before `reset --hard` and
+        `clean`, so a reset never loses a file without a named ref. Returns (the ref, the
+        paths that differed) when there were any, for the caller's notice.
+        """
+        kept = None
+        if not self.is_clean():
+            kept = self.keep_worktree(f"kept/{stamp()}", "pool: uncommitted changes kept before a reset")
         self.git("reset", "-q", "--hard", rev)
         self.git("clean", "-q", "-fdx")
+        return kept
+
+    def keep_worktree(self, ref: str, message: str) -> tuple[str, list[str]]:
+        """Keep the working tree as it is (untracked and ignored files too) as a commit on top of
+        HEAD under refs/skilltui/<ref>, leaving HEAD, the index and the files alone.
+
+        Returns (the full ref, the paths that differ from HEAD).
+        """
+        index = self.root / ".git" / f"skilltui-save.index{os.getpid()}"
+        env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+        try:
+            self.repo.git.execute(["git", *SAFE_GIT, "read-tree", "HEAD"], env=env)
+            self.repo.git.execute(["git", *SAFE_GIT, "add", "-A", "-f"], env=env)
+            tree = self.repo.git.execute(["git", *SAFE_GIT, "write-tree"], env=env, strip_newline_in_stdout=True)
+        finally:
+            index.unlink(missing_ok=True)
+        commit = self.git("commit-tree", tree, "-p", "HEAD", "-m", message)
+        paths = [path for _, path in self.files(commit)]
+        return self.keep(ref, commit), paths
 
     def keep(self, ref: str, rev: str) -> str:
         """Keep `rev` reachable under refs/skilltui/<ref>, so a reset never loses a commit."""
@@ -206,6 +240,9 @@ class Pool(PoolGit):
         problems: list[str] = []
         for rel in paths:
             file = self.root / rel
+            if file.is_symlink():
+                problems.append(f"{rel}: is a symbolic link; a note is a plain file in the pool")
+                continue
             if not file.is_file():
                 continue
             try:
@@ -223,6 +260,22 @@ class Pool(PoolGit):
             rel_dir = os.path.relpath(dirpath, self.root)
             files.extend(name if rel_dir == "." else f"{rel_dir}/{name}" for name in filenames)
         return sorted(files)
+
+
+def stamp() -> str:
+    """A kept ref's time, to the microsecond so two in one second do not collide."""
+    return _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def _remove_empty_repository(git_dir: Path) -> None:
+    """The one place a pool's `.git` may be removed: when it holds no object and no ref.
+
+    Asked again here, next to the removal, so no caller's mistake can remove a repository
+    with commits (tests/test_pool_damage.py fails on any other removal that could reach one).
+    """
+    if not never_committed(git_dir):
+        raise damaged(git_dir.parent, "HEAD does not resolve, yet the repository holds objects or refs")
+    shutil.rmtree(git_dir)
 
 
 def donor_notes(source: Path) -> list[str]:

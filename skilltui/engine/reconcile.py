@@ -14,7 +14,13 @@ What resume does with each (the README's "Resuming a pool that changed"):
   HEAD instead of undoing the change; a notice says so;
 - a commit of a micro-step's own attempt (the process died between commit and record)
   is left to the backward stage, which keeps it under `refs/skilltui/dead/...` and runs
-  the attempt again, or asks for its review again when it had passed its checks.
+  the attempt again, or asks for its review again when it had passed its checks; a hand
+  commit that only looks like one (its subject) is a change from outside;
+- a git repository inside the pool, or a file name that is not UTF-8, is refused with one
+  line before anything moves (`check_pool_files`).
+
+A pool whose HEAD or objects cannot be read never gets here: opening the run stops with
+one line naming the damage (`skilltui.pool_damage`), and `skilltui repair` is the way on.
 
 Every notice becomes a `warning` event, and a moved HEAD a `pool_changed` event, so the
 records say what the pool is.
@@ -22,13 +28,14 @@ records say what the pool is.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.durable import write_atomic
+from ..core.errors import UsageError
 from ..model import events as ev
+from ..pool_git import readable
 from .pool import Pool
 from .run import Run
 
@@ -71,42 +78,55 @@ def configure(pool: Pool) -> None:
         pool.git("config", "core.excludesFile", os.devnull)
 
 
-def save_worktree(pool: Pool, ref: str, message: str) -> tuple[str, list[str]]:
-    """Keep the working tree as it is (untracked and ignored files too) as a commit on top of
-    HEAD under refs/skilltui/<ref>, leaving HEAD, the index and the files alone.
+def kept_notice(pool: Pool, kept: tuple[str, list[str]], head: str, when: str = "") -> str:
+    """The one line for edits no commit held, kept under a ref before the pool went back to `head`:
+    the same words whether they were found between sessions or while training ran."""
+    ref, paths = kept
+    return (
+        f"the pool had changes no commit holds{when} ({_few(paths)}); kept them as {ref} and put the pool back "
+        f"at {head[:7]}; commit them in {pool.root} (while no run trains) to train with them"
+    )
 
-    Returns (the full ref, the paths that differ from HEAD).
+
+def check_pool_files(pool: Pool) -> None:
+    """UsageError for what a pool cannot hold and training cannot carry, found before anything moves.
+
+    A git repository inside the pool (one made there, or a submodule) would be kept as a bare
+    link and never cleaned away, so every micro-step would find the pool dirty; a file name
+    that is not UTF-8 cannot be written into a record. Both are the user's to move or rename.
     """
-    index = pool.root / ".git" / f"skilltui-save.index{os.getpid()}"
-    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
-    try:
-        pool.repo.git.execute(["git", "read-tree", "HEAD"], env=env)
-        pool.repo.git.execute(["git", "add", "-A", "-f"], env=env)
-        tree = pool.repo.git.execute(["git", "write-tree"], env=env, strip_newline_in_stdout=True)
-    finally:
-        index.unlink(missing_ok=True)
-    commit = pool.git("commit-tree", tree, "-p", "HEAD", "-m", message)
-    paths = [path for _, path in pool.files(commit)]
-    return pool.keep(ref, commit), paths
+    for dirpath, dirnames, filenames in os.walk(pool.root):
+        rel_dir = os.path.relpath(dirpath, pool.root)
+        if rel_dir == ".":
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+        elif ".git" in dirnames or ".git" in filenames:
+            raise UsageError(
+                f"the pool holds a git repository of its own at {readable(rel_dir)} (a nested repository or a "
+                f"submodule); move it out of {pool.root} and run the same command again"
+            )
+        for name in dirnames + filenames:
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if readable(rel) != rel:
+                raise UsageError(
+                    f"the pool has a file whose name is not UTF-8 text ({readable(rel)}); rename it in "
+                    f"{pool.root} (git mv, then commit) and run the same command again"
+                )
 
 
 def reconcile(run: Run, events: list[ev.Event]) -> Reconciled:
     """Repair and adopt, as the module docstring says; `events` are the run's records. Call with the run lock held."""
     pool = run.pool
     found = Reconciled()
+    check_pool_files(pool)
     stale = clear_stale_locks(pool)
     if stale:
         found.notices.append(f"removed {', '.join(stale)} that a killed git left in the pool")
     configure(pool)
     head, clean = pool.state()
     if not clean:
-        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-        ref, paths = save_worktree(pool, f"kept/{stamp}", "pool: uncommitted changes found when the run reopened")
-        pool.reset(head)
-        found.notices.append(
-            f"the pool had changes no commit holds ({_few(paths)}); kept them as {ref} and put the pool back "
-            f"at {head[:7]}; commit them in {pool.root} to train with them"
-        )
+        kept = pool.reset(head)
+        if kept:
+            found.notices.append(kept_notice(pool, kept, head))
     rebased = False
     for out in unfinished_micro_steps(run):
         before = (out / "before.txt").read_text(encoding="utf-8").strip()
@@ -120,7 +140,10 @@ def reconcile(run: Run, events: list[ev.Event]) -> Reconciled:
         )
     recorded = _recorded_head(events)
     if recorded and recorded != head:
-        own = _own_attempt(pool, recorded, head, "train epoch ")
+        # Only an unfinished micro-step's own subject counts as training's: a hand commit whose
+        # subject merely looks like one ("train epoch 0 step 1 ...") is a change from outside.
+        prefixes = tuple(_subject_prefix(run, out) for out in unfinished_micro_steps(run))
+        own = bool(prefixes) and _own_attempt(pool, recorded, head, prefixes)
         if not own:
             found.moved_to = head
             if not rebased:
@@ -149,7 +172,7 @@ def _where(run: Run, out: Path) -> str:
     return str(out.relative_to(run.root))
 
 
-def _own_attempt(pool: Pool, base: str, head: str, prefix: str) -> bool:
+def _own_attempt(pool: Pool, base: str, head: str, prefix: str | tuple[str, ...]) -> bool:
     """True when every commit from `base` to `head` is a training attempt's (subject starts with `prefix`)."""
     if not pool.is_ancestor(base, head):
         return False

@@ -255,6 +255,7 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
         pool = run.pool
         if not pool.has_commit():
             pool.init(seed=Path(settings.init_pool) if settings.init_pool else None)
+        pool.check_intact()  # the notes training starts from; damage deeper in history stops the run when read
         # The one read of the records on reopen: what it left out is said once, before training.
         record = read_run(run.events_path)
         if skipped := record.warning():

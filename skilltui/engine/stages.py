@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,8 @@ def written_episodes(scripts: Path, first: int, last: int) -> dict[int, str]:
     if scripts.is_dir():
         for file in scripts.iterdir():
             match = EPISODE_FILE.match(file.name)
-            if match and first <= int(match.group(1)) <= last:
+            # A folder or a link under an episode's name is no episode (a link could lead anywhere).
+            if match and first <= int(match.group(1)) <= last and file.is_file() and not file.is_symlink():
                 found[int(match.group(1))] = file.read_text(encoding="utf-8", errors="replace")
     return found
 
@@ -99,7 +101,11 @@ async def forward(
     scripts = out / "scripts"
     if scripts.exists():  # a dead attempt's half-written episodes must not count
         for stale in scripts.iterdir():
-            stale.unlink()
+            # The writer may make folders there too; only its own folder is cleared, never through a link.
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
     scripts.mkdir(parents=True, exist_ok=True)
     pool = Pool(place.notes) if place.notes else ctx.run.pool
     headers = pool.headers()
