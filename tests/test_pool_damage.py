@@ -136,7 +136,7 @@ def test_a_corrupt_object_is_named_as_damage_with_git_fsck(
     elif command == "export":
         code = main(["export", str(done.root), "--to", str(tmp_path / "skill")])
     else:
-        monkeypatch.setattr("skilltui.history.app.ReviewApp.run", lambda self: pytest.fail("the app opened"))
+        monkeypatch.setattr("skilltui.history.app.HistoryApp.run", lambda self: pytest.fail("the app opened"))
         monkeypatch.setattr("sys.stdin.isatty", lambda: True)
         monkeypatch.setattr("sys.stdout.isatty", lambda: True)
         code = main(["review", str(done.root)])

@@ -106,7 +106,7 @@ def test_claude_code_may_not_edit_the_pool_git_folder(tmp_path: Path) -> None:
 
 
 def test_write_atomic_never_writes_through_a_link_planted_at_its_temporary_name(tmp_path: Path) -> None:
-    from skilltui.durable import write_atomic
+    from skilltui.core.durable import write_atomic
 
     outside = tmp_path / "outside.txt"
     outside.write_text("untouched\n")

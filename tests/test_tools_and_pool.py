@@ -179,7 +179,7 @@ def test_a_long_file_view_says_where_it_is_cut_and_how_to_read_on(tmp_path):
 
 
 def test_the_offline_writer_reads_a_story_past_the_cut(tmp_path):
-    from skilltui.formats import story_episodes
+    from skilltui.core.formats import story_episodes
 
     from skilltui.agents.base import Request
     from skilltui.agents.offline import OfflineBackend

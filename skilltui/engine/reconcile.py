@@ -20,7 +20,7 @@ What resume does with each (the README's "Resuming a pool that changed"):
   line before anything moves (`check_pool_files`).
 
 A pool whose HEAD or objects cannot be read never gets here: opening the run stops with
-one line naming the damage (`skilltui.pool_damage`), and `skilltui repair` is the way on.
+one line naming the damage (`skilltui.core.pool_damage`), and `skilltui repair` is the way on.
 
 Every notice becomes a `warning` event, and a moved HEAD a `pool_changed` event, so the
 records say what the pool is.

@@ -2,7 +2,7 @@
 
 A pool whose HEAD does not resolve (an orphan checkout, a deleted `main`, a ref file a power
 cut left empty or full of NULs, a garbage `.git/HEAD`) or whose HEAD commit has an object
-that cannot be read stops every command with one line (`skilltui.pool_damage`). This is the
+that cannot be read stops every command with one line (`skilltui.core.pool_damage`). This is the
 way on that needs no git knowledge:
 
 1. the damaged state is kept first, under `refs/skilltui/damaged/<time>`: a commit holding
