@@ -10,7 +10,9 @@ step as memory that keeps growing.
 The baseline is the same run's own step 50 (caches are warm by then, the pool has settled
 to its size): the bench prints RSS and step time at the last step against it, as ratios.
 Step time is the median over the ten steps up to each point, so one slow step (a git gc, a
-full garbage collection) does not decide it. Target: at most 1.2x for both.
+full garbage collection) does not decide it. Target: at most 1.2x for both. The process's
+CPU time per step (every thread's) is printed beside it: on a machine other work shares,
+wall time moves with their load and CPU time much less.
 
     python bench/bench_long_run.py               # 300 steps, about ten minutes
     python bench/bench_long_run.py --steps 80    # a short look (the baseline stays at step 50)
@@ -60,23 +62,26 @@ class StepClock:
 
     def __init__(self) -> None:
         self.seconds: list[float] = []
+        self.cpu: list[float] = []
         self.rss: list[int] = []
         self._last = time.perf_counter()
+        self._last_cpu = time.process_time()
 
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.StepFinished):
-            now = time.perf_counter()
+            now, cpu = time.perf_counter(), time.process_time()
             self.seconds.append(now - self._last)
+            self.cpu.append(cpu - self._last_cpu)
             self.rss.append(rss_kb())
-            self._last = now
+            self._last, self._last_cpu = now, cpu
             done = len(self.seconds)
             if done % 25 == 0:
                 print(f"  step {done}: {self.seconds[-1] * 1000:.0f} ms, RSS {self.rss[-1] / 1024:.1f} MB", flush=True)
 
-    def at(self, step: int) -> tuple[float, int]:
-        """Median step time over the window ending at `step` (1-based), and the RSS after it."""
-        window = self.seconds[max(0, step - WINDOW) : step]
-        return statistics.median(window), self.rss[step - 1]
+    def at(self, step: int) -> tuple[float, float, int]:
+        """Median step time and CPU time over the window ending at `step` (1-based), and the RSS after it."""
+        window = slice(max(0, step - WINDOW), step)
+        return statistics.median(self.seconds[window]), statistics.median(self.cpu[window]), self.rss[step - 1]
 
 
 async def train(base: Path, steps: int, works: int) -> StepClock:
@@ -114,14 +119,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         clock = asyncio.run(train(Path(tmp), args.steps, args.works))
     last = len(clock.seconds)
-    base_time, base_rss = clock.at(BASELINE_STEP)
-    end_time, end_rss = clock.at(last)
+    base_time, base_cpu, base_rss = clock.at(BASELINE_STEP)
+    end_time, end_cpu, end_rss = clock.at(last)
     growth = (end_rss - base_rss) / (last - BASELINE_STEP)
-    print(f"{'':>10} {'step time':>10} {'RSS':>10}")
-    print(f"{'step ' + str(BASELINE_STEP):>10} {base_time * 1000:>8.0f}ms {base_rss / 1024:>8.1f}MB  (baseline)")
-    print(f"{'step ' + str(last):>10} {end_time * 1000:>8.0f}ms {end_rss / 1024:>8.1f}MB")
+    print(f"{'':>10} {'step time':>10} {'RSS':>10} {'CPU/step':>10}")
+    print(
+        f"{'step ' + str(BASELINE_STEP):>10} {base_time * 1000:>8.0f}ms {base_rss / 1024:>8.1f}MB"
+        f" {base_cpu * 1000:>8.0f}ms  (baseline)"
+    )
+    print(f"{'step ' + str(last):>10} {end_time * 1000:>8.0f}ms {end_rss / 1024:>8.1f}MB {end_cpu * 1000:>8.0f}ms")
     time_ratio, rss_ratio = end_time / base_time, end_rss / base_rss
-    print(f"{'ratio':>10} {time_ratio:>9.2f}x {rss_ratio:>9.2f}x  (target <= {TARGET}x both)")
+    print(
+        f"{'ratio':>10} {time_ratio:>9.2f}x {rss_ratio:>9.2f}x {end_cpu / base_cpu:>9.2f}x"
+        f"  (target <= {TARGET}x for time and RSS)"
+    )
     print(f"RSS growth after step {BASELINE_STEP}: {growth:.1f} kB/step")
     met = time_ratio <= TARGET and rss_ratio <= TARGET
     print(f"target: {'met' if met else 'NOT met'}")
