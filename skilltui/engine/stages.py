@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -189,8 +190,17 @@ async def loss(
     report, scores_path = place.loss_dir / f"{work.name}.md", place.loss_dir / f"{work.name}.json"
     reads = place.work_dir / "reads.json"
     if scores_path.exists() and report.exists():
-        saved = read_json(scores_path)
-        return Sample(work.name, first, last, saved["loss"], report, scores_path, reads), False
+        saved = _saved_loss(scores_path)
+        if saved is not None:
+            return Sample(work.name, first, last, saved, report, scores_path, reads), False
+        # Scores are derived from the scripts and the human episodes, so a damaged file (a
+        # torn write, a hand edit) is computed again rather than failing a finished step.
+        ctx.bus.emit(
+            ev.Warning_(
+                message=f"{scores_path} was damaged (not the scores the loss stage writes); "
+                f"the loss of {work.name} for epoch {epoch} step {step} was recomputed"
+            )
+        )
     scripts = place.work_dir / "scripts"
     written = written_episodes(scripts, first, last)
     human = {n: work.episode_text(n) for n in range(first, last + 1)}
@@ -240,6 +250,18 @@ async def loss(
             )
         )
     return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
+
+
+def _saved_loss(scores_path: Path) -> float | None:
+    """The loss a scores file holds, or None when it is not one the loss stage wrote."""
+    try:
+        saved = read_json(scores_path)
+    except (OSError, ValueError):
+        return None
+    loss = saved.get("loss") if isinstance(saved, dict) else None
+    if isinstance(loss, bool) or not isinstance(loss, int | float) or not math.isfinite(loss):
+        return None
+    return float(loss)
 
 
 def _reread_later(ctx: Context, work: Work, epoch: int, last: int) -> bool:
