@@ -30,6 +30,7 @@ from ..formats import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHA
 from . import events as ev
 from . import rubric
 from .context import Context
+from .prompts import data
 from .run import Run, read_json, write_atomic, write_json
 from .scores import score_step
 from .works import Work
@@ -115,7 +116,7 @@ async def forward(
     prefix = pool_context(ctx, headers)
     # The story leads the prompt: the same work's forward re-reads it word for word every
     # step, so it is cached across steps when one comes later (cache_policy).
-    lead = f"# The story\n\n{story.read_text(encoding='utf-8')}"
+    lead = f"# The story\n\n{data(story.read_text(encoding='utf-8'), 'markdown')}\n"
     # Records are synced to disk: written off the loop, so the app's keys never wait on a disk.
     await asyncio.to_thread(write_atomic, out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(
