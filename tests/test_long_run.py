@@ -91,3 +91,30 @@ def test_attribution_carried_forward_equals_the_join_of_every_trace(tmp_path):
         shutil.rmtree(extra.root)
     stats = run_attribution(run, notes)
     assert (stats["scene/x.md"].with_n, stats["action/z.md"].without_n) == (16, 16)
+
+
+def test_the_loss_changes_carried_forward_equal_the_run_models_own(tmp_path, make_work):
+    from skilltui.cli import main
+    from skilltui.engine.feedback import carried_loss_changes, loss_changes, run_view
+
+    works = [make_work("pale-fox", 6), make_work("red-kite", 4)]
+    argv = ["train", "--auto", "--steps", "3", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
+    assert main([*argv, "--work", str(works[0]), "--work", str(works[1])]) == 0
+    lines = (tmp_path / "runs" / "r" / "events.jsonl").read_text().splitlines(keepends=True)
+    # The records replayed line by line into a run the process keeps looking at, as the
+    # prompt looks while training goes on: every look agrees with a fresh computation.
+    replay = Run(tmp_path / "replay")
+    replay.root.mkdir()
+    looks = 0
+    with open(replay.events_path, "w") as events:
+        for line in lines:
+            events.write(line)
+            events.flush()
+            if '"kind": "loss"' in line or '"kind": "step_finished"' in line:
+                with run_view(replay) as view:
+                    assert carried_loss_changes(replay, view) == loss_changes(view)
+                    looks += 1
+    assert looks >= 8
+    with run_view(replay) as view:
+        changes = carried_loss_changes(replay, view)
+        assert len(changes) == 3 and all(c.after is not None for k, c in changes.items() if k < (0, 2))

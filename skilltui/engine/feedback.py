@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 from ..commits import DECISION_WORDS, parse_body
-from ..run_model.figures import Mean, change, next_changes, step_means, val_means
+from ..run_model.figures import Mean, change, next_changes, settled, step_mean, step_means, val_mean
 from ..run_model.tail import tail_of
-from ..run_model.view import RunView, StepKey
+from ..run_model.view import RunView, StepKey, StepView
 from .run import Run, read_json
 from .settled import SettledCache, settled_and_live, step_keys
 
@@ -234,6 +234,61 @@ def _all_records(run: Run) -> list[tuple[StepKey, list[_Record]]]:
         return fold.state + [(key, found) for key in live if (found := _records_of(run, key))]
 
 
+_FINAL: dict[str, tuple[RunView, dict[StepKey, LossChange | None]]] = {}
+
+
+def carried_loss_changes(run: Run, view: RunView) -> dict[StepKey, LossChange]:
+    """`loss_changes(view)`, keeping what can no longer change from one look to the next.
+
+    A step's change is final once the step and the next settled step it is measured against
+    have both finished: neither gains a loss after that. Only the steps since are worked out
+    again, so a micro-step late in a long run does not redo the whole run's figures.
+    """
+    tail = tail_of(run.events_path)
+    if tail.view is not view:
+        return loss_changes(view)
+    kept = _FINAL.get(str(tail.path))
+    if kept is None or kept[0] is not view:
+        kept = _FINAL[str(tail.path)] = (view, {})
+    final = kept[1]
+    keys = sorted(view.steps)
+    found: dict[StepKey, LossChange] = {}
+    for i, key in enumerate(keys):
+        if key in final:
+            if (known := final[key]) is not None:
+                found[key] = known
+            continue
+        step = view.steps[key]
+        mean = step_mean(step)
+        if mean is None:
+            if step.finished:
+                final[key] = None
+            continue
+        found[key], done = LossChange(mean), False
+        if step.losses:
+            nxt = next((k for k in keys[i + 1 :] if view.steps[k].losses and settled(view.steps[k])), None)
+            moved = change(view, key, nxt) if nxt is not None else None
+            if moved is not None:
+                found[key] = LossChange(mean, after=moved[1], before_common=moved[0], common=moved[2])
+            done = nxt is not None and step.finished and view.steps[nxt].finished
+        if done:
+            final[key] = found[key]
+    return found
+
+
+def _recent_means(
+    view: RunView, count: int, mean_of: Callable[[StepView], Mean | None] = step_mean
+) -> dict[StepKey, Mean]:
+    """The last `count` steps' means, oldest first (the trend the prompt shows), without the rest."""
+    recent: list[tuple[StepKey, Mean]] = []
+    for key in reversed(list(view.steps)):
+        if (mean := mean_of(view.steps[key])) is not None:
+            recent.append((key, mean))
+            if len(recent) == count:
+                break
+    return dict(reversed(recent))
+
+
 def past_micro_steps(run: Run, view: RunView | None = None) -> list[PastMicroStep]:
     """Every finished micro-step of the run, oldest first, with the loss around it."""
     if view is None:
@@ -246,7 +301,7 @@ def past_micro_steps(run: Run, view: RunView | None = None) -> list[PastMicroSte
 
 
 def _past(run: Run, view: RunView, records: list[tuple[StepKey, list[_Record]]]) -> list[PastMicroStep]:
-    changes = _memo(run, view, "loss_changes", loss_changes)
+    changes = _memo(run, view, "loss_changes", lambda v: carried_loss_changes(run, v))
     labels = {(m.epoch, m.step, m.group): m.label for m in view.micro_steps.values()}
     return [
         PastMicroStep(
@@ -299,7 +354,7 @@ def feedback_text(run: Run) -> str:
 
 
 def _feedback_lines(run: Run, view: RunView) -> str:
-    means = _memo(run, view, "step_means", step_means)
+    means = _recent_means(view, TREND_STEPS)
     past = past_micro_steps(run, view)
     lines: list[str] = []
     if past:
@@ -315,7 +370,7 @@ def _feedback_lines(run: Run, view: RunView) -> str:
         lines += ["", f"Mean training loss per step (over the works it scored), oldest first: {trend}."]
         if len(recent) > 1:
             lines.append(trend_text(view, recent[0][0], recent[-1][0]))
-    validation = val_means(view)
+    validation = _recent_means(view, TREND_STEPS, val_mean)
     if validation:
         recent_v = list(validation.items())[-TREND_STEPS:]
         lines.append(
