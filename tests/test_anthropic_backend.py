@@ -446,6 +446,26 @@ def test_redact_scrubs_the_secret_and_key_shapes_everywhere() -> None:
     assert clean["n"] == 4 and data["a"][0].startswith("x sk-ant")  # input untouched
 
 
+async def test_a_partial_key_in_a_server_message_is_redacted(server: FakeAnthropic) -> None:
+    """Servers show a key cut down to its first 12 and last 6 characters: that is still a leak."""
+    shown = f"{KEY[:12]}...{KEY[-6:]}"
+    server.script = [Error(400, message=f"invalid x-api-key: {shown}")]
+    with pytest.raises(BackendError) as info:
+        await backend(server).text(Request(role="loss", prompt="x"))
+    said = str(info.value) + json.dumps(info.value.partial.transcript)
+    assert shown not in said and KEY[-6:] not in said and REDACTED in said
+
+
+def test_redact_catches_cut_down_keys_and_masked_echoes_of_our_own_secret() -> None:
+    token = "gw-9f8e7d6c5b4a3210zyxw"
+    for cut in ("sk-ant-probe...efghij", "sk-ant-probe\u2026efghij", "sk-ant-api03-***efghij", "sk-ant-ab"):
+        assert redact(f"key {cut} refused", []) == f"key {REDACTED} refused"
+    for masked in (f"{token[:6]}...{token[-6:]}", f"{token[:4]}****{token[-4:]}"):
+        assert redact(f"token {masked} refused", [token]) == f"token {REDACTED} refused"
+    # Ordinary text with dots is left alone.
+    assert redact("wait... then sk", [token]) == "wait... then sk"
+
+
 # -- prices ----------------------------------------------------------------------------------
 
 

@@ -82,7 +82,7 @@ class FakeModel:
         prompt = r.body["messages"][0]["content"]
         prompt = prompt if isinstance(prompt, str) else " ".join(b.get("text", "") for b in prompt)
         first, last = map(int, re.search(r"# Write episodes (\d+) to (\d+)", prompt).groups())
-        title = re.search(r'of "([^"]+)"', prompt).group(1).lower()
+        title = re.search(r"of `([^`]+)`", prompt).group(1).lower()
         story = re.search(r"The story: `([^`]+)`", prompt).group(1)
         scripts = re.search(r"Write each episode to `([^`]+)/NN\.fountain`", prompt).group(1)
         turn = assistant_turns(r)
@@ -344,7 +344,7 @@ def test_one_works_failing_call_costs_only_that_work(
     model = FakeModel(tmp_path / "works")
 
     def script(r: Recorded) -> Reply | Error:
-        if role_of(r) == "forward" and 'of "Kestrel"' in r.all_text:
+        if role_of(r) == "forward" and "of `Kestrel`" in r.all_text:
             return Error(400, message="prompt is too long")
         return model(r)
 

@@ -101,7 +101,7 @@ class RubricJudge(FakeModel):
 
     def __call__(self, r: Recorded) -> Reply:
         if role_of(r) == "loss":
-            work = re.search(r"# Loss report: (\S+),", r.last_user_text).group(1)
+            work = re.search(r"# Loss report: `([^`]+)`,", r.last_user_text).group(1)
             return Reply([text(self.ANSWERS[work])])
         return super().__call__(r)
 

@@ -179,10 +179,9 @@ def test_a_long_file_view_says_where_it_is_cut_and_how_to_read_on(tmp_path):
 
 
 def test_the_offline_writer_reads_a_story_past_the_cut(tmp_path):
-    from skilltui.core.formats import story_episodes
-
     from skilltui.agents.base import Request
     from skilltui.agents.offline import OfflineBackend
+    from skilltui.core.formats import story_episodes
 
     story = tmp_path / "story.md"
     story.write_text("".join(f"## Episode {n}\n\nMARA crosses the yard at dawn, again.\n\n" for n in range(1, 1200)))

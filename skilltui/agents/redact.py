@@ -8,6 +8,10 @@ may land in it. Backends pass every transcript and every error message through
   key in an unusual format (a gateway token) is still caught;
 - anything shaped like an Anthropic key (`sk-ant-...`), so a key the model or a server
   echoed back, or one pasted into a story, is caught even though it is not ours.
+
+Servers and tools often show a key cut down (`sk-ant-probe...efghij`: its first 12 and last
+6 characters). Both nets catch that form too: a cut key narrows a guess to its middle, and
+the tail alone identifies which key leaked.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ from typing import Any, TypeVar
 
 REDACTED = "[REDACTED]"
 
-# Anthropic keys: sk-ant-<kind><version>-<body>, body of URL-safe base64. A short tail is
-# enough to match: a truncated key is still a leak.
-KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_\-]{6,}")
+# Anthropic keys: sk-ant-<kind><version>-<body>, body of URL-safe base64. Any body at all is
+# enough to match, and an elision (`...`, `…`, `***`) with the tail after it goes too: a
+# truncated key is still a leak.
+_BODY = r"[A-Za-z0-9_\-]"
+_ELISION = r"(?:\.{2,}|\u2026|\*{2,})"
+KEY_SHAPE = re.compile(rf"sk-ant-{_BODY}*(?:{_ELISION}{_BODY}+)?")
 
 # Environment variables whose values are credentials the backends may be holding.
 SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -56,9 +63,19 @@ def _walk(value: Any, known: list[str]) -> Any:
     return value
 
 
+def _masked(secret: str) -> re.Pattern[str] | None:
+    """A shown-but-masked form of one of our secrets: its start, an elision, its end."""
+    if len(secret) < 12:  # too short for a masked form to be told from ordinary text
+        return None
+    return re.compile(rf"{re.escape(secret[:4])}{_BODY}*{_ELISION}{_BODY}*{re.escape(secret[-4:])}")
+
+
 def _scrub(text: str, known: list[str]) -> str:
     # Longest first, so a secret that contains another is replaced whole.
     for secret in known:
         if secret in text:
             text = text.replace(secret, REDACTED)
+        masked = _masked(secret)
+        if masked is not None:
+            text = masked.sub(REDACTED, text)
     return KEY_SHAPE.sub(REDACTED, text)

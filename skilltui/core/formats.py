@@ -46,7 +46,17 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 
 
 def parse_note(text: str) -> tuple[dict | None, str, str | None]:
-    """Split a note into (front matter, body, problem). `problem` is None for a well-formed note."""
+    """Split a note into (front matter, body, problem). `problem` is None for a well-formed note.
+
+    A note saved by an editor that adds a byte order mark or Windows line endings is told
+    so, not accepted: notes go into prompts and diffs byte for byte, so they keep one form,
+    and both faults are invisible in the editor that made them ("does not start with ---"
+    of a file that visibly does was a riddle to a person and to the backward agent alike).
+    """
+    if text.startswith("\ufeff"):
+        return None, text, "starts with a byte order mark (U+FEFF) before its --- line; save it as UTF-8 without BOM"
+    if text.startswith("---\r\n"):
+        return None, text, "has Windows line endings (CRLF); save it with Unix line endings (LF)"
     if not text.startswith("---\n"):
         return None, text, "does not start with a --- front matter line"
     end = text.find("\n---\n", 3)

@@ -16,6 +16,7 @@ numbers. Only training works count: validation lives outside `epoch*/step*/works
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from itertools import groupby
@@ -24,8 +25,7 @@ from typing import Any
 
 from .run import Run, read_json
 from .scores import combine
-
-_CACHE: dict[tuple[str, int, int, str, int, int], tuple[Episode, ...]] = {}
+from .settled import SettledCache, StepKey, settled_and_live, step_keys
 
 
 @dataclass(frozen=True)
@@ -91,51 +91,90 @@ def _load(path: Path) -> Any:
         return None
 
 
-def _scored(
-    root: str, epoch: int, step: int, work: str, trace_path: Path, scores_path: Path
-) -> tuple[Episode, ...] | None:
-    """One work-step's scored episodes, or None while it is not scored.
+def _scored(epoch: int, step: int, work: str, trace_path: Path, scores_path: Path) -> tuple[Episode, ...]:
+    """One work-step's scored episodes in episode order; none while it is not scored.
 
-    Cached by the two files' sizes, since a finished stage's files never change: every
-    micro-step joins the whole run again. Only the episodes are kept, not the files' JSON
-    (the scores file's counts and rubric are most of it and grew the process every step),
-    and a note's name is one string however many episodes read it.
+    Only the episodes are kept, not the files' JSON (the scores file's counts and rubric are
+    most of it), and a note's name is one string however many episodes read it.
     """
+    scores, trace = _load(scores_path), _load(trace_path)
+    if not isinstance(scores, dict) or trace is None:
+        return ()
     try:
-        key = (root, epoch, step, work, trace_path.stat().st_size, scores_path.stat().st_size)
-    except OSError:
-        return None
-    if key not in _CACHE:
-        scores, trace = _load(scores_path), _load(trace_path)
-        if not isinstance(scores, dict) or trace is None:
-            return None
         losses = episode_losses(scores)
-        reads = episode_reads(trace, sorted(losses))
-        if len(_CACHE) > 50_000:
-            _CACHE.clear()
-        _CACHE[key] = tuple(
-            Episode(epoch, step, work, n, loss, frozenset(sys.intern(note) for note in reads.get(n, [])))
-            for n, loss in losses.items()
-        )
-    return _CACHE[key]
+    except (TypeError, ValueError, AttributeError):  # a scores file edited by hand: no evidence
+        return ()
+    reads = episode_reads(trace, sorted(losses))
+    return tuple(
+        Episode(epoch, step, work, n, losses[n], frozenset(sys.intern(note) for note in reads.get(n, [])))
+        for n in sorted(losses)
+    )
 
 
-def episodes(run: Run, upto: tuple[int, int] | None = None) -> list[Episode]:
+def step_passes(run: Run, key: StepKey) -> list[tuple[Episode, ...]]:
+    """The scored forward passes of one step, one per work in name order."""
+    epoch, step = key
+    works = run.step_dir(epoch, step) / "works"
+    try:
+        with os.scandir(works) as entries:
+            names = sorted(e.name for e in entries if e.is_dir())
+    except OSError:
+        return []
+    found = (_scored(epoch, step, w, works / w / "reads.json", run.loss_scores(epoch, step, w)) for w in names)
+    return [p for p in found if p]
+
+
+def episodes(run: Run, upto: StepKey | None = None) -> list[Episode]:
     """Every scored training episode of the run with its read trace, up to step `upto` included."""
-    found: list[Episode] = []
-    root = sys.intern(str(run.root))  # the cache's keys share one string per run
-    for trace_path in run.root.glob("epoch*/step*/works/*/reads.json"):
-        work = trace_path.parent.name
-        step_dir = trace_path.parent.parent.parent
-        try:
-            epoch = int(step_dir.parent.name.removeprefix("epoch"))
-            step = int(step_dir.name.removeprefix("step"))
-        except ValueError:
-            continue
-        if upto is not None and (epoch, step) > upto:
-            continue
-        found += _scored(root, epoch, step, work, trace_path, run.loss_scores(epoch, step, work)) or ()
-    return sorted(found, key=lambda e: (e.epoch, e.step, e.work, e.number))
+    keys = [k for k in step_keys(run.root) if upto is None or k <= upto]
+    return [e for key in keys for one in step_passes(run, key) for e in one]
+
+
+class Tally:
+    """Per note, the counts and sums attribution needs, added one forward pass at a time.
+
+    A pass adds in time proportional to the notes its episodes read, so the run's tally is
+    carried forward step by step instead of joined again from every trace at each
+    micro-step. A count per note, not a set of passes: that held a tuple for every note
+    every episode read.
+    """
+
+    def __init__(self) -> None:
+        self.notes: dict[str, list[float]] = {}  # note -> [passes, episodes with it, their loss sum]
+        self.count = 0
+        self.total = 0.0
+
+    def add(self, one_pass: tuple[Episode, ...]) -> None:
+        for note in frozenset().union(*(e.notes for e in one_pass)):
+            self.notes.setdefault(note, [0, 0, 0.0])[0] += 1
+        for e in one_pass:
+            self.count += 1
+            self.total += e.loss
+            for note in e.notes:
+                tally = self.notes[note]
+                tally[1] += 1
+                tally[2] += e.loss
+
+    def copy(self) -> Tally:
+        other = Tally()
+        other.notes = {note: list(t) for note, t in self.notes.items()}
+        other.count, other.total = self.count, self.total
+        return other
+
+    def stats(self, notes: list[str] | None = None) -> dict[str, NoteStats]:
+        out: dict[str, NoteStats] = {}
+        for note in sorted(set(notes or []) | set(self.notes)):
+            passes, with_n, with_sum = self.notes.get(note, (0, 0, 0.0))
+            without_n, without_sum = self.count - int(with_n), self.total - with_sum
+            out[note] = NoteStats(
+                path=note,
+                passes=int(passes),
+                with_n=int(with_n),
+                mean_with=round(with_sum / with_n, 4) if with_n else None,
+                without_n=without_n,
+                mean_without=round(without_sum / without_n, 4) if without_n else None,
+            )
+        return out
 
 
 def _pass_of(e: Episode) -> tuple[int, int, str]:
@@ -144,34 +183,31 @@ def _pass_of(e: Episode) -> tuple[int, int, str]:
 
 def attribute(found: list[Episode], notes: list[str] | None = None) -> dict[str, NoteStats]:
     """Per note: passes that read it, mean loss of episodes written with and without it."""
-    names = set(notes or [])
-    # A count per note, one forward pass at a time: a set of passes per note held a tuple for
-    # every note every episode read, which grew with the run and was built at every micro-step.
-    passes: dict[str, int] = {}
-    for _, episodes_of_pass in groupby(sorted(found, key=_pass_of), key=_pass_of):
-        read = frozenset().union(*(e.notes for e in episodes_of_pass))
-        names |= read
-        for note in read:
-            passes[note] = passes.get(note, 0) + 1
-    stats: dict[str, NoteStats] = {}
-    for note in sorted(names):
-        with_ = [e.loss for e in found if note in e.notes]
-        without = [e.loss for e in found if note not in e.notes]
-        stats[note] = NoteStats(
-            path=note,
-            passes=passes.get(note, 0),
-            with_n=len(with_),
-            mean_with=round(sum(with_) / len(with_), 4) if with_ else None,
-            without_n=len(without),
-            mean_without=round(sum(without) / len(without), 4) if without else None,
-        )
-    return stats
+    tally = Tally()
+    for _, one_pass in groupby(sorted(found, key=lambda e: (*_pass_of(e), e.number)), key=_pass_of):
+        tally.add(tuple(one_pass))
+    return tally.stats(notes)
 
 
-def run_attribution(
-    run: Run, notes: list[str] | None = None, upto: tuple[int, int] | None = None
-) -> dict[str, NoteStats]:
-    return attribute(episodes(run, upto), notes)
+_SETTLED: SettledCache[Tally] = SettledCache(Tally)
+
+
+def run_attribution(run: Run, notes: list[str] | None = None, upto: StepKey | None = None) -> dict[str, NoteStats]:
+    """`attribute(episodes(run, upto), notes)`, reading only the steps that were not settled at the last look."""
+    with _SETTLED.lock:
+        fold = _SETTLED.get(run.root)
+        if upto is not None and fold.through is not None and upto < fold.through:
+            return attribute(episodes(run, upto), notes)  # an earlier point of the run: join it afresh
+        settled, live = settled_and_live(step_keys(run.root), fold.through, upto)
+        for key in settled:
+            for one_pass in step_passes(run, key):
+                fold.state.add(one_pass)
+            fold.through = key
+        tally = fold.state.copy() if live else fold.state
+        for key in live:
+            for one_pass in step_passes(run, key):
+                tally.add(one_pass)
+        return tally.stats(notes)
 
 
 def attribution_table(stats: dict[str, NoteStats], present: list[str]) -> str:

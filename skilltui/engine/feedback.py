@@ -24,17 +24,21 @@ reads it back, leniently, for the prompt and the review screens.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from ..model.commits import DECISION_WORDS, parse_body
-from ..model.figures import Mean, change, next_changes, step_means, val_means
+from ..model.figures import Mean, change, next_changes, settled, step_mean, step_means, val_mean
 from ..model.tail import tail_of
-from ..model.view import RunView, StepKey
+from ..model.view import RunView, StepKey, StepView
 from .rejected import rejected_text
 from .run import Run, read_json
+from .settled import SettledCache, settled_and_live, step_keys
 
+T = TypeVar("T")
 TREND_STEPS = 6
 SHOWN_MICRO_STEPS = 8
 
@@ -112,6 +116,29 @@ def run_view(run: Run) -> Iterator[RunView]:
         yield tail.poll()
 
 
+_MEMO: dict[tuple[str, str], tuple[RunView, tuple[object, ...], object]] = {}
+
+
+def _memo(run: Run, view: RunView, name: str, compute: Callable[[RunView], T], *also: object) -> T:
+    """`compute(view)`, once per state of the process's tail of the run's events.
+
+    A figure over every step costs time that grows with the run, and one micro-step asks for
+    it several times (the prompt, the history tool's annotations) while no event came in.
+    A view that is not the tail's is computed afresh; `also` is what else the result depends on.
+    """
+    tail = tail_of(run.events_path)
+    if tail.view is not view:
+        return compute(view)
+    key = (str(tail.path), name)
+    cached = _MEMO.get(key)
+    state = (tail.offset, *also)
+    if cached is not None and cached[0] is view and cached[1] == state:
+        return cast(T, cached[2])
+    result = compute(view)
+    _MEMO[key] = (view, state, result)
+    return result
+
+
 def loss_changes(view: RunView) -> dict[StepKey, LossChange]:
     """Per scored step: its mean, and what the next settled step made of the works both scored.
 
@@ -129,22 +156,39 @@ def loss_changes(view: RunView) -> dict[StepKey, LossChange]:
     return found
 
 
-def past_micro_steps(run: Run, view: RunView | None = None) -> list[PastMicroStep]:
-    """Every finished micro-step of the run, oldest first, with the loss around it."""
-    if view is None:
-        with run_view(run) as view:
-            return past_micro_steps(run, view)
-    changes = loss_changes(view)
-    labels = {(m.epoch, m.step, m.group): m.label for m in view.micro_steps.values()}
-    found: list[PastMicroStep] = []
-    for record_path in run.root.glob("epoch*/step*/backward/g*/commit.txt"):
-        gdir = record_path.parent
+@dataclass(frozen=True)
+class _Record:
+    """What a micro-step's `commit.txt` and its attempts' reviews say, read once per settled step."""
+
+    group: int
+    subject: str
+    decision: str
+    by: str
+    attempts: int
+    after: str
+    notes: tuple[str, ...]
+    prediction: str
+    reason: str
+
+
+def _records_of(run: Run, key: StepKey) -> list[_Record]:
+    """The finished micro-steps of one step, from its `backward/g*/commit.txt` records."""
+    epoch, step = key
+    backward = run.step_dir(epoch, step) / "backward"
+    found: list[_Record] = []
+    try:
+        with os.scandir(backward) as entries:
+            groups = [e.name for e in entries if e.name.startswith("g") and e.is_dir()]
+    except OSError:
+        return found
+    for name in groups:
+        gdir = backward / name
         try:
-            epoch = int(gdir.parent.parent.parent.name.removeprefix("epoch"))
-            step = int(gdir.parent.parent.name.removeprefix("step"))
-            group = int(gdir.name.removeprefix("g"))
-            record = read_json(record_path)
+            group = int(name.removeprefix("g"))
+            record = read_json(gdir / "commit.txt")
         except (ValueError, OSError):
+            continue
+        if not isinstance(record, dict):
             continue
         notes = []
         for review in sorted(gdir.glob("attempt*/review.json")):
@@ -152,29 +196,134 @@ def past_micro_steps(run: Run, view: RunView | None = None) -> list[PastMicroSte
                 data = read_json(review)
             except (ValueError, OSError):
                 continue
-            if data.get("decision") == "rerun" and data.get("note"):
+            if isinstance(data, dict) and data.get("decision") == "rerun" and data.get("note"):
                 notes.append(str(data["note"]))
-        message = record.get("message") or ""
+        message = str(record.get("message") or "")
         # The subject is always "train <label>"; the body's first line is what the update did.
         headline = next((line.strip() for line in message.splitlines() if line.strip()), "")
+        try:
+            attempts = int(record.get("attempt") or 1)
+        except (TypeError, ValueError):  # a record edited by hand: one attempt is the least it took
+            attempts = 1
         found.append(
-            PastMicroStep(
-                epoch=epoch,
-                step=step,
+            _Record(
                 group=group,
-                label=labels.get((epoch, step, group)) or f"epoch {epoch} step {step} micro {group}",
-                subject=headline or record.get("subject", ""),
-                decision=record.get("decision", ""),
-                by=record.get("by") or "",
-                attempts=int(record.get("attempt") or 1),
-                after=record.get("attempt_commit") or record.get("after", ""),
-                notes=notes,
+                subject=headline or str(record.get("subject", "")),
+                decision=str(record.get("decision", "")),
+                by=str(record.get("by") or ""),
+                attempts=attempts,
+                after=str(record.get("attempt_commit") or record.get("after", "")),
+                notes=tuple(notes),
                 prediction=parse_body(f"subject\n{message}")["prediction"] if message else "",
-                reason=record.get("reason", ""),
-                loss=changes.get((epoch, step)),
+                reason=str(record.get("reason", "")),
             )
         )
-    return sorted(found, key=lambda m: (m.epoch, m.step, m.group))
+    return sorted(found, key=lambda r: r.group)
+
+
+_SETTLED: SettledCache[list[tuple[StepKey, list[_Record]]]] = SettledCache(list)
+
+
+def _all_records(run: Run) -> list[tuple[StepKey, list[_Record]]]:
+    """Every step's micro-step records, oldest first; settled steps are read once per process."""
+    with _SETTLED.lock:
+        fold = _SETTLED.get(run.root)
+        settled, live = settled_and_live(step_keys(run.root), fold.through, None)
+        for key in settled:
+            if found := _records_of(run, key):
+                fold.state.append((key, found))
+            fold.through = key
+        return fold.state + [(key, found) for key in live if (found := _records_of(run, key))]
+
+
+_FINAL: dict[str, tuple[RunView, dict[StepKey, LossChange | None]]] = {}
+
+
+def carried_loss_changes(run: Run, view: RunView) -> dict[StepKey, LossChange]:
+    """`loss_changes(view)`, keeping what can no longer change from one look to the next.
+
+    A step's change is final once the step and the next settled step it is measured against
+    have both finished: neither gains a loss after that. Only the steps since are worked out
+    again, so a micro-step late in a long run does not redo the whole run's figures.
+    """
+    tail = tail_of(run.events_path)
+    if tail.view is not view:
+        return loss_changes(view)
+    kept = _FINAL.get(str(tail.path))
+    if kept is None or kept[0] is not view:
+        kept = _FINAL[str(tail.path)] = (view, {})
+    final = kept[1]
+    keys = sorted(view.steps)
+    found: dict[StepKey, LossChange] = {}
+    for i, key in enumerate(keys):
+        if key in final:
+            if (known := final[key]) is not None:
+                found[key] = known
+            continue
+        step = view.steps[key]
+        mean = step_mean(step)
+        if mean is None:
+            if step.finished:
+                final[key] = None
+            continue
+        found[key], done = LossChange(mean), False
+        if step.losses:
+            nxt = next((k for k in keys[i + 1 :] if view.steps[k].losses and settled(view.steps[k])), None)
+            moved = change(view, key, nxt) if nxt is not None else None
+            if moved is not None:
+                found[key] = LossChange(mean, after=moved[1], before_common=moved[0], common=moved[2])
+            done = nxt is not None and step.finished and view.steps[nxt].finished
+        if done:
+            final[key] = found[key]
+    return found
+
+
+def _recent_means(
+    view: RunView, count: int, mean_of: Callable[[StepView], Mean | None] = step_mean
+) -> dict[StepKey, Mean]:
+    """The last `count` steps' means, oldest first (the trend the prompt shows), without the rest."""
+    recent: list[tuple[StepKey, Mean]] = []
+    for key in reversed(list(view.steps)):
+        if (mean := mean_of(view.steps[key])) is not None:
+            recent.append((key, mean))
+            if len(recent) == count:
+                break
+    return dict(reversed(recent))
+
+
+def past_micro_steps(run: Run, view: RunView | None = None) -> list[PastMicroStep]:
+    """Every finished micro-step of the run, oldest first, with the loss around it."""
+    if view is None:
+        with run_view(run) as view:
+            return past_micro_steps(run, view)
+    records = _all_records(run)
+    # The settled steps' records only grow, so their count and the live step's say what changed.
+    built = _memo(run, view, "past", lambda v: _past(run, v, records), len(records), tuple(records[-2:]))
+    return list(built)
+
+
+def _past(run: Run, view: RunView, records: list[tuple[StepKey, list[_Record]]]) -> list[PastMicroStep]:
+    changes = _memo(run, view, "loss_changes", lambda v: carried_loss_changes(run, v))
+    labels = {(m.epoch, m.step, m.group): m.label for m in view.micro_steps.values()}
+    return [
+        PastMicroStep(
+            epoch=epoch,
+            step=step,
+            group=r.group,
+            label=labels.get((epoch, step, r.group)) or f"epoch {epoch} step {step} micro {r.group}",
+            subject=r.subject,
+            decision=r.decision,
+            by=r.by,
+            attempts=r.attempts,
+            after=r.after,
+            notes=list(r.notes),
+            prediction=r.prediction,
+            reason=r.reason,
+            loss=changes.get((epoch, step)),
+        )
+        for (epoch, step), found in records
+        for r in found
+    ]
 
 
 def annotations(run: Run) -> dict[str, str]:
@@ -207,7 +356,7 @@ def feedback_text(run: Run) -> str:
 
 
 def _feedback_lines(run: Run, view: RunView) -> str:
-    means = step_means(view)
+    means = _recent_means(view, TREND_STEPS)
     past = past_micro_steps(run, view)
     lines: list[str] = []
     if past:
@@ -223,7 +372,7 @@ def _feedback_lines(run: Run, view: RunView) -> str:
         lines += ["", f"Mean training loss per step (over the works it scored), oldest first: {trend}."]
         if len(recent) > 1:
             lines.append(trend_text(view, recent[0][0], recent[-1][0]))
-    validation = val_means(view)
+    validation = _recent_means(view, TREND_STEPS, val_mean)
     if validation:
         recent_v = list(validation.items())[-TREND_STEPS:]
         lines.append(

@@ -42,7 +42,7 @@ from .gather import all_or_none
 from .session import OpenedRun
 from .stages import Sample, StageError, forward, loss, reduce
 from .validation import Point, Validator
-from .works import Work, planned_steps
+from .works import Work, covers, planned_steps
 
 
 def make_groups(names: list[str], size: int) -> list[list[str]]:
@@ -180,7 +180,7 @@ class Trainer:
             for epoch in range(s.epochs):
                 for step in range(s.steps):
                     first, last = step * s.episodes_per_step + 1, (step + 1) * s.episodes_per_step
-                    active = [w for w in self.works if last in w.episodes]
+                    active = [w for w in self.works if covers(w, first, last)]
                     if not active:
                         # Out of data for this epoch: the next epoch starts over at step 0.
                         break

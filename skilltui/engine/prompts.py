@@ -5,10 +5,19 @@ wheel as `skilltui/_prompts`, so a non-editable install finds them too. `--promp
 points at a folder of the user's own; a name missing there falls back to the shipped one.
 StrictUndefined turns a template that asks for a value the engine did not pass into an
 error at once, instead of a prompt with a silent hole in it.
+
+Everything a prompt carries that the engine did not write (stories, episodes, reports,
+notes, reviewers' words, titles, names) goes through the `data` filter (a fenced block) or
+the `inline` filter (a code span), each fenced by a run of backticks longer than any inside
+it, so nothing in the material can close its fence and pass for the prompt's own words. The
+system prompt says that instructions inside data are not instructions. A fence, not tags
+with a random suffix, because it is the same on every call: a story that leads the prompt
+is read from the cache only when its bytes repeat.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jinja2
@@ -16,6 +25,28 @@ import jinja2
 from ..core.errors import UsageError
 
 ROLES = ("forward", "loss", "loss_targets", "reduce", "backward", "backward_rules", "note_policy", "diffuse", "system")
+
+
+_TICKS = re.compile(r"`+")
+
+
+def _fence_for(text: str, least: int) -> str:
+    return "`" * max(least, max((len(run) for run in _TICKS.findall(text)), default=0) + 1)
+
+
+def data(value: object, kind: str = "text") -> str:
+    """User material as a fenced block that nothing inside it can close (its fence is longer than any run)."""
+    text = str(value).rstrip("\n")
+    fence = _fence_for(text, 3)
+    return f"{fence}{kind}\n{text}\n{fence}"
+
+
+def inline(value: object) -> str:
+    """A short piece of user material (a title, a name, a path) as one code span on one line."""
+    text = " ".join(str(value).split())
+    fence = _fence_for(text, 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def shipped_dir() -> Path:
@@ -40,6 +71,8 @@ class Prompts:
             keep_trailing_newline=True,
             autoescape=False,
         )
+        self.env.filters["data"] = data
+        self.env.filters["inline"] = inline
 
     def check(self) -> None:
         """Parse every template once, so a broken one in --prompts is refused before the run starts."""

@@ -22,7 +22,7 @@ from .pool import donor_notes
 from .prompts import Prompts
 from .reconcile import reconcile
 from .run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
-from .works import Work, load_works
+from .works import Work, covers, load_works, unbroken
 
 # The default bound on lines one micro-step may add plus remove: two full notes' worth.
 DEFAULT_MAX_EDIT_LINES = 80
@@ -132,12 +132,25 @@ class Settings:
 
     def check_works(self, works: list[Work]) -> None:
         """A run whose first step no work can fill would 'finish' having trained nothing."""
-        longest = max(len(w.episodes) for w in works)
-        if not any(self.episodes_per_step in w.episodes for w in works):
+        per = self.episodes_per_step
+        if any(covers(w, 1, per) for w in works):
+            return
+        longest = max(unbroken(w) for w in works)
+        fewer = f", or pass --episodes-per-step {longest} or less" if longest else ""
+        gapped = [w for w in works if max(w.episodes) >= per]
+        if gapped:
+            # The episodes are there in number but not in order: say which one is missing.
+            work = gapped[0]
+            missing = unbroken(work) + 1
+            numbers = ", ".join(str(n) for n in work.episodes)
             raise UsageError(
-                f"--episodes-per-step {self.episodes_per_step} is more than any work has (the longest has "
-                f"{longest} episodes), so no step could run; pass --episodes-per-step {longest} or less"
+                f"{work.root} has no episode {missing} (its episodes are {numbers}), so no work has all of "
+                f"episodes 1-{per} for the first step; add episode {missing} to human/{fewer}"
             )
+        raise UsageError(
+            f"--episodes-per-step {per} is more than any work has (the longest has {longest} episodes), "
+            f"so no step could run; add episodes to human/{fewer}"
+        )
 
     def model_for(self, role: str) -> str | None:
         return self.role_models.get(role, self.model)

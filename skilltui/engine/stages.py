@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import re
 import shutil
@@ -31,6 +32,7 @@ from ..model import events as ev
 from . import rubric
 from .context import Context
 from .pool import Pool
+from .prompts import data
 from .run import Run, read_json, write_atomic, write_json
 from .scores import score_step
 from .works import Work
@@ -123,7 +125,7 @@ async def forward(
     prefix = pool_context(ctx, headers, pool_dir=pool.root)
     # The story leads the prompt: the same work's forward re-reads it word for word every
     # step, so it is cached across steps when one comes later (cache_policy).
-    lead = f"# The story\n\n{story.read_text(encoding='utf-8')}"
+    lead = f"# The story\n\n{data(story.read_text(encoding='utf-8'), 'markdown')}\n"
     # Records are synced to disk: written off the loop, so the app's keys never wait on a disk.
     await asyncio.to_thread(write_atomic, out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(
@@ -198,8 +200,17 @@ async def loss(
     report, scores_path = place.loss_dir / f"{work.name}.md", place.loss_dir / f"{work.name}.json"
     reads = place.work_dir / "reads.json"
     if scores_path.exists() and report.exists():
-        saved = read_json(scores_path)
-        return Sample(work.name, first, last, saved["loss"], report, scores_path, reads), False
+        saved = _saved_loss(scores_path)
+        if saved is not None:
+            return Sample(work.name, first, last, saved, report, scores_path, reads), False
+        # Scores are derived from the scripts and the human episodes, so a damaged file (a
+        # torn write, a hand edit) is computed again rather than failing a finished step.
+        ctx.bus.emit(
+            ev.Warning_(
+                message=f"{scores_path} was damaged (not the scores the loss stage writes); "
+                f"the loss of {work.name} for epoch {epoch} step {step} was recomputed"
+            )
+        )
     scripts = place.work_dir / "scripts"
     written = written_episodes(scripts, first, last)
     human = {n: work.episode_text(n) for n in range(first, last + 1)}
@@ -249,6 +260,18 @@ async def loss(
             )
         )
     return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
+
+
+def _saved_loss(scores_path: Path) -> float | None:
+    """The loss a scores file holds, or None when it is not one the loss stage wrote."""
+    try:
+        saved = read_json(scores_path)
+    except (OSError, ValueError):
+        return None
+    loss = saved.get("loss") if isinstance(saved, dict) else None
+    if isinstance(loss, bool) or not isinstance(loss, int | float) or not math.isfinite(loss):
+        return None
+    return float(loss)
 
 
 def _reread_later(ctx: Context, work: Work, epoch: int, last: int) -> bool:

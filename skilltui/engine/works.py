@@ -121,6 +121,22 @@ def _check_story(work: Work) -> None:
         raise UsageError(f"{work.story_path} has no '## Episode N' sections for the writer to find; {again}")
 
 
+def covers(work: Work, first: int, last: int) -> bool:
+    """Whether the work has every episode `first..last`: a step trains a work only on a whole stretch.
+
+    Checking only `last` let a work with episodes 1, 2, 5 into a step of 1-5, whose loss
+    then had no human episode 3 to compare with.
+    """
+    return all(n in work.episodes for n in range(first, last + 1))
+
+
+def unbroken(work: Work) -> int:
+    """How many episodes the work has from 1 on before its first gap."""
+    return next(n for n in range(1, len(work.episodes) + 2) if n not in work.episodes) - 1
+
+
 def planned_steps(works: list[Work], steps: int, per_step: int) -> int:
-    """Steps an epoch runs: up to the first one whose last episode no work has (the loop ends it there)."""
-    return next((n for n in range(steps) if not any((n + 1) * per_step in w.episodes for w in works)), steps)
+    """Steps an epoch runs: up to the first one no work covers whole (the loop ends it there)."""
+    return next(
+        (n for n in range(steps) if not any(covers(w, n * per_step + 1, (n + 1) * per_step) for w in works)), steps
+    )

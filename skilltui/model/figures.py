@@ -120,12 +120,17 @@ def next_changes(view: RunView, *, finished_only: bool = False) -> dict[StepKey,
     done = (lambda step: step.finished) if finished_only else settled
     after = [key for key in scored if done(view.steps[key])]
     changes: dict[StepKey, tuple[float, float, int]] = {}
-    for key in scored:
-        later = [k for k in after if k > key]
-        moved = change(view, key, min(later)) if later else None
+    # One pass from the newest step back, carrying the nearest settled step after each: a
+    # search of every later step for every step grew with the square of the run.
+    nearest: StepKey | None = None
+    settled_keys = set(after)
+    for key in sorted(scored, reverse=True):
+        moved = change(view, key, nearest) if nearest is not None else None
         if moved is not None:
             changes[key] = moved
-    return changes
+        if key in settled_keys:
+            nearest = key
+    return {key: changes[key] for key in scored if key in changes}
 
 
 def loss_changes(view: RunView) -> dict[StepKey, tuple[float, float]]:
