@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..model.view import StepKey
 from .run import Run, read_json
+from .settled import SettledCache, settled_and_live, step_keys
 
 SHOWN = 8
 ATTEMPT = re.compile(r"epoch(\d+)/step(\d+)/backward/g(\d+)/attempt(\d+)/review\.json")
@@ -54,41 +57,59 @@ class Rejected:
         return text
 
 
+# A settled step's attempts are decided and their review.json never changes: they are read
+# once per process (`settled.py`), so each micro-step reads only the live newest step (a long
+# run would otherwise scan and read every earlier attempt at every micro-step).
+_SETTLED: SettledCache[list[Rejected]] = SettledCache(list)
+
+
+def _rejected_of(run: Run, key: StepKey) -> list[Rejected]:
+    step = run.root / f"epoch{key[0]}" / f"step{key[1]}" / "backward"
+    found = [_read_rejected(run, path) for path in sorted(step.glob("g*/attempt*/review.json"))]
+    return [r for r in found if r is not None]
+
+
 def rejected_updates(run: Run) -> list[Rejected]:
     """Every rejected attempt of the run, oldest first."""
-    found: list[Rejected] = []
-    for review_path in run.root.glob("epoch*/step*/backward/g*/attempt*/review.json"):
-        where = ATTEMPT.fullmatch(review_path.relative_to(run.root).as_posix())
-        if where is None:
-            continue
-        epoch, step, group, attempt = map(int, where.groups())
-        checked_path = review_path.parent / "checked.json"
-        try:
-            review = read_json(review_path)
-            checked = read_json(checked_path) if checked_path.exists() else {}
-        except (ValueError, OSError):
-            continue
-        if review.get("decision") not in ("rollback", "rerun"):
-            continue
-        message = str(checked.get("message") or "")
-        headline = next((line.strip() for line in message.splitlines() if line.strip()), "")
-        touched = [f"+{p}" for p in checked.get("added", [])] + [f"~{p}" for p in checked.get("changed", [])]
-        touched += [f"-{p}" for p in checked.get("removed", [])]
-        found.append(
-            Rejected(
-                epoch,
-                step,
-                group,
-                attempt,
-                headline or str(checked.get("subject", "")),
-                touched,
-                str(review["decision"]),
-                str(review.get("by") or ""),
-                str(review.get("note") or review.get("reason") or ""),
-                review.get("gate"),
-            )
-        )
+    with _SETTLED.lock:
+        fold = _SETTLED.get(run.root)
+        settled, live = settled_and_live(step_keys(run.root), fold.through, None)
+        for key in settled:
+            fold.state.extend(_rejected_of(run, key))
+            fold.through = key
+        found = fold.state + [r for key in live for r in _rejected_of(run, key)]
     return sorted(found, key=lambda r: (r.epoch, r.step, r.group, r.attempt))
+
+
+def _read_rejected(run: Run, review_path: Path) -> Rejected | None:
+    where = ATTEMPT.fullmatch(review_path.relative_to(run.root).as_posix())
+    if where is None:
+        return None
+    epoch, step, group, attempt = map(int, where.groups())
+    checked_path = review_path.parent / "checked.json"
+    try:
+        review = read_json(review_path)
+        checked = read_json(checked_path) if checked_path.exists() else {}
+    except (ValueError, OSError):
+        return None
+    if not isinstance(review, dict) or review.get("decision") not in ("rollback", "rerun"):
+        return None
+    message = str(checked.get("message") or "")
+    headline = next((line.strip() for line in message.splitlines() if line.strip()), "")
+    touched = [f"+{p}" for p in checked.get("added", [])] + [f"~{p}" for p in checked.get("changed", [])]
+    touched += [f"-{p}" for p in checked.get("removed", [])]
+    return Rejected(
+        epoch,
+        step,
+        group,
+        attempt,
+        headline or str(checked.get("subject", "")),
+        touched,
+        str(review["decision"]),
+        str(review.get("by") or ""),
+        str(review.get("note") or review.get("reason") or ""),
+        review.get("gate"),
+    )
 
 
 def rejected_text(run: Run) -> str:
