@@ -1,0 +1,100 @@
+"""The loss stage's scoring runs in worker processes, off the trainer's event loop.
+
+Scoring is pure Python and CPU-bound: in a thread it holds the GIL, so the trainer's event
+loop (its events, the other works' calls, the live app's wire) stalls for as long as a long
+script takes, and several works cannot score at once. So `score_step` runs in a
+`ProcessPoolExecutor` with one worker per core the process may use, shared by every work
+of the run; many works score in parallel.
+
+Stopping: a worker ignores SIGINT and SIGHUP (a Ctrl-C reaches the whole process group, and
+the trainer decides what a stop means), dies on SIGTERM, and ends itself as soon as the
+process that started it is gone, so a trainer stopped at once (`os._exit` on a second
+signal, or a kill) leaves no scorer running. A scoring whose awaiting task is cancelled
+takes its workers down with it; the next call starts fresh ones.
+
+The pool belongs to the process that made it: a forked child (the trainer the live app
+forks) makes its own rather than use a parent's pool it cannot reach.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import signal
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from .scores import score_step
+
+_POOL: tuple[int, ProcessPoolExecutor] | None = None
+_LOCK = threading.Lock()
+ORPHAN_CHECK_S = 0.5
+
+
+def cores() -> int:
+    """Cores this process may run on (an affinity mask or a container's limit can be fewer than the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _worker_start(parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    def watch() -> None:  # the parent gone means nobody waits for this score
+        while os.getppid() == parent:
+            threading.Event().wait(ORPHAN_CHECK_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()
+
+
+def pool() -> ProcessPoolExecutor:
+    """This process's scoring pool, made on first use."""
+    global _POOL
+    with _LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            # spawn, not fork: the trainer has threads (the event loop's, git's), and a forked
+            # copy of a process with threads can hold a lock forever.
+            executor = ProcessPoolExecutor(
+                max_workers=cores(),
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_start,
+                initargs=(os.getpid(),),
+            )
+            _POOL = (os.getpid(), executor)
+        return _POOL[1]
+
+
+def stop() -> None:
+    """End this process's workers now, scoring or not (the next call starts new ones)."""
+    global _POOL
+    with _LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            _POOL = None
+            return
+        executor = _POOL[1]
+        _POOL = None
+    # ProcessPoolExecutor has no public way to end a busy worker before Python 3.14's
+    # terminate_workers(); its process table is the one place the workers are known.
+    for process in list(getattr(executor, "_processes", {}).values()):
+        process.terminate()
+    executor.shutdown(wait=False, cancel_futures=True)
+
+
+async def score_in_worker(written: dict[int, str | None], human: dict[int, str]) -> dict[str, object]:
+    """`scores.score_step` in a worker process; a pool broken by a dead worker is replaced once."""
+    loop = asyncio.get_running_loop()
+    try:
+        try:
+            return await loop.run_in_executor(pool(), score_step, written, human)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): once more, on fresh workers
+            stop()
+            return await loop.run_in_executor(pool(), score_step, written, human)
+    except asyncio.CancelledError:
+        stop()
+        raise
