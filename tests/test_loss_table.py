@@ -181,7 +181,8 @@ def test_a_line_given_to_the_wrong_speaker_keeps_its_wording_and_loses_its_speak
 
 
 def test_a_reworded_line_keeps_its_speaker_and_costs_wording_only():
-    reworded = TWO_SCENES.replace("You said you would call before you came.", "You said you'd call before you got here.")
+    said = "You said you would call before you came."
+    reworded = TWO_SCENES.replace(said, "You said you'd call before you got here.")
     parts = score_episode(reworded, TWO_SCENES)
     assert parts["speakers"] == pytest.approx(1.0) and 0.6 < parts["dialogue"] < 1.0
 

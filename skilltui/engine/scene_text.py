@@ -35,7 +35,10 @@ Bag = dict[object, float]  # stem (or stem pair) -> its weight times how often i
 
 def fold(text: str) -> str:
     """Lower case with accents dropped, so `Café` and `cafe` are one word."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
+    text = text.lower()
+    if text.isascii():  # most scripts: nothing to fold, and folding is a pass over every character
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).replace("’", "'")
 
 

@@ -20,7 +20,7 @@ from .pool import donor_notes
 from .prompts import Prompts
 from .reconcile import reconcile
 from .run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
-from .works import Work, load_works
+from .works import DEFAULT_MAX_SCRIPT_KB, Work, load_works
 
 # The default bound on lines one micro-step may add plus remove: two full notes' worth.
 DEFAULT_MAX_EDIT_LINES = 80
@@ -61,9 +61,10 @@ class Settings:
     backward_retries: int = 2
     strict: bool = False
     max_edit_lines: int = DEFAULT_MAX_EDIT_LINES
+    max_script_kb: int = DEFAULT_MAX_SCRIPT_KB  # how far a run goes, not what it computes: no identity
 
     def check(self) -> None:
-        for name in ("steps", "episodes_per_step", "epochs", "workers"):
+        for name in ("steps", "episodes_per_step", "epochs", "workers", "max_script_kb"):
             if getattr(self, name) < 1:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
         if self.group_size < 0:
@@ -164,8 +165,8 @@ class OpenedRun:
 def open_run(settings: Settings) -> OpenedRun:
     """Validate, then create or reopen the run. Raises UsageError before writing anything."""
     settings.check()
-    works = load_works(settings.works)
-    val_works = load_val_works(settings.val_works, works, settings.episodes_per_step)
+    works = load_works(settings.works, max_script_kb=settings.max_script_kb)
+    val_works = load_val_works(settings.val_works, works, settings.episodes_per_step, settings.max_script_kb)
     settings.check_works(works)
     prompts = Prompts(settings.prompts)
     prompts.check()
@@ -231,7 +232,9 @@ def check_runs_dir(runs_dir: Path) -> Path:
     return runs_dir
 
 
-def load_val_works(paths: list[Path], works: list[Work], episodes_per_step: int) -> list[Work]:
+def load_val_works(
+    paths: list[Path], works: list[Work], episodes_per_step: int, max_script_kb: int = DEFAULT_MAX_SCRIPT_KB
+) -> list[Work]:
     """The held-out works, checked before anything is written.
 
     Validation always runs episodes 1..--episodes-per-step of each validation work, so
@@ -240,7 +243,7 @@ def load_val_works(paths: list[Path], works: list[Work], episodes_per_step: int)
     """
     if not paths:
         return []
-    val_works = load_works(paths)
+    val_works = load_works(paths, max_script_kb=max_script_kb)
     trained = {w.root: w for w in works}
     names = {w.name for w in works}
     for work in val_works:
