@@ -97,9 +97,7 @@ def _read_meta(root: Path) -> dict[str, str]:
     return {k: str(v) for k, v in data.items() if k in ("title", "logline", "genre")}
 
 
-def load_works(
-    paths: list[Path], *, need_story: bool = True, max_script_kb: int = DEFAULT_MAX_SCRIPT_KB
-) -> list[Work]:
+def load_works(paths: list[Path], *, need_story: bool = True, max_script_kb: int = DEFAULT_MAX_SCRIPT_KB) -> list[Work]:
     """Load several works; their folder names must differ, since runs key everything by name."""
     works = [load_work(p, max_script_kb=max_script_kb) for p in paths]
     seen: dict[str, Path] = {}
