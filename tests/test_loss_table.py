@@ -105,14 +105,20 @@ def test_the_table_holds_on_every_bundled_episode(work):
     assert_table(folder_episodes(EXAMPLES / work))
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(18))
 def test_the_table_holds_on_generated_episodes(seed):
     assert_table(generated_episodes(seed))
 
 
 def test_the_table_holds_on_works_written_by_hand_for_this_test():
     works = [p for p in HAND.iterdir() if (p / "human").is_dir()]
-    assert {w.name for w in works} >= {"lighthouse-keepers", "night-shift-radio", "ferry-crossing", "orchard-night"}
+    assert {w.name for w in works} >= {
+        "lighthouse-keepers",
+        "night-shift-radio",
+        "ferry-crossing",
+        "orchard-night",
+        "tram-depot",
+    }
     for work in works:
         assert_table(folder_episodes(work))
 
@@ -145,7 +151,7 @@ def test_known_answers():
     assert parts == pytest.approx(
         {"scenes": 0.5, "order": 1.0, "dialogue": 0.5, "speakers": 0.5, "length": 0.0, "format": 2 / 3}
     )
-    assert combine(parts) == pytest.approx(1 - (0.45 * 0.5 + 0.1 + 0.1 * 0.5 + 0.25 * 0.5 + 0.05 * 2 / 3), abs=1e-4)
+    assert combine(parts) == pytest.approx(1 - (0.43 * 0.5 + 0.1 + 0.1 * 0.5 + 0.27 * 0.5 + 0.05 * 2 / 3), abs=1e-4)
     # Reversed: both scenes found, one of them off the in-order chain, the only pair out of order.
     parts = score_episode(reverse_scenes(TWO_SCENES), TWO_SCENES)
     assert parts == pytest.approx(

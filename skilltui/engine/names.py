@@ -101,8 +101,9 @@ def at_sentence_start(text: str, start: int) -> bool:
 def proper_nouns(text: str) -> set[str]:
     """Capitalised words not at a sentence start that are rare in English: people, places, ships."""
     text = fold(text)
-    return {
-        m.group(0)
-        for m in CAPITALISED.finditer(text)
-        if not at_sentence_start(text, m.start()) and not common(m.group(0).replace("'", ""))
-    }
+    found = set()
+    for m in CAPITALISED.finditer(text):
+        word = m.group(0).removesuffix("'s")  # Rosa's is Rosa
+        if not at_sentence_start(text, m.start()) and not common(word.replace("'", "")):
+            found.add(word)
+    return found

@@ -19,7 +19,6 @@ missing or extra.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 
 from .scene_text import Text, similarity
@@ -175,31 +174,46 @@ def in_order(groups: list[Group]) -> list[Group]:
     return chain[::-1]
 
 
-def pairs_in_order(groups: list[Group]) -> int:
+PLAYED = 0.5  # a scene matched at least this far above chance is played; a weaker match in part
+
+
+def pairs_in_order(groups: list[Group]) -> float:
     """Pairs of human scenes that the written script plays in the human order.
 
-    Two scenes of one group count as in order (they run in one written scene, or one is
-    written as two); a pair with a scene the script lacks is not in order.
+    Each pair counts by how surely both its scenes are played (a match `PLAYED` above
+    chance counts whole, a weaker one in part), so a script of another episode, whose
+    scenes match only faintly, cannot earn order by faint matches that happen to be in
+    order. Two scenes of one group count as in order (they run in one written scene, or
+    one is written as two); a pair with a scene the script lacks is not in order.
     """
-    position: dict[int, int] = {}
+    played: dict[int, tuple[int, float]] = {}
     for rank, g in enumerate(groups):  # groups are sorted by written position
         for h in g.human:
-            position[h] = rank
-    ranks = [position[h] for h in sorted(position)]
-    seen: list[int] = []
-    count = 0
-    for r in ranks:  # earlier human scenes played at or before this one's place
-        count += bisect.bisect_right(seen, r)
-        bisect.insort(seen, r)
-    return count
+            played[h] = (rank, min(1.0, g.sim / PLAYED))
+    size = len(groups)
+    tree = [0.0] * (size + 1)  # Fenwick tree of the played scenes' weights by written rank
+    total = 0.0
+    for h in sorted(played):  # earlier human scenes played at or before this one's place
+        rank, weight = played[h]
+        p, before = rank + 1, 0.0
+        while p > 0:
+            before += tree[p]
+            p -= p & -p
+        total += weight * before
+        p = rank + 1
+        while p <= size:
+            tree[p] += weight
+            p += p & -p
+    return total
 
 
 LINE_BAND = 12  # lines either side of the diagonal compared within a matched scene
 LINE_MIN = 0.2  # below this two lines say different things
 
 
-def align_lines(human: list[Text], written: list[Text]) -> list[tuple[int, int, float]]:
-    """(human line, written line, similarity): each human line with the written line saying the same thing.
+def align_lines(human: list[Text], written: list[Text], level: float = 0.0) -> list[tuple[int, int, float]]:
+    """(human line, written line, similarity above `level`): each human line with the written line
+    saying the same thing.
 
     One to one, best pairs first, within a band around the diagonal: lines in a scene come
     roughly in order, and the band keeps a scene of thousands of lines linear.
@@ -211,7 +225,7 @@ def align_lines(human: list[Text], written: list[Text]) -> list[tuple[int, int, 
     for k in range(nh):
         centre = round(k * (nw - 1) / max(1, nh - 1))
         for m in range(max(0, centre - LINE_BAND), min(nw, centre + LINE_BAND + 1)):
-            sim = similarity(written[m], human[k])
+            sim = above(similarity(written[m], human[k]), level)
             if sim >= LINE_MIN:
                 scored.append((sim, k, m))
     scored.sort(key=lambda p: (-p[0], abs(p[1] - p[2]), p[1]))

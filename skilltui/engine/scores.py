@@ -13,16 +13,17 @@ than function words), less what two different scenes of the human episode share 
 chance; scenes are matched one to one, a merged or split scene matching both of its parts
 (engine/scene_match.py). Six parts, each a similarity in [0, 1]:
 
-- `scenes` (0.45): the human scenes the written ones cover, in order: what the matched
+- `scenes` (0.43): the human scenes the written ones cover, in order: what the matched
   scenes on the heaviest chain that runs in the human order are worth, over the larger of
   the two scene counts. A missing, extra or misplaced scene each cost a scene's share; a
   missing heading costs a quarter of one.
 - `order` (0.10): the share of pairs of human scenes that the script plays in the human
-  order; a pair with a scene the script lacks is not in order. Reversed scenes score 0.
+  order, each pair by how surely both scenes are played (a faint match counts in part); a
+  pair with a scene the script lacks is not in order. Reversed scenes score 0.
 - `dialogue` (0.10): the wording of the lines: each human line against the written line of
-  the matched scene that says the same thing, weighted by how much it says; lines with no
-  partner count as missing or extra.
-- `speakers` (0.25): who says them: the same pairs of lines, counted only when the written
+  the matched scene that says the same thing (beyond what two lines of the episode share by
+  chance), weighted by how much it says; lines with no partner count as missing or extra.
+- `speakers` (0.27): who says them: the same pairs of lines, counted only when the written
   line has the human line's speaker.
 - `length` (0.05): 1 - |log2(written words / human words)|, floored at 0.
 - `format` (0.05): scene headings, character cues and the share of dialogue, each by how
@@ -43,14 +44,14 @@ from dataclasses import dataclass
 from screenplain.parsers import fountain
 from screenplain.types import Action, Dialog, DualDialog, Slug, Transition
 
-from .scene_match import Group, align_lines, in_order, match, pairs_in_order
+from .scene_match import Group, align_lines, chance, in_order, match, pairs_in_order
 from .scene_text import Text, Vocab
 
-WEIGHTS = {"scenes": 0.45, "order": 0.10, "dialogue": 0.10, "speakers": 0.25, "length": 0.05, "format": 0.05}
+WEIGHTS = {"scenes": 0.43, "order": 0.10, "dialogue": 0.10, "speakers": 0.27, "length": 0.05, "format": 0.05}
 # In a scene's text for matching, what is said weighs half what is seen: a scene is found by
 # where it is, what happens and who is in it; its wording is the `dialogue` part's to judge.
 SPOKEN_SHARE = 0.5
-FULL_LINE = 0.5  # a line at least this alike counts whole for its speaker; a weaker one in part
+FULL_LINE = 0.35  # a line this alike above chance counts whole for its speaker; a weaker one in part
 
 
 @dataclass(frozen=True)
@@ -155,12 +156,15 @@ def _closeness(a: float, b: float) -> float:
 def _lines(written: _Read, human: _Read, groups: list[Group]) -> tuple[float, float]:
     """The `dialogue` and `speakers` parts: every human line with the written line saying the same thing."""
     total = worded = spoken = 0.0
+    # What two different lines of the human episode share by chance (a show's stock phrases
+    # and names): a line is credited only beyond it, as a scene is.
+    level = chance([t for ls in human.lines for _, t in ls])
     paired_h: set[tuple[int, int]] = set()
     paired_w: set[tuple[int, int]] = set()
     for g in groups:
         h_lines = [(i, k, *line) for i in g.human for k, line in enumerate(human.lines[i])]
         w_lines = [(j, m, *line) for j in g.written for m, line in enumerate(written.lines[j])]
-        for a, b, sim in align_lines([t for *_, t in h_lines], [t for *_, t in w_lines]):
+        for a, b, sim in align_lines([t for *_, t in h_lines], [t for *_, t in w_lines], level):
             hi, hk, h_who, h_text = h_lines[a]
             wj, wm, w_who, w_text = w_lines[b]
             paired_h.add((hi, hk))
@@ -251,7 +255,7 @@ def _counts(w: Script, h: Script, groups: list[Group]) -> dict[str, object]:
         "human_scenes": n,
         "written_scenes": len(w.scenes),
         "matched_scenes": [[i + 1, j + 1, round(g.sim, 3)] for g in groups for i in g.human for j in g.written],
-        "scene_pairs_in_order": f"{pairs_in_order(groups)}/{n * (n - 1) // 2}",
+        "scene_pairs_in_order": f"{pairs_in_order(groups):.3g}/{n * (n - 1) // 2}",
         "human_speakers": sorted(h.speakers),
         "written_speakers": sorted(w.speakers),
         "human_words": h.words,
