@@ -255,7 +255,7 @@ def _counts(w: Script, h: Script, groups: list[Group]) -> dict[str, object]:
         "human_scenes": n,
         "written_scenes": len(w.scenes),
         "matched_scenes": [[i + 1, j + 1, round(g.sim, 3)] for g in groups for i in g.human for j in g.written],
-        "scene_pairs_in_order": f"{pairs_in_order(groups):.3g}/{n * (n - 1) // 2}",
+        "scene_pairs_in_order": f"{pairs_in_order(groups):.1f}/{n * (n - 1) // 2}",
         "human_speakers": sorted(h.speakers),
         "written_speakers": sorted(w.speakers),
         "human_words": h.words,
