@@ -216,3 +216,29 @@ def test_wording_is_compared_by_stems_with_content_words_weighing_most():
     assert sim("the lighthouse keeper burns the letters", "a lighthouse keeper burned letters") > 0.7
     assert sim("the lighthouse keeper burns the letters", "the nurse sells the bicycles") < 0.2
     assert sim("", "anything") == 0.0 == sim("anything", "")
+
+
+def test_the_loss_is_the_same_in_every_process():
+    """Set and hash order differ between processes (PYTHONHASHSEED); the worker's loss must not."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]);"
+        "from test_loss_table import *; from corruptions import paraphrase, swap_cues;"
+        "eps = folder_episodes(HAND / 'ferry-crossing');"
+        "print(json.dumps([score_step({1: f(h)}, {1: h}) for h in eps for f in (paraphrase, swap_cues)]))"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, str(Path(__file__).parent)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2")
+    ]
+    assert runs[0] == runs[1] and json.loads(runs[0])

@@ -15,6 +15,7 @@ stays in the trainer after its loss is computed.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 
@@ -83,7 +84,9 @@ def mass(bag: Bag) -> float:
 
 
 def overlap(a: Bag, b: Bag) -> float:
-    return sum([min(a[k], b[k]) for k in a.keys() & b.keys()])
+    # fsum: exact, so the same whatever order the set yields its keys (string hashing, and so
+    # set order, differs from one process to the next, and the loss must not).
+    return math.fsum([min(a[k], b[k]) for k in a.keys() & b.keys()])
 
 
 def f_measure(a: Bag, b: Bag, mass_a: float | None = None, mass_b: float | None = None) -> float:
