@@ -191,3 +191,31 @@ def test_a_trainer_ended_at_once_leaves_no_scorer_running(tmp_path):
     pids = [int(p) for p in done.stdout.split()]
     assert pids, done.stderr
     assert _wait_for(lambda: all(_gone(pid) for pid in pids)), pids
+
+
+async def test_a_forked_trainer_that_closes_what_it_inherited_scores_on_its_own_workers(tmp_path):
+    """The live app forks the trainer, which closes every inherited descriptor: multiprocessing's
+    tracker pipe among them. The child must start its own, not write into whatever file took
+    the old number."""
+    from skilltui.engine import score_pool
+
+    episode = {1: "INT. A - DAY\n\nHello there.\n"}
+    assert (await score_pool.score_in_worker(episode, episode))["loss"] == 0.0  # the parent's pool is up
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        code = 1
+        try:
+            os.closerange(3, write)
+            os.closerange(write + 1, 1024)
+            taken = tmp_path / "taken.txt"
+            with open(taken, "w", encoding="utf-8"):  # takes one of the freed numbers
+                result = asyncio.run(asyncio.wait_for(score_pool.score_in_worker(episode, episode), 60))
+            os.write(write, f"{result['loss']} {taken.stat().st_size}".encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    report = await asyncio.to_thread(lambda: os.read(read, 100).decode())
+    _, status = await asyncio.to_thread(os.waitpid, pid, 0)
+    assert status == 0 and report == "0.0 0", report  # scored, and nothing written into the file

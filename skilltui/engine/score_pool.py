@@ -13,7 +13,10 @@ signal, or a kill) leaves no scorer running. A scoring whose awaiting task is ca
 takes its workers down with it; the next call starts fresh ones.
 
 The pool belongs to the process that made it: a forked child (the trainer the live app
-forks) makes its own rather than use a parent's pool it cannot reach.
+forks) makes its own rather than use a parent's pool it cannot reach, and starts its own
+resource tracker (multiprocessing's keeper of the pool's semaphores) too: the parent's is
+reached through a file descriptor that the trainer closes after the fork, and whose number
+a later file may take, so writing to it would write into that file.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import resource_tracker
 
 from .scores import score_step
 
@@ -51,6 +55,18 @@ def _worker_start(parent: int) -> None:
         os._exit(0)
 
     threading.Thread(target=watch, name="orphan-watch", daemon=True).start()
+
+
+def _forget_the_parents_pool() -> None:
+    global _POOL, _LOCK
+    _POOL, _LOCK = None, threading.Lock()
+    # multiprocessing has no public way to start a fresh tracker in a forked child; these two
+    # fields are what `ensure_running` checks before it starts one.
+    tracker = resource_tracker._resource_tracker
+    tracker._fd = tracker._pid = None
+
+
+os.register_at_fork(after_in_child=_forget_the_parents_pool)
 
 
 def pool() -> ProcessPoolExecutor:
