@@ -6,6 +6,13 @@ script takes, and several works cannot score at once. So `score_step` runs in a
 `ProcessPoolExecutor` with one worker per core the process may use, shared by every work
 of the run; many works score in parallel.
 
+Quiet: the workers and multiprocessing's resource tracker start with their stderr on
+/dev/null. A stop is one line (signals.py), and the forked trainer's log stays empty; but a
+worker still starting when its trainer ends at once prints a traceback of its own start-up,
+and the tracker, left with the pool's semaphores by a trainer that ended with `os._exit`,
+warns about them. Neither is the user's to act on: a scoring's own error comes back to the
+trainer with its result.
+
 Stopping: a worker ignores SIGINT and SIGHUP (a Ctrl-C reaches the whole process group, and
 the trainer decides what a stop means), dies on SIGTERM, and ends itself as soon as the
 process that started it is gone, so a trainer stopped at once (`os._exit` on a second
@@ -26,8 +33,10 @@ import multiprocessing
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from multiprocessing import resource_tracker
 
 from .scores import score_step
@@ -69,10 +78,27 @@ def _forget_the_parents_pool() -> None:
 os.register_at_fork(after_in_child=_forget_the_parents_pool)
 
 
+@contextmanager
+def _quiet_children() -> Iterator[None]:
+    """Processes started within inherit a stderr on /dev/null (this process's is put back after).
+
+    Only as long as a pool or a worker takes to start (a few milliseconds): what another
+    thread writes to stderr meanwhile is lost, which is why it is no longer.
+    """
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def pool() -> ProcessPoolExecutor:
     """This process's scoring pool, made on first use."""
     global _POOL
-    with _LOCK:
+    with _LOCK, _quiet_children():
         if _POOL is None or _POOL[0] != os.getpid():
             # spawn, not fork: the trainer has threads (the event loop's, git's), and a forked
             # copy of a process with threads can hold a lock forever.
@@ -102,15 +128,20 @@ def stop() -> None:
     executor.shutdown(wait=False, cancel_futures=True)
 
 
+def _submit(written: dict[int, str | None], human: dict[int, str]) -> asyncio.Future:
+    executor = pool()
+    with _quiet_children():  # a submit may start a worker
+        return asyncio.wrap_future(executor.submit(score_step, written, human))
+
+
 async def score_in_worker(written: dict[int, str | None], human: dict[int, str]) -> dict[str, object]:
     """`scores.score_step` in a worker process; a pool broken by a dead worker is replaced once."""
-    loop = asyncio.get_running_loop()
     try:
         try:
-            return await loop.run_in_executor(pool(), score_step, written, human)
+            return await _submit(written, human)
         except BrokenProcessPool:  # a worker died (killed, out of memory): once more, on fresh workers
             stop()
-            return await loop.run_in_executor(pool(), score_step, written, human)
+            return await _submit(written, human)
     except asyncio.CancelledError:
         stop()
         raise
