@@ -1,69 +1,77 @@
-"""Benchmark: the engine's loss on episodes the size of a television hour.
+"""Benchmark: how the engine's loss grows with the length of a script, up to a feature film.
 
-Every written scene is compared with every human one, so the cost grows with scenes
-squared. The engine extracts each scene's n-grams once per scoring (`scores._grams`) and
-compares the counts (`scores._bleu`); the baseline, measured in the same run on the same
-pairs, calls sacrebleu's `sentence_score` for every pair, which re-tokenises both texts
-each time. Both give the same numbers; the ratio is what extracting once buys.
+The loss compares each written scene with candidate human scenes only (a bigram index and a
+band around the diagonal, engine/scene_match.py), so its time should grow about as the
+script does. This times `score_step` on one core, in this process, for scripts of 2,000,
+8,000 and 32,000 words and a ~25,000-word feature (~200 scenes), each scored against a
+lightly damaged copy of itself (one word in 25 dropped, so every scene has a partner, the
+most work the matching does) and against another script of the same length. It prints the
+CPU time, the time per 1,000 words and its ratio to the 2,000-word script's, measured in the
+same run.
 
-    python bench/bench_loss.py [--scenes 50] [--repeat 3]
+    python bench/bench_loss.py [--repeat 3]
+
+What the issue asks: the feature in <= 2 s, and 4x the length in <= 6x the time.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
-from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from conftest import NAMES, make_varied_episode  # noqa: E402
-from sacrebleu.metrics import BLEU  # noqa: E402
+from corruptions import drop_words  # noqa: E402
 
 from skilltui.engine import scores  # noqa: E402
 
 
-def episode(rng: random.Random, scenes: int) -> str:
+def script(rng: random.Random, words: int) -> str:
     text = ""
-    while text.count("\nINT. ") + text.count("\nEXT. ") + 1 < scenes:
+    while len(text.split()) < words:
         text += make_varied_episode(rng, NAMES[:6]) + "\n"
     return text
 
 
-def timed(written: str, human: str, repeat: int) -> tuple[float, float]:
+def timed(written: str, human: str, repeat: int) -> float:
+    """CPU seconds of one scoring (this process, one core), the least of `repeat` runs.
+
+    CPU time and the least of several runs, because the machines this runs on are shared:
+    wall time there measures the neighbours as much as the loss.
+    """
     runs = []
     for _ in range(repeat):
-        started = time.perf_counter()
-        loss = scores.score_step({1: written}, {1: human})["loss"]
-        runs.append(time.perf_counter() - started)
-    return statistics.median(runs), loss
+        started = time.process_time()
+        scores.score_step({1: written}, {1: human})
+        runs.append(time.process_time() - started)
+    return min(runs)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenes", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     rng = random.Random(0)
-    human, written = episode(rng, args.scenes), episode(rng, args.scenes)
-    fast, loss = timed(written, human, args.repeat)
-    bleu = BLEU(effective_order=True)
-
-    def per_pair(w: str, h: str) -> float:
-        return bleu.sentence_score(w, [h]).score / 100.0 if w.strip() and h.strip() else 0.0
-
-    # Every comparison goes through `_bleu(_grams(a), _grams(b))`: with the texts passed as
-    # they are and compared by `sentence_score`, each pair is tokenised again.
-    with mock.patch.object(scores, "_grams", lambda text: text), mock.patch.object(scores, "_bleu", per_pair):
-        slow, baseline_loss = timed(written, human, args.repeat)
-    print(f"episode: {len(scores.parse(human).scenes)} scenes, {len(human.split())} words")
-    print(f"baseline (sentence_score per pair): {slow * 1000:8.1f} ms  loss {baseline_loss}")
-    print(f"engine (n-grams once per scene):    {fast * 1000:8.1f} ms  loss {loss}")
-    print(f"ratio: {slow / fast:.1f}x faster, same loss: {loss == baseline_loss}")
+    scores.score_step({1: "INT. A - DAY\n\nWarm up."}, {1: "INT. A - DAY\n\nWarm up."})  # load the word lists
+    print(f"{'words':>7} {'scenes':>6} {'vs copy':>9} {'vs other':>9} {'per 1k words':>13} {'ratio':>6}")
+    base = None
+    for words in (2_000, 8_000, 32_000, 25_000):
+        human, other = script(rng, words), script(rng, words)
+        copy = timed(drop_words(human, seed=1), human, args.repeat)
+        unlike = timed(other, human, args.repeat)
+        n = len(human.split())
+        per_k = max(copy, unlike) / n * 1000
+        base = base or per_k
+        label = " (feature)" if words == 25_000 else ""
+        print(
+            f"{n:>7} {len(scores.parse(human).scenes):>6} {copy:>8.2f}s {unlike:>8.2f}s "
+            f"{per_k * 1000:>10.1f} ms {per_k / base:>5.2f}x{label}"
+        )
+    print("4x the length within 6x the time: a ratio per 1,000 words of at most 1.5 from one row to the next")
 
 
 if __name__ == "__main__":

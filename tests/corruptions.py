@@ -113,3 +113,216 @@ def prose(text: str) -> str:
     retold = noise_episode(text, random.Random(0), 0.0)
     assert not any(type(e).__name__ in ("Slug", "Dialog") for e in fountain.parse(io.StringIO(retold)))
     return retold
+
+
+# -- issue 23's rows -------------------------------------------------------------------------
+
+# Rules for rewording a line while keeping what it means: contractions either way, plain
+# synonyms, fillers dropped, at most 30% of a line's words (at least one), so a paraphrase
+# keeps 70-90% of the words as a careful rewrite does ("It's three in the morning, Mom" ->
+# "It is three in the dawn, Mom").
+CONTRACTIONS = {
+    "it's": "it is",
+    "you're": "you are",
+    "don't": "do not",
+    "i'm": "i am",
+    "can't": "cannot",
+    "won't": "will not",
+    "doesn't": "does not",
+    "isn't": "is not",
+    "that's": "that is",
+    "i'll": "i will",
+    "we're": "we are",
+    "you'd": "you would",
+    "didn't": "did not",
+    "hasn't": "has not",
+    "haven't": "have not",
+    "there's": "there is",
+    "he's": "he is",
+    "she's": "she is",
+    "they're": "they are",
+    "i've": "i have",
+    "wasn't": "was not",
+    "aren't": "are not",
+    "let's": "let us",
+    "what's": "what is",
+    "i'd": "i would",
+}
+CONTRACTIONS |= {long: short for short, long in list(CONTRACTIONS.items())}
+SYNONYMS = {
+    "said": "told",
+    "say": "tell",
+    "big": "large",
+    "little": "small",
+    "small": "little",
+    "quickly": "fast",
+    "start": "begin",
+    "begin": "start",
+    "look": "see",
+    "want": "wish",
+    "need": "require",
+    "help": "aid",
+    "buy": "purchase",
+    "house": "home",
+    "nobody": "no one",
+    "somebody": "someone",
+    "everyone": "everybody",
+    "maybe": "perhaps",
+    "okay": "all right",
+    "yes": "yeah",
+    "whole": "entire",
+    "street": "road",
+    "coat": "jacket",
+    "last": "final",
+    "spare": "extra",
+    "bucket": "pail",
+    "wedding": "marriage",
+    "borrowed": "lent",
+    "car": "motor",
+    "brother": "sibling",
+    "mother": "mum",
+    "remembers": "recalls",
+    "ignores": "overlooks",
+    "ruins": "spoils",
+    "follows": "trails",
+    "frightens": "scares",
+    "wakes": "rouses",
+    "blocks": "obstructs",
+    "waits": "lingers",
+    "honestly": "frankly",
+    "listen": "hear me",
+    "wait": "hold on",
+    "fine": "all right",
+    "close": "shut",
+    "door": "doorway",
+    "morning": "dawn",
+    "night": "evening",
+    "today": "this day",
+    "decide": "choose",
+    "keep": "hold",
+    "going": "heading",
+    "gone": "left",
+    "feeding": "food",
+    "father": "dad",
+    "thought": "figured",
+    "call": "ring",
+    "phone": "telephone",
+    "tell": "inform",
+    "know": "realise",
+    "think": "reckon",
+    "come": "arrive",
+    "came": "arrived",
+    "asleep": "sleeping",
+    "years": "winters",
+    "weeks": "days",
+    "again": "once more",
+    "never": "not ever",
+    "always": "forever",
+    "stop": "quit",
+    "leave": "go",
+    "left": "went",
+    "money": "cash",
+    "work": "job",
+    "sorry": "forgive me",
+    "please": "kindly",
+    "thanks": "thank you",
+    "angry": "cross",
+    "happy": "glad",
+    "afraid": "scared",
+    "right": "correct",
+    "wrong": "mistaken",
+    "hurry": "rush",
+    "find": "locate",
+}
+FILLERS = {"well", "just", "really", "very", "oh", "look", "so", "actually"}
+
+
+def _reword(line: str, share: float = 0.3) -> str:
+    """The line with up to `share` of its words reworded (at least one), the rest as written."""
+    words = line.split(" ")
+    budget = max(1, round(len(words) * share))
+    out = []
+    for word in words:
+        core = word.strip(".,!?;:\"'()—-")
+        lower = core.lower()
+        if budget and lower in FILLERS and out:
+            budget -= 1
+            continue
+        new = CONTRACTIONS.get(lower) or SYNONYMS.get(lower)
+        if budget and new and core:
+            budget -= 1
+            new = new.capitalize() if core[0].isupper() else new
+            word = word.replace(core, new, 1)
+        out.append(word)
+    return " ".join(out)
+
+
+def _dialogue_lines(block: str, change) -> str:
+    """A cue block with every spoken line (not the cue, not a parenthetical) passed through `change`."""
+    lines = block.split("\n")
+    return "\n".join([lines[0], *(line if line.startswith("(") else change(line) for line in lines[1:])])
+
+
+def paraphrase(text: str) -> str:
+    """Every dialogue line reworded by rules (contractions, synonyms, fillers), its meaning kept."""
+    return "\n\n".join(_dialogue_lines(b, _reword) if is_cue_block(b) else b for b in blocks(text)) + "\n"
+
+
+def _middle(grouped: list[list[str]]) -> int:
+    """The scene whose heading goes, or that moves: the middle one, never the first."""
+    return max(1, len(grouped) // 2)
+
+
+def delete_heading(text: str) -> str:
+    """One scene heading deleted (the middle scene's): its content runs on from the scene before."""
+    grouped = scenes(text)
+    k = _middle(grouped)
+    grouped[k] = [b for b in grouped[k] if not HEADING.match(b)]
+    return join(grouped)
+
+
+def delete_longest_scene(text: str) -> str:
+    grouped = scenes(text)
+    longest = max(range(len(grouped)), key=lambda k: (sum(len(b.split()) for b in grouped[k]), -k))
+    return join(grouped[:longest] + grouped[longest + 1 :])
+
+
+def swap_adjacent(text: str) -> str:
+    """Two adjacent scenes swapped: the middle scene and the one before it."""
+    grouped = scenes(text)
+    k = _middle(grouped)
+    grouped[k - 1], grouped[k] = grouped[k], grouped[k - 1]
+    return join(grouped)
+
+
+def reported_speech(text: str) -> str:
+    """Every dialogue block turned into an action line that reports what was said."""
+    out = []
+    for block in blocks(text):
+        if is_cue_block(block):
+            lines = block.split("\n")
+            name = lines[0].split("(")[0].strip().title()
+            said = " ".join(line for line in lines[1:] if not line.startswith("("))
+            block = f'{name} says, "{said}"'
+        out.append(block)
+    return "\n\n".join(out) + "\n"
+
+
+INVENTED = ["ZORAN", "PELAGIA", "QUILLON", "VESNA", "TOBIAH", "ORLA", "KASIMIR", "YSOLDE", "BARNABY", "IMOGEN"]
+
+
+def rename_characters(text: str) -> str:
+    """Every speaking character consistently renamed, in cues and wherever the text names them."""
+    cast = speakers(text)
+    fresh = [n for n in INVENTED if n not in text.upper()]
+    names: dict[str, str] = {}
+    for name, new in zip(cast, fresh, strict=False):  # a cue's last word is the name (MRS. HALE: HALE)
+        names.setdefault(name.split()[-1].strip(".").upper(), new)
+
+    def swap(match: re.Match[str]) -> str:
+        word = match.group(0)
+        new = names[word.upper()]
+        return new if word.isupper() else new.title()
+
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b", re.I)
+    return pattern.sub(swap, text)

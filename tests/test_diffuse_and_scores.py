@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import os
+import subprocess
+import sys
+import textwrap
+import time
 import tracemalloc
+from pathlib import Path
+
+import pytest
 
 from skilltui.agents.offline import MOVES, write_episode
 from skilltui.cli import main
@@ -43,7 +52,7 @@ def test_loss_is_in_range_and_ranks_better_writing_lower(tmp_path, make_work):
     assert missing["loss"] == 1.0
     assert perfect["loss"] == 0.0
     assert 0.0 < skilled["loss"] < novice["loss"] < 1.0
-    assert set(skilled["scores"]) == {"scenes", "order", "dialogue", "length", "format"}
+    assert set(skilled["scores"]) == {"scenes", "order", "dialogue", "speakers", "length", "format"}
     # The novice writes prose: no scene headings and no dialogue blocks, so nothing to match.
     assert novice["scores"]["dialogue"] == 0.0 and skilled["scores"]["dialogue"] > 0.5
     assert novice["counts"]["1"]["written_scenes"] == 1 < skilled["counts"]["1"]["written_scenes"]
@@ -74,3 +83,147 @@ def test_scoring_keeps_nothing_of_the_scenes_it_scored(tmp_path, make_work):
     # With sacrebleu's tokenizer cache, scoring kept every scene's text and tokens: about 60 kB
     # over these 16 rounds. Without it, 3-4 kB: tables still growing to their size.
     assert kept < 8 * text, f"kept {kept} bytes after scoring {16 * text} bytes of new text"
+
+
+def test_a_script_over_max_script_kb_is_refused_when_the_work_is_opened(tmp_path, make_work, capsys):
+    folder = make_work("tide", 2)
+    big = folder / "human" / "02.fountain"
+    big.write_text(big.read_text() + "\nA long dump of text.\n" * 200, encoding="utf-8")
+    runs = tmp_path / "runs"
+    argv = ["train", "--auto", "--runs-dir", str(runs), "--work", str(folder), "--steps", "1"]
+    assert main([*argv, "--max-script-kb", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "02.fountain is 4 KB, over --max-script-kb 2" in err[0], err
+    assert not runs.exists() or not any(runs.iterdir())  # nothing half-written
+    assert main([*argv, "--max-script-kb", "0"]) == 2
+    assert "--max-script-kb must be at least 1" in capsys.readouterr().err
+    assert main(argv) == 0  # the default, 2048 KB, takes a 4 KB episode
+
+
+def _long_script(words: int) -> str:
+    import random
+
+    from conftest import NAMES, make_varied_episode
+
+    rng, text = random.Random(5), ""
+    while len(text.split()) < words:
+        text += make_varied_episode(rng, NAMES[:6]) + "\n"
+    return text
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:  # a child that ended but was not yet reaped is a zombie: gone for our purpose
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return False
+
+
+def _wait_for(condition, timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+async def test_scoring_runs_in_a_worker_process_and_leaves_the_event_loop_free():
+    from skilltui.engine import score_pool
+
+    human = _long_script(20_000)
+    written = {1: human.replace("INT.", "EXT."), 2: None}
+    task = asyncio.ensure_future(score_pool.score_in_worker(written, {1: human, 2: human}))
+    ticks = 0
+    while not task.done():  # the loop turns while the worker scores
+        await asyncio.sleep(0.005)
+        ticks += 1
+    assert await task == score_step(written, {1: human, 2: human})
+    assert ticks >= 10
+    workers = getattr(score_pool.pool(), "_processes", {})
+    assert workers and all(p.pid != os.getpid() for p in workers.values())
+    assert len(workers) <= score_pool.cores()
+
+
+async def test_a_cancelled_scoring_takes_its_worker_down():
+    from skilltui.engine import score_pool
+
+    human = _long_script(60_000)
+    task = asyncio.ensure_future(score_pool.score_in_worker({1: human}, {1: human}))
+    executor = score_pool.pool()
+    assert _wait_for(lambda: bool(getattr(executor, "_processes", {})), 10)
+    await asyncio.sleep(0.3)  # the work reaches a worker
+    pids = [p.pid for p in executor._processes.values()]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _wait_for(lambda: all(_gone(pid) for pid in pids)), pids
+    # the next scoring starts fresh workers
+    assert (await score_pool.score_in_worker({1: "INT. A - DAY\n\nHi."}, {1: "INT. A - DAY\n\nHi."}))["loss"] == 0.0
+
+
+def test_a_trainer_ended_at_once_leaves_no_scorer_running(tmp_path):
+    """os._exit on a second stop signal (or a kill) skips every cleanup: the workers notice on their own."""
+    script = tmp_path / "trainer.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import asyncio, os, sys
+            sys.path.insert(0, {str(Path(__file__).parent)!r})
+            from test_diffuse_and_scores import _long_script
+            from skilltui.engine import score_pool
+
+            async def main():
+                human = _long_script(60_000)
+                scoring = asyncio.ensure_future(score_pool.score_in_worker({{1: human}}, {{1: human}}))
+                while not getattr(score_pool.pool(), "_processes", None):
+                    await asyncio.sleep(0.01)
+                await asyncio.sleep(0.5)
+                print(" ".join(str(p.pid) for p in score_pool.pool()._processes.values()), flush=True)
+                os._exit(0)  # mid-scoring, no cleanup: as a second stop signal ends a trainer
+                await scoring
+
+            if __name__ == "__main__":  # the workers start by spawn, which imports this file again
+                asyncio.run(main())
+            """
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    pids = [int(p) for p in done.stdout.split()]
+    assert pids, done.stderr
+    assert _wait_for(lambda: all(_gone(pid) for pid in pids)), pids
+    # and nothing said on the way out: a stop is one line (multiprocessing's resource tracker,
+    # left with the pool's semaphores, would warn about them on the trainer's stderr)
+    assert done.stderr == ""
+
+
+async def test_a_forked_trainer_that_closes_what_it_inherited_scores_on_its_own_workers(tmp_path):
+    """The live app forks the trainer, which closes every inherited descriptor: multiprocessing's
+    tracker pipe among them. The child must start its own, not write into whatever file took
+    the old number."""
+    from skilltui.engine import score_pool
+
+    episode = {1: "INT. A - DAY\n\nHello there.\n"}
+    assert (await score_pool.score_in_worker(episode, episode))["loss"] == 0.0  # the parent's pool is up
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        code = 1
+        try:
+            os.closerange(3, write)
+            os.closerange(write + 1, 1024)
+            taken = tmp_path / "taken.txt"
+            with open(taken, "w", encoding="utf-8"):  # takes one of the freed numbers
+                result = asyncio.run(asyncio.wait_for(score_pool.score_in_worker(episode, episode), 60))
+            os.write(write, f"{result['loss']} {taken.stat().st_size}".encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    report = await asyncio.to_thread(lambda: os.read(read, 100).decode())
+    _, status = await asyncio.to_thread(os.waitpid, pid, 0)
+    assert status == 0 and report == "0.0 0", report  # scored, and nothing written into the file

@@ -135,3 +135,96 @@ def test_the_readmes_example_note_passes_skilltui_lint(tmp_path, capsys):
     for n, block in enumerate(blocks):
         (pool / "scene" / f"example-{n}.md").write_text(block, encoding="utf-8")
     assert main(["lint", str(pool)]) == 0, capsys.readouterr().out
+
+
+# A work written for these tests: names the ways the issue saw them missed. The folder is
+# harbour-cafe with no work.toml; its title page gives the other title, accents and all.
+HARBOUR = """Title: _Café Lumière_
+Credit: written by
+Author: A. Tester
+
+.THE LANTERN HOUSE
+
+Rain on the big window. Hélène wipes the counter. The radio mutters about the Kittiwake,
+overdue off Porthcurnow since noon.
+
+HÉLÈNE
+Mrs Abernethy says the boat was low in the water when it left.
+
+O'BRIEN
+(shaking off his coat)
+Abernethy says a great many things.
+
+DR. NOVAK
+Sit down, both of you. Nobody goes out until the lifeboat calls.
+
+KIT
+I can take the van to the point.
+
+MCKEE
+Every night you say that, and every night the van breaks down.
+
+EXT. HARBOUR WALL - NIGHT
+
+Kit and McKee stand at the rail. The lantern swings.
+"""
+
+
+def harbour(tmp_path: Path) -> Lexicon:
+    folder = tmp_path / "harbour-cafe"
+    (folder / "human").mkdir(parents=True)
+    (folder / "human" / "01.fountain").write_text(HARBOUR, encoding="utf-8")
+    return Lexicon.from_works([load_work(folder)])
+
+
+def leaks(lx: Lexicon, body: str) -> list[str]:
+    return lx.check("character/x.md", render_note("Give each character one prop.", body))
+
+
+def test_names_are_found_the_ways_readers_write_them(tmp_path):
+    lx = harbour(tmp_path)
+    for body, what in (
+        ("A line for O'Brien.", 'the speaking character "O\'Brien"'),
+        ("A line for O’Brien.", "the speaking character 'O’Brien'"),  # a curly apostrophe
+        ("Let McKee answer.", "the speaking character 'McKee'"),
+        ("Let Mckee answer.", "the speaking character 'Mckee'"),
+        ("Novak sits them down.", "the speaking character 'Novak'"),  # the title is optional
+        ("Let Dr Novak sit them down.", "the speaking character 'Dr Novak'"),
+        ("Let Dr. Novak sit them down.", "the speaking character 'Dr. Novak'"),
+        ("Helene wipes the counter.", "the speaking character 'Helene'"),  # accents fold
+        ("Béatrice or Hélène, say.", "the speaking character 'Hélène'"),
+        ("Open in the Lantern House.", "the scene-heading location 'Lantern House'"),  # "The" is optional
+        ("As Harbour Café does it.", "the title 'Harbour Café'"),  # the folder's name, accented as a reader would
+        ("As Cafe Lumiere does it.", "the title 'Cafe Lumiere'"),  # the title page, accents folded
+        ("As Café Lumière does it.", "the title 'Café Lumière'"),
+        ("Ask after Mrs Abernethy early.", "the proper noun 'Abernethy'"),  # a surname said only in dialogue
+        ("The radio talks of the Kittiwake.", "the proper noun 'Kittiwake'"),  # a ship
+        ("A storm off Porthcurnow.", "the proper noun 'Porthcurnow'"),  # a town
+    ):
+        problems = leaks(lx, body)
+        assert len(problems) == 1, (body, problems)
+        assert problems[0].startswith(f"character/x.md: names {what} of the training work harbour-cafe"), problems
+
+
+def test_a_common_word_that_is_also_a_name_leaks_only_where_it_reads_as_the_name(tmp_path):
+    lx = harbour(tmp_path)
+    assert leaks(lx, "Kit each character out with a prop. Will the scene end on a line?") == []
+    assert leaks(lx, "Kit: a bag of what a character carries.") == []
+    assert "'KIT'" in leaks(lx, "Give KIT a prop.")[0]  # in capitals, as a cue
+    assert "'Kit'" in leaks(lx, "Let Kit speak first.")[0]  # mid-sentence, with a capital
+    # Ordinary words of the work in lower case, and common words capitalised at a sentence start.
+    assert leaks(lx, "A harbour wall at night; a lantern house. Rain on the window. Nobody moves.") == []
+
+
+def test_lint_show_terms_lists_the_lexicon_of_a_work(tmp_path, capsys):
+    folder = tmp_path / "harbour-cafe"
+    (folder / "human").mkdir(parents=True)
+    (folder / "human" / "01.fountain").write_text(HARBOUR, encoding="utf-8")
+    assert main(["lint", "--work", str(folder), "--show-terms"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "harbour-cafe  speaking character  Novak" in out
+    assert "harbour-cafe  proper noun  Kittiwake" in out
+    assert "harbour-cafe  title  Cafe Lumiere" in out
+    assert not any(line.endswith("  Rain") or line.endswith("  Nobody") for line in out)  # sentence starts
+    assert main(["lint", "--show-terms"]) == 2  # nothing to show without a work
+    assert "--show-terms needs --work" in capsys.readouterr().err

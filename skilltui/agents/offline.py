@@ -96,6 +96,7 @@ MOVES_FOR_SCORE = {
     "scenes": ("scene", "transition", "economy"),
     "order": ("scene", "transition"),
     "dialogue": ("dialogue", "parenthetical"),
+    "speakers": ("dialogue",),
     "length": ("economy", "parenthetical"),
     "format": ("scene", "dialogue", "transition"),
 }
@@ -350,6 +351,7 @@ DIAGNOSES = {
     "order": "The written scenes come in another order than the human ones.",
     "dialogue": "The human episodes give lines to speaking characters under their cues; in the written "
     "ones the speakers are missing or different, and speech is narrated instead of played.",
+    "speakers": "Lines that say what the human lines say are given to other characters, or to nobody.",
     "length": "The written episodes are far longer or shorter than the human ones.",
     "format": "Scene headings, character cues and the share of dialogue differ from the human episodes.",
 }

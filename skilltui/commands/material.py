@@ -28,13 +28,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--noise", type=float, default=0.3, help="noise level from 0 to 1 (default 0.3)")
 
     p = command(sub, "lint", cmd_lint)
-    p.add_argument("pool", type=Path, help="the pool folder (a run's memory/)")
+    p.add_argument("pool", type=Path, nargs="?", help="the pool folder (a run's memory/)")
     add_folders_flag(
         p,
         "--work",
         "works",
         "a training work: also reject notes that leak its character names, scene-heading places, "
         "title or 8-word runs of its lines; repeat for several works",
+    )
+    p.add_argument(
+        "--show-terms",
+        action="store_true",
+        help="list what the leakage guard would flag for the --work works (work, kind, term), one a line; "
+        "no pool needed",
     )
 
     p = command(sub, "score", cmd_score)
@@ -47,13 +53,23 @@ def cmd_lint(args: argparse.Namespace) -> int:
     """Check a pool's notes; exit 1 if any problem.
 
     Check every note of POOL against the note rules and print each problem; with --work,
-    also check that no note leaks what those training works contain.
+    also check that no note leaks what those training works contain. With --show-terms,
+    list the names, places and titles the guard looks for instead.
     """
     from ..engine.leakage import Lexicon
     from ..engine.note_checks import lint_pool
     from ..engine.pool import FOLDERS, Pool
     from ..engine.works import load_works
 
+    if args.show_terms:
+        if not args.works:
+            raise UsageError("--show-terms needs --work DIR: the works whose names it lists")
+        lexicon = Lexicon.from_works(load_works(args.works, need_story=False))
+        for term, (what, work) in sorted(lexicon.terms.items(), key=lambda t: (t[1][1], t[1][0], t[0])):
+            print(f"{work}  {what.removeprefix('the ')}  {term}")
+        return 0
+    if args.pool is None:
+        raise UsageError("lint needs a POOL folder (a run's memory/), or --work DIR --show-terms")
     if not args.pool.is_dir():
         raise UsageError(f"{args.pool} is not a folder; pass a pool (a run's memory/ folder)")
     _refuse_non_pool(args.pool, FOLDERS)

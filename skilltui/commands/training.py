@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..agents import default_backend, make_backend
 from ..core.errors import UsageError
+from ..engine.works import DEFAULT_MAX_SCRIPT_KB
 from . import add_folders_flag, add_model_flags, add_runs_dir, command
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
@@ -50,6 +51,14 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--episodes-per-step", type=int, default=2, help="episodes each step covers (default 2)")
     p.add_argument("--epochs", type=int, default=1, help="passes over the works (default 1)")
     p.add_argument("--workers", type=int, default=4, help="works running forward+loss at once (default 4)")
+    p.add_argument(
+        "--max-script-kb",
+        type=int,
+        default=DEFAULT_MAX_SCRIPT_KB,
+        metavar="KB",
+        help=f"refuse a human episode bigger than this when the work is opened (default {DEFAULT_MAX_SCRIPT_KB}; "
+        "a feature film is ~120)",
+    )
     p.add_argument(
         "--group-size",
         type=int,

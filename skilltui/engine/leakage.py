@@ -5,10 +5,17 @@ or its title, or copying its lines, is being handed the targets (target leakage)
 falls while nothing that transfers to a new show was learned. So the linter is given the
 run's training works and rejects a note that
 
-- names a speaking character (a cue in a human episode), a scene-heading location, or a
-  work's title, written the way a script or a reader writes them (`MARA` or `Mara`,
-  `ROSIE'S DINER` or `Rosie's Diner`); a lower-case common word (`a kitchen`) is no leak;
+- names a speaking character (a cue in a human episode), a scene-heading location, a
+  work's title (from work.toml, the episodes' title page, or the folder's name), or a
+  person, place or ship the action and dialogue name (a capitalised word that is not at a
+  sentence start and is rare in English), written the way a script or a reader writes
+  them (engine/names.py: `O'BRIEN` as `O'Brien` or `O’Brien`, `DR. NOVAK` as `Novak`,
+  `HÉLÈNE` as `Helene`, `.THE LANTERN HOUSE` as `the Lantern House`);
 - shares a run of `MIN_RUN` (8) or more words with a human episode.
+
+A lower-case common word (`a kitchen`) is no leak. Nor is a common English word that is
+also a name where it reads as the word: `Kit each character out with a prop` opens a
+sentence; `KIT` in capitals or `Kit` mid-sentence is the character.
 
 A problem names what leaked and the work it came from, quoting only the offending words,
 so the agent can replace them with an invented example.
@@ -25,10 +32,13 @@ from dataclasses import dataclass, field
 from screenplain.parsers import fountain
 from screenplain.types import Dialog, DualDialog, Slug
 
+from .names import at_sentence_start, common, fold, proper_nouns, variants
 from .works import Work
 
 MIN_RUN = 8
-WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z0-9]+)*")
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+TITLE_PAGE_KEY = re.compile(r"\A[A-Za-z][A-Za-z ]*:")
+TITLE_PAGE_TITLE = re.compile(r"^title:[ \t]*(.*(?:\n[ \t]+\S.*)*)", re.IGNORECASE | re.MULTILINE)
 SLUG_PREFIX = re.compile(r"^(?:INT\./EXT\.|EXT\./INT\.|INT/EXT|I/E|INT\.?|EXT\.?|EST\.?)\s+", re.IGNORECASE)
 
 
@@ -60,11 +70,14 @@ class Lexicon:
 
     def add_work(self, work: Work) -> None:
         self.works.append(work.name)
-        # Without a title in work.toml the prompts call the work by its folder name.
-        title = work.meta.get("title", "").strip() or _title_case(work.name.replace("-", " ").replace("_", " "))
-        self._term(title, "the title", work.name)
-        for number, path in work.episodes.items():
-            text = path.read_text(encoding="utf-8", errors="replace")
+        texts = {n: path.read_text(encoding="utf-8", errors="replace") for n, path in work.episodes.items()}
+        # The title as the work calls itself, as its episodes' title pages do, and (what the
+        # prompts call a work without one) its folder's name.
+        titles = [work.meta.get("title", ""), _title_case(work.name.replace("-", " ").replace("_", " "))]
+        titles += [page_title(text) for text in texts.values()]
+        for title in titles:
+            self._term(title, "the title", work.name)
+        for number, text in texts.items():
             for element in fountain.parse(io.StringIO(text)):
                 if isinstance(element, Slug):
                     place = _location(str(element.line))
@@ -73,18 +86,19 @@ class Lexicon:
                 dialogs = [element.left, element.right] if isinstance(element, DualDialog) else [element]
                 for dialog in dialogs:
                     if isinstance(dialog, Dialog):
-                        name = str(dialog.character).split("(")[0].strip()
+                        name = str(dialog.character).split("(")[0].strip().lstrip("@")
                         if name:
                             self._term(name, "the speaking character", work.name)
-            words = [w.lower() for w in WORD.findall(text)]
+            words = [w.lower() for w in WORD.findall(fold(text))]
             for i in range(len(words) - MIN_RUN + 1):
                 self.runs.setdefault(hash(tuple(words[i : i + MIN_RUN])), (work.name, number))
+        # After cues and headings, so a cue keeps its name ("the speaking character").
+        for text in texts.values():
+            for noun in sorted(proper_nouns(text)):
+                self._term(noun, "the proper noun", work.name)
 
     def _term(self, name: str, what: str, work: str) -> None:
-        name = " ".join(name.split())
-        if len(name) < 2 or not any(c.isalpha() for c in name):
-            return
-        for form in {name, name.upper(), _title_case(name)}:
+        for form in sorted(variants(name)):
             self.terms.setdefault(form, (what, work))
         self._pattern = None
         self._signature = None
@@ -111,11 +125,20 @@ class Lexicon:
             # One alternation, longest first, so ROSIE'S DINER wins over ROSIE; whole words,
             # case as written: "Mara" and "MARA" leak, "marathon" and "mara" do not.
             names = "|".join(re.escape(t) for t in sorted(self.terms, key=len, reverse=True))
-            self._pattern = re.compile(rf"(?<![A-Za-z0-9])(?:{names})(?![A-Za-z0-9])")
-        return [(m.group(0), self.terms[m.group(0)]) for m in self._pattern.finditer(text)]
+            self._pattern = re.compile(rf"(?<![\w'])(?:{names})(?![\w])")
+        folded = fold(text)  # one character for one: a match's place is the same in the note
+        found = []
+        for m in self._pattern.finditer(folded):
+            term = m.group(0)
+            # A common word that is also a name leaks in capitals or mid-sentence, not where
+            # any word is capitalised: "Kit each character out" opens a sentence.
+            if " " not in term and not term.isupper() and common(term) and at_sentence_start(folded, m.start()):
+                continue
+            found.append((text[m.start() : m.end()], self.terms[term]))
+        return found
 
     def _shared_runs(self, rel: str, text: str) -> list[str]:
-        words = WORD.findall(text)
+        words = WORD.findall(fold(text))
         lowered = [w.lower() for w in words]
         problems = []
         i = 0
@@ -147,3 +170,12 @@ def _location(slug: str) -> str:
 
 def _title_case(name: str) -> str:
     return " ".join(part[:1].upper() + part[1:].lower() for part in name.split())
+
+
+def page_title(text: str) -> str:
+    """The title on an episode's Fountain title page (`Title: ...`, its first key), markup dropped; "" if none."""
+    page = text.lstrip().split("\n\n", 1)[0]  # a title page is the key: value lines before the first blank
+    match = TITLE_PAGE_TITLE.search(page) if TITLE_PAGE_KEY.match(page) else None
+    if not match:
+        return ""
+    return " ".join(re.sub(r"[*_]", "", match.group(1)).split())

@@ -22,7 +22,7 @@ from .pool import donor_notes
 from .prompts import Prompts
 from .reconcile import reconcile
 from .run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
-from .works import Work, covers, load_works, unbroken
+from .works import DEFAULT_MAX_SCRIPT_KB, Work, covers, load_works, unbroken
 
 # The default bound on lines one micro-step may add plus remove: two full notes' worth.
 DEFAULT_MAX_EDIT_LINES = 80
@@ -69,9 +69,10 @@ class Settings:
     backward_retries: int = 2
     strict: bool = False
     max_edit_lines: int = DEFAULT_MAX_EDIT_LINES
+    max_script_kb: int = DEFAULT_MAX_SCRIPT_KB  # how far a run goes, not what it computes: no identity
 
     def check(self) -> None:
-        for name in ("steps", "episodes_per_step", "epochs", "workers"):
+        for name in ("steps", "episodes_per_step", "epochs", "workers", "max_script_kb"):
             if getattr(self, name) < 1:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
         if self.group_size < 0:
@@ -230,8 +231,8 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
     `AlreadyFinished` before anything is written: there is nothing left to train.
     """
     settings.check()
-    works = load_works(settings.works)
-    val_works = load_val_works(settings.val_works, works, settings.val_last)
+    works = load_works(settings.works, max_script_kb=settings.max_script_kb)
+    val_works = load_val_works(settings.val_works, works, settings.val_last, settings.max_script_kb)
     settings.check_works(works)
     prompts = Prompts(settings.prompts)
     prompts.check()
@@ -320,7 +321,9 @@ def check_runs_dir(runs_dir: Path) -> Path:
     return runs_dir
 
 
-def load_val_works(paths: list[Path], works: list[Work], episodes_per_step: int) -> list[Work]:
+def load_val_works(
+    paths: list[Path], works: list[Work], episodes_per_step: int, max_script_kb: int = DEFAULT_MAX_SCRIPT_KB
+) -> list[Work]:
     """The held-out works, checked before anything is written.
 
     Validation always runs episodes 1..--episodes-per-step of each validation work, so
@@ -329,7 +332,7 @@ def load_val_works(paths: list[Path], works: list[Work], episodes_per_step: int)
     """
     if not paths:
         return []
-    val_works = load_works(paths)
+    val_works = load_works(paths, max_script_kb=max_script_kb)
     trained = {w.root: w for w in works}
     names = {w.name for w in works}
     for work in val_works:

@@ -34,7 +34,7 @@ from .context import Context
 from .pool import Pool
 from .prompts import data
 from .run import Run, read_json, write_atomic, write_json
-from .scores import score_step
+from .score_pool import score_in_worker
 from .works import Work
 
 EPISODE_FILE = re.compile(r"^0*(\d+)\.fountain$")
@@ -214,7 +214,7 @@ async def loss(
     scripts = place.work_dir / "scripts"
     written = written_episodes(scripts, first, last)
     human = {n: work.episode_text(n) for n in range(first, last + 1)}
-    scores = await asyncio.to_thread(score_step, written, human)
+    scores = await score_in_worker(written, human)
     prompt = ctx.prompts.render(
         "loss",
         work=work.name,

@@ -21,6 +21,9 @@ from pathlib import Path
 from ..core.errors import UsageError
 
 EPISODE_NAME = re.compile(r"^0*(\d+)\.fountain$")
+# A feature film is ~120 KB of Fountain; a script sixteen times that is not an episode but a
+# mistake (a dump, a concatenation) that would cost minutes of scoring every step.
+DEFAULT_MAX_SCRIPT_KB = 2048
 STORY_EPISODE = re.compile(r"^## Episode \d+\s*$", re.MULTILINE)  # the headings diffuse writes
 
 
@@ -43,7 +46,7 @@ class Work:
         return self.episodes[number].read_text(encoding="utf-8")
 
 
-def load_work(path: Path) -> Work:
+def load_work(path: Path, *, max_script_kb: int = DEFAULT_MAX_SCRIPT_KB) -> Work:
     """Read and validate one work folder; raise UsageError with advice on any problem."""
     root = Path(path).expanduser()
     if not root.is_dir():
@@ -64,6 +67,12 @@ def load_work(path: Path) -> Work:
             raise UsageError(
                 f"{episodes[number].name} and {file.name} in {human} are both episode {number}; "
                 "keep one file per episode number"
+            )
+        size = file.stat().st_size
+        if size > max_script_kb * 1024:
+            raise UsageError(
+                f"{file} is {size // 1024} KB, over --max-script-kb {max_script_kb}; "
+                "split it into episodes or raise --max-script-kb"
             )
         try:
             content = file.read_bytes().decode("utf-8")
@@ -88,9 +97,9 @@ def _read_meta(root: Path) -> dict[str, str]:
     return {k: str(v) for k, v in data.items() if k in ("title", "logline", "genre")}
 
 
-def load_works(paths: list[Path], *, need_story: bool = True) -> list[Work]:
+def load_works(paths: list[Path], *, need_story: bool = True, max_script_kb: int = DEFAULT_MAX_SCRIPT_KB) -> list[Work]:
     """Load several works; their folder names must differ, since runs key everything by name."""
-    works = [load_work(p) for p in paths]
+    works = [load_work(p, max_script_kb=max_script_kb) for p in paths]
     seen: dict[str, Path] = {}
     for work in works:
         if work.name in seen:

@@ -1,0 +1,147 @@
+"""The loss stage's scoring runs in worker processes, off the trainer's event loop.
+
+Scoring is pure Python and CPU-bound: in a thread it holds the GIL, so the trainer's event
+loop (its events, the other works' calls, the live app's wire) stalls for as long as a long
+script takes, and several works cannot score at once. So `score_step` runs in a
+`ProcessPoolExecutor` with one worker per core the process may use, shared by every work
+of the run; many works score in parallel.
+
+Quiet: the workers and multiprocessing's resource tracker start with their stderr on
+/dev/null. A stop is one line (signals.py), and the forked trainer's log stays empty; but a
+worker still starting when its trainer ends at once prints a traceback of its own start-up,
+and the tracker, left with the pool's semaphores by a trainer that ended with `os._exit`,
+warns about them. Neither is the user's to act on: a scoring's own error comes back to the
+trainer with its result.
+
+Stopping: a worker ignores SIGINT and SIGHUP (a Ctrl-C reaches the whole process group, and
+the trainer decides what a stop means), dies on SIGTERM, and ends itself as soon as the
+process that started it is gone, so a trainer stopped at once (`os._exit` on a second
+signal, or a kill) leaves no scorer running. A scoring whose awaiting task is cancelled
+takes its workers down with it; the next call starts fresh ones.
+
+The pool belongs to the process that made it: a forked child (the trainer the live app
+forks) makes its own rather than use a parent's pool it cannot reach, and starts its own
+resource tracker (multiprocessing's keeper of the pool's semaphores) too: the parent's is
+reached through a file descriptor that the trainer closes after the fork, and whose number
+a later file may take, so writing to it would write into that file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from multiprocessing import resource_tracker
+
+from .scores import score_step
+
+_POOL: tuple[int, ProcessPoolExecutor] | None = None
+_LOCK = threading.Lock()
+ORPHAN_CHECK_S = 0.5
+
+
+def cores() -> int:
+    """Cores this process may run on (an affinity mask or a container's limit can be fewer than the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _worker_start(parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    def watch() -> None:  # the parent gone means nobody waits for this score
+        while os.getppid() == parent:
+            threading.Event().wait(ORPHAN_CHECK_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()
+
+
+def _forget_the_parents_pool() -> None:
+    global _POOL, _LOCK
+    _POOL, _LOCK = None, threading.Lock()
+    # multiprocessing has no public way to start a fresh tracker in a forked child; these two
+    # fields are what `ensure_running` checks before it starts one.
+    tracker = resource_tracker._resource_tracker
+    tracker._fd = tracker._pid = None
+
+
+os.register_at_fork(after_in_child=_forget_the_parents_pool)
+
+
+@contextmanager
+def _quiet_children() -> Iterator[None]:
+    """Processes started within inherit a stderr on /dev/null (this process's is put back after).
+
+    Only as long as a pool or a worker takes to start (a few milliseconds): what another
+    thread writes to stderr meanwhile is lost, which is why it is no longer.
+    """
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def pool() -> ProcessPoolExecutor:
+    """This process's scoring pool, made on first use."""
+    global _POOL
+    with _LOCK, _quiet_children():
+        if _POOL is None or _POOL[0] != os.getpid():
+            # spawn, not fork: the trainer has threads (the event loop's, git's), and a forked
+            # copy of a process with threads can hold a lock forever.
+            executor = ProcessPoolExecutor(
+                max_workers=cores(),
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_start,
+                initargs=(os.getpid(),),
+            )
+            _POOL = (os.getpid(), executor)
+        return _POOL[1]
+
+
+def stop() -> None:
+    """End this process's workers now, scoring or not (the next call starts new ones)."""
+    global _POOL
+    with _LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            _POOL = None
+            return
+        executor = _POOL[1]
+        _POOL = None
+    # ProcessPoolExecutor has no public way to end a busy worker before Python 3.14's
+    # terminate_workers(); its process table is the one place the workers are known.
+    for process in list(getattr(executor, "_processes", {}).values()):
+        process.terminate()
+    executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _submit(written: dict[int, str | None], human: dict[int, str]) -> asyncio.Future:
+    executor = pool()
+    with _quiet_children():  # a submit may start a worker
+        return asyncio.wrap_future(executor.submit(score_step, written, human))
+
+
+async def score_in_worker(written: dict[int, str | None], human: dict[int, str]) -> dict[str, object]:
+    """`scores.score_step` in a worker process; a pool broken by a dead worker is replaced once."""
+    try:
+        try:
+            return await _submit(written, human)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): once more, on fresh workers
+            stop()
+            return await _submit(written, human)
+    except asyncio.CancelledError:
+        stop()
+        raise
