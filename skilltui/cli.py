@@ -38,7 +38,7 @@ import argparse  # noqa: E402
 import os  # noqa: E402
 
 from . import __version__  # noqa: E402
-from .commands import material, training  # noqa: E402
+from .commands import material, tracking, training  # noqa: E402
 from .errors import UsageError  # noqa: E402
 from .signals import Terminated, exit_code, install_stop_signals, name_of, signal_of  # noqa: E402
 
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"skilltui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for family in (training, material, *_extra_commands()):
+    for family in (training, material, tracking, *_extra_commands()):
         family.register(sub)
     return parser
 

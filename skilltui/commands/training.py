@@ -19,6 +19,7 @@ from pathlib import Path
 from ..agents import default_backend, make_backend
 from ..errors import UsageError
 from . import add_folders_flag, add_model_flags, command
+from .tracking import add_tracking_flags, spec_from
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
 
@@ -167,6 +168,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="headless: approve every update automatically (with --gate: roll back what the gate rejects)",
     )
+    add_tracking_flags(p)
 
 
 def settings_from(args: argparse.Namespace):
@@ -192,20 +194,29 @@ def cmd_train(args: argparse.Namespace) -> int:
     """
     settings = settings_from(args)
     settings.check()
+    tracking = spec_from(args)
     if settings.batch and settings.backend != "anthropic":
         raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
     backend = make_backend(settings.backend, settings.model, offline_latency=settings.offline_latency)
-    return train(settings, backend)
+    return train(settings, backend, tracking)
 
 
-def train(settings, backend) -> int:
-    """Open the run and train it, headless (--auto, or no terminal) or in the app."""
+def train(settings, backend, tracking=None) -> int:
+    """Open the run and train it, headless (--auto, or no terminal) or in the app; logged to MLflow with `tracking`."""
     from ..agents.redact import env_secrets
     from ..engine.session import open_run
 
     opened = open_run(settings)
+    in_app = not settings.auto and sys.stdout.isatty() and sys.stdin.isatty() and _has_app()
+    tracker = None
+    if tracking is not None:
+        from ..tracking.live import LiveTracker, to_stderr
+
+        # In the app a warning waits for the terminal to be the shell's again.
+        tracker = LiveTracker(opened.run, tracking, say=None if in_app else to_stderr)
+        tracker.start()
     try:
-        if not settings.auto and sys.stdout.isatty() and sys.stdin.isatty() and _has_app():
+        if in_app:
             from ..signals import deferred_signals
             from ..tui.app import run_app
 
@@ -215,6 +226,10 @@ def train(settings, backend) -> int:
                 return run_app(opened, backend, secrets=env_secrets())
         return _train_headless(opened, backend)
     finally:
+        if tracker is not None:
+            tracker.close()
+            if in_app and tracker.warning:
+                print(tracker.warning, file=sys.stderr)
         opened.lock.release()
 
 

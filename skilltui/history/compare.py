@@ -48,8 +48,12 @@ class RunCurves:
 
 def read_curves(run: Run) -> RunCurves:
     """A run's curves from the one fold every interface renders, so compare cannot disagree with `runs`."""
-    view = RunView.of(run.id, run.root).fold(read_run(run.events_path).events)
-    curves = RunCurves(run.id)
+    return curves_of(RunView.of(run.id, run.root).fold(read_run(run.events_path).events), run.id)
+
+
+def curves_of(view: RunView, run_id: str) -> RunCurves:
+    """The curves of a folded view (what `read_curves` reads; the MLflow log follows a run with it)."""
+    curves = RunCurves(run_id)
     for (epoch, step), scored in view.steps.items():
         for work, loss in scored.losses.items():
             curves.train.setdefault((epoch, work), {})[step] = loss
@@ -98,14 +102,15 @@ def compare_runs(runs: list[Run]) -> dict[str, Any]:
                 row = _row(epoch, f"mean of {len(common)} works", kind, loss, first)
                 row["mean_of"] = [r["work"] for r in common]
                 rows.append(row)
-    curves = {
-        c.id: {
-            "train": [[e, s, round(m.value, 4), m.works] for (e, s), m in sorted(c.step_means.items())],
-            "val": [[e, s, round(m.value, 4), m.works] for (e, s), m in sorted(c.val_means.items())],
-        }
-        for c in all_curves
+    return {"runs": ids, "rows": rows, "curves": {c.id: curve_points(c) for c in all_curves}}
+
+
+def curve_points(curves: RunCurves) -> dict[str, list[list[Any]]]:
+    """The step means as `--json` prints them: [epoch, step, mean rounded to 4 places, works in it]."""
+    return {
+        "train": [[e, s, round(m.value, 4), m.works] for (e, s), m in sorted(curves.step_means.items())],
+        "val": [[e, s, round(m.value, 4), m.works] for (e, s), m in sorted(curves.val_means.items())],
     }
-    return {"runs": ids, "rows": rows, "curves": curves}
 
 
 def _row(epoch: int, work: str, kind: str, loss: dict[str, float | None], first: str) -> dict[str, Any]:
