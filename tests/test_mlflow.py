@@ -22,6 +22,8 @@ import pytest
 from conftest import write_work
 from test_validation import held_out_work
 
+OFFLINE_ENV = {"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "1"}
+os.environ.update(OFFLINE_ENV)  # before MLflow is imported: it never reports usage from a test
 pytest.importorskip("mlflow", reason="the mlflow extra is not installed (pip install -e '.[mlflow]')")
 
 import mlflow  # noqa: E402
@@ -32,7 +34,6 @@ from skilltui.engine.events import read_events  # noqa: E402
 from skilltui.engine.pool import Pool  # noqa: E402
 from skilltui.engine.run import read_json  # noqa: E402
 
-OFFLINE_ENV = {"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "1"}
 STEPS = 2
 
 
