@@ -83,7 +83,7 @@ def logged(tmp_path_factory):
         runs = root / "runs"
         works = [write_work(root / "works", "kestrel"), write_work(root / "works", "lantern")]
         val = held_out_work(root / "held")
-        assert main(train_args(runs, works, "trained", "--val-work", str(val), "--mlflow", uri)) == 0
+        assert main(train_args(runs, works, "trained", "--val-work", str(val), "--gate", "--mlflow", uri)) == 0
         assert main(train_args(runs, works, "control", "--val-work", str(val), "--no-backward")) == 0
         assert main(["mlflow", "control", "--runs-dir", str(runs)]) == 0  # MLFLOW_TRACKING_URI: the store
         yield runs, uri
@@ -157,6 +157,11 @@ def test_the_artifacts_are_the_pool_per_epoch_the_report_the_record_and_every_de
     rows = [dict(zip(table["columns"], row, strict=True)) for row in table["data"]]
     assert [(r["epoch"], r["step"], r["group"], r["decision"], r["by"]) for r in rows] == [
         (e["epoch"], e["step"], e["group"], e["decision"], e["by"]) for e in decided
+    ]
+    gates = [e for e in read_events(two_runs / "trained" / "events.jsonl") if e["kind"] == "gate"]
+    assert len(gates) == len(rows) > 0
+    assert [(r["gate_before"], r["gate_after"], r["gate_works"], r["gate_advice"]) for r in rows] == [
+        (g["before"], g["after"], g["works"], g["advice"]) for g in gates
     ]
     # The control's pool starts empty and stays so: nothing to export, but its report and record are there.
     assert {"report.html", "events.jsonl"} <= artifacts(found["control"])
