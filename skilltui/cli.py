@@ -11,7 +11,7 @@ stops early resumes when the same command is run again. Bare `skilltui` lists th
 
 This module is the entry point only: the parser, and `main`, which turns every way a
 command can end into an exit code and one line. The commands themselves are in
-skilltui/commands/ (train, demo; diffuse, lint, score), skilltui/history/cli.py and
+skilltui/commands/ (train, demo; diffuse, lint, score; mlflow), skilltui/history/cli.py and
 skilltui/report/cli.py.
 """
 

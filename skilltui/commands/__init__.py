@@ -2,7 +2,9 @@
 
 - training.py: `train` and `demo`, the commands that run training (headless or in the app);
 - material.py: `diffuse`, `lint` and `score`, one-shot commands on what training uses and
-  makes: a work's story, a pool's notes, a script's loss.
+  makes: a work's story, a pool's notes, a script's loss;
+- tracking.py: `mlflow`, finished runs into MLflow, and `train`'s `--mlflow` flags (the
+  logging is skilltui/tracking/, an optional extra).
 
 The history commands (`review`, `runs`, `export`, `compare`) are in skilltui/history/cli.py
 and `report` in skilltui/report/cli.py. Each module's `register(sub)` adds its parsers with

@@ -12,7 +12,6 @@ end of training waits for the last upload a bounded time only.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable
@@ -26,10 +25,6 @@ from .layout import RunLayout
 
 POLL_SECONDS = 2.0
 CLOSE_SECONDS = 60.0
-# MLflow retries an unanswered HTTP call seven times with a growing backoff (minutes in all);
-# tracking is given up at the first failure anyway, so a few seconds tell as much. A person's
-# own setting wins.
-HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
 
 
 def to_stderr(line: str) -> None:
@@ -85,8 +80,6 @@ class LiveTracker:
         self._thread = threading.Thread(target=self._follow, name="skilltui-mlflow", daemon=True)
 
     def start(self) -> None:
-        for name, value in HTTP_DEFAULTS.items():
-            os.environ.setdefault(name, value)
         self._thread.start()
 
     def close(self, wait: float = CLOSE_SECONDS) -> None:

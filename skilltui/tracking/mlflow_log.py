@@ -17,6 +17,7 @@ Artifacts: the pool as an Agent Skill folder (`skilltui export`) at each epoch's
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 
 from ..engine.run import Run, read_json, write_json
+from ..errors import UsageError
 from ..history.export import export_skill
 from ..report.build import write_report
 from ..run_model.parse import read_run
@@ -35,6 +37,10 @@ from .layout import RunLayout
 STATE_FILE = "mlflow.json"
 BATCH = 1000  # MLflow takes at most 1000 metrics (and 100 params or tags) in one call
 STATUS = {None: "RUNNING", "finished": "FINISHED", "failed": "FAILED"}  # stopped, interrupted: KILLED
+# MLflow retries an unanswered HTTP call seven times with a growing backoff (minutes in all);
+# live tracking gives up at the first failure and `skilltui mlflow` says so in one line, so a
+# few seconds tell as much. A person's own setting wins.
+HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
 
 
 def experiment_name(config: dict[str, Any]) -> str:
@@ -56,6 +62,8 @@ class MlflowLog:
     def __init__(self, run: Run, spec: TrackingSpec) -> None:
         self.run = run
         self.spec = spec
+        for name, value in HTTP_DEFAULTS.items():
+            os.environ.setdefault(name, value)
         self.client = MlflowClient(tracking_uri=spec.uri)
         self.uri = self.client.tracking_uri
         self.run_id = ""
@@ -213,6 +221,14 @@ def log_finished(run: Run, spec: TrackingSpec) -> tuple[MlflowLog, int]:
     layout = RunLayout(run)
     for event in read_run(run.events_path).events:
         layout.apply(event)
-    log = MlflowLog(run, spec)
-    log.open(layout)
-    return log, log.sync(layout)
+    try:
+        log = MlflowLog(run, spec)
+        log.open(layout)
+        return log, log.sync(layout)
+    except MlflowException as exc:  # a URI no store answers to, a server that is down or refuses
+        where = spec.uri or "MLflow's default tracking URI"
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise UsageError(
+            f"MLflow at {where} did not take run {run.id} ({why}); check --uri and that the tracker is up, "
+            "then run the same command again"
+        ) from None
