@@ -206,6 +206,8 @@ def test_resuming_a_killed_run_continues_its_mlflow_run_with_no_step_twice(make_
     kept = read_json(runs / "r" / "mlflow.json")["runs"][store]["run_id"]
     assert not any(e["kind"] == "run_finished" for e in read_events(runs / "r" / "events.jsonl")), "killed too late"
     assert 0 < len(logged) < steps
+    assert main(["mlflow", "r", "--runs-dir", str(runs)]) == 0  # logged as killed while nobody resumes it
+    assert MlflowClient().get_run(kept).info.status == "KILLED"
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     found = experiment_runs(store)

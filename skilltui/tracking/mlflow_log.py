@@ -221,6 +221,10 @@ def log_finished(run: Run, spec: TrackingSpec) -> tuple[MlflowLog, int]:
     layout = RunLayout(run)
     for event in read_run(run.events_path).events:
         layout.apply(event)
+    if layout.ended is None and layout.view.sessions:
+        # Nobody trains it (the command checked the lock) and its record has no end: it was
+        # killed. Logged as it stands, it must not show as running until it resumes.
+        layout.ended = "interrupted"
     try:
         log = MlflowLog(run, spec)
         log.open(layout)
