@@ -72,7 +72,6 @@ class LiveTracker:
         self.say = say
         self.poll = poll
         self.warning: str | None = None
-        self.logged = 0  # metric points this session added
         self._follower = RecordFollower(run.events_path)
         self._layout: RunLayout | None = None
         self._log = None
@@ -112,7 +111,7 @@ class LiveTracker:
             self._log.open(self._layout)
         elif not events:
             return
-        self.logged += self._log.sync(self._layout)
+        self._log.sync(self._layout)
 
     def _warn(self, why: str) -> None:
         if self.warning is not None:
