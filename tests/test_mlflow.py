@@ -32,7 +32,8 @@ from mlflow import MlflowClient  # noqa: E402
 from skilltui.cli import main  # noqa: E402
 from skilltui.engine.events import read_events  # noqa: E402
 from skilltui.engine.pool import Pool  # noqa: E402
-from skilltui.engine.run import read_json  # noqa: E402
+from skilltui.engine.run import Run, read_json  # noqa: E402
+from skilltui.history.compare import compare_runs  # noqa: E402
 
 STEPS = 2
 
@@ -141,6 +142,11 @@ def test_a_run_and_its_control_are_two_mlflow_runs_holding_what_compare_prints(t
     assert len({v for _, v in history(control, "pool/notes")}) == 1
     assert history(trained, "pool/notes")[-1][1] == len(Pool(two_runs / "trained" / "memory").note_paths()) > 0
     assert {k.split("/")[0] for k in logged["trained"].data.metrics} >= {"loss_part", "cost_usd", "tokens", "pool"}
+    # Tokens so far: every call recorded before the step ended.
+    last_end = max(i for i, e in enumerate(events) if e["kind"] == "step_finished")
+    fields = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
+    spent = sum(e[f] for e in events[:last_end] if e["kind"] == "call" for f in fields)
+    assert history(trained, "tokens")[-1] == (2 * STEPS - 1, spent) and spent > 0
 
 
 def test_the_artifacts_are_the_pool_per_epoch_the_report_the_record_and_every_decision(two_runs, shared_store):
@@ -215,6 +221,9 @@ def test_resuming_a_killed_run_continues_its_mlflow_run_with_no_step_twice(make_
     for key in found[0].data.metrics:
         logged_steps = [step for step, _ in history(kept, key)]
         assert logged_steps == list(range(steps)), (key, logged_steps)
+    # And what the two sessions logged is what compare reads from the whole record.
+    curve = compare_runs([Run(runs / "r")])["curves"]["r"]["train"]
+    assert history(kept, "train_loss/mean") == [(e * 4 + s, mean) for e, s, mean, _ in curve]
 
 
 def _logged_steps(uri: str) -> list[int]:
