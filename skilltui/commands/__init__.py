@@ -6,6 +6,8 @@
   makes: a work's story, a pool's notes, a script's loss;
 - history.py: `review`, `runs`, `export` and `compare`, on runs already made;
 - report.py: `report`, a run as one web page.
+- tracking.py: `mlflow`, finished runs into MLflow, and `train`'s `--mlflow` flags (the
+  logging is skilltui/tracking/, an optional extra).
 
 Each module's `register(sub)` adds its parsers with `command`, which takes a command's help
 from its handler's docstring; the flags several commands share (`--runs-dir`, RUN, the model
@@ -29,9 +31,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 def register_all(sub: argparse._SubParsersAction) -> None:
     """Add every subcommand, in the order bare `skilltui` lists them."""
-    from . import history, material, report, training
+    from . import history, material, report, tracking, training
 
-    for family in (training, material, history, report):
+    for family in (training, material, history, report, tracking):
         family.register(sub)
 
 

@@ -22,6 +22,7 @@ from ..agents import default_backend, make_backend
 from ..core.errors import UsageError
 from ..engine.works import DEFAULT_MAX_SCRIPT_KB
 from . import add_folders_flag, add_model_flags, add_runs_dir, command
+from .tracking import add_tracking_flags, spec_from
 
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
 
@@ -169,6 +170,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="headless: approve every update automatically (with --gate: roll back what the gate rejects)",
     )
+    add_tracking_flags(p)
 
 
 def whole(flag: str):
@@ -263,16 +265,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     """
     settings = settings_from(args)
     settings.check()
+    tracking = spec_from(args)
     if settings.batch and settings.backend != "anthropic":
         raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
     backend = make_backend(
         settings.backend, settings.model, offline_latency=settings.offline_latency, offline_noise=settings.offline_noise
     )
-    return train(settings, backend)
+    return train(settings, backend, tracking)
 
 
-def train(settings, backend) -> int:
-    """Open the run and train it, headless (--auto, or no terminal) or in the app.
+def train(settings, backend, tracking=None) -> int:
+    """Open the run and train it, headless (--auto, or no terminal) or in the app; logged to MLflow with `tracking`.
 
     On a terminal without --auto a person means to review every update, so when the app
     cannot start the command stops (one line, exit 2) rather than train with nobody
@@ -289,6 +292,13 @@ def train(settings, backend) -> int:
     except AlreadyFinished as exc:
         print(exc)
         return 0
+    tracker = None
+    if tracking is not None:
+        from ..tracking.live import LiveTracker, to_stderr
+
+        # In the app a warning waits for the terminal to be the shell's again.
+        tracker = LiveTracker(opened.run, tracking, say=None if tui_app is not None else to_stderr)
+        tracker.start()
     try:
         if tui_app is None:
             return _train_headless(opened, backend)
@@ -303,6 +313,10 @@ def train(settings, backend) -> int:
         with deferred_signals():
             return tui_app.run_training_app(app)
     finally:
+        if tracker is not None:
+            tracker.close()
+            if tui_app is not None and tracker.warning:
+                print(tracker.warning, file=sys.stderr)
         opened.lock.release()
 
 

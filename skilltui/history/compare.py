@@ -51,14 +51,19 @@ class RunCurves:
 def read_curves(run: Run) -> RunCurves:
     """A run's curves from the one fold every interface renders, so compare cannot disagree with `runs`."""
     record = read_run(run.events_path)
-    view = RunView.of(run.id, run.root).fold(record.events)
+    curves = curves_of(RunView.of(run.id, run.root).fold(record.events), run.id)
+    curves.skipped = record.warning(f"{run.id}/events.jsonl")
+    return curves
+
+
+def curves_of(view: RunView, run_id: str) -> RunCurves:
+    """The curves of a folded view (what `read_curves` reads; the MLflow log follows a run with it)."""
     return RunCurves(
-        run.id,
+        run_id,
         train=epoch_means(view),
         val=epoch_means(view, val=True),
         step_means=finished_means(view),
         val_means={key: mean for key, mean in val_means(view).items() if view.steps[key].finished},
-        skipped=record.warning(f"{run.id}/events.jsonl"),
     )
 
 
@@ -99,15 +104,16 @@ def compare_runs(runs: list[Run]) -> dict[str, Any]:
                 row = _row(epoch, f"mean of {len(common)} works", kind, loss, first)
                 row["mean_of"] = [r["work"] for r in common]
                 rows.append(row)
-    curves = {
-        c.id: {
-            "train": [[e, s, round(m.value, 4), m.works] for (e, s), m in sorted(c.step_means.items())],
-            "val": [[e, s, round(m.value, 4), m.works] for (e, s), m in sorted(c.val_means.items())],
-        }
-        for c in all_curves
-    }
     skipped = [c.skipped for c in all_curves if c.skipped]
-    return {"runs": ids, "rows": rows, "curves": curves, "skipped": skipped}
+    return {"runs": ids, "rows": rows, "curves": {c.id: curve_points(c) for c in all_curves}, "skipped": skipped}
+
+
+def curve_points(curves: RunCurves) -> dict[str, list[list[Any]]]:
+    """The step means as `--json` prints them: [epoch, step, mean rounded to 4 places, works in it]."""
+    return {
+        "train": [[e, s, round(m.value, 4), m.works] for (e, s), m in sorted(curves.step_means.items())],
+        "val": [[e, s, round(m.value, 4), m.works] for (e, s), m in sorted(curves.val_means.items())],
+    }
 
 
 def _row(epoch: int, work: str, kind: str, loss: dict[str, float | None], first: str) -> dict[str, Any]:

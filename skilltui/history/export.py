@@ -52,7 +52,7 @@ def skill_name(folder: Path) -> str:
     return slug or FALLBACK_NAME
 
 
-def _notes_at(run: Run, commit: str) -> dict[str, bytes]:
+def notes_at(run: Run, commit: str) -> dict[str, bytes]:
     """Every note of the pool at `commit`: markdown files directly inside one of the note folders."""
     tree = run.pool.repo.commit(commit).tree
     notes: dict[str, bytes] = {}
@@ -185,7 +185,7 @@ def export_skill(run: Run, target: Path, commit: str | None = None, force: bool 
         raise UsageError(
             f"--commit {rev} is not a commit of run {run.id}'s pool; `skilltui review {run.root}` lists them"
         )
-    notes = _notes_at(run, sha)
+    notes = notes_at(run, sha)
     if not notes:
         raise UsageError(f"the pool of run {run.id} has no notes at {sha[:10]}; there is nothing to export")
     target = Path(target).expanduser()
