@@ -201,7 +201,8 @@ class MlflowLog:
     def _log_end(self, layout: RunLayout) -> None:
         self._log_pool(layout, layout.head, "pool/final")
         with tempfile.TemporaryDirectory(prefix="skilltui-mlflow-") as tmp:
-            page = write_report(self.run, Path(tmp) / "report.html")
+            page = Path(tmp) / "report.html"
+            write_report(self.run, page)
             self.client.log_artifact(self.run_id, str(page))
         self.client.log_artifact(self.run_id, str(self.run.events_path))
 
