@@ -30,7 +30,7 @@ from conftest import write_work  # noqa: E402
 
 from skilltui.agents.offline import OfflineBackend  # noqa: E402
 from skilltui.engine import stages  # noqa: E402
-from skilltui.engine.backward import micro_step  # noqa: E402
+from skilltui.engine.micro_step import micro_step  # noqa: E402
 from skilltui.engine.pool import FOLDERS, render_note  # noqa: E402
 from skilltui.engine.review import AutoReviewer  # noqa: E402
 from skilltui.engine.session import Settings, open_run  # noqa: E402

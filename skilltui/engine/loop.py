@@ -33,11 +33,11 @@ from ..model import events as ev
 from ..model.bus import EventBus, read_events
 from ..model.review import Reviewer
 from .attribution import run_attribution
-from .backward import BackwardFailed, micro_step
 from .batching import StepBatch
 from .context import Context
 from .ending import Outcome, RunFailed, RunStopped, disk_problem
 from .gather import all_or_none
+from .micro_step import BackwardFailed, micro_step
 from .session import OpenedRun
 from .stages import Sample, StageError, forward, loss, reduce
 from .validation import Point, Validator

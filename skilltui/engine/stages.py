@@ -301,15 +301,18 @@ def note_policy(ctx: Context) -> str:
     )
 
 
-def pool_context(ctx: Context, headers: list[tuple[str, str]], *, policy: bool = True) -> str:
+def pool_context(
+    ctx: Context, headers: list[tuple[str, str]], *, policy: bool = True, pool_dir: Path | None = None
+) -> str:
     """The pool's headers and (with `policy`) the note rules: the prompt prefix every work of a step shares.
 
-    The backward agent gets the rules in its run-wide lead instead (`backward_attempt`),
-    since its pool listing changes with every commit and the rules never do.
+    The backward agent gets the rules in its run-wide lead instead (`backward_prompt`),
+    since its pool listing changes with every commit and the rules never do; a candidate
+    of several (`candidates.py`) names its own working copy as `pool_dir`.
     """
     return ctx.prompts.render(
         "pool_context",
-        pool_dir=str(ctx.run.pool.root),
+        pool_dir=str(pool_dir or ctx.run.pool.root),
         headers=ctx.run.pool.headers_text(headers),
         note_policy=note_policy(ctx) if policy else "",
     )
