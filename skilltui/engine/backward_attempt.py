@@ -77,6 +77,8 @@ async def run_attempt(
     lexicon = await asyncio.to_thread(lexicon_of, ctx)
     asked = await build_prompt(ctx, pool, samples, summary, out, where, notes, failures)
     subject, prompt, prefix, context = asked.subject, asked.prompt, asked.prefix, asked.context
+    if candidate is not None:
+        context = {**context, "candidate": candidate.number}  # a backend may vary its proposals by it
     commits: list[str] = []
     refused: list[list[str]] = []
 

@@ -44,6 +44,18 @@ def close_copy(pool: Pool, folder: Path) -> None:
     pool.git("worktree", "prune")
 
 
+def sweep_copies(pool: Pool, out: Path, before: str, where: str) -> None:
+    """Remove the working copies a dead round left in `out`; a commit one made stays under dead/<where>-a<N>."""
+    for folder in sorted(out.glob("attempt*/pool")):
+        if (folder / ".git").is_file():
+            copy = Pool(folder)
+            head = copy.head()
+            copy.close()
+            if head != before:
+                pool.keep(f"dead/{where}-a{folder.parent.name.removeprefix('attempt')}", head)
+        close_copy(pool, folder)
+
+
 def delta_of(verdict: GateVerdict | None) -> float | None:
     """The change in validation loss a verdict measured (negative is better), or None when it has none."""
     if verdict is None:

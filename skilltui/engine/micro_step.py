@@ -40,7 +40,7 @@ from ..core.words import counted
 from ..model import events as ev
 from ..model.review import Decision, Reviewer
 from .backward_attempt import AttemptFailed, Candidate, Where, run_attempt
-from .candidates import candidate_ref, close_copy, open_copy, rank
+from .candidates import candidate_ref, close_copy, open_copy, rank, sweep_copies
 from .context import Context
 from .micro_records import Checked, MicroRecords, Round
 from .pool import Pool
@@ -89,6 +89,11 @@ class MicroStep:
         return self.ctx.run.pool
 
     @property
+    def prefix(self) -> str:
+        """How refs kept for this micro-step's attempts are named: e<E>-s<S>-g<G>-a<N>."""
+        return f"e{self.epoch}-s{self.step}-g{self.group}"
+
+    @property
     def at(self) -> dict[str, int]:
         return {"epoch": self.epoch, "step": self.step, "group": self.group}
 
@@ -101,6 +106,8 @@ class MicroStep:
         self.notes = self.records.reviewer_notes()
         self.attempt = self.records.attempts()
         self.failures = self.records.failures_since_review(self.attempt)
+        # A round of candidates killed mid-way left working copies; their commits stay under dead/.
+        await asyncio.to_thread(sweep_copies, self.pool, self.records.out, self.before, self.prefix)
         # A run stopped while a checked round awaited review asks for that review again
         # instead of paying for new backward passes.
         pending = await asyncio.to_thread(self.records.pending, self.pool, self.attempt)
@@ -147,9 +154,8 @@ class MicroStep:
         self.attempt += self.candidates
         numbers = range(1, self.candidates + 1)
         folders = {n: self.records.attempt_dir(first + n - 1) / "pool" for n in numbers}
-        # Opened one after another: git registers each working copy in the shared repository.
-        copies = {n: await asyncio.to_thread(open_copy, self.pool, folders[n], self.before) for n in numbers}
         limit = asyncio.Semaphore(self.ctx.settings.workers)
+        copies: dict[int, Pool] = {}
 
         async def one(n: int) -> Checked | str:
             kept = Candidate(n, first, candidate_ref(self.epoch, self.step, self.group, n))
@@ -163,10 +169,17 @@ class MicroStep:
             return Checked(first + n - 1, record, candidate=n)
 
         try:
+            for n in numbers:  # one after another: git registers each working copy in the shared repository
+                copies[n] = await asyncio.to_thread(open_copy, self.pool, folders[n], self.before)
             async with asyncio.TaskGroup() as tasks:  # a fatal error in one stops the others
                 running = [tasks.create_task(one(n)) for n in numbers]
+        except BaseExceptionGroup as group:
+            # The loop knows a stop or a refused key by its type, as it does for one attempt.
+            raise group.exceptions[0] from None
         finally:
             for n in numbers:
+                if n in copies:
+                    copies[n].close()
                 close_copy(self.pool, folders[n])
         results = [task.result() for task in running]
         return Round(
@@ -227,7 +240,7 @@ class MicroStep:
                 refs[c.attempt] = None if c is chosen else c.record.get("ref")
             else:
                 kind = "rerun" if decision.action == "rerun" else "rolledback"
-                name = f"{kind}/e{self.epoch}-s{self.step}-g{self.group}-a{c.attempt}"
+                name = f"{kind}/{self.prefix}-a{c.attempt}"
                 refs[c.attempt] = await asyncio.to_thread(self.pool.keep, name, c.after)
         head = chosen.after if approve else self.before
         if await asyncio.to_thread(self.pool.head) != head:
