@@ -24,16 +24,15 @@ from ..agents.base import FatalBackendError
 from ..agents.pool_history import PoolHistory
 from ..agents.tools import Sandbox, ToolError
 from ..model import events as ev
-from .backward_prompt import Where, build_prompt, group_read_roots, lexicon_of
+from .backward_prompt import Brief, Where, build_prompt, group_read_roots, lexicon_of
 from .context import Context
 from .feedback import annotations
 from .leakage import Lexicon
 from .note_checks import commit_problems, lint_pool
 from .pool import Pool
 from .run import write_atomic, write_json
-from .stages import Sample
 
-__all__ = ["AttemptFailed", "Candidate", "Where", "run_attempt"]
+__all__ = ["AttemptFailed", "Brief", "Candidate", "Where", "run_attempt"]
 
 REMINDER = (
     "You ended your turn without calling the commit tool, so nothing of this update counts yet. "
@@ -56,17 +55,10 @@ class Candidate:
 
 
 async def run_attempt(
-    ctx: Context,
-    samples: list[Sample],
-    summary: Path | None,
-    out: Path,
-    where: Where,
-    notes: list[str],
-    failures: list[str],
-    pool: Pool | None = None,
-    candidate: Candidate | None = None,
+    ctx: Context, brief: Brief, where: Where, pool: Pool | None = None, candidate: Candidate | None = None
 ) -> dict:
     """One backward pass and its checks. Returns the checked record; raises AttemptFailed."""
+    samples, summary, out = brief.samples, brief.summary, brief.out
     pool = pool or ctx.run.pool
     own = pool is ctx.run.pool  # the run's pool, not a candidate's copy: the app follows its HEAD
     adir = out / f"attempt{where.attempt}"
@@ -75,7 +67,7 @@ async def run_attempt(
     extra = {"round": candidate.round} if candidate else {}
     await _start_clean(ctx, pool, where)
     lexicon = await asyncio.to_thread(lexicon_of, ctx)
-    asked = await build_prompt(ctx, pool, samples, summary, out, where, notes, failures)
+    asked = await build_prompt(ctx, pool, brief, where)
     subject, prompt, prefix, context = asked.subject, asked.prompt, asked.prefix, asked.context
     if candidate is not None:
         context = {**context, "candidate": candidate.number}  # a backend may vary its proposals by it

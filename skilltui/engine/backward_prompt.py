@@ -48,6 +48,17 @@ class Where:
 
 
 @dataclass(frozen=True)
+class Brief:
+    """What one attempt is given: its group's evidence, its folder, the reviewer's notes, the failures before it."""
+
+    samples: list[Sample]
+    summary: Path | None
+    out: Path  # the micro-step's folder; the attempt writes attempt<N>/ in it
+    notes: list[str]
+    failures: list[str]
+
+
+@dataclass(frozen=True)
 class BackwardPrompt:
     """One attempt's request text: the run-wide lead, the pool listing, the update's own prompt."""
 
@@ -85,17 +96,9 @@ def lead_ttl(ctx: Context, where: Where) -> str | None:
     return "5m" if (where.epoch, where.step, where.group) != (0, 0, 1) else None
 
 
-async def build_prompt(
-    ctx: Context,
-    pool: Pool,
-    samples: list[Sample],
-    summary: Path | None,
-    out: Path,
-    where: Where,
-    notes: list[str],
-    failures: list[str],
-) -> BackwardPrompt:
+async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where) -> BackwardPrompt:
     """Lint the pool as the attempt finds it, gather the evidence and render the prompt (kept as prompt.md)."""
+    samples, summary, out, notes, failures = brief.samples, brief.summary, brief.out, brief.notes, brief.failures
     e, s, g, a = where.epoch, where.step, where.group, where.attempt
     subject = f"train {where.label}"
     lexicon = await asyncio.to_thread(lexicon_of, ctx)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from ..core.words import counted
 from ..model import events as ev
 from ..model.review import Decision, Reviewer
-from .backward_attempt import AttemptFailed, Candidate, Where, run_attempt
+from .backward_attempt import AttemptFailed, Brief, Candidate, Where, run_attempt
 from .candidates import candidate_ref, close_copy, open_copy, rank, sweep_copies
 from .context import Context
 from .micro_records import Checked, MicroRecords, Round
@@ -142,11 +142,11 @@ class MicroStep:
 
     async def attempt_round(self) -> Round:
         """One attempt, or K candidates from the same parent; each passes its checks or says why not."""
-        args = (self.ctx, self.samples, self.summary, self.records.out)
+        brief = Brief(self.samples, self.summary, self.records.out, self.notes, self.failures)
         if self.candidates == 1:
             self.attempt += 1
             try:
-                checked = await run_attempt(*args, self.where(self.attempt), self.notes, self.failures)
+                checked = await run_attempt(self.ctx, brief, self.where(self.attempt))
             except AttemptFailed as exc:
                 return Round(self.attempt, failures=[str(exc)])
             return Round(self.attempt, [Checked(self.attempt, checked)])
@@ -161,9 +161,7 @@ class MicroStep:
             kept = Candidate(n, first, candidate_ref(self.epoch, self.step, self.group, n))
             async with limit:
                 try:
-                    record = await run_attempt(
-                        *args, self.where(first + n - 1), self.notes, self.failures, copies[n], kept
-                    )
+                    record = await run_attempt(self.ctx, brief, self.where(first + n - 1), copies[n], kept)
                 except AttemptFailed as exc:
                     return str(exc)
             return Checked(first + n - 1, record, candidate=n)
@@ -266,18 +264,3 @@ class MicroStep:
             )
         )
         return chosen, refs[chosen.attempt]
-
-
-async def micro_step(
-    ctx: Context,
-    reviewer: Reviewer,
-    samples: list[Sample],
-    summary: Path | None,
-    epoch: int,
-    step: int,
-    group: int,
-    groups: int,
-    gate: Validator | None = None,
-) -> bool:
-    """Run (or resume) one micro-step through review. True when it ran, False when already done."""
-    return await MicroStep(ctx, reviewer, samples, summary, epoch, step, group, groups, gate).run()
