@@ -15,9 +15,9 @@ from test_bad_input import assert_refused, run_cli, snapshot
 from test_validation import events, held_out_work, train_with
 
 from skilltui.engine.candidates import open_copy, rank, sweep_copies
-from skilltui.engine.micro_records import Checked
+from skilltui.engine.micro_records import Checked, MicroRecords
 from skilltui.engine.pool import Pool
-from skilltui.engine.run import Run, read_json
+from skilltui.engine.run import Run, read_json, write_json
 from skilltui.model.review import CandidateView, GateVerdict, ReviewRequest, request_from_dict, request_to_dict
 from skilltui.runs.records import load_history
 
@@ -184,3 +184,18 @@ def test_a_review_request_with_candidates_crosses_the_process_boundary_whole(tmp
     assert back == request
     assert back.showing(4).after == "a" * 40 and back.showing(4).gate is None and back.showing(4).patch == "+y"
     assert request_from_dict({k: v for k, v in request_to_dict(request).items() if k != "candidates"}).candidates == []
+
+
+def test_a_resumed_run_counts_a_round_whose_every_candidate_failed_once(tmp_path):
+    records = MicroRecords(Run(tmp_path / "run"), 0, 0, 1)
+
+    def failed(n: int, round_: int, reason: str) -> None:
+        write_json(records.attempt_dir(n) / "failed.json", {"reason": reason, "round": round_})
+
+    failed(1, 1, "no commit")
+    write_json(records.attempt_dir(2) / "checked.json", {"after": "x", "round": 1, "candidate": 2})
+    write_json(records.attempt_dir(2) / "review.json", {"decision": "rerun"})
+    failed(3, 1, "lint")  # a candidate of the reviewed round: not a failure of the next round
+    failed(4, 4, "no commit")
+    failed(5, 4, "leak")  # the next round failed whole: once, with its last reason
+    assert records.failures_since_review(5) == ["leak"]

@@ -46,7 +46,7 @@ def close_copy(pool: Pool, folder: Path) -> None:
 
 def sweep_copies(pool: Pool, out: Path, before: str, where: str) -> None:
     """Remove the working copies a dead round left in `out`; a commit one made stays under dead/<where>-a<N>."""
-    for folder in sorted(out.glob("attempt*/pool")):
+    for folder in sorted(out.glob("attempt*/pool")):  # none, unless a round died: no git call then
         if (folder / ".git").is_file():
             copy = Pool(folder)
             head = copy.head()

@@ -98,8 +98,14 @@ class MicroRecords:
     def failures_since_review(self, attempt: int) -> list[str]:
         """Why the rounds since the last review failed, so a resumed run keeps counting its retries.
 
-        A round of candidates that all failed counts once, as it did when it ran.
+        A round of candidates that all failed counts once, as it did when it ran; a candidate
+        that failed in a round another candidate of which was reviewed counts not at all.
         """
+        reviewed = {
+            c.record.get("round")
+            for n in range(1, attempt + 1)
+            if (self.attempt_dir(n) / "review.json").exists() and (c := self._checked(n)) is not None
+        } - {None}
         failures: list[str] = []
         rounds: set[int] = set()
         for n in range(1, attempt + 1):
@@ -112,6 +118,8 @@ class MicroRecords:
                 except (OSError, ValueError):
                     data = {"reason": "an earlier attempt failed"}
                 round_ = data.get("round")
+                if round_ in reviewed:
+                    continue
                 if round_ is not None and round_ in rounds:
                     failures[-1] = str(data.get("reason", ""))
                     continue
