@@ -11,6 +11,7 @@ import json
 
 import pytest
 from scripted import ScriptedBackend, seed_pool
+from test_backward import ScriptedReviewer, train_once
 from test_bad_input import assert_refused, run_cli, snapshot
 from test_validation import events, held_out_work, train_with
 
@@ -18,7 +19,14 @@ from skilltui.engine.candidates import open_copy, rank, sweep_copies
 from skilltui.engine.micro_records import Checked, MicroRecords
 from skilltui.engine.pool import Pool
 from skilltui.engine.run import Run, read_json, write_json
-from skilltui.model.review import CandidateView, GateVerdict, ReviewRequest, request_from_dict, request_to_dict
+from skilltui.model.review import (
+    CandidateView,
+    Decision,
+    GateVerdict,
+    ReviewRequest,
+    request_from_dict,
+    request_to_dict,
+)
 from skilltui.runs.records import load_history
 
 NEUTRAL, HARMFUL, HELPFUL = ("add", "dialogue"), ("remove", "dialogue/dialogue-blocks.md"), ("add", "scene")
@@ -199,3 +207,22 @@ def test_a_resumed_run_counts_a_round_whose_every_candidate_failed_once(tmp_path
     failed(4, 4, "no commit")
     failed(5, 4, "leak")  # the next round failed whole: once, with its last reason
     assert records.failures_since_review(5) == ["leak"]
+
+
+def test_a_rerun_of_candidates_runs_a_new_round_with_the_note_and_keeps_every_candidate(tmp_path, make_work):
+    note = "Try the scene headings instead"
+    reviewer = ScriptedReviewer(Decision("rerun", "human", note), Decision("approve", "human", attempt=4))
+    backend = ScriptedBackend(by_candidate={1: NEUTRAL, 2: HELPFUL})
+    run, outcome = train_once(tmp_path, [make_work("kestrel", 4)], backend, reviewer, steps=1, candidates=2)
+    assert outcome.status == "finished"
+    first, second = reviewer.requests
+    assert [c.attempt for c in first.candidates] == [1, 2] and [c.attempt for c in second.candidates] == [3, 4]
+    out = run.backward_dir(0, 0, 1)
+    assert all(note not in (out / f"attempt{n}" / "prompt.md").read_text() for n in (1, 2))
+    assert all(note in (out / f"attempt{n}" / "prompt.md").read_text() for n in (3, 4))
+    decisions = [read_json(out / f"attempt{n}" / "review.json")["decision"] for n in (1, 2, 3, 4)]
+    assert decisions == ["rerun", "rerun", "dropped", "approve"]
+    pool = Pool(run.memory)
+    assert pool.head() == second.candidates[1].after == read_json(out / "commit.txt")["after"]
+    refs = {name for names in pool.kept_refs().values() for name in names}
+    assert {"rerun/e0-s0-g1-a1", "rerun/e0-s0-g1-a2", "candidates/0-0-1/1", "candidates/0-0-1/2"} <= refs

@@ -5,7 +5,8 @@ the pool has one working tree. So each candidate edits its own working copy of t
 a `git worktree` of the pool repository inside the attempt's folder (`attempt<N>/pool/`),
 checked out at the parent, detached. It shares the pool's objects and refs, so its commit
 is kept under `refs/skilltui/candidates/<epoch>-<step>-<group>/<k>` the moment it passes
-its checks, and the copy is removed once the round is over. The pool's own working tree
+its checks, and the copy is removed once the round is over. A rerun's new round reuses
+those names; the round it replaces stays kept under `refs/skilltui/rerun/...`. The pool's own working tree
 stays at the parent the whole time, which is what validation and a resumed run expect.
 
 `rank` orders the checked candidates for the reviewer: those the gate advises keeping
