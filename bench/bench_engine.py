@@ -30,7 +30,7 @@ from conftest import write_work  # noqa: E402
 
 from skilltui.agents.offline import OfflineBackend  # noqa: E402
 from skilltui.engine import stages  # noqa: E402
-from skilltui.engine.backward import micro_step  # noqa: E402
+from skilltui.engine.micro_step import MicroStep  # noqa: E402
 from skilltui.engine.pool import FOLDERS, render_note  # noqa: E402
 from skilltui.engine.review import AutoReviewer  # noqa: E402
 from skilltui.engine.session import Settings, open_run  # noqa: E402
@@ -76,7 +76,7 @@ async def measure(size: int, repeat: int, base: Path) -> tuple[float, float]:
     ours: list[float] = []
     for i in range(repeat + 1):
         started = time.perf_counter()
-        await micro_step(ctx, AutoReviewer(), [sample], None, 0, 0, i + 1, repeat + 1)
+        await MicroStep(ctx, AutoReviewer(), [sample], None, 0, 0, i + 1, repeat + 1).run()
         if i:  # the first warms caches (headers, git's index), as every step after the first finds them
             ours.append(time.perf_counter() - started)
     scratch = base / f"scratch{size}"

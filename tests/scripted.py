@@ -32,6 +32,9 @@ class ScriptedBackend(OfflineBackend):
     `noise` is --offline-noise for its writer."""
 
     script: list[tuple[str, str]] = field(default_factory=list)
+    # With --candidates K: candidate k's backward calls follow by_candidate[k] instead of the
+    # script, since K candidates call at once, in no fixed order.
+    by_candidate: dict[int, tuple[str, str]] = field(default_factory=dict)
     cost_per_call: float = 0.0
     calls: list[Recorded] = field(default_factory=list)
     noise: float = 0.0
@@ -46,9 +49,13 @@ class ScriptedBackend(OfflineBackend):
 
     async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
         self.calls.append(Recorded(request.role, request, sandbox))
-        if request.role != "backward" or not self._script:
+        number = request.context.get("candidate")
+        if request.role == "backward" and number in self.by_candidate:
+            action, target = self.by_candidate[number]
+        elif request.role != "backward" or not self._script:
             return await super().agent(request, sandbox)
-        action, target = self._script.pop(0)
+        else:
+            action, target = self._script.pop(0)
         pool = Path(request.context["pool"])
         transcript: list[dict] = []
         if action == "remove":

@@ -153,6 +153,14 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         "fails its checks (default 2); then the group's update is skipped",
     )
     p.add_argument(
+        "--candidates",
+        type=candidates_count,
+        default=1,
+        metavar="K",
+        help="backward attempts per micro-step, all from the same parent, run at once (default 1); with --gate "
+        "each is validated and the automatic reviewer keeps the best the gate would keep, or none",
+    )
+    p.add_argument(
         "--strict",
         action="store_true",
         help="stop the run when a micro-step fails every attempt, instead of skipping its update",
@@ -240,6 +248,17 @@ def add_gate_flags(p: argparse.ArgumentParser) -> None:
         help="the offline writer garbles a share P of its paragraphs (dropped, cut short, cue lost), drawn "
         "per call from a generator seeded by the run and the call, so passes differ (default 0: deterministic)",
     )
+
+
+def candidates_count(text: str) -> int:
+    """--candidates K: a whole number, 1 or more. A UsageError (not argparse's two lines) says so in one."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"--candidates {text!r}: give a whole number, 1 or more (backward attempts per micro-step)")
+    return value
 
 
 def settings_from(args: argparse.Namespace):

@@ -1,22 +1,16 @@
-"""One backward attempt: the prompt with its evidence, the sandbox, the agent call and the checks.
+"""One backward attempt: the agent call in its sandbox, the commit tool, and the checks after it.
 
-What the agent is given, so it works with its eyes open:
+The prompt and the evidence come from `backward_prompt.py`. The commit tool checks before
+it commits (`note_checks.commit_problems`: lint, leakage, edit budget) and answers a
+problem with a tool error, so the agent can fix it in the same attempt. An agent that ends
+its turn without committing is reminded once. After the call, the three checks still stand
+between the attempt and a micro-step that counts: a new commit, a clean tree, touched notes
+that pass the linter. A failure raises `AttemptFailed` with the pool back at `before`.
 
-- its group's loss reports, scores and per-episode read traces (readable in its sandbox,
-  nothing else of the run: never a validation work, never another group's evidence);
-- the pool's history through `pool_log` / `pool_show`;
-- what earlier micro-steps did to the loss (`feedback.py`) and per-note attribution
-  (`attribution.py`);
-- the problems already in the pool (the whole pool is linted, leaks included; the list is
-  also kept as `lint_report.txt`);
-- when this is a retry, what went wrong before; when a reviewer asked for a rerun, their notes.
-
-The commit tool checks before it commits (`note_checks.commit_problems`: lint, leakage,
-edit budget) and answers a problem with a tool error, so the agent can fix it in the same
-attempt. An agent that ends its turn without committing is reminded once. After the call,
-the three checks still stand between the attempt and a micro-step that counts: a new
-commit, a clean tree, touched notes that pass the linter. A failure raises
-`AttemptFailed` with the pool back at `before`.
+The attempt acts on the `pool` it is given: the run's pool, or with `--candidates` above 1
+a candidate's own working copy of it (`candidates.py`); the sandbox, the commit tool and
+the checks all act on that copy, and a candidate's commit is kept under its ref
+(`Candidate.ref`) before its record says it passed.
 """
 
 from __future__ import annotations
@@ -30,15 +24,16 @@ from ..agents.base import FatalBackendError
 from ..agents.pool_history import PoolHistory
 from ..agents.tools import Sandbox, ToolError
 from ..model import events as ev
-from .attribution import attribution_table, run_attribution
+from .backward_prompt import Brief, Where, build_prompt, group_read_roots, lexicon_of
 from .context import Context
-from .feedback import annotations, feedback_text
+from .feedback import annotations
 from .leakage import Lexicon
 from .note_checks import commit_problems, lint_pool
 from .pool import Pool
 from .reconcile import kept_notice
 from .run import write_atomic, write_json
-from .stages import Sample, note_policy, pool_context
+
+__all__ = ["AttemptFailed", "Brief", "Candidate", "Where", "run_attempt"]
 
 REMINDER = (
     "You ended your turn without calling the commit tool, so nothing of this update counts yet. "
@@ -51,98 +46,32 @@ class AttemptFailed(Exception):
     """One attempt did not pass its checks; the pool is back at `before`. The message says why."""
 
 
-@dataclass
-class Where:
-    epoch: int
-    step: int
-    group: int
-    attempt: int
-    label: str
-    before: str
-    groups: int = 1  # micro-steps in this step
+@dataclass(frozen=True)
+class Candidate:
+    """This attempt is candidate `number` of a round that began at attempt `round`, kept under `ref`."""
 
-    @property
-    def at(self) -> dict[str, int]:
-        """Where this attempt is, as the events that speak of it say it."""
-        return {"epoch": self.epoch, "step": self.step, "group": self.group, "attempt": self.attempt}
-
-
-def lexicon_of(ctx: Context) -> Lexicon:
-    """The leakage guard for the run's training works, built once per run."""
-    if ctx.lexicon is None:
-        ctx.lexicon = Lexicon.from_works(ctx.works)
-    return ctx.lexicon
-
-
-def group_read_roots(pool: Pool, samples: list[Sample], summary: Path | None) -> list[Path]:
-    """What a backward agent may read: the pool and its group's evidence, file by file."""
-    roots: list[Path] = [pool.root]
-    for s in samples:
-        roots += [s.report, s.scores, s.reads]
-    return roots + ([summary] if summary else [])
-
-
-def _lead_ttl(ctx: Context, where: Where) -> str | None:
-    """The cache life of the backward lead: marked when a later micro-step re-reads it, or to
-    read what an earlier one cached; a run's only backward call leaves it unmarked."""
-    s = ctx.settings
-    if where.group < where.groups:  # the next micro-step of this step starts when this one ends
-        return "5m"
-    if where.step < s.steps - 1 or where.epoch < s.epochs - 1:  # past the next step's forward and loss
-        return ctx.reread_ttl()
-    return "5m" if (where.epoch, where.step, where.group) != (0, 0, 1) else None
+    number: int
+    round: int
+    ref: str
 
 
 async def run_attempt(
-    ctx: Context,
-    samples: list[Sample],
-    summary: Path | None,
-    out: Path,
-    where: Where,
-    notes: list[str],
-    failures: list[str],
+    ctx: Context, brief: Brief, where: Where, pool: Pool | None = None, candidate: Candidate | None = None
 ) -> dict:
     """One backward pass and its checks. Returns the checked record; raises AttemptFailed."""
-    pool = ctx.run.pool
+    samples, summary, out = brief.samples, brief.summary, brief.out
+    pool = pool or ctx.run.pool
+    own = pool is ctx.run.pool  # the run's pool, not a candidate's copy: the app follows its HEAD
     adir = out / f"attempt{where.attempt}"
     adir.mkdir(parents=True, exist_ok=True)
     e, s, g, a = where.epoch, where.step, where.group, where.attempt
+    extra = {"round": candidate.round} if candidate else {}
     await _start_clean(ctx, pool, where)
-    subject = f"train {where.label}"
     lexicon = await asyncio.to_thread(lexicon_of, ctx)
-    headers = pool.headers()
-    problems = await asyncio.to_thread(lint_pool, pool, lexicon)
-    report = "\n".join(problems) + "\n" if problems else "no problems\n"
-    write_atomic(out / "lint_report.txt", report)
-    step_report = ctx.run.step_dir(e, s) / "lint_report.txt"
-    if (g == 1 and a == 1) or not step_report.exists():  # the pool as the step's backward found it
-        write_atomic(step_report, report)
-    stats = await asyncio.to_thread(run_attribution, ctx.run, [rel for rel, _ in headers], (e, s))
-    prompt = ctx.prompts.render(
-        "backward",
-        label=where.label,
-        pool_dir=str(pool.root),
-        summary=str(summary) if summary else None,
-        samples=[x.to_dict() for x in samples],
-        commit_subject=subject,
-        reviewer_notes=notes,
-        failures=failures,
-        lint_problems=problems,
-        feedback=await asyncio.to_thread(feedback_text, ctx.run),
-        attribution=attribution_table(stats, [rel for rel, _ in headers]),
-        max_edit_lines=ctx.settings.max_edit_lines,
-    )
-    # What is the same for every backward call of the run (the instructions, the rules, how a
-    # note is written) leads, so each micro-step reads it from the cache; the pool listing,
-    # which every commit changes, and this micro-step's evidence follow.
-    lead = ctx.prompts.render(
-        "backward_rules",
-        pool_dir=str(pool.root),
-        max_edit_lines=ctx.settings.max_edit_lines,
-        note_policy=note_policy(ctx),
-    )
-    prefix = pool_context(ctx, headers, policy=False)
-    write_atomic(adir / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
+    asked = await build_prompt(ctx, pool, brief, where)
+    subject, prompt, prefix, context = asked.subject, asked.prompt, asked.prefix, asked.context
+    if candidate is not None:
+        context = {**context, "candidate": candidate.number}  # a backend may vary its proposals by it
     commits: list[str] = []
     refused: list[list[str]] = []
 
@@ -163,26 +92,17 @@ async def run_attempt(
     sandbox = Sandbox(
         read_roots=group_read_roots(pool, samples, summary),
         write_roots=[pool.root],
-        traced=None,
+        # A candidate's reads are shown beside its diff when the reviewer picks among several.
+        traced=pool.root if candidate else None,
         on_commit=on_commit,
         base=pool.root,
         history=PoolHistory(pool.root, marks.get),
     )
-    context = {
-        "pool": str(pool.root),
-        "headers": headers,
-        "summary": str(summary) if summary else None,
-        "reports": [str(x.report) for x in samples],
-        "reads": [str(x.reads) for x in samples],
-        "notes": notes,
-        "failures": failures,
-        "lint": problems,
-    }
     ctx.stage("backward", "started", e, s, group=g, attempt=a)
     started = time.monotonic()
     try:
         request = ctx.request("backward", prompt, context, prefix=prefix, group=g)
-        request.lead, request.lead_ttl = lead, _lead_ttl(ctx, where)
+        request.lead, request.lead_ttl = asked.lead, asked.lead_ttl
         # The pool listing changes with every commit, so no other request re-reads this prefix;
         # once the commit is made, the agent's next answer is its last (cache_policy).
         request.prefix_shared = False
@@ -199,21 +119,25 @@ async def run_attempt(
                 group=g,
             )
             again.prefix_shared = False
-            again.lead, again.lead_ttl = lead, request.lead_ttl  # reads what the first call cached
+            again.lead, again.lead_ttl = asked.lead, request.lead_ttl  # reads what the first call cached
             again.finished = request.finished
             await ctx.call(again, adir / "transcript.reminder.json", sandbox, epoch=e, step=s, group=g)
     except FatalBackendError:
         await _reset(ctx, pool, where, "failed")
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the agent did, the pool goes back to `before`
-        await _failed(ctx, pool, where, adir, f"the backward agent failed ({exc})")
+        await _failed(ctx, pool, where, adir, f"the backward agent failed ({exc})", extra)
     problem, checked = await asyncio.to_thread(_check, pool, where.before, subject, lexicon)
     if problem:
         if refused and not commits:
             # The agent gave up after the commit tool refused: the retry must know why.
             problem += "; the commit tool had refused it: " + "; ".join(refused[-1])
-        await _failed(ctx, pool, where, adir, problem)
+        await _failed(ctx, pool, where, adir, problem, extra)
     write_atomic(adir / "patch.diff", checked.pop("patch"))
+    if candidate is not None:
+        await asyncio.to_thread(pool.keep, candidate.ref, checked["after"])
+        checked.update(candidate=candidate.number, round=candidate.round, reads=list(sandbox.reads))
+        checked["ref"] = f"refs/skilltui/{candidate.ref}"
     write_json(adir / "checked.json", checked)
     ctx.stage("backward", "finished", e, s, group=g, attempt=a, started=started)
     ctx.bus.emit(
@@ -231,7 +155,8 @@ async def run_attempt(
             message=checked.get("message", ""),
         )
     )
-    ctx.bus.emit(ev.PoolChanged(head=checked["after"], reason=f"commit {where.label}"))
+    if own:
+        ctx.bus.emit(ev.PoolChanged(head=checked["after"], reason=f"commit {where.label}"))
     return checked
 
 
@@ -288,10 +213,10 @@ async def _reset(ctx: Context, pool: Pool, where: Where, kind: str) -> None:
         ctx.bus.emit(ev.Warning_(message=f"{where.label}: {words}"))
 
 
-async def _failed(ctx: Context, pool: Pool, where: Where, adir: Path, problem: str) -> None:
+async def _failed(ctx: Context, pool: Pool, where: Where, adir: Path, problem: str, extra: dict | None = None) -> None:
     """Record why the attempt failed, put the pool back and raise AttemptFailed."""
     await _reset(ctx, pool, where, "failed")
-    write_json(adir / "failed.json", {"reason": problem})
+    write_json(adir / "failed.json", {"reason": problem, **(extra or {})})
     ctx.stage(
         "backward",
         "failed",

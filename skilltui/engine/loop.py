@@ -34,11 +34,11 @@ from ..model import events as ev
 from ..model.bus import EventBus
 from ..model.review import Reviewer
 from .attribution import run_attribution
-from .backward import BackwardFailed, micro_step
 from .batching import StepBatch
 from .context import Context
 from .ending import Outcome, RunFailed, RunStopped, disk_problem
 from .gather import all_or_none
+from .micro_step import BackwardFailed, MicroStep
 from .session import OpenedRun
 from .stages import Sample, StageError, forward, loss, reduce
 from .validation import Point, Validator
@@ -384,9 +384,9 @@ class Trainer:
                 summary = await summaries[group]
                 await self._gate()
                 gate = self.validator if self.settings.gate else None
-                ran = await micro_step(
+                ran = await MicroStep(
                     self.ctx, self.reviewer, samples, summary, epoch, step, group, len(groups), gate=gate
-                )
+                ).run()
                 if not ran:
                     self.ctx.stage("backward", "skipped", epoch, step, group=group)
         finally:

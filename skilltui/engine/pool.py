@@ -258,7 +258,9 @@ class Pool(PoolGit):
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames[:] = [d for d in dirnames if d != ".git"]
             rel_dir = os.path.relpath(dirpath, self.root)
-            files.extend(name if rel_dir == "." else f"{rel_dir}/{name}" for name in filenames)
+            # A candidate's working copy (`git worktree`) has a `.git` file, not a folder.
+            names = [n for n in filenames if not (rel_dir == "." and n == ".git")]
+            files.extend(name if rel_dir == "." else f"{rel_dir}/{name}" for name in names)
         return sorted(files)
 
 

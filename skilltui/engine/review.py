@@ -8,6 +8,10 @@ After a backward micro-step passes its checks, the engine awaits
   backward pass runs again with the reviewer's note in its prompt;
 - rollback: the pool goes back to the commit before and the loop goes on without it.
 
+With `--candidates K` the request shows the best-ranked candidate first (`candidates.rank`:
+what the gate would keep, lowest validation delta first), so following the gate on it keeps
+the best candidate that clears, or rolls all of them back.
+
 `--auto` plugs in `AutoReviewer`; the terminal app plugs in a person. Nothing else differs
 between the two modes, which is why this is a protocol and not a flag.
 """

@@ -67,6 +67,8 @@ class Settings:
     loss_timeout: float = 1800.0
     backward_timeout: float = 5400.0
     backward_retries: int = 2
+    # Backward attempts per micro-step from the same parent; the reviewer keeps one or none.
+    candidates: int = 1
     strict: bool = False
     max_edit_lines: int = DEFAULT_MAX_EDIT_LINES
     max_script_kb: int = DEFAULT_MAX_SCRIPT_KB  # how far a run goes, not what it computes: no identity
@@ -89,6 +91,8 @@ class Settings:
                 raise UsageError(f"--{role}-timeout must be a positive number of seconds")
         if self.backward_retries < 0:
             raise UsageError("--backward-retries must be 0 (no retry) or more")
+        if not (isinstance(self.candidates, int) and self.candidates >= 1):
+            raise UsageError("--candidates must be a whole number, 1 or more (backward attempts per micro-step)")
         if self.max_edit_lines < 1:
             raise UsageError("--max-edit-lines must be at least 1 (lines one micro-step may add and remove)")
         if self.gate and not self.val_works:

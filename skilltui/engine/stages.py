@@ -338,8 +338,9 @@ def pool_context(
 ) -> str:
     """The pool's headers and (with `policy`) the note rules: the prompt prefix every work of a step shares.
 
-    The backward agent gets the rules in its run-wide lead instead (`backward_attempt`),
-    since its pool listing changes with every commit and the rules never do.
+    The backward agent gets the rules in its run-wide lead instead (`backward_prompt`),
+    since its pool listing changes with every commit and the rules never do; a candidate
+    of several (`candidates.py`) names its own working copy as `pool_dir`.
     """
     return ctx.prompts.render(
         "pool_context",

@@ -14,8 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # The one map from a review decision to the sign and the words every view uses for it.
-SIGNS = {"approve": "✓", "rerun": "↻", "rollback": "↶", "pending": "…"}
-DECISION_WORDS = {"approve": "approved", "rerun": "rerun", "rollback": "rolled back", "pending": "awaiting review"}
+# "dropped" is a candidate of several (--candidates) that the reviewer did not choose.
+SIGNS = {"approve": "✓", "rerun": "↻", "rollback": "↶", "dropped": "×", "pending": "…"}
+DECISION_WORDS = {
+    "approve": "approved",
+    "rerun": "rerun",
+    "rollback": "rolled back",
+    "dropped": "dropped",
+    "pending": "awaiting review",
+}
 LABEL = re.compile(r"epoch (\d+) step (\d+) micro (\d+)/(\d+)")
 
 

@@ -12,7 +12,7 @@ Like the events, they are plain data.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -47,6 +47,23 @@ class GateVerdict:
 
 
 @dataclass(frozen=True)
+class CandidateView:
+    """One of several candidates of a micro-step (`--candidates K`): its commit, diff, verdict and reads."""
+
+    number: int  # 1..K: the candidate's ref is refs/skilltui/candidates/<epoch>-<step>-<group>/<number>
+    attempt: int
+    after: str
+    subject: str
+    patch: str
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    message: str = ""
+    reads: list[str] = field(default_factory=list)  # the notes its backward agent opened
+    gate: GateVerdict | None = None
+
+
+@dataclass(frozen=True)
 class ReviewRequest:
     """Everything a reviewer needs to judge one micro-step, with no need to open the run."""
 
@@ -70,6 +87,17 @@ class ReviewRequest:
     removed: list[str] = field(default_factory=list)
     message: str = ""
     gate: GateVerdict | None = None
+    # With --candidates K above 1: every candidate that passed its checks, ranked best first
+    # (the first is the one the fields above describe). Empty for one candidate.
+    candidates: list[CandidateView] = field(default_factory=list)
+
+    def showing(self, attempt: int) -> ReviewRequest:
+        """This request as it reads with the candidate made by `attempt` in front."""
+        c = next((c for c in self.candidates if c.attempt == attempt), None)
+        if c is None:
+            return self
+        fields = ("after", "subject", "patch", "added", "changed", "removed", "message", "gate", "attempt")
+        return replace(self, **{name: getattr(c, name) for name in fields})
 
 
 @dataclass(frozen=True)
@@ -78,6 +106,8 @@ class Decision:
     by: Literal["human", "auto"]
     note: str = ""
     reason: str = ""
+    # Which candidate an approve keeps, by its attempt; None keeps the one the request shows first.
+    attempt: int | None = None
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:

@@ -223,6 +223,10 @@ def _value(value: Any, hint: Any, what: str, path: str) -> Any:
     elif origin is Literal:
         if value in typing.get_args(hint):
             return value
+    elif origin is list and typing.get_args(hint) and dataclasses.is_dataclass(typing.get_args(hint)[0]):
+        if isinstance(value, list):  # a review's candidates
+            item = typing.get_args(hint)[0]
+            return [_build(item, v, what, f"{path}[{i}]") for i, v in enumerate(value)]
     elif origin is tuple:
         items = typing.get_args(hint)
         if isinstance(value, list) and len(value) == len(items) and all(map(fits, value, items)):

@@ -88,7 +88,8 @@ def micro_steps(run: Run, view: RunView) -> dict[str, list[MicroStepRecord]]:
             )
         )
     for attempts in found.values():
-        attempts.sort(key=lambda m: (m.epoch, m.step, m.group, m.attempt))
+        # Two candidates can make the very same commit; the one the reviewer kept speaks for it.
+        attempts.sort(key=lambda m: (m.epoch, m.step, m.group, m.decision != "dropped", m.attempt))
     return found
 
 

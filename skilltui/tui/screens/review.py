@@ -5,6 +5,10 @@ the evidence the backward pass acted on (the commonality report, or the one loss
 and each work's report), lint status and the notes added, changed and removed. It
 answers with a `Decision` made `by="human"`; the engine records it and acts on it.
 
+With `--candidates K` the request carries every candidate, best first; a line lists them
+with their validation deltas, `c` shows the next one, approve keeps the one shown, and
+rerun and roll back apply to all of them.
+
 The screen dismisses with None when the person wants to look at the main screen first;
 the micro-step keeps waiting and `v` brings the screen back. The app installs one review
 screen and refills it (`show()`) for every micro-step.
@@ -72,6 +76,7 @@ def facts(request: ReviewRequest) -> Content:
     gate = gate_line(request)
     if gate is not None:
         lines.insert(2, gate)
+    lines[2:2] = candidates_lines(request)
     prediction = parse_body(f"subject\n{request.message}")["prediction"]
     if prediction:
         # What the update says will happen; `skilltui review` later shows it beside what did.
@@ -114,10 +119,29 @@ def gate_line(request: ReviewRequest) -> Content | None:
     )
 
 
+def candidates_lines(request: ReviewRequest) -> list[Content]:
+    """With several candidates: each one's number, validation delta and advice, the shown one marked; what it read."""
+    if not request.candidates:
+        return []
+    parts: list[Content | str | tuple[str, str]] = [("candidates ", "$foreground-muted")]
+    for c in request.candidates:
+        g = c.gate
+        delta = f" {g.after - g.before:+.3f}" if g and g.before is not None and g.after is not None else ""
+        advice = f" {g.advice}" if g and g.advice != "none" else ""
+        style = "bold reverse" if c.attempt == request.attempt else ""
+        parts += [(f"{c.number}{delta}{advice}", style), "  "]
+    parts.append(("c next", "$text-accent"))
+    shown = next(c for c in request.candidates if c.attempt == request.attempt)
+    read = ", ".join(shown.reads) if shown.reads else "no note"
+    return [Content.assemble(*parts), Content.assemble(("it read ", "$foreground-muted"), read)]
+
+
 def title_of(request: ReviewRequest) -> str:
     # The works are named on the evidence tabs; the title must fit 80 columns.
     works = f"{len(request.works)} works" if len(request.works) != 1 else f"work {request.works[0]}"
-    return f"Review {request.label} · attempt {request.attempt} · {works}"
+    shown = next((c for c in request.candidates if c.attempt == request.attempt), None)
+    which = f" · candidate {shown.number} of {len(request.candidates)}" if shown else ""
+    return f"Review {request.label} · attempt {request.attempt}{which} · {works}"
 
 
 def evidence_of(request: ReviewRequest) -> list[tuple[str, str, str]]:
@@ -193,6 +217,7 @@ class ReviewScreen(Screen[Decision | None]):
     def __init__(self, request: ReviewRequest) -> None:
         super().__init__()
         self.request = request
+        self.shown = request  # the request with the candidate in front that approve would keep
         self._evidence = evidence_of(request)
 
     def compose(self) -> ComposeResult:
@@ -220,10 +245,7 @@ class ReviewScreen(Screen[Decision | None]):
         if request is self.request:
             return
         self.request, self._evidence = request, evidence_of(request)
-        self.query_one("#review-title", Static).update(title_of(request))
-        self.query_one("#review-facts", Static).update(facts(request))
-        self.query_one(DiffView).patch = request.patch
-        self.query_one(DiffView).scroll_home(animate=False)
+        self._show_candidate(request)
         tabs = self.query_one(Tabs)
         shown = [tab.id for tab in tabs.query(Tab)]
         if shown == [pane for pane, _, _ in self._evidence]:
@@ -242,6 +264,22 @@ class ReviewScreen(Screen[Decision | None]):
             tabs.active = first
         self.query_one(ReportView).show(self._evidence[0][2])
         self.query_one("#review-evidence").border_title = self._evidence_title(0)
+
+    def _show_candidate(self, shown: ReviewRequest) -> None:
+        self.shown = shown
+        self.query_one("#review-title", Static).update(title_of(shown))
+        self.query_one("#review-facts", Static).update(facts(shown))
+        self.query_one(DiffView).patch = shown.patch
+        self.query_one(DiffView).scroll_home(animate=False)
+
+    def action_candidate(self) -> None:
+        """`c`: the next candidate of several (`--candidates`), in the order the gate ranked them."""
+        attempts = [c.attempt for c in self.request.candidates]
+        if len(attempts) < 2:
+            self.notify("This micro-step has one candidate.", timeout=2)
+            return
+        index = attempts.index(self.shown.attempt) if self.shown.attempt in attempts else -1
+        self._show_candidate(self.request.showing(attempts[(index + 1) % len(attempts)]))
 
     def _evidence_title(self, index: int) -> str:
         # On a narrow screen the last tabs scroll out of sight: the count says they are there.
@@ -279,7 +317,8 @@ class ReviewScreen(Screen[Decision | None]):
         (self.query_one(DiffView) if evidence.has_focus else evidence).focus()
 
     def action_approve(self) -> None:
-        self.dismiss(Decision("approve", "human"))
+        # With several candidates, the one shown is the one kept.
+        self.dismiss(Decision("approve", "human", attempt=self.shown.attempt if self.request.candidates else None))
 
     def action_rerun(self) -> None:
         def asked(note: str | None) -> None:
@@ -293,10 +332,12 @@ class ReviewScreen(Screen[Decision | None]):
             if yes:
                 self.dismiss(Decision("rollback", "human"))
 
+        several = len(self.request.candidates)
+        kept = f"all {several} candidates are" if several > 1 else f"the commit {self.request.after[:7]} is"
         self.app.push_screen(
             ConfirmScreen(
                 f"Roll back {self.request.label}?",
-                f"The pool goes back to {self.request.before[:7]}; the commit {self.request.after[:7]} is kept "
+                f"The pool goes back to {self.request.before[:7]}; {kept} kept "
                 "aside under refs/skilltui, and training goes on without it.",
                 yes="y  roll back",
             ),
