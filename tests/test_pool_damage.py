@@ -159,6 +159,7 @@ REMOVALS = {
     ("engine/pool.py", "keep_worktree"): "its own temporary index file",
     ("engine/repair.py", "_keep_damaged"): "its own temporary index file",
     ("engine/pool.py", "reset"): "`git clean` of the pool's files, after keep_worktree kept every one under a ref",
+    ("engine/candidates.py", "close_copy"): "a candidate's git worktree in its attempt folder; refuses a real .git",
     ("engine/stages.py", "forward"): "files the writer left in its own scripts folder (not the pool)",
     ("core/durable.py", "write_atomic"): "its own temporary file",
     ("core/durable.py", "_open_new"): "a leftover or a planted link at write_atomic's own temporary name",

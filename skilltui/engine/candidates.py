@@ -39,7 +39,13 @@ def open_copy(pool: Pool, folder: Path, before: str) -> Pool:
 
 
 def close_copy(pool: Pool, folder: Path) -> None:
-    """Remove a candidate's working copy; its commit stays in the pool under its ref."""
+    """Remove a candidate's working copy; its commit stays in the pool under its ref.
+
+    A copy is a `git worktree`: its `.git` is a file naming the pool, its objects are the
+    pool's. A folder whose `.git` is a repository of its own (the pool itself) is never removed.
+    """
+    if (folder / ".git").is_dir() or folder.resolve() == pool.root.resolve():
+        raise ValueError(f"{folder} is a repository, not a candidate's working copy; not removed")
     if folder.exists():
         shutil.rmtree(folder)
     pool.git("worktree", "prune")
