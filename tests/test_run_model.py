@@ -200,6 +200,25 @@ def test_the_summary_of_a_run_quit_at_a_review_counts_the_step_whose_works_all_s
     assert summarise(view).lines()[1] == "train loss 0.500 (2 of 3 works) → 0.250 (2 works)"
 
 
+def test_the_summary_starts_validation_from_the_notes_before_any_update():
+    view = view_of(full_run())
+    held = {"work": "held", "scores": {}, "time": at(10)}
+    view.fold(
+        [
+            ev.ValLoss(epoch=0, step=0, loss=0.555, point="before", group=1, **held),
+            ev.ValLoss(epoch=0, step=0, loss=0.4, point="micro", group=1, attempt=1, **held),
+            ev.ValLoss(epoch=0, step=1, loss=0.5, point="before", group=1, **held),  # a later one: not the start
+            ev.ValLoss(epoch=0, step=0, loss=0.052, point="step", **held),
+            ev.Loss(epoch=0, step=1, work="b", loss=0.2, scores={}, report="b1.md", time=at(31)),
+            ev.ValLoss(epoch=0, step=1, loss=0.01, point="step", **held),
+            ev.StepFinished(epoch=0, step=1, mean_loss=0.25, failed=[], works_in_mean=2, time=at(40)),
+            ev.RunFinished(status="finished", epochs_done=1, time=at(41)),
+        ]
+    )
+    lines = summarise(view).lines()
+    assert "validation loss 0.555 (1 work) before any update → 0.010 (1 work)" in lines, lines
+
+
 def test_a_resumed_session_starts_its_rows_afresh_and_keeps_the_numbers_and_decisions():
     view = view_of(full_run())
     view.apply(ev.RunFinished(status="stopped", reason="quit", time=at(50)))

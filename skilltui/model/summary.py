@@ -34,6 +34,7 @@ class RunSummary:
     kept: int
     cost: float
     cost_known: bool
+    val_from_baseline: bool = False  # the validation line starts before any update
 
     def lines(self) -> list[str]:
         how = self.status + (f": {self.reason}" if self.reason else "")
@@ -46,7 +47,8 @@ class RunSummary:
         else:
             lines.append("train loss: no step finished yet")
         if self.val is not None:
-            lines.append(f"validation loss {self.val[0].text()} → {self.val[1].text()}")
+            start = self.val[0].text() + (" before any update" if self.val_from_baseline else "")
+            lines.append(f"validation loss {start} → {self.val[1].text()}")
         lines.append(
             f"notes: {self.added} added, {self.changed} changed, {self.removed} removed "
             f"over {self.kept} kept micro-step{'' if self.kept == 1 else 's'}"
@@ -97,6 +99,12 @@ def summarise(view: RunView) -> RunSummary:
     if len(means) > 1 and means[0].covers != means[-1].covers:
         same = change(view, keys[0], keys[-1])
     vals = [mean for key, mean in val_means(view).items() if view.steps[key].finished]
+    baseline = bool(view.val_baseline) and bool(vals)
+    if baseline:
+        # The notes training started from, as the gate measured them before the first update:
+        # the first step's point already holds that step's updates.
+        values = list(view.val_baseline.values())
+        vals.insert(0, Mean(sum(values) / len(values), len(values), len(values), frozenset(view.val_baseline)))
     added, changed, removed = note_changes(view)
     return RunSummary(
         run_id=view.run_id,
@@ -106,6 +114,7 @@ def summarise(view: RunView) -> RunSummary:
         train=(means[0], means[-1]) if means else None,
         same_works=same,
         val=(vals[0], vals[-1]) if vals else None,
+        val_from_baseline=baseline,
         added=added,
         changed=changed,
         removed=removed,

@@ -108,6 +108,10 @@ class RunView:
     cost: float = 0.0
     cost_known: bool = True
     val_cost: float = 0.0
+    # The validation of the notes training started from, when the gate measured it before the
+    # first update (its "before" point): where the validation line of the summary starts.
+    val_baseline: dict[str, float] = field(default_factory=dict)
+    val_baseline_at: tuple[int, int, int] | None = None
     marks: dict[str, Mark] = field(default_factory=dict)  # commit -> the decision that kept or dropped it
     decisions: dict[str, int] = field(default_factory=dict)  # approve / rerun / rollback -> how many
     micro_steps: dict[tuple[int, int, int, int], ev.MicroStep] = field(default_factory=dict)  # without patch, message
@@ -175,6 +179,12 @@ class RunView:
                     row.loss = event.loss
             case ev.ValLoss(point="step"):
                 self._step_of(event.epoch, event.step).val_losses[intern(event.work)] = event.loss
+            case ev.ValLoss(point="before"):
+                at = (event.epoch, event.step, event.group or 0)
+                if self.val_baseline_at is None or at < self.val_baseline_at:
+                    self.val_baseline, self.val_baseline_at = {}, at
+                if at == self.val_baseline_at:
+                    self.val_baseline[intern(event.work)] = event.loss
             case ev.ValLoss() | ev.GateChecked() | ev.Summary() | ev.PoolChanged() | ev.HistoryAction():
                 pass  # the gate's calls count as calls; the review screen and the pool panes read the rest
             case ev.MicroStep():
