@@ -69,6 +69,11 @@ def test_with_three_candidates_the_best_clearing_one_is_kept_and_the_others_stay
         assert not shown[candidates[k]].in_history
         assert shown[candidates[k]].decision == "dropped by auto"
     assert shown[candidates[3]].in_history and shown[candidates[3]].decision == "approved by auto"
+    # The dropped candidates are rejected updates the next proposal is told about, with their figures.
+    from skilltui.engine.rejected import rejected_text
+
+    told = rejected_text(run)
+    assert told.count("not chosen (another candidate was kept)") == 2 and "validation Δ" in told, told
     # The working copies are gone; git knows of no other working tree.
     assert not any(out.glob("attempt*/pool"))
     assert pool.git("worktree", "list").count("\n") == 0

@@ -1,10 +1,10 @@
 """The rejected-update buffer: what the backward agent proposed and was refused, with the evidence.
 
 An optimizer told only "rolled back" proposes the same edit again. Before each micro-step
-the backward prompt lists the last `SHOWN` rejected attempts (rolled back or sent back for
-a rerun): their subject, the notes they touched, the gate's delta and interval when there
-was a gate, and who rejected them and why. The figures are numbers only: no validation
-work, script or report is named (the gate's reason says "val", never which work).
+the backward prompt lists the last `SHOWN` rejected attempts (rolled back, sent back for a
+rerun, or a candidate dropped for a better one): their subject, the notes they touched, the
+gate's delta and interval when there was a gate, and who rejected them and why. The
+figures are numbers only: no validation work, script or report is named (the gate's reason says "val", never which work).
 
 Read from each attempt's `checked.json` and `review.json`, which the micro-step writes.
 """
@@ -31,13 +31,15 @@ class Rejected:
     attempt: int
     subject: str
     touched: list[str]
-    decision: str  # rollback or rerun
+    decision: str  # rollback, rerun, or dropped (a candidate another candidate was chosen over)
     by: str
     why: str
     gate: dict | None
 
     def line(self) -> str:
-        word = "rolled back" if self.decision == "rollback" else "sent back for a rerun"
+        word = {"rollback": "rolled back", "dropped": "not chosen (another candidate was kept)"}.get(
+            self.decision, "sent back for a rerun"
+        )
         notes = ", ".join(self.touched) or "no note (an empty commit)"
         text = (
             f'- e{self.epoch}s{self.step} micro {self.group} attempt {self.attempt}: "{self.subject}" touched {notes}'
@@ -92,7 +94,7 @@ def _read_rejected(run: Run, review_path: Path) -> Rejected | None:
         checked = read_json(checked_path) if checked_path.exists() else {}
     except (ValueError, OSError):
         return None
-    if not isinstance(review, dict) or review.get("decision") not in ("rollback", "rerun"):
+    if not isinstance(review, dict) or review.get("decision") not in ("rollback", "rerun", "dropped"):
         return None
     message = str(checked.get("message") or "")
     headline = next((line.strip() for line in message.splitlines() if line.strip()), "")
