@@ -4,7 +4,8 @@ An optimizer told only "rolled back" proposes the same edit again. Before each m
 the backward prompt lists the last `SHOWN` rejected attempts (rolled back, sent back for a
 rerun, or a candidate dropped for a better one): their subject, the notes they touched, the
 gate's delta and interval when there was a gate, and who rejected them and why. The
-figures are numbers only: no validation work, script or report is named (the gate's reason says "val", never which work).
+figures are numbers only: no validation work, script or report is named (the gate's
+reason says "val", never which work).
 
 Read from each attempt's `checked.json` and `review.json`, which the micro-step writes.
 """
