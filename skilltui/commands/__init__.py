@@ -1,7 +1,8 @@
 """Every `skilltui` subcommand, one module per family, all added by `register_all`.
 
-- training.py: `train` and `demo`, the commands that run training (headless or in the app), and
-  `repair`, which puts a damaged pool back on an intact commit so training can go on;
+- training.py: `train`, the command that runs training (headless or in the app);
+- demo.py: `demo`, the bundled works trained offline, and `repair`, which puts a damaged pool
+  back on an intact commit so training can go on;
 - material.py: `diffuse`, `lint` and `score`, one-shot commands on what training uses and
   makes: a work's story, a pool's notes, a script's loss;
 - history.py: `review`, `runs`, `export` and `compare`, on runs already made;
@@ -31,9 +32,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 def register_all(sub: argparse._SubParsersAction) -> None:
     """Add every subcommand, in the order bare `skilltui` lists them."""
-    from . import history, material, report, tracking, training
+    from . import demo, history, material, report, tracking, training
 
-    for family in (training, material, history, report, tracking):
+    for family in (training, demo, material, history, report, tracking):
         family.register(sub)
 
 

@@ -11,11 +11,8 @@ once) and the same command resumes it.
 from __future__ import annotations
 
 import argparse
-import shlex
-import shutil
 import sys
 from dataclasses import fields
-from importlib import resources
 from pathlib import Path
 
 from ..agents import default_backend, make_backend
@@ -24,26 +21,10 @@ from ..engine.works import DEFAULT_MAX_SCRIPT_KB
 from . import add_folders_flag, add_model_flags, add_runs_dir, command
 from .tracking import add_tracking_flags, spec_from
 
-DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = command(sub, "train", cmd_train)
     add_train_flags(p)
-
-    p = command(sub, "demo", cmd_demo)
-    p.add_argument("--auto", action="store_true", help="headless: approve every update automatically")
-    p.add_argument(
-        "--offline-latency",
-        type=float,
-        default=0.3,
-        metavar="S",
-        help="seconds each offline call takes, so the run looks live (default 0.3)",
-    )
-    add_runs_dir(p)
-
-    p = command(sub, "repair", cmd_repair)
-    p.add_argument("run", type=Path, metavar="RUN", help="the run folder, e.g. runs/my-run")
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:
@@ -361,82 +342,3 @@ def _train_headless(opened, backend) -> int:
     from ..runner.headless import train_headless
 
     return train_headless(opened, backend, secrets=env_secrets())
-
-
-def _fresh_demo_id(runs_dir: Path, works: list[Path]) -> str:
-    """`demo`, or the first free `demo-N` when earlier demos exist; says where the last one is.
-
-    A demo shows training from the start, so a second `skilltui demo` starts over instead of
-    resuming (or reporting as finished) the first; resuming a run is `train`'s job, and the
-    line printed here is the command that does it.
-    """
-    taken = [name for name in ["demo", *(f"demo-{n}" for n in range(2, 1000))] if (runs_dir / name).exists()]
-    if not taken:
-        return "demo"
-    earlier = taken[-1]
-    fresh = next(f"demo-{n}" for n in range(2, 10_000) if not (runs_dir / f"demo-{n}").exists())
-    flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in DEMO_SETTINGS.items())
-    work_flags = " ".join(f"--work {shlex.quote(str(w))}" for w in works)
-    where = shlex.quote(str(runs_dir / earlier))
-    print(f"demo: an earlier demo is in {runs_dir / earlier}; this one is {runs_dir / fresh}", file=sys.stderr)
-    print(
-        f"demo: to resume the earlier one: skilltui train {work_flags} {flags} --backend offline "
-        f"--runs-dir {shlex.quote(str(runs_dir))} --run-id {earlier}  (or browse it: skilltui review {where})",
-        file=sys.stderr,
-    )
-    return fresh
-
-
-def cmd_repair(args: argparse.Namespace) -> int:
-    """Point a damaged pool's main back at the newest intact commit its run recorded.
-
-    When a run stops because its pool's repository is damaged (HEAD names no branch, a ref
-    file is empty or cut short, an object cannot be read), this keeps the damaged state
-    under refs/skilltui/damaged/<time>, points main (and HEAD) at the newest commit the run's
-    records name whose every object reads, and leaves the files alone for the next train to
-    keep. Nothing is deleted.
-    """
-    from ..engine.repair import repair
-
-    print(repair(args.run))
-    return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Train the bundled example works with the offline backend.
-
-    Copy the bundled example works to ./runs/demo-works, write their stories and train them
-    with the offline backend into ./runs/demo; a later demo is a fresh run (runs/demo-2, ...),
-    and `train` resumes an earlier one.
-    """
-    from ..engine.diffuse import noise_work
-    from ..engine.run import write_atomic
-    from ..engine.session import Settings
-    from ..engine.works import load_work
-
-    target = args.runs_dir / "demo-works"
-    examples = resources.files("skilltui") / "examples"
-    works = []
-    for source in sorted(Path(str(examples)).iterdir()):
-        if not (source / "human").is_dir():
-            continue
-        copy = target / source.name
-        if not copy.exists():
-            shutil.copytree(source, copy)
-        work = load_work(copy)
-        if not work.story_path.exists():
-            write_atomic(work.story_path, noise_work(work, seed=0, noise=0.3))
-        works.append(copy)
-    run_id = _fresh_demo_id(args.runs_dir, works)
-    settings = Settings(
-        works=works,
-        backend="offline",
-        runs_dir=args.runs_dir,
-        run_id=run_id,
-        offline_latency=args.offline_latency,
-        auto=args.auto,
-        **DEMO_SETTINGS,
-    )
-    settings.check()
-    print(f"demo: {len(works)} works from {target}", file=sys.stderr)
-    return train(settings, make_backend("offline", offline_latency=settings.offline_latency))

@@ -42,7 +42,7 @@ from .micro_step import BackwardFailed, MicroStep
 from .session import OpenedRun
 from .stages import Sample, StageError, forward, loss, reduce
 from .validation import Point, Validator
-from .works import Work, covers, planned_steps
+from .works import Work, covers, fewer_steps, planned_steps
 
 
 def make_groups(names: list[str], size: int) -> list[list[str]]:
@@ -164,15 +164,8 @@ class Trainer:
         # What reopening repaired or adopted goes on record before anything else happens.
         for notice in self.opened.notices:
             self.bus.emit(ev.Warning_(message=notice))
-        planned = planned_steps(self.works, s.steps, s.episodes_per_step)
-        if planned < s.steps:
-            longest = max((max(w.episodes) for w in self.works if w.episodes), default=0)
-            self.bus.emit(
-                ev.Warning_(
-                    message=f"--steps {s.steps}: the works have episodes for {planned} step(s) of "
-                    f"{s.episodes_per_step} episode(s) (the longest has {longest}), so an epoch runs {planned}"
-                )
-            )
+        if fewer := fewer_steps(self.works, s.steps, s.episodes_per_step):
+            self.bus.emit(ev.Warning_(message=fewer))
         if self.opened.pool_moved_to:
             self.bus.emit(ev.PoolChanged(head=self.opened.pool_moved_to, reason="moved outside training"))
         epochs_done = 0

@@ -144,6 +144,18 @@ def unbroken(work: Work) -> int:
     return next(n for n in range(1, len(work.episodes) + 2) if n not in work.episodes) - 1
 
 
+def fewer_steps(works: list[Work], steps: int, per_step: int) -> str | None:
+    """What to say when the works hold fewer steps than `--steps` asks for, or None when they hold them all."""
+    planned = planned_steps(works, steps, per_step)
+    if planned >= steps:
+        return None
+    longest = max((max(w.episodes) for w in works if w.episodes), default=0)
+    return (
+        f"--steps {steps}: the works have episodes for {planned} step(s) of {per_step} episode(s) "
+        f"(the longest has {longest}), so an epoch runs {planned}"
+    )
+
+
 def planned_steps(works: list[Work], steps: int, per_step: int) -> int:
     """Steps an epoch runs: up to the first one no work covers whole (the loop ends it there)."""
     return next(
