@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.commands.training import DEMO_SETTINGS
+from skilltui.commands.demo import DEMO_SETTINGS
 from skilltui.engine.diffuse import noise_work
 from skilltui.engine.run import write_atomic
 from skilltui.engine.session import Settings, open_run
