@@ -79,13 +79,23 @@ async def test_e_while_training_runs_says_it_is_not_allowed(open_training, tmp_p
         app.stop_training("test over")
 
 
+async def first_diff(pilot, app) -> str:
+    """Open the newest commit's diff in the history browser; the path of the note on view."""
+    from skilltui.components.diff_screen import DiffScreen
+
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+    return app.screen.files[0].path
+
+
 @pytest.fixture
 def finished_run(trained_run):
     return trained_run("pale-harbour")
 
 
 async def test_e_in_the_history_browsers_diff_edits_the_note_on_view(finished_run, tmp_path, monkeypatch):
-    from skilltui.components.diff_screen import DiffScreen
     from skilltui.history.app import HistoryApp
 
     monkeypatch.setenv("EDITOR", str(stub_editor(tmp_path, "Name the time of day in every heading.")))
@@ -96,11 +106,7 @@ async def test_e_in_the_history_browsers_diff_edits_the_note_on_view(finished_ru
     before = pool.head()
     app = HistoryApp(run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
-        path = app.screen.files[0].path
+        path = await first_diff(pilot, app)
         await pilot.press("e")
         await wait_for(pilot, lambda: pool.head() != before)
     assert pool.git("log", "-1", "--format=%s") == f"hand edit: {path}"
@@ -109,17 +115,12 @@ async def test_e_in_the_history_browsers_diff_edits_the_note_on_view(finished_ru
 
 async def test_b_in_the_history_browsers_diff_shows_the_notes_blame(finished_run):
     from skilltui.components.blame_screen import BlameScreen
-    from skilltui.components.diff_screen import DiffScreen
     from skilltui.history.app import HistoryApp
     from skilltui.runs.blame import blame, blame_text
 
     app = HistoryApp(finished_run, poll=None)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
-        path = app.screen.files[0].path
+        path = await first_diff(pilot, app)
         await pilot.press("b")
         await wait_for(pilot, lambda: isinstance(app.screen, BlameScreen))
         shown = str(app.screen.query_one("#blame-lines").render())
