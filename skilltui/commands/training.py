@@ -164,6 +164,14 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         "the commit tool refuses a bigger change",
     )
     p.add_argument(
+        "--pool-budget",
+        type=float,
+        default=4000,
+        metavar="TOKENS",
+        help="the most tokens the notes may come to (characters / 3.5, as prompts are sized; default 4000); "
+        "the commit tool refuses a backward commit that takes the pool over it",
+    )
+    p.add_argument(
         "--auto",
         action="store_true",
         help="headless: approve every update automatically (with --gate: roll back what the gate rejects)",

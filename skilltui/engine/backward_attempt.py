@@ -34,7 +34,7 @@ from .attribution import attribution_table, run_attribution
 from .context import Context
 from .feedback import annotations, feedback_text
 from .leakage import Lexicon
-from .note_checks import commit_problems, lint_pool
+from .note_checks import commit_problems, lint_pool, pool_tokens
 from .pool import Pool
 from .run import write_atomic, write_json
 from .stages import Sample, note_policy, pool_context
@@ -111,6 +111,7 @@ async def run_attempt(
     lexicon = await asyncio.to_thread(lexicon_of, ctx)
     headers = pool.headers()
     problems = await asyncio.to_thread(lint_pool, pool, lexicon)
+    start_tokens = await asyncio.to_thread(pool_tokens, pool)
     report = "\n".join(problems) + "\n" if problems else "no problems\n"
     write_atomic(out / "lint_report.txt", report)
     step_report = ctx.run.step_dir(e, s) / "lint_report.txt"
@@ -130,6 +131,8 @@ async def run_attempt(
         feedback=await asyncio.to_thread(feedback_text, ctx.run),
         attribution=attribution_table(stats, [rel for rel, _ in headers]),
         max_edit_lines=ctx.settings.max_edit_lines,
+        pool_tokens=start_tokens,
+        pool_budget=ctx.settings.pool_budget,
     )
     # What is the same for every backward call of the run (the instructions, the rules, how a
     # note is written) leads, so each micro-step reads it from the cache; the pool listing,
@@ -146,7 +149,14 @@ async def run_attempt(
     refused: list[list[str]] = []
 
     def on_commit(message: str) -> str:
-        trouble = commit_problems(pool, where.before, lexicon, ctx.settings.max_edit_lines)
+        trouble = commit_problems(
+            pool,
+            where.before,
+            lexicon,
+            ctx.settings.max_edit_lines,
+            pool_budget=ctx.settings.pool_budget,
+            start_tokens=start_tokens,
+        )
         if trouble:
             refused.append(trouble)
             listed = "\n".join(f"- {t}" for t in trouble)
@@ -228,6 +238,8 @@ async def run_attempt(
             lint_ok=True,
             patch=str(adir / "patch.diff"),
             message=checked.get("message", ""),
+            pool_tokens_before=start_tokens,
+            pool_tokens=await asyncio.to_thread(pool_tokens, pool),
         )
     )
     ctx.bus.emit(ev.PoolChanged(head=checked["after"], reason=f"commit {where.label}"))

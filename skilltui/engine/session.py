@@ -24,6 +24,8 @@ from .works import Work, load_works
 
 # The default bound on lines one micro-step may add plus remove: two full notes' worth.
 DEFAULT_MAX_EDIT_LINES = 80
+# The default bound on the pool's size in tokens (core.tokens): what a writer can still read whole.
+DEFAULT_POOL_BUDGET = 4000
 
 
 @dataclass
@@ -61,6 +63,7 @@ class Settings:
     backward_retries: int = 2
     strict: bool = False
     max_edit_lines: int = DEFAULT_MAX_EDIT_LINES
+    pool_budget: float = DEFAULT_POOL_BUDGET
 
     def check(self) -> None:
         for name in ("steps", "episodes_per_step", "epochs", "workers"):
@@ -82,6 +85,8 @@ class Settings:
             raise UsageError("--backward-retries must be 0 (no retry) or more")
         if self.max_edit_lines < 1:
             raise UsageError("--max-edit-lines must be at least 1 (lines one micro-step may add and remove)")
+        if not (math.isfinite(self.pool_budget) and self.pool_budget >= 1):
+            raise UsageError("--pool-budget must be a positive number of tokens (default 4000)")
         if self.gate and not self.val_works:
             raise UsageError("--gate judges each update on validation; name a held-out work with --val-work DIR")
         if self.gate and self.no_backward:
@@ -142,6 +147,8 @@ class Settings:
         }
         if self.max_edit_lines != DEFAULT_MAX_EDIT_LINES:
             identity["max_edit_lines"] = self.max_edit_lines
+        if self.pool_budget != DEFAULT_POOL_BUDGET:  # like the edit budget: a bound on what training keeps
+            identity["pool_budget"] = self.pool_budget
         if val_works:
             # Only present when used, so runs made before validation existed reopen as they were.
             identity["val_works"] = sorted(w.name for w in val_works)
