@@ -172,6 +172,12 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         "the commit tool refuses a backward commit that takes the pool over it",
     )
     p.add_argument(
+        "--estimate",
+        action="store_true",
+        help="print what the run would cost (calls and tokens per role, dollars, wall time) and stop: "
+        "no model is called and no run folder is made",
+    )
+    p.add_argument(
         "--auto",
         action="store_true",
         help="headless: approve every update automatically (with --gate: roll back what the gate rejects)",
@@ -203,8 +209,24 @@ def cmd_train(args: argparse.Namespace) -> int:
     settings.check()
     if settings.batch and settings.backend != "anthropic":
         raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
+    if args.estimate:
+        from ..engine.estimate import estimate_lines, estimate_run
+
+        print("\n".join(estimate_lines(estimate_run(settings, _default_model(settings.backend)))))
+        return 0
     backend = make_backend(settings.backend, settings.model, offline_latency=settings.offline_latency)
     return train(settings, backend)
+
+
+def _default_model(backend: str) -> str:
+    """The model a backend calls without --model, known without making the backend (which needs a key)."""
+    if backend == "anthropic":
+        from ..agents.anthropic_backend import DEFAULT_MODEL
+    elif backend == "claude-code":
+        from ..agents.claude_code import DEFAULT_MODEL
+    else:
+        DEFAULT_MODEL = "offline"  # noqa: N806 - the same name as the backends' constant
+    return DEFAULT_MODEL
 
 
 def train(settings, backend) -> int:
@@ -222,6 +244,7 @@ def train(settings, backend) -> int:
     tui_app = _app_module() if interactive else None
     opened = open_run(settings)
     try:
+        _write_estimate(opened, backend)
         if tui_app is None:
             return _train_headless(opened, backend)
         from ..core.signals import deferred_signals
@@ -236,6 +259,17 @@ def train(settings, backend) -> int:
             return tui_app.run_training_app(app)
     finally:
         opened.lock.release()
+
+
+def _write_estimate(opened, backend) -> None:
+    """The forecast, kept in the run when it starts, so `skilltui runs` can set it beside what was spent."""
+    from ..engine.estimate import forecast
+    from ..engine.run import write_json
+
+    path = opened.run.root / "estimate.json"
+    if not path.exists():
+        s = opened.settings
+        write_json(path, forecast(s, opened.works, opened.val_works, s.models_by_role(backend.model)))
 
 
 def _app_module():
