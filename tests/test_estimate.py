@@ -1,0 +1,141 @@
+"""`train --estimate`: the forecast a person reads before paying for a run, checked against a bill.
+
+The bill is the fake Messages API's (tests/fakeapi.py), which counts the tokens of every
+request it is sent, splits them by the cache marks the client placed, and reports that
+usage the way the API does; the run's `call` events price it. The fake model here behaves
+as `--estimate` assumes a real one does (engine/estimate.py): the writer opens every note
+and writes episodes as long as the human ones, the judge and the reducer write a report of
+a page, the optimizer reads its evidence and the notes, writes one note and commits.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from skilltui.cli import main
+from skilltui.engine.diffuse import noise_work
+from skilltui.engine.pool import render_note
+from skilltui.engine.works import load_work
+from skilltui.model.bus import read_events
+from tests.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use
+from tests.test_anthropic_training import KEY, assistant_turns, call, role_of
+
+PAGE = " ".join(["The writer kept the scene moving but flattened the dialogue into action lines."] * 22)
+BODY = "\n".join(f"- Rule {n}: keep each scene to one turn, and let the dialogue carry it." for n in range(1, 12))
+
+
+@pytest.fixture
+def server(server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> FakeAnthropic:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+    return server
+
+
+def bundled_works(into: Path) -> list[Path]:
+    """The bundled example works with their stories written, as `skilltui demo` prepares them."""
+    works = []
+    for source in sorted(Path(str(resources.files("skilltui") / "examples")).iterdir()):
+        copy = into / source.name
+        shutil.copytree(source, copy)
+        work = load_work(copy)
+        work.story_path.write_text(noise_work(work, seed=0, noise=0.3))
+        works.append(copy)
+    return works
+
+
+class PlausibleModel:
+    """Every role, the way the estimate assumes a model plays it."""
+
+    def __init__(self, works: dict[str, Path]) -> None:
+        self.works = works
+        self.notes = 0
+
+    def __call__(self, r: Recorded) -> Reply:
+        role = role_of(r)
+        if role == "forward":
+            return self.writer(r)
+        if role == "backward":
+            return self.optimizer(r)
+        return Reply([text(f"## What went wrong\n\n{PAGE}")])
+
+    def writer(self, r: Recorded) -> Reply:
+        prompt = r.all_text
+        first, last = map(int, re.search(r"# Write episodes (\d+) to (\d+)", prompt).groups())
+        scripts = re.search(r"Write each episode to `([^`]+)/NN\.fountain`", prompt).group(1)
+        human = self.works[Path(scripts).parent.name] / "human"
+        listed = re.findall(r"^- ([a-z]+/[^:]+\.md): ", prompt, re.MULTILINE)
+        turns = [[call(r, "view", path=rel) for rel in listed]] if listed else []
+        turns.append(
+            [
+                call(
+                    r, "create", path=f"{scripts}/{n:02d}.fountain", file_text=(human / f"{n:02d}.fountain").read_text()
+                )
+                for n in range(first, last + 1)
+            ]
+        )
+        turns.append([text(f"I wrote episodes {first} to {last}.")])
+        return Reply(turns[min(assistant_turns(r), len(turns) - 1)])
+
+    def optimizer(self, r: Recorded) -> Reply:
+        prompt = r.all_text
+        turns = [[call(r, "view", path=p) for p in re.findall(r"loss report `([^`]+)`", prompt)]]
+        listed = re.findall(r"^- ([a-z]+/[^:]+\.md): ", prompt, re.MULTILINE)
+        if listed:
+            turns.append([call(r, "view", path=rel) for rel in listed])
+        turn = assistant_turns(r)
+        if turn == len(turns):
+            self.notes += 1
+            note = render_note(f"Scene rules, set {self.notes}: one turn per scene, dialogue carries it.", BODY)
+            return Reply([call(r, "create", path=f"structure/scene-rules-{self.notes}.md", file_text=note)])
+        if turn == len(turns) + 1:
+            return Reply([tool_use("commit", {"message": "Add scene rules: the reports all flatten dialogue."})])
+        if turn > len(turns) + 1:
+            return Reply([text("Committed one note.")])
+        return Reply(turns[turn])
+
+
+def billed(run: Path) -> float:
+    return sum(e.get("cost_usd") or 0.0 for e in read_events(run / "events.jsonl") if e["kind"] == "call")
+
+
+def test_the_estimate_of_one_epoch_of_the_bundled_works_is_within_a_quarter_of_the_bill(
+    server: FakeAnthropic, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    works = bundled_works(tmp_path / "works")
+    server.script = PlausibleModel({w.name: w for w in works})
+    runs = tmp_path / "runs"
+    argv = ["train", "--backend", "anthropic", "--model", "claude-sonnet-5-5", "--runs-dir", str(runs)]
+    argv += ["--run-id", "r", *(a for w in works for a in ("--work", str(w)))]
+
+    # Before the run: a forecast, and no request, no run folder.
+    assert main([*argv, "--estimate"]) == 0
+    printed = capsys.readouterr().out
+    assert server.messages_requests == [] and not runs.exists()
+    rows = {line.split()[0]: line.split() for line in printed.splitlines()[1:5]}
+    assert set(rows) == {"forward", "loss", "reduce", "backward"}
+    assert [rows[r][2] for r in ("forward", "loss", "reduce", "backward")] == ["7", "7", "2", "3"]
+
+    assert main([*argv, "--auto"]) == 0
+    run = runs / "r"
+    estimate = json.loads((run / "estimate.json").read_text())
+    assert f"${estimate['usd_cached']:.2f} with caching" in printed  # the run kept what was printed
+    bill = billed(run)
+    calls = [e for e in read_events(run / "events.jsonl") if e["kind"] == "call"]
+    by_role = {row["role"]: row["calls"] for row in estimate["rows"]}
+    assert {role: sum(1 for c in calls if c["role"] == role) for role in by_role} == by_role
+    for role in by_role:
+        spent = sum(c.get("cost_usd") or 0.0 for c in calls if c["role"] == role)
+        tokens = sum(
+            c["input_tokens"] + c["cache_write_tokens"] + c["cache_read_tokens"] for c in calls if c["role"] == role
+        )
+        row = next(r for r in estimate["rows"] if r["role"] == role)
+        per_call = tokens // by_role[role]
+        print(f"{role}: input/call estimated {row['input_per_call']:,}, billed {per_call:,}; billed ${spent:.4f}")
+    print(f"estimate ${estimate['usd']:.4f}, billed ${bill:.4f} ({estimate['usd'] / bill - 1:+.1%})")
+    assert abs(estimate["usd"] - bill) <= 0.25 * bill
