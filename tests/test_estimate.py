@@ -139,3 +139,9 @@ def test_the_estimate_of_one_epoch_of_the_bundled_works_is_within_a_quarter_of_t
         print(f"{role}: input/call estimated {row['input_per_call']:,}, billed {per_call:,}; billed ${spent:.4f}")
     print(f"estimate ${estimate['usd']:.4f}, billed ${bill:.4f} ({estimate['usd'] / bill - 1:+.1%})")
     assert abs(estimate["usd"] - bill) <= 0.25 * bill
+
+    # After the run, `runs` sets the forecast beside what was spent.
+    capsys.readouterr()
+    assert main(["runs", "--runs-dir", str(runs)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("r "))
+    assert f"${bill:.4f}" in row and f"${estimate['usd']:.4f}" in row

@@ -14,6 +14,7 @@ from typing import Any
 from ..engine.run import Run, is_locked, read_json
 from ..model.figures import finished_means, next_changes
 from ..model.parse import EventShapeError, parse_event
+from ..model.summary import estimated_usd
 from ..model.tail import tail_of
 from ..model.view import RunView
 
@@ -40,6 +41,7 @@ class RunStatus:
     latest_val: float | None = None  # mean validation loss after the latest step
     latest_val_works: int | None = None
     val_cost_usd: float = 0.0
+    estimate_usd: float | None = None  # what `--estimate` forecast when the run started (estimate.json)
     # Works whose latest forward or loss failed: work -> "epoch E step S stage: why".
     failing: dict[str, str] = field(default_factory=dict)
     # Per scored step: its mean and the next scored step's, over the works both scored.
@@ -132,6 +134,7 @@ def status_of(run: Run, view: RunView) -> RunStatus:
         latest_val=last.val_mean_loss if last is not None else None,
         latest_val_works=(last.val_works_in_mean or None) if last is not None else None,
         val_cost_usd=round(view.val_cost, 6),
+        estimate_usd=estimated_usd(run.root),
         failing=failing_works(view),
         changes=loss_changes(view),
     )
