@@ -145,3 +145,23 @@ def test_the_estimate_of_one_epoch_of_the_bundled_works_is_within_a_quarter_of_t
     assert main(["runs", "--runs-dir", str(runs)]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("r "))
     assert f"${bill:.4f}" in row and f"${estimate['usd']:.4f}" in row
+
+
+async def test_the_header_shows_the_cost_per_kept_update_where_it_has_room() -> None:
+    from textual.app import App
+
+    from skilltui.components.run_header import HeaderFacts, RunHeader
+
+    class One(App):
+        def compose(self):
+            yield RunHeader()
+
+    app = One()
+    async with app.run_test(size=(160, 24)) as pilot:
+        header = app.query_one(RunHeader)
+        header.facts = HeaderFacts(run_id="r", status="running", epoch=0, step=2, cost=0.9, kept=3)
+        await pilot.pause()
+        assert "$0.9000 ($0.3000/kept update)" in header.render().plain
+        header.facts = HeaderFacts(run_id="r", status="running", epoch=0, step=0, cost=0.2, kept=0)
+        await pilot.pause()
+        assert "kept update" not in header.render().plain  # nothing kept yet: no per-update figure
