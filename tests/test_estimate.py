@@ -165,3 +165,30 @@ async def test_the_header_shows_the_cost_per_kept_update_where_it_has_room() -> 
         header.facts = HeaderFacts(run_id="r", status="running", epoch=0, step=0, cost=0.2, kept=0)
         await pilot.pause()
         assert "kept update" not in header.render().plain  # nothing kept yet: no per-update figure
+
+
+def test_the_estimate_counts_the_calls_an_offline_run_with_the_gate_makes(make_work, tmp_path: Path, capsys) -> None:
+    works = [make_work("kestrel", 6), make_work("lantern", 4)]
+    val = make_work("moor", 4)
+    runs = tmp_path / "runs"
+    argv = ["train", "--backend", "offline", "--runs-dir", str(runs), "--run-id", "r", "--val-work", str(val)]
+    argv += ["--gate", "--group-size", "1", "--epochs", "2", *(a for w in works for a in ("--work", str(w)))]
+    assert main([*argv, "--estimate"]) == 0
+    assert "no price for a model of this run" in capsys.readouterr().out and not runs.exists()
+    assert main([*argv, "--auto"]) == 0
+    estimate = json.loads((runs / "r" / "estimate.json").read_text())
+    calls = [e for e in read_events(runs / "r" / "events.jsonl") if e["kind"] == "call"]
+
+    def role(c: dict) -> str:
+        return ("validation loss" if c["role"] == "loss" else "validation") if c.get("work") == "moor" else c["role"]
+
+    made = {r: sum(1 for c in calls if role(c) == r) for r in {role(c) for c in calls}}
+    planned = {row["role"]: row["calls"] for row in estimate["rows"]}
+    assert set(planned) == set(made)
+    for name in ("forward", "loss", "backward"):
+        assert planned[name] == made[name], name
+    # The estimate validates after every micro-step (1 + 10 points), an upper bound: the run
+    # validates only notes it has not measured yet, and the offline optimizer's "no change"
+    # commits leave the notes as they were.
+    assert planned["validation"] == planned["validation loss"] == 11
+    assert made["validation"] == made["validation loss"] <= 11

@@ -267,7 +267,8 @@ def _write_estimate(opened, backend) -> None:
     from ..engine.run import write_json
 
     path = opened.run.root / "estimate.json"
-    if not path.exists():
+    # Only a new run: a forecast made on resume would not be what the run was started on.
+    if not opened.resumed and not path.exists():
         s = opened.settings
         write_json(path, forecast(s, opened.works, opened.val_works, s.models_by_role(backend.model)))
 

@@ -41,7 +41,8 @@ ASSUMED = (
     f"the writer reads every note once and writes episodes as long as the human ones, in 3 turns; "
     f"a loss or reduce report is {REPORT_TOKENS} tokens; a backward agent reads its evidence and the "
     f"notes, writes one note of {NOTE_TOKENS} tokens and commits, in 4 turns, and every micro-step is "
-    f"kept on the first attempt; each tool call adds {TURN_TOKENS} tokens of output"
+    f"kept on the first attempt and changes the notes (so, with --gate, is validated); each tool call adds "
+    f"{TURN_TOKENS} tokens of output"
 )
 
 
@@ -84,9 +85,8 @@ class Planner:
     def plan(self) -> dict[str, RoleEstimate]:
         s = self.s
         steps = planned_steps(self.works, s.steps, s.episodes_per_step)
-        micro_steps = 0
         if self.val_works:
-            self._validate(0, 0)
+            self._validate()
         for epoch in range(s.epochs):
             for step in range(steps):
                 first, last = step * s.episodes_per_step + 1, (step + 1) * s.episodes_per_step
@@ -104,12 +104,12 @@ class Planner:
                     if len(group) > 1:
                         self._reduce(group)
                     self._backward(group, first, last)
-                    micro_steps += 1
                     if s.gate:
-                        self._validate(first, last)
+                        self._validate()
                     self._grow()
-                if self.val_works:
-                    self._validate(first, last)
+                # With the gate, the step's point measures the notes its last micro-step left, already measured.
+                if self.val_works and not s.gate:
+                    self._validate()
         return self.roles
 
     def _grow(self) -> None:
@@ -204,7 +204,7 @@ class Planner:
         # The rules lead every backward call of the run alike: the first writes them, the rest read.
         self.add("backward", agent_call(base, count_tokens(lead), "backward" in self.roles, turns))
 
-    def _validate(self, first: int, last: int) -> None:
+    def _validate(self) -> None:
         n = self.s.episodes_per_step
         for work in self.val_works:
             self._forward(work, 0, 0, 1, n, validation=True)
