@@ -24,7 +24,7 @@ from skilltui.engine.pool import render_note
 from skilltui.engine.works import load_work
 from skilltui.model.bus import read_events
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use
-from tests.test_anthropic_training import KEY, assistant_turns, call, role_of
+from tests.test_anthropic_training import KEY, FakeModel, assistant_turns, call, role_of
 
 PAGE = " ".join(["The writer kept the scene moving but flattened the dialogue into action lines."] * 22)
 BODY = "\n".join(f"- Rule {n}: keep each scene to one turn, and let the dialogue carry it." for n in range(1, 12))
@@ -49,20 +49,18 @@ def bundled_works(into: Path) -> list[Path]:
     return works
 
 
-class PlausibleModel:
+class PlausibleModel(FakeModel):
     """Every role, the way the estimate assumes a model plays it."""
 
     def __init__(self, works: dict[str, Path]) -> None:
+        super().__init__(next(iter(works.values())).parent)
         self.works = works
         self.notes = 0
 
     def __call__(self, r: Recorded) -> Reply:
-        role = role_of(r)
-        if role == "forward":
-            return self.writer(r)
-        if role == "backward":
-            return self.optimizer(r)
-        return Reply([text(f"## What went wrong\n\n{PAGE}")])
+        if role_of(r) in ("loss", "reduce"):
+            return Reply([text(f"## What went wrong\n\n{PAGE}")])
+        return super().__call__(r)
 
     def writer(self, r: Recorded) -> Reply:
         prompt = r.all_text

@@ -28,7 +28,7 @@ from .pool import Pool
 from .prompts import Prompts
 from .scores import score_step
 from .session import Settings
-from .stages import note_policy, pool_context
+from .stages import forward_prompt, note_policy, pool_context, story_lead
 from .works import Work, planned_steps
 
 # What a call adds beyond its prompt, where only a model could say.
@@ -127,17 +127,9 @@ class Planner:
 
     def _forward(self, work: Work, epoch: int, step: int, first: int, last: int, *, validation: bool) -> None:
         root = self.ctx.run.pool.root
-        prompt = self.prompts.render(
-            "forward",
-            work=work.name,
-            meta=work.meta,
-            first=first,
-            last=last,
-            story_path=str(work.story_path),
-            pool_dir=str(root),
-            scripts_dir=str(root.parent / "epoch0" / "step0" / "works" / work.name / "scripts"),
-        )
-        lead = f"# The story\n\n{work.story_path.read_text(encoding='utf-8')}"
+        scripts = root.parent / "epoch0" / "step0" / "works" / work.name / "scripts"
+        prompt = forward_prompt(self.prompts, work, first, last, work.story_path, root, scripts)
+        lead = story_lead(work.story_path)
         prefix = pool_context(self.ctx, self.headers)
         written = sum(count_tokens(work.episode_text(n)) for n in range(first, last + 1))
         turns = [(TURN_TOKENS, self.pool_tokens), (written + TURN_TOKENS, 20), (TURN_TOKENS, 0)]

@@ -29,6 +29,7 @@ from ..core.formats import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTIO
 from ..model import events as ev
 from . import rubric
 from .context import Context
+from .prompts import Prompts
 from .run import Run, read_json, write_atomic, write_json
 from .scores import score_step
 from .works import Work
@@ -85,6 +86,24 @@ def written_episodes(scripts: Path, first: int, last: int) -> dict[int, str]:
     return found
 
 
+def forward_prompt(prompts: Prompts, work: Work, first: int, last: int, story: Path, pool: Path, scripts: Path) -> str:
+    """The writer's task; `--estimate` sizes the same text."""
+    return prompts.render(
+        "forward",
+        work=work.name,
+        meta=work.meta,
+        first=first,
+        last=last,
+        story_path=str(story),
+        pool_dir=str(pool),
+        scripts_dir=str(scripts),
+    )
+
+
+def story_lead(story: Path) -> str:
+    return f"# The story\n\n{story.read_text(encoding='utf-8')}"
+
+
 async def forward(
     ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
 ) -> bool:
@@ -101,20 +120,11 @@ async def forward(
     pool = ctx.run.pool
     headers = pool.headers()
     story = place.story
-    prompt = ctx.prompts.render(
-        "forward",
-        work=work.name,
-        meta=work.meta,
-        first=first,
-        last=last,
-        story_path=str(story),
-        pool_dir=str(pool.root),
-        scripts_dir=str(scripts),
-    )
+    prompt = forward_prompt(ctx.prompts, work, first, last, story, pool.root, scripts)
     prefix = pool_context(ctx, headers)
     # The story leads the prompt: the same work's forward re-reads it word for word every
     # step, so it is cached across steps when one comes later (cache_policy).
-    lead = f"# The story\n\n{story.read_text(encoding='utf-8')}"
+    lead = story_lead(story)
     # Records are synced to disk: written off the loop, so the app's keys never wait on a disk.
     await asyncio.to_thread(write_atomic, out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(
