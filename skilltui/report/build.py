@@ -22,6 +22,7 @@ from markdown_it import MarkdownIt
 from ..core.errors import UsageError
 from ..core.formats import parse_note
 from ..engine.run import Run, read_json, run_containing, write_atomic
+from ..engine.session import DEFAULT_POOL_BUDGET
 from ..model.bus import read_events
 from ..model.view import StepKey
 from ..runs.status import RunStatus, run_status
@@ -142,6 +143,23 @@ def curves(events: list[dict[str, Any]]) -> dict[str, Any]:
     return {"chart": chart(sorted(steps), series) if steps else None, "val": val}
 
 
+def pool_sizes(events: list[dict[str, Any]], budget: float) -> Any:
+    """The pool's tokens after each step (its last kept micro-step's), from the micro_step and decision events."""
+    sizes: dict[tuple[int, int, int, int], int] = {}
+    after: dict[StepKey, int] = {}
+    for e in events:
+        key = (e.get("epoch"), e.get("step"), e.get("group"), e.get("attempt"))
+        if e["kind"] == "micro_step" and e.get("pool_tokens") is not None:
+            sizes[key] = e["pool_tokens"]  # type: ignore[index]
+        elif e["kind"] == "decision" and e.get("decision") == "approve" and key in sizes:
+            after[(e["epoch"], e["step"])] = sizes[key]  # type: ignore[index]
+    if not after:
+        return None
+    steps = sorted(after)
+    scale = max(budget, *after.values())
+    return chart(steps, [Series("pool size", "pool", dict(after), {})], scale=scale, height=160)
+
+
 def setting_text(value: Any) -> str:
     """A setting as a person reads it: yes / no, a list joined, a mapping as key=value, – for none."""
     if value is None or value == {} or value == []:
@@ -163,6 +181,7 @@ def build(run: Run) -> str:
         raise UsageError(f"{run.config_path} is unreadable; this run cannot be reported") from None
     status = run_status(run, events)
     drawn = curves(events)
+    budget = float(config.get("pool_budget", DEFAULT_POOL_BUDGET))
     env = Environment(
         loader=PackageLoader("skilltui.report", "templates"),
         autoescape=True,
@@ -176,6 +195,8 @@ def build(run: Run) -> str:
         config=config,
         status=status,
         chart=drawn["chart"],
+        pool_chart=pool_sizes(events, budget),
+        pool_budget=budget,
         micro_steps=micro_steps(run, events, status, drawn["val"]),
         notes=notes(run),
         history_actions=[e for e in events if e.get("kind") == "history"],
