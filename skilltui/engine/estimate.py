@@ -24,6 +24,7 @@ from typing import Any
 from ..core.formats import FOLDERS
 from ..core.tokens import CHARS_PER_TOKEN, count_tokens
 from .estimate_sizes import OUTPUT_PER_SECOND, TURN_SECONDS, CallSize, agent_call, text_call
+from .loop import make_groups
 from .pool import Pool
 from .prompts import Prompts
 from .scores import score_step
@@ -98,9 +99,9 @@ class Planner:
                     self._loss(work, epoch, first, last, validation=False)
                 if s.no_backward:
                     continue
-                size = s.group_size or len(active)
-                for g in range(0, len(active), size):
-                    group = active[g : g + size]
+                by_name = {w.name: w for w in active}
+                for names in make_groups(list(by_name), s.group_size):
+                    group = [by_name[n] for n in names]
                     if len(group) > 1:
                         self._reduce(group)
                     self._backward(group, first, last)
