@@ -127,15 +127,16 @@ def test_the_estimate_of_one_epoch_of_the_bundled_works_is_within_a_quarter_of_t
     calls = [e for e in read_events(run / "events.jsonl") if e["kind"] == "call"]
     by_role = {row["role"]: row["calls"] for row in estimate["rows"]}
     assert {role: sum(1 for c in calls if c["role"] == role) for role in by_role} == by_role
-    for role in by_role:
-        spent = sum(c.get("cost_usd") or 0.0 for c in calls if c["role"] == role)
-        tokens = sum(
-            c["input_tokens"] + c["cache_write_tokens"] + c["cache_read_tokens"] for c in calls if c["role"] == role
-        )
-        row = next(r for r in estimate["rows"] if r["role"] == role)
-        per_call = tokens // by_role[role]
-        print(f"{role}: input/call estimated {row['input_per_call']:,}, billed {per_call:,}; billed ${spent:.4f}")
-    print(f"estimate ${estimate['usd']:.4f}, billed ${bill:.4f} ({estimate['usd'] / bill - 1:+.1%})")
+    with capsys.disabled():  # the figures are the point of the test: say them whatever pytest captures
+        for role in by_role:
+            spent = sum(c.get("cost_usd") or 0.0 for c in calls if c["role"] == role)
+            tokens = sum(
+                c["input_tokens"] + c["cache_write_tokens"] + c["cache_read_tokens"] for c in calls if c["role"] == role
+            )
+            row = next(r for r in estimate["rows"] if r["role"] == role)
+            per_call = tokens // by_role[role]
+            print(f"{role}: input/call estimated {row['input_per_call']:,}, billed {per_call:,}; billed ${spent:.4f}")
+        print(f"estimate ${estimate['usd']:.4f}, billed ${bill:.4f} ({estimate['usd'] / bill - 1:+.1%})")
     assert abs(estimate["usd"] - bill) <= 0.25 * bill
 
     # After the run, `runs` sets the forecast beside what was spent.

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from ..agents.cache_policy import min_cacheable
 from ..core.formats import FOLDERS
 from ..core.tokens import CHARS_PER_TOKEN, count_tokens
 from .estimate_sizes import OUTPUT_PER_SECOND, TURN_SECONDS, CallSize, agent_call, text_call
@@ -119,6 +120,10 @@ class Planner:
             self.pool_tokens += NOTE_TOKENS
             self.headers.append((f"{next(iter(FOLDERS))}/note-{len(self.headers) + 1}.md", "x" * (HEADER_TOKENS * 3)))
 
+    def _min(self, role: str) -> int:
+        """The model's minimum cacheable prompt; other backends than anthropic place no marks of ours."""
+        return min_cacheable(self.models[role]) if self.s.backend == "anthropic" else 0
+
     def _system(self, role: str) -> str:
         return self.prompts.render("system", role=role)
 
@@ -137,7 +142,10 @@ class Planner:
         base = self._base("forward", prefix, prompt)
         # The story is cached across the steps of a work (cache_policy): later steps read it.
         lead_cached = not validation and (epoch > 0 or step > 0)
-        self.add("validation" if validation else "forward", agent_call(base, count_tokens(lead), lead_cached, turns))
+        self.add(
+            "validation" if validation else "forward",
+            agent_call(base, count_tokens(lead), lead_cached, turns, self._min("forward")),
+        )
 
     def _loss(self, work: Work, epoch: int, first: int, last: int, *, validation: bool) -> None:
         human = {n: work.episode_text(n) for n in range(first, last + 1)}
@@ -148,7 +156,9 @@ class Planner:
         base = count_tokens(self._system("loss")) + count_tokens(prompt)
         # The human episodes are cached for an hour for the next epoch's judge, and read there.
         lead_ttl = "1h" if epoch < self.s.epochs - 1 else None
-        size = text_call(base, count_tokens(lead), REPORT_TOKENS, lead_ttl=lead_ttl, lead_read=epoch > 0)
+        size = text_call(
+            base, count_tokens(lead), REPORT_TOKENS, lead_ttl=lead_ttl, lead_read=epoch > 0, minimum=self._min("loss")
+        )
         self.add("validation loss" if validation else "loss", size)
 
     def _report(self) -> str:
@@ -195,7 +205,9 @@ class Planner:
         ]
         base = self._base("backward", prefix, prompt)
         # The rules lead every backward call of the run alike: the first writes them, the rest read.
-        self.add("backward", agent_call(base, count_tokens(lead), "backward" in self.roles, turns))
+        self.add(
+            "backward", agent_call(base, count_tokens(lead), "backward" in self.roles, turns, self._min("backward"))
+        )
 
     def _validate(self) -> None:
         n = self.s.episodes_per_step

@@ -48,30 +48,40 @@ class CallSize:
         return self.turns * TURN_SECONDS + self.output_tokens / rate
 
 
-def agent_call(base: int, lead: int, lead_cached: bool, turns: list[tuple[int, int]]) -> CallSize:
-    """An agent call of len(turns) turns; turn t writes `turns[t][0]` tokens and gets `turns[t][1]` back."""
+def agent_call(base: int, lead: int, lead_cached: bool, turns: list[tuple[int, int]], minimum: int = 0) -> CallSize:
+    """An agent call of len(turns) turns; turn t writes `turns[t][0]` tokens and gets `turns[t][1]` back.
+
+    A turn whose input is shorter than the model's `minimum` cacheable length is not marked
+    (the API would cache nothing), so it pays its whole input at the input rate.
+    """
     sent = base + lead  # what the next turn sends as input
-    total_in = written = read = 0
+    total_in = plain = written = read = 0
     out = 0
-    previous = 0
+    previous = 0  # what the cache holds from the turn before
     for index, (output, result) in enumerate(turns):
         total_in += sent
-        if index == 0:
-            written += base + (0 if lead_cached else lead)
+        if sent < minimum:
+            plain += sent
+        elif index == 0 or not previous:
+            written += sent - (lead if lead_cached else 0)
             read += lead if lead_cached else 0
         else:
             read += previous
             written += sent - previous
-        previous = sent
+        previous = sent if sent >= minimum else 0
         out += output
         sent += output + result
-    cached = Usage(output_tokens=out, cache_write_tokens=written, cache_read_tokens=read)
+    cached = Usage(input_tokens=plain, output_tokens=out, cache_write_tokens=written, cache_read_tokens=read)
     return CallSize(total_in, out, cached, len(turns))
 
 
-def text_call(base: int, lead: int, output: int, *, lead_ttl: str | None = None, lead_read: bool = False) -> CallSize:
+def text_call(
+    base: int, lead: int, output: int, *, lead_ttl: str | None = None, lead_read: bool = False, minimum: int = 0
+) -> CallSize:
     """A one-shot call: its lead is written to the cache when a later call re-reads it, read when one wrote it."""
-    if lead_read:
+    if lead < minimum:  # too short for the API to cache
+        usage = Usage(input_tokens=base + lead, output_tokens=output)
+    elif lead_read:
         usage = Usage(input_tokens=base, output_tokens=output, cache_read_tokens=lead)
     elif lead_ttl:
         usage = Usage(input_tokens=base, output_tokens=output, cache_write_tokens=lead)
