@@ -191,3 +191,23 @@ def test_the_estimate_counts_the_calls_an_offline_run_with_the_gate_makes(make_w
     # commits leave the notes as they were.
     assert planned["validation"] == planned["validation loss"] == 11
     assert made["validation"] == made["validation loss"] <= 11
+
+
+def test_an_agent_call_is_billed_turn_by_turn_with_and_without_the_cache() -> None:
+    from skilltui.engine.estimate_sizes import agent_call
+
+    # Two turns on a 2,000-token prompt: the first writes 10 tokens and gets 100 back, so the
+    # second sends 2,110. Uncached that is 4,110 input tokens; cached, the first turn writes
+    # the 2,000 and the second reads them and writes the 110 that are new.
+    size = agent_call(2000, 0, False, [(10, 100), (20, 0)])
+    assert (size.input_tokens, size.output_tokens, size.turns) == (4110, 30, 2)
+    assert (size.cached.input_tokens, size.cached.cache_write_tokens, size.cached.cache_read_tokens) == (0, 2110, 2000)
+    # Sonnet 5.5: $2 in, $10 out, $2.50 to write, $0.10 to read, per million tokens.
+    assert size.usd("claude-sonnet-5-5", caching=False) == pytest.approx((4110 * 2 + 30 * 10) / 1e6)
+    assert size.usd("claude-sonnet-5-5", caching=True) == pytest.approx((2110 * 2.5 + 2000 * 0.1 + 30 * 10) / 1e6)
+    # A story another step already cached is read, not written; a prompt under the model's
+    # minimum cacheable length is never marked, so it pays the input rate throughout.
+    led = agent_call(1000, 3000, True, [(10, 0)])
+    assert (led.cached.cache_write_tokens, led.cached.cache_read_tokens) == (1000, 3000)
+    short = agent_call(500, 0, False, [(10, 0), (10, 0)], minimum=1024)
+    assert (short.cached.input_tokens, short.cached.cache_write_tokens) == (1010, 0)
