@@ -10,6 +10,8 @@ each call takes the next entry of `plan` (the last one repeats):
 - "overrun": writes two long notes and commits; when refused, deletes them and ends its turn;
 - "forget": writes a good note and ends its turn without committing;
 - "commit": writes a good note and commits;
+- "crowd": adds a second note beside the pool's; when the commit tool refuses it for the pool
+  budget, removes the notes that were there before (making room) and commits again;
 - "offline": the offline backend's own backward pass.
 
 Each backward call's prompt is kept in `prompts`, and every tool error in `errors`.
@@ -25,6 +27,11 @@ from skilltui.engine.pool import render_note
 GOOD = render_note(
     "Open every scene with a scene heading: INT. or EXT., the place, the time of day.",
     "Write a scene heading where the story moves: INT. SIGNAL BOX - NIGHT, for an invented example.",
+)
+
+CUES = render_note(
+    "Put a character cue in capitals on its own line above every spoken line.",
+    "A cue names who speaks, alone on its line; a parenthetical, if any, goes on the next line.",
 )
 
 
@@ -73,6 +80,15 @@ class ScriptedBackward(OfflineBackend):
                 sandbox.delete("scene/one.md")
                 sandbox.delete("scene/two.md")
             return CallResult(text="tried to commit two long notes")
+        if how == "crowd":
+            earlier = [rel for rel in sandbox.run("view", {"path": "."}).split() if rel.endswith(".md")]
+            sandbox.create("dialogue/cue-lines.md", CUES)
+            if self._commit(sandbox, "cue lines"):
+                return CallResult(text="committed")
+            for rel in earlier:
+                sandbox.delete(rel)
+            self._commit(sandbox, "cue lines, in place of the scene headings")
+            return CallResult(text="made room and committed")
         if how == "commit":
             sandbox.create("scene/scene-headings.md", GOOD)
             self._commit(sandbox, "scene headings\n\nObserved: x\nChanged: y\nPrediction: scenes should rise.")

@@ -6,11 +6,15 @@ import json
 import re
 
 from recorded import recorded
+from recorded import recorded as read_events
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.pool import Pool
 from skilltui.engine.review import AutoReviewer
-from tests.scripted_backward import ScriptedBackward
+from skilltui.model.parse import parse_event
+from skilltui.model.summary import summarise
+from skilltui.model.view import RunView
+from tests.scripted_backward import GOOD, ScriptedBackward
 from tests.test_backward import train_once
 
 
@@ -140,3 +144,43 @@ def test_the_review_evidence_shows_failed_attempts_and_what_the_writer_opened(tm
     assert "## Attempts that failed their checks" in text
     assert "- attempt 1: no commit was made" in text
     assert "Notes the writer opened: none." in text  # the pool was empty when heath was written
+
+
+def test_a_commit_over_the_pool_budget_is_refused_with_the_figure_and_the_agent_makes_room(tmp_path, make_work):
+    works = [make_work("heath", 4)]
+    # Step 1 commits a note of 60 tokens; step 2 adds one of 56, which would take the pool to
+    # 116, over a budget of 100: refused, the agent removes the older note and commits again.
+    agent = ScriptedBackward("commit", "crowd")
+    run, outcome = train_once(tmp_path, works, agent, AutoReviewer(), steps=2, pool_budget=100)
+    assert outcome.status == "finished"
+    assert len(agent.errors) == 1
+    assert "the pool would be 116 tokens, over --pool-budget 100: shorten, merge or remove notes" in agent.errors[0]
+    assert agent.errors[0].startswith("not committed")
+    pool = Pool(run.memory)
+    assert pool.note_paths() == ["dialogue/cue-lines.md"]
+    # The agent was told the size and the budget before it wrote anything.
+    assert "The notes come to 60 tokens now; the commit tool refuses a pool over 100 tokens" in agent.prompts[1]
+    sizes = [(e["pool_tokens_before"], e["pool_tokens"]) for e in kinds(run, "micro_step")]
+    assert sizes == [(0, 60), (60, 56)]
+    assert not (run.backward_dir(0, 1, 1) / "attempt2").exists()  # made room within the refused attempt
+    # The end of the run says the pool's size before and after.
+    view = RunView.of("r", run.root)
+    for event in read_events(run.events_path):
+        view.apply(parse_event(event))
+    assert "pool size 0 → 56 tokens" in summarise(view).lines()
+
+
+def test_a_pool_that_starts_over_budget_may_still_be_trained_down(tmp_path, make_work):
+    works = [make_work("ling", 4)]
+    donor = tmp_path / "donor"
+    (donor / "scene").mkdir(parents=True)
+    (donor / "scene" / "scene-headings.md").write_text(GOOD)
+    # The pool starts at 60 tokens, over a budget of 50. Adding a note is refused (116); then
+    # replacing the old note by the new one leaves it over (56) but smaller, so it is let through.
+    agent = ScriptedBackward("crowd")
+    run, outcome = train_once(tmp_path, works, agent, AutoReviewer(), steps=1, pool_budget=50, init_pool=donor)
+    assert outcome.status == "finished"
+    assert len(agent.errors) == 1 and "the pool would be 116 tokens, over --pool-budget 50" in agent.errors[0]
+    sizes = [(e["pool_tokens_before"], e["pool_tokens"]) for e in kinds(run, "micro_step")]
+    assert sizes == [(60, 56)]
+    assert Pool(run.memory).note_paths() == ["dialogue/cue-lines.md"]

@@ -213,6 +213,8 @@ def test_a_broken_template_in_prompts_is_refused_before_the_run(tmp_path, make_w
         (["--max-cost", "nan"], "--max-cost"),
         (["--max-cost", "inf"], "--max-cost"),
         (["--offline-latency", "nan"], "--offline-latency"),
+        (["--pool-budget", "0"], "--pool-budget must be a positive number of tokens"),
+        (["--pool-budget", "nan"], "--pool-budget must be a positive number of tokens"),
         (["--episodes-per-step", "5"], "--episodes-per-step 4 or less"),
     ],
 )

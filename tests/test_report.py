@@ -44,8 +44,18 @@ def test_the_page_holds_every_section_and_references_nothing(report, tmp_path):
         assert f'<section id="{section}">' in html
     assert not re.search(r"\b(src|href)\s*=", html), "the page must not reference any other resource"
     assert "<script" not in html
-    assert html.count("<polyline") == 2  # train and validation
     decisions = events(tmp_path / "runs", "decision")
+    assert html.count("<polyline") == 3  # train and validation; the pool's size
+    # The pool's size after the step whose micro-step was kept, as the micro_step event recorded it.
+    kept = [d for d in decisions if d["decision"] == "approve"]
+    size = next(
+        e["pool_tokens"]
+        for e in events(tmp_path / "runs", "micro_step")
+        if e["attempt"] == kept[-1]["attempt"]
+        and (e["epoch"], e["step"], e["group"]) == (kept[-1]["epoch"], kept[-1]["step"], kept[-1]["group"])
+    )
+    assert '<section id="pool-size">' in html
+    assert f"pool size e{kept[-1]['epoch']} s{kept[-1]['step']}: {size:,}</title>" in html
     assert "rollback by auto" in html and decisions[0]["reason"] in htmllib.unescape(html)
     assert '<span class="add">+## Guidance</span>' in html  # the kept micro-step's diff, coloured
     assert '<span class="del">-## Guidance</span>' in html  # the rolled-back one removed a note

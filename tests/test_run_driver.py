@@ -96,6 +96,7 @@ def test_auto_prints_a_start_line_per_stage_and_the_summary_at_the_end(opened):
     assert code == 0
     for start in ("[start] forward alpha (epoch 0 step 0)", "[start] loss beta (epoch 0 step 1)", "[start] backward"):
         assert start in printed
-    tail = printed.splitlines()[-5:]
+    tail = printed.splitlines()[-6:]
     assert tail[0] == "run d finished" and tail[1].startswith("train loss ")
+    assert tail[3].startswith("pool size ") and tail[3].endswith(" tokens")
     assert tail[-1].startswith("next: skilltui review ") and "--to DIR" in tail[-1]

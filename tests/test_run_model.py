@@ -183,7 +183,7 @@ def test_the_summary_says_loss_first_to_last_notes_cost_and_what_to_run_next():
     assert lines[0] == "run r finished"
     assert lines[1] == "train loss 0.500 (2 of 3 works) → 0.250 (2 works)"
     assert "notes: 1 added, 0 changed, 0 removed over 1 kept micro-step" in lines
-    assert "cost $0.5000" in lines
+    assert "cost $0.5000 ($0.5000 per kept update)" in lines
     assert lines[-1] == "next: skilltui review /runs/r   ·   skilltui export /runs/r --to DIR"
     assert view.tokens == 120 and not view.active and view.in_flight == {}
 

@@ -28,9 +28,9 @@ mark over it loses the saving.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ..core.tokens import count_tokens
 from . import pricing
 from .base import Request
 
@@ -57,7 +57,6 @@ MIN_CACHEABLE: dict[str, int] = {
     "claude-mythos-5-2": 512,
 }
 DEFAULT_MIN_CACHEABLE = 1024  # Sonnet 4.5 to 5.5, Opus 4.1 and 4.8, and models not listed
-CHARS_PER_TOKEN = 3.5
 
 
 def min_cacheable(model: str) -> int:
@@ -65,9 +64,8 @@ def min_cacheable(model: str) -> int:
 
 
 def tokens(value: Any) -> int:
-    """A generous token estimate of a block, a list of blocks or a string."""
-    text = value if isinstance(value, str) else json.dumps(value)
-    return int(len(text) / CHARS_PER_TOKEN)
+    """A generous token estimate of a block, a list of blocks or a string (core.tokens' rule)."""
+    return count_tokens(value)
 
 
 class Marks:

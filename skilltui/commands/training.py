@@ -155,6 +155,20 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         "the commit tool refuses a bigger change",
     )
     p.add_argument(
+        "--pool-budget",
+        type=float,
+        default=4000,
+        metavar="TOKENS",
+        help="the most tokens the notes may come to (characters / 3.5, as prompts are sized; default 4000); "
+        "the commit tool refuses a backward commit that takes the pool over it",
+    )
+    p.add_argument(
+        "--estimate",
+        action="store_true",
+        help="print what the run would cost (calls and tokens per role, dollars, wall time) and stop: "
+        "no model is called and no run folder is made",
+    )
+    p.add_argument(
         "--auto",
         action="store_true",
         help="headless: approve every update automatically (with --gate: roll back what the gate rejects)",
@@ -268,10 +282,26 @@ def cmd_train(args: argparse.Namespace) -> int:
     tracking = spec_from(args)
     if settings.batch and settings.backend != "anthropic":
         raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
+    if args.estimate:
+        from ..engine.estimate import estimate_lines, estimate_run
+
+        print("\n".join(estimate_lines(estimate_run(settings, _default_model(settings.backend)))))
+        return 0
     backend = make_backend(
         settings.backend, settings.model, offline_latency=settings.offline_latency, offline_noise=settings.offline_noise
     )
     return train(settings, backend, tracking)
+
+
+def _default_model(backend: str) -> str:
+    """The model a backend calls without --model, known without making the backend (which needs a key)."""
+    if backend == "anthropic":
+        from ..agents.anthropic_backend import DEFAULT_MODEL
+    elif backend == "claude-code":
+        from ..agents.claude_code import DEFAULT_MODEL
+    else:
+        DEFAULT_MODEL = "offline"  # noqa: N806 - the same name as the backends' constant
+    return DEFAULT_MODEL
 
 
 def train(settings, backend, tracking=None) -> int:
@@ -300,6 +330,7 @@ def train(settings, backend, tracking=None) -> int:
         tracker = LiveTracker(opened.run, tracking, say=None if tui_app is not None else to_stderr)
         tracker.start()
     try:
+        _write_estimate(opened, backend)
         if tui_app is None:
             return _train_headless(opened, backend)
         from ..core.signals import deferred_signals
@@ -318,6 +349,18 @@ def train(settings, backend, tracking=None) -> int:
             if tui_app is not None and tracker.warning:
                 print(tracker.warning, file=sys.stderr)
         opened.lock.release()
+
+
+def _write_estimate(opened, backend) -> None:
+    """The forecast, kept in the run when it starts, so `skilltui runs` can set it beside what was spent."""
+    from ..engine.estimate import forecast
+    from ..engine.run import write_json
+
+    path = opened.run.root / "estimate.json"
+    # Only a new run: a forecast made on resume would not be what the run was started on.
+    if not opened.resumed and not path.exists():
+        s = opened.settings
+        write_json(path, forecast(s, opened.works, opened.val_works, s.models_by_role(backend.model)))
 
 
 def _app_module():

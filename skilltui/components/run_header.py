@@ -3,7 +3,8 @@
 A person glancing at the live app asks "where is it, how far along, is it waiting for me,
 what has it cost"; one line answers all of it without moving the eyes off the works: the
 status, epoch and step, a bar of the stages done in the step, the steps done of the run,
-an ETA, the time since the app started, tokens, dollars and the run id. In `skilltui
+an ETA, the time since the app started, tokens, dollars (and, in full, per kept update) and
+the run id. In `skilltui
 review` the same widget says which run is open, its state, HEAD and the commits shown, and
 how to read the loss column.
 """
@@ -55,6 +56,7 @@ class HeaderFacts:
     steps_done: int = 0  # of the run
     steps_total: int | None = None  # None: the run did not record its plan
     eta: str = ""  # "ETA 2m10s" or ""
+    kept: int = 0  # micro-steps kept so far: the cost per kept update is what an update costs
 
 
 def bar_text(done: int, total: int, cells: int = BAR_CELLS) -> str:
@@ -111,6 +113,8 @@ class RunHeader(Widget):
             else (f"e{f.epoch} s{f.step}" if compact else f"epoch {f.epoch} step {f.step}")
         )
         cost = f"${f.cost:.4f}" + ("" if f.cost_known else "+")
+        if f.kept and level == 0:
+            cost += f" (${f.cost / f.kept:.4f}/kept update)"
         status = f.status
         if f.paused and status == "running":
             status = "paused"

@@ -28,7 +28,7 @@ from .backward_prompt import Brief, Where, build_prompt, group_read_roots, lexic
 from .context import Context
 from .feedback import annotations
 from .leakage import Lexicon
-from .note_checks import commit_problems, lint_pool
+from .note_checks import commit_problems, lint_pool, pool_tokens
 from .pool import Pool
 from .reconcile import kept_notice
 from .run import write_atomic, write_json
@@ -68,6 +68,7 @@ async def run_attempt(
     extra = {"round": candidate.round} if candidate else {}
     await _start_clean(ctx, pool, where)
     lexicon = await asyncio.to_thread(lexicon_of, ctx)
+    start_tokens = await asyncio.to_thread(pool_tokens, pool)
     asked = await build_prompt(ctx, pool, brief, where)
     subject, prompt, prefix, context = asked.subject, asked.prompt, asked.prefix, asked.context
     if candidate is not None:
@@ -76,7 +77,14 @@ async def run_attempt(
     refused: list[list[str]] = []
 
     def on_commit(message: str) -> str:
-        trouble = commit_problems(pool, where.before, lexicon, ctx.settings.max_edit_lines)
+        trouble = commit_problems(
+            pool,
+            where.before,
+            lexicon,
+            ctx.settings.max_edit_lines,
+            pool_budget=ctx.settings.pool_budget,
+            start_tokens=start_tokens,
+        )
         if trouble:
             refused.append(trouble)
             listed = "\n".join(f"- {t}" for t in trouble)
@@ -153,6 +161,8 @@ async def run_attempt(
             lint_ok=True,
             patch=str(adir / "patch.diff"),
             message=checked.get("message", ""),
+            pool_tokens_before=start_tokens,
+            pool_tokens=await asyncio.to_thread(pool_tokens, pool),
         )
     )
     if own:

@@ -23,7 +23,7 @@ from .attribution import attribution_table, run_attribution
 from .context import Context
 from .feedback import feedback_text
 from .leakage import Lexicon
-from .note_checks import lint_pool
+from .note_checks import lint_pool, pool_tokens
 from .pool import Pool
 from .run import write_atomic
 from .stages import Sample, note_policy, pool_context
@@ -123,6 +123,8 @@ async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where) -> 
         feedback=await asyncio.to_thread(feedback_text, ctx.run),
         attribution=attribution_table(stats, [rel for rel, _ in headers]),
         max_edit_lines=ctx.settings.max_edit_lines,
+        pool_tokens=await asyncio.to_thread(pool_tokens, pool),
+        pool_budget=ctx.settings.pool_budget,
     )
     # What is the same for every backward call of the run (the instructions, the rules, how a
     # note is written) leads, so each micro-step reads it from the cache; the pool listing,

@@ -6,13 +6,15 @@
 - `commit_problems`: what the commit tool checks *before* it commits, so an agent learns
   of a problem while it can still fix it in the same attempt: the touched notes pass
   `lint_pool`, and the lines added plus removed since the micro-step began fit the edit
-  budget (`--max-edit-lines`, the learning rate).
+  budget (`--max-edit-lines`, the learning rate), and the pool stays within `--pool-budget`
+  tokens (`pool_tokens`, counted by `core.tokens`, the rule the prompts are sized by).
 """
 
 from __future__ import annotations
 
 import os
 
+from ..core.tokens import count_tokens
 from ..pool_git import split_patch
 from .leakage import Lexicon
 from .pool import Pool
@@ -65,8 +67,33 @@ def edit_size(pool: Pool, before: str) -> tuple[int, list[str], list[str]]:
     return lines, touched, removed
 
 
-def commit_problems(pool: Pool, before: str, lexicon: Lexicon | None, max_edit_lines: int) -> list[str]:
-    """Why the pool as it stands may not be committed for this micro-step ([] when it may)."""
+def pool_tokens(pool: Pool) -> int:
+    """The pool's size in tokens: every note's whole text, as a writer that opens them all reads it."""
+    total = 0
+    for rel in pool._all_files():
+        if rel.endswith(".md"):
+            try:
+                total += count_tokens((pool.root / rel).read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+    return total
+
+
+def commit_problems(
+    pool: Pool,
+    before: str,
+    lexicon: Lexicon | None,
+    max_edit_lines: int,
+    *,
+    pool_budget: float | None = None,
+    start_tokens: int = 0,
+) -> list[str]:
+    """Why the pool as it stands may not be committed for this micro-step ([] when it may).
+
+    Over `pool_budget` a commit is refused unless it shrinks the pool from `start_tokens`
+    (its size when the micro-step began), so a pool that starts over budget (a big
+    --init-pool) can still be trained down to it.
+    """
     lines, touched, _ = edit_size(pool, before)
     problems = lint_pool(pool, lexicon, touched)
     if lines > max_edit_lines:
@@ -74,4 +101,11 @@ def commit_problems(pool: Pool, before: str, lexicon: Lexicon | None, max_edit_l
             f"this update adds and removes {lines} lines; the budget for one micro-step is {max_edit_lines} "
             "(--max-edit-lines): change less, keep the edit that matters most"
         )
+    if pool_budget is not None:
+        size = pool_tokens(pool)
+        if size > pool_budget and size >= start_tokens:
+            problems.append(
+                f"the pool would be {size:,} tokens, over --pool-budget {pool_budget:,.0f}: "
+                "shorten, merge or remove notes"
+            )
     return problems

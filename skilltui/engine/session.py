@@ -26,6 +26,8 @@ from .works import DEFAULT_MAX_SCRIPT_KB, Work, covers, load_works, unbroken
 
 # The default bound on lines one micro-step may add plus remove: two full notes' worth.
 DEFAULT_MAX_EDIT_LINES = 80
+# The default bound on the pool's size in tokens (core.tokens): what a writer can still read whole.
+DEFAULT_POOL_BUDGET = 4000
 
 
 @dataclass
@@ -72,6 +74,7 @@ class Settings:
     strict: bool = False
     max_edit_lines: int = DEFAULT_MAX_EDIT_LINES
     max_script_kb: int = DEFAULT_MAX_SCRIPT_KB  # how far a run goes, not what it computes: no identity
+    pool_budget: float = DEFAULT_POOL_BUDGET
 
     def check(self) -> None:
         for name in ("steps", "episodes_per_step", "epochs", "workers", "max_script_kb"):
@@ -95,6 +98,8 @@ class Settings:
             raise UsageError("--candidates must be a whole number, 1 or more (backward attempts per micro-step)")
         if self.max_edit_lines < 1:
             raise UsageError("--max-edit-lines must be at least 1 (lines one micro-step may add and remove)")
+        if not (math.isfinite(self.pool_budget) and self.pool_budget >= 1):
+            raise UsageError("--pool-budget must be a positive number of tokens (default 4000)")
         if self.gate and not self.val_works:
             raise UsageError("--gate judges each update on validation; name a held-out work with --val-work DIR")
         if self.gate and self.no_backward:
@@ -193,6 +198,8 @@ class Settings:
         }
         if self.max_edit_lines != DEFAULT_MAX_EDIT_LINES:
             identity["max_edit_lines"] = self.max_edit_lines
+        if self.pool_budget != DEFAULT_POOL_BUDGET:  # like the edit budget: a bound on what training keeps
+            identity["pool_budget"] = self.pool_budget
         if val_works:
             # Only present when used, so runs made before validation existed reopen as they were.
             identity["val_works"] = sorted(w.name for w in val_works)

@@ -32,7 +32,7 @@ from ..model import events as ev
 from . import rubric
 from .context import Context
 from .pool import Pool
-from .prompts import data
+from .prompts import Prompts, data
 from .run import Run, read_json, write_atomic, write_json
 from .score_pool import score_in_worker
 from .works import Work
@@ -92,6 +92,25 @@ def written_episodes(scripts: Path, first: int, last: int) -> dict[int, str]:
     return found
 
 
+def forward_prompt(prompts: Prompts, work: Work, first: int, last: int, story: Path, pool: Path, scripts: Path) -> str:
+    """The writer's task; `--estimate` sizes the same text."""
+    return prompts.render(
+        "forward",
+        work=work.name,
+        meta=work.meta,
+        first=first,
+        last=last,
+        story_path=str(story),
+        pool_dir=str(pool),
+        scripts_dir=str(scripts),
+    )
+
+
+def story_lead(story: Path) -> str:
+    """The story as it leads the writer's prompt: marked as data, which its own text cannot close."""
+    return f"# The story\n\n{data(story.read_text(encoding='utf-8'), 'markdown')}\n"
+
+
 async def forward(
     ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
 ) -> bool:
@@ -112,20 +131,11 @@ async def forward(
     pool = Pool(place.notes) if place.notes else ctx.run.pool
     headers = pool.headers()
     story = place.story
-    prompt = ctx.prompts.render(
-        "forward",
-        work=work.name,
-        meta=work.meta,
-        first=first,
-        last=last,
-        story_path=str(story),
-        pool_dir=str(pool.root),
-        scripts_dir=str(scripts),
-    )
+    prompt = forward_prompt(ctx.prompts, work, first, last, story, pool.root, scripts)
     prefix = pool_context(ctx, headers, pool_dir=pool.root)
     # The story leads the prompt: the same work's forward re-reads it word for word every
     # step, so it is cached across steps when one comes later (cache_policy).
-    lead = f"# The story\n\n{data(story.read_text(encoding='utf-8'), 'markdown')}\n"
+    lead = story_lead(story)
     # Records are synced to disk: written off the loop, so the app's keys never wait on a disk.
     await asyncio.to_thread(write_atomic, out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(

@@ -29,9 +29,19 @@ def list_runs(runs_dir: Path) -> list[RunStatus]:
     return sorted(found, key=lambda s: (s.started or "", s.id), reverse=True)
 
 
+def dollars(value: float) -> str:
+    """Cents from a dollar up, tenths of a cent below it, where small runs differ."""
+    return f"${value:.2f}" if value >= 1 or value == 0 else f"${value:.4f}"
+
+
 def money(status: RunStatus) -> str:
-    amount = f"${status.cost_usd:.2f}" if status.cost_usd >= 1 or status.cost_usd == 0 else f"${status.cost_usd:.4f}"
+    amount = dollars(status.cost_usd)
     return amount if status.cost_known else f"{amount}+?"
+
+
+def estimate_text(status: RunStatus) -> str:
+    """The forecast dollars, in the same form as the cost beside them; '-' for a run without one."""
+    return "-" if status.estimate_usd is None else dollars(status.estimate_usd)
 
 
 def works_text(works: list[str]) -> str:
@@ -54,6 +64,7 @@ def runs_table(statuses: list[RunStatus], runs_dir: Path) -> Table:
     table.add_column("mean\nloss", justify="right", no_wrap=True)
     table.add_column("val\nloss", justify="right", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
+    table.add_column("est.", justify="right", no_wrap=True)
     table.add_column("state", min_width=10)
     for s in statuses:
         table.add_row(
@@ -67,11 +78,13 @@ def runs_table(statuses: list[RunStatus], runs_dir: Path) -> Table:
             mean_text(s.latest_loss, s.latest_works),
             mean_text(s.latest_val, s.latest_val_works),
             money(s),
+            estimate_text(s),
             Text(s.state, style=_style(s.state)),
         )
     table.caption = (
         "micro-steps approved, rerun and rolled back; mean loss of the latest finished step over (n) works, and "
-        "of the validation works after it (lower is better); cost includes validation"
+        "of the validation works after it (lower is better); cost includes validation; est. is what "
+        "`train --estimate` forecast when the run started"
     )
     table.caption_justify = "left"
     return table
@@ -129,6 +142,7 @@ def runs_line(s: RunStatus) -> str:
     return (
         f"works {works_text(s.works)}; epochs {epochs}, steps {s.steps_done}; micro-steps {s.approved} approved, "
         f"{s.rerun} rerun, {s.rolled_back} rolled back; mean loss {loss}; cost {money(s)}"
+        + (f" (estimated {estimate_text(s)})" if s.estimate_usd is not None else "")
     )
 
 

@@ -195,6 +195,10 @@ class MicroStep(AtAttempt, kind="micro_step"):
     lint_ok: bool
     patch: str
     message: str = ""
+    # The pool's size in tokens (core.tokens) when the attempt began and after its commit;
+    # None in runs recorded before --pool-budget existed.
+    pool_tokens_before: int | None = None
+    pool_tokens: int | None = None
 
 
 class ReviewRequested(AtAttempt, kind="review_requested"):

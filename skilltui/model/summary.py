@@ -10,6 +10,7 @@ removed again counts as neither.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,9 @@ class RunSummary:
     cost: float
     cost_known: bool
     val_from_baseline: bool = False  # the validation line starts before any update
+    # The pool's size in tokens before the first micro-step and after the last kept one (None: not recorded).
+    pool_size: tuple[int, int] | None = None
+    estimate: float | None = None  # the dollars `--estimate` forecast at the start (estimate.json)
 
     def lines(self) -> list[str]:
         how = self.status + (f": {self.reason}" if self.reason else "")
@@ -53,10 +57,32 @@ class RunSummary:
             f"notes: {self.added} added, {self.changed} changed, {self.removed} removed "
             f"over {self.kept} kept micro-step{'' if self.kept == 1 else 's'}"
         )
-        lines.append(f"cost ${self.cost:.4f}" + ("" if self.cost_known else "+ (some prices unknown)"))
+        if self.pool_size is not None:
+            lines.append(f"pool size {self.pool_size[0]:,} → {self.pool_size[1]:,} tokens")
+        unknown = "" if self.cost_known else "+ (some prices unknown)"
+        lines.append(f"cost ${self.cost:.4f}{unknown}{self._per_kept()}")
         where = shown_path(self.run_dir)
         lines.append(f"next: skilltui review {where}   ·   skilltui export {where} --to DIR")
         return lines
+
+    def _per_kept(self) -> str:
+        parts = []
+        if self.kept:
+            parts.append(f"${self.cost / self.kept:.4f} per kept update")
+        if self.estimate is not None:
+            parts.append(f"estimated ${self.estimate:.4f}")
+        return f" ({', '.join(parts)})" if parts else ""
+
+
+def pool_size(view: RunView) -> tuple[int, int] | None:
+    """(tokens before the run's first micro-step, after its last kept one), from the micro-step events."""
+    measured = [m for _, m in sorted(view.micro_steps.items()) if m.pool_tokens is not None]
+    if not measured or measured[0].pool_tokens_before is None:
+        return None
+    start = measured[0].pool_tokens_before
+    kept = [view.micro_steps[k] for k in view.kept if k in view.micro_steps]
+    kept = [m for m in kept if m.pool_tokens is not None]
+    return start, kept[-1].pool_tokens if kept else start
 
 
 def shown_path(path: Path) -> str:
@@ -121,4 +147,15 @@ def summarise(view: RunView) -> RunSummary:
         kept=len(view.kept),
         cost=view.cost,
         cost_known=view.cost_known,
+        pool_size=pool_size(view),
+        estimate=estimated_usd(view.run_dir),
     )
+
+
+def estimated_usd(run_dir: Path) -> float | None:
+    """The dollars the run's `estimate.json` forecast (written when the run started), or None."""
+    try:
+        data = json.loads((Path(run_dir) / "estimate.json").read_text(encoding="utf-8"))
+        return float(data["usd"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -22,6 +22,7 @@ from markdown_it import MarkdownIt
 from ..core.errors import UsageError
 from ..core.formats import parse_note
 from ..engine.run import Run, read_json, run_containing, write_atomic
+from ..engine.session import DEFAULT_POOL_BUDGET
 from ..model import events as ev
 from ..model.figures import Mean, finished_means, val_means
 from ..model.parse import read_run
@@ -143,6 +144,23 @@ def curves(view: RunView) -> dict[str, Any]:
     return {"chart": chart(sorted(train), series) if train else None, "val": values}
 
 
+def pool_sizes(events: list[ev.Event], budget: float) -> Any:
+    """The pool's tokens after each step (its last kept micro-step's), from the micro_step and decision events."""
+    sizes: dict[tuple[int, int, int, int], int] = {}
+    after: dict[StepKey, int] = {}
+    for e in events:
+        if isinstance(e, ev.MicroStep) and e.pool_tokens is not None:
+            sizes[(e.epoch, e.step, e.group, e.attempt)] = e.pool_tokens
+        elif isinstance(e, ev.DecisionMade) and e.decision == "approve":
+            if (key := (e.epoch, e.step, e.group, e.attempt)) in sizes:
+                after[(e.epoch, e.step)] = sizes[key]
+    if not after:
+        return None
+    steps = sorted(after)
+    scale = max(budget, *after.values())
+    return chart(steps, [Series("pool size", "pool", dict(after), {})], scale=scale, height=160)
+
+
 def setting_text(value: Any) -> str:
     """A setting as a person reads it: yes / no, a list joined, a mapping as key=value, – for none."""
     if value is None or value == {} or value == []:
@@ -178,6 +196,7 @@ def build(run: Run) -> Page:
     view = RunView().fold(record.events)
     status = status_of(run, view, record)
     drawn = curves(view)
+    budget = float(config.get("pool_budget", DEFAULT_POOL_BUDGET))
     env = Environment(
         loader=PackageLoader("skilltui.report", "templates"),
         autoescape=True,
@@ -191,6 +210,8 @@ def build(run: Run) -> Page:
         config=config,
         status=status,
         chart=drawn["chart"],
+        pool_chart=pool_sizes(record.events, budget),
+        pool_budget=budget,
         micro_steps=micro_steps(run, record.events, status, drawn["val"]),
         notes=notes(run),
         history_actions=[e for e in record.events if isinstance(e, ev.HistoryAction)],

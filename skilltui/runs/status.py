@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..engine.run import Run, is_locked, read_json
 from ..model.figures import Mean, finished_means, loss_changes, val_mean
 from ..model.parse import RunRecord
+from ..model.summary import estimated_usd
 from ..model.tail import tail_of
 from ..model.view import RunView, StepKey
 
@@ -39,6 +40,7 @@ class RunStatus:
     latest_val: float | None = None  # mean validation loss after the latest step
     latest_val_works: int | None = None
     val_cost_usd: float = 0.0
+    estimate_usd: float | None = None  # what `--estimate` forecast when the run started (estimate.json)
     # Works whose latest forward or loss failed: work -> "epoch E step S stage: why".
     failing: dict[str, str] = field(default_factory=dict)
     # Per scored step: its mean and the next scored step's, over the works both scored.
@@ -114,6 +116,7 @@ def status_of(run: Run, view: RunView, record: RunRecord | None = None) -> RunSt
         latest_val=latest_val.value if latest_val is not None else None,
         latest_val_works=(latest_val.works or None) if latest_val is not None else None,
         val_cost_usd=round(view.val_cost, 6),
+        estimate_usd=estimated_usd(run.root),
         failing=failing_works(view),
         changes=loss_changes(view),
         skipped=record.warning() if record is not None else None,

@@ -323,6 +323,7 @@ class MainScreen(DiskPanes):
             steps_done=steps_done,
             steps_total=steps_total,
             eta=when,
+            kept=len(v.kept),
         )
 
     # -- selection -----------------------------------------------------------------------
