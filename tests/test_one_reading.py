@@ -50,7 +50,9 @@ def test_compare_report_runs_the_summary_and_the_app_agree_on_one_run(tmp_path, 
     first, last = train[(0, 0)], train[(0, 1)]
     summary = summarise(view).lines()
     assert summary[1] == f"train loss {first.text()} → {last.text()}"
-    assert summary[2] == f"validation loss {vals[(0, 0)].text()} → {vals[(0, 1)].text()}"
+    # A gated run: validation starts from the notes before any update, as the gate measured them.
+    base = sum(view.val_baseline.values()) / len(view.val_baseline)
+    assert summary[2] == f"validation loss {base:.3f} (1 work) before any update → {vals[(0, 1)].text()}"
     assert "over 1 kept micro-step" in summary[3]
 
     # The end-of-run summary --auto printed.

@@ -61,6 +61,8 @@ def values_for(role: str) -> dict[str, object]:
             feedback=HOSTILE,
             attribution=HOSTILE,
             max_edit_lines=80,
+            pool_tokens=1200,
+            pool_budget=4000,
         ),
         "backward_rules": dict(pool_dir=HOSTILE, max_edit_lines=80, note_policy="(rules)"),
         "note_policy": dict(
