@@ -120,6 +120,9 @@ async def test_rerun_note_reaches_the_next_backward_prompt(open_training):
         await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.request.attempt == 2)
         second = app.screen.request
         assert second.before == first.before
+        # The rerun's review shows the note it acted on, beside what the attempt did.
+        assert second.reviewer_notes == [note] and first.reviewer_notes == []
+        await wait_for(pilot, lambda: f"your note {note}" in screen_text(app))
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.training)
     prompt = (opened.run.backward_dir(0, 0, 1) / "attempt2" / "prompt.md").read_text(encoding="utf-8")

@@ -250,6 +250,7 @@ class MicroRecords:
             removed=c["removed"],
             gate=first.verdict,
             candidates=views,
+            reviewer_notes=self.reviewer_notes(),
         )
 
     def _patch(self, attempt: int) -> str:

@@ -90,6 +90,8 @@ class ReviewRequest:
     # With --candidates K above 1: every candidate that passed its checks, ranked best first
     # (the first is the one the fields above describe). Empty for one candidate.
     candidates: list[CandidateView] = field(default_factory=list)
+    # A rerun's attempt: the reviewers' notes its prompt carried, oldest first (they asked for it).
+    reviewer_notes: list[str] = field(default_factory=list)
 
     def showing(self, attempt: int) -> ReviewRequest:
         """This request as it reads with the candidate made by `attempt` in front."""

@@ -77,6 +77,9 @@ def facts(request: ReviewRequest) -> Content:
     if gate is not None:
         lines.insert(2, gate)
     lines[2:2] = candidates_lines(request)
+    for note in request.reviewer_notes[-2:]:
+        # A rerun: what the reviewer asked for, beside what the new attempt did about it.
+        lines.append(Content.assemble(("your note ", "$foreground-muted"), (note, "$text-accent")))
     prediction = parse_body(f"subject\n{request.message}")["prediction"]
     if prediction:
         # What the update says will happen; `skilltui review` later shows it beside what did.
