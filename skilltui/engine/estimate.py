@@ -31,7 +31,7 @@ from .prompts import Prompts
 from .scores import score_step
 from .session import Settings
 from .stages import forward_prompt, note_policy, pool_context, story_lead
-from .works import Work, planned_steps
+from .works import Work, covers, planned_steps
 
 # What a call adds beyond its prompt, where only a model could say.
 TURN_TOKENS = 60  # the words around each tool call: a path, a remark
@@ -92,7 +92,7 @@ class Planner:
         for epoch in range(s.epochs):
             for step in range(steps):
                 first, last = step * s.episodes_per_step + 1, (step + 1) * s.episodes_per_step
-                active = [w for w in self.works if last in w.episodes]
+                active = [w for w in self.works if covers(w, first, last)]  # as the loop schedules them
                 if not active:
                     break
                 for work in active:
