@@ -12,6 +12,8 @@ commit and says so; it has no micro-step.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -89,7 +91,7 @@ def blame(run: Run, note: str) -> Blame:
 def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
     history = load_history(run)
     events = read_run(run.events_path).events
-    costs: dict[tuple[int, int, int, int], float | None] = {}
+    costs = _attempt_costs(events)
     reasons: dict[tuple[int, int, int, int], str] = {}
     for event in events:
         if isinstance(event, ev.DecisionMade) and event.reason:
@@ -105,8 +107,6 @@ def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
             origins[sha] = Origin(sha, commit.subject, decision=commit.decision or "made outside training")
             continue
         key = (micro.epoch, micro.step, micro.group, micro.attempt)
-        if key not in costs:
-            costs[key] = _attempt_cost(events, key)
         before = f"{commit.loss_before:.3f}" if commit.loss_before is not None else "?"
         after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "…"
         origins[sha] = Origin(
@@ -121,27 +121,36 @@ def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
             decision=commit.decision,
             validation=reasons.get(key, "") if reasons.get(key, "").startswith("gate") else "",
             loss=f"{before}→{after}",
-            cost_usd=costs[key],
+            cost_usd=costs(key),
         )
     return origins
 
 
-def _attempt_cost(events: list[ev.Event], key: tuple[int, int, int, int]) -> float | None:
-    """What the backward attempt's calls cost: its group's backward calls whose transcript is that attempt's."""
-    epoch, step, group, attempt = key
-    total, known = 0.0, True
+ATTEMPT = re.compile(r"attempt(\d+)")
+
+
+def _attempt_costs(events: list[ev.Event]) -> Callable[[tuple[int, int, int, int]], float | None]:
+    """What each backward attempt's calls cost (None when a price is unknown), from one pass over the calls.
+
+    A call belongs to the attempt its transcript is kept in; one without a transcript is
+    counted for every attempt of its group, since it cannot be told apart.
+    """
+    by_attempt: dict[tuple[int | None, ...], list[float | None]] = {}
+    by_group: dict[tuple[int | None, ...], list[float | None]] = {}
     for event in events:
-        if not (isinstance(event, ev.Call) and event.role == "backward"):
-            continue
-        if (event.epoch, event.step, event.group) != (epoch, step, group):
-            continue
-        if event.transcript is not None and f"attempt{attempt}" not in event.transcript:
-            continue
-        if event.cost_usd is None:
-            known = False
-        else:
-            total += event.cost_usd
-    return round(total, 6) if known else None
+        if isinstance(event, ev.Call) and event.role == "backward":
+            group = (event.epoch, event.step, event.group)
+            found = ATTEMPT.search(event.transcript or "")
+            if found is None:
+                by_group.setdefault(group, []).append(event.cost_usd)
+            else:
+                by_attempt.setdefault((*group, int(found[1])), []).append(event.cost_usd)
+
+    def cost(key: tuple[int, int, int, int]) -> float | None:
+        paid = by_attempt.get(key, []) + by_group.get(key[:3], [])
+        return None if None in paid else round(sum(c for c in paid if c is not None), 6)
+
+    return cost
 
 
 def blame_text(result: Blame) -> list[str]:
