@@ -20,23 +20,39 @@ from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 TEXTUAL_ENTRIES_DROPPED = {"Theme", "Keys", "Maximize", "Minimize", "Screenshot"}
 
 
-class OwnThemes(Provider):
-    """The themes this app ships and the person's own theme files, not Textual's whole set."""
+class EntriesProvider(Provider):
+    """A palette list of (text, action) entries: shown whole when the palette opens, matched as one types.
 
-    def _themes(self) -> list[tuple[str, Callable[[], None]]]:
-        app: Any = self.app
-        return [(name, partial(setattr, app, "theme", name)) for name in app.own_themes]
+    Subclasses say what the entries are (`entries`) and the help line each kind of hit shows.
+    """
+
+    discover_help = ""
+    search_help = ""
+
+    def entries(self) -> list[tuple[str, Callable[[], None]]]:
+        raise NotImplementedError
 
     async def discover(self) -> Hits:
-        for name, callback in self._themes():
-            yield DiscoveryHit(name, callback, help="use this theme (remembered for the next start)")
+        for text, callback in self.entries():
+            yield DiscoveryHit(text, callback, help=self.discover_help)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for name, callback in self._themes():
-            score = matcher.match(name)
+        for text, callback in self.entries():
+            score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help="use this theme")
+                yield Hit(score, matcher.highlight(text), callback, help=self.search_help)
+
+
+class OwnThemes(EntriesProvider):
+    """The themes this app ships and the person's own theme files, not Textual's whole set."""
+
+    discover_help = "use this theme (remembered for the next start)"
+    search_help = "use this theme"
+
+    def entries(self) -> list[tuple[str, Callable[[], None]]]:
+        app: Any = self.app
+        return [(name, partial(setattr, app, "theme", name)) for name in app.own_themes]
 
 
 def choose_theme(app: Any) -> None:

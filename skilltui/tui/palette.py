@@ -8,30 +8,21 @@ from functools import partial
 from typing import Any
 
 from textual.app import SystemCommand
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from ..components.palette import choose_theme
+from ..components.palette import EntriesProvider, choose_theme
 
 
-class WorkCommands(Provider):
+class WorkCommands(EntriesProvider):
     """Command palette entries "Jump to work NAME", one per work of the run."""
 
-    def _commands(self) -> list[tuple[str, Callable[[], None]]]:
+    discover_help = "show this work's output, loss report and curve"
+    search_help = "show this work's output, report and curve"
+
+    def entries(self) -> list[tuple[str, Callable[[], None]]]:
         app: Any = self.app
         if not hasattr(app, "main"):
             return []
         return [(f"Jump to work {name}", partial(app.main.jump_to_work, name)) for name in app.view.works]
-
-    async def discover(self) -> Hits:
-        for text, callback in self._commands():
-            yield DiscoveryHit(text, callback, help="show this work's output, loss report and curve")
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for text, callback in self._commands():
-            score = matcher.match(text)
-            if score > 0:
-                yield Hit(score, matcher.highlight(text), callback, help="show this work's output, report and curve")
 
 
 def training_commands(app: Any) -> Iterator[SystemCommand]:
