@@ -7,6 +7,7 @@ settings below, and after a repair the same `train` command resumes the run.
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import shutil
 import sys
@@ -17,6 +18,7 @@ from ..agents import make_backend
 from . import add_runs_dir, command
 from .training import train
 
+DEMO_RUN = re.compile(r"demo(?:-(\d+))?")  # runs/demo, then runs/demo-2, demo-3, ...
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
 
 
@@ -37,17 +39,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _fresh_demo_id(runs_dir: Path, works: list[Path]) -> str:
-    """`demo`, or the first free `demo-N` when earlier demos exist; says where the last one is.
+    """`demo`, or the `demo-N` after the newest earlier demo; says where that one is.
 
     A demo shows training from the start, so a second `skilltui demo` starts over instead of
     resuming (or reporting as finished) the first; resuming a run is `train`'s job, and the
     line printed here is the command that does it.
     """
-    taken = [name for name in ["demo", *(f"demo-{n}" for n in range(2, 1000))] if (runs_dir / name).exists()]
-    if not taken:
+    numbers = [int(m[1] or 1) for p in runs_dir.glob("demo*") if (m := DEMO_RUN.fullmatch(p.name))]
+    if not numbers:
         return "demo"
-    earlier = taken[-1]
-    fresh = next(f"demo-{n}" for n in range(2, 10_000) if not (runs_dir / f"demo-{n}").exists())
+    earlier = "demo" if max(numbers) == 1 else f"demo-{max(numbers)}"
+    fresh = f"demo-{max(numbers) + 1}"
     flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in DEMO_SETTINGS.items())
     work_flags = " ".join(f"--work {shlex.quote(str(w))}" for w in works)
     where = shlex.quote(str(runs_dir / earlier))

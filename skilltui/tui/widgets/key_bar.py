@@ -71,14 +71,16 @@ class KeyBar(Widget):
         A key cut in the middle ("p Pa…") says nothing; the screen's own keys come first in
         its bindings, and `?` lists every key, so the ones dropped at the end are not lost.
         """
+
+        def width(items: list[tuple[str, str, str, bool]]) -> int:
+            return sum(len(shown) + len(label) for shown, label, _, _ in items)
+
         for pad in (" ", ""):
             items = [(f"{pad}{shown} ", f"{what} ", key, enabled) for shown, what, key, enabled in keys]
-            while items and sum(len(a) + len(b) for a, b, _, _ in items) > room:
-                if pad:
-                    break  # try the tighter spacing before leaving keys out
-                items.pop()
-            if sum(len(a) + len(b) for a, b, _, _ in items) <= room:
+            if width(items) <= room:
                 break
+        while items and width(items) > room:
+            items.pop()
         parts: list[tuple[str, str]] = []
         spans: list[tuple[int, int, str]] = []
         position = 0
