@@ -69,7 +69,7 @@ async def run_attempt(
     await _start_clean(ctx, pool, where)
     lexicon = await asyncio.to_thread(lexicon_of, ctx)
     start_tokens = await asyncio.to_thread(pool_tokens, pool)
-    asked = await build_prompt(ctx, pool, brief, where)
+    asked = await build_prompt(ctx, pool, brief, where, start_tokens)
     subject, prompt, prefix, context = asked.subject, asked.prompt, asked.prefix, asked.context
     if candidate is not None:
         context = {**context, "candidate": candidate.number}  # a backend may vary its proposals by it

@@ -23,7 +23,7 @@ from .attribution import attribution_table, run_attribution
 from .context import Context
 from .feedback import feedback_text
 from .leakage import Lexicon
-from .note_checks import lint_pool, pool_tokens
+from .note_checks import lint_pool
 from .pool import Pool
 from .run import write_atomic
 from .stages import Sample, note_policy, pool_context
@@ -96,8 +96,12 @@ def lead_ttl(ctx: Context, where: Where) -> str | None:
     return "5m" if (where.epoch, where.step, where.group) != (0, 0, 1) else None
 
 
-async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where) -> BackwardPrompt:
-    """Lint the pool as the attempt finds it, gather the evidence and render the prompt (kept as prompt.md)."""
+async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, pool_tokens: int) -> BackwardPrompt:
+    """Lint the pool as the attempt finds it, gather the evidence and render the prompt (kept as prompt.md).
+
+    `pool_tokens` is the pool's size as the attempt found it (the attempt counts it once, for
+    the prompt, the commit tool's budget check and its event).
+    """
     samples, summary, out, notes, failures = brief.samples, brief.summary, brief.out, brief.notes, brief.failures
     e, s, g, a = where.epoch, where.step, where.group, where.attempt
     subject = f"train {where.label}"
@@ -123,7 +127,7 @@ async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where) -> 
         feedback=await asyncio.to_thread(feedback_text, ctx.run),
         attribution=attribution_table(stats, [rel for rel, _ in headers]),
         max_edit_lines=ctx.settings.max_edit_lines,
-        pool_tokens=await asyncio.to_thread(pool_tokens, pool),
+        pool_tokens=pool_tokens,
         pool_budget=ctx.settings.pool_budget,
     )
     # What is the same for every backward call of the run (the instructions, the rules, how a
