@@ -35,19 +35,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import conftest  # noqa: E402
 from conftest import write_work  # noqa: E402
+from known_truths import MENU, START, held_out  # noqa: E402
 from scripted import seed_pool  # noqa: E402
 from scripted_backward import KnownMoves  # noqa: E402
 
 from skilltui.agents.offline import MAX_READS, TOPIC_WORDS, moves_taught, write_episode  # noqa: E402
 from skilltui.core.formats import story_episodes  # noqa: E402
 from skilltui.engine import val_store  # noqa: E402
-from skilltui.engine.diffuse import noise_work  # noqa: E402
 from skilltui.engine.loop import Trainer  # noqa: E402
 from skilltui.engine.pool import Pool  # noqa: E402
 from skilltui.engine.review import AutoReviewer  # noqa: E402
-from skilltui.engine.run import write_atomic  # noqa: E402
 from skilltui.engine.scores import score_step  # noqa: E402
 from skilltui.engine.session import Settings, open_run  # noqa: E402
 from skilltui.engine.works import load_work  # noqa: E402
@@ -57,41 +55,6 @@ from skilltui.model.parse import read_run  # noqa: E402
 from skilltui.model.review import Decision, ReviewRequest  # noqa: E402
 
 NOISES = (0.0, 0.1, 0.15, 0.2)
-# The moves the scripted agent adds and removes. The loss weighs who says a line (issue 23), so
-# teaching dialogue is what a held-out work rewards; on the work below only one episode in
-# TALKING speaks, which makes the effect of teaching (or dropping) dialogue about -0.08 (+0.08)
-# on the validation mean, beside a pass-to-pass spread of about 0.05 per episode at noise
-# 0.15: effects the size of the noise. Dropping scene headings (+0.5) is the large harm a gate
-# must never keep. Parentheticals are not on the menu: the loss ignores them (the old bench's
-# helpful move), so teaching one is neutral in truth.
-MENU = ("dialogue", "scene")
-START = ("scene",)
-TALKING = 6
-
-
-def held_out(root: Path, episodes: int, seed: int) -> Path:
-    """A validation work of mostly silent episodes; every TALKING-th one has dialogue in each scene."""
-    import random
-
-    rng = random.Random(f"held:{seed}")
-    cast = rng.sample(conftest.NAMES, 3)
-    folder = root / "held"
-    (folder / "human").mkdir(parents=True)
-    for n in range(1, episodes + 1):
-        blocks: list[str] = []
-        for scene in range(3):
-            blocks.append(
-                f"{rng.choice(['INT.', 'EXT.'])} {rng.choice(conftest.PLACES)} - {rng.choice(conftest.TIMES)}"
-            )
-            blocks.append(rng.choice(conftest.ACTIONS).format(a=rng.choice(cast).capitalize()))
-            if n % TALKING == 0:
-                blocks += [f"{rng.choice(cast)}\n{rng.choice(conftest.LINES)}" for _ in range(2)]
-            if scene < 2:
-                blocks.append("CUT TO:")
-        (folder / "human" / f"{n:02d}.fountain").write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
-    work = load_work(folder)
-    write_atomic(work.story_path, noise_work(work, seed=seed, noise=0.3))
-    return folder
 
 
 OLD_TOLERANCE = 0.005
