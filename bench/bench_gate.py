@@ -1,7 +1,7 @@
 """Benchmark: what the gate keeps, against known truths, today's rule beside the new one.
 
-A scripted backward agent (tests/scripted_backward.py `KnownMoves`) makes helpful, harmful and
-neutral updates; the offline writer garbles a share of its paragraphs (`--offline-noise`), so
+A scripted backward agent (tests/scripted_backward.py `KnownMoves`, on the held-out work of
+tests/known_truths.py) makes helpful, harmful and neutral updates; the offline writer garbles a share of its paragraphs (`--offline-noise`), so
 the same notes score differently from pass to pass, as with a real model. The truth of each
 update is its validation delta measured with no noise (the same writer, the same notes, the
 same episodes, noise 0). For each noise level the bench trains the same script twice, in the
@@ -35,19 +35,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import conftest  # noqa: E402
 from conftest import write_work  # noqa: E402
+from known_truths import MENU, START, held_out  # noqa: E402
 from scripted import seed_pool  # noqa: E402
 from scripted_backward import KnownMoves  # noqa: E402
 
 from skilltui.agents.offline import MAX_READS, TOPIC_WORDS, moves_taught, write_episode  # noqa: E402
 from skilltui.core.formats import story_episodes  # noqa: E402
 from skilltui.engine import val_store  # noqa: E402
-from skilltui.engine.diffuse import noise_work  # noqa: E402
 from skilltui.engine.loop import Trainer  # noqa: E402
 from skilltui.engine.pool import Pool  # noqa: E402
 from skilltui.engine.review import AutoReviewer  # noqa: E402
-from skilltui.engine.run import write_atomic  # noqa: E402
 from skilltui.engine.scores import score_step  # noqa: E402
 from skilltui.engine.session import Settings, open_run  # noqa: E402
 from skilltui.engine.works import load_work  # noqa: E402
@@ -57,39 +55,6 @@ from skilltui.model.parse import read_run  # noqa: E402
 from skilltui.model.review import Decision, ReviewRequest  # noqa: E402
 
 NOISES = (0.0, 0.1, 0.15, 0.2)
-# The moves the scripted agent adds and removes, from a pool that already has scene headings and
-# dialogue (so the writer's output, and its noise, are at a trained pool's level: a pass over one
-# episode varies by about 0.11 at noise 0.15). On the held-out work below, adding the
-# parenthetical note is worth about -0.15 and removing it +0.18: effects the size of the noise.
-MENU = ("parenthetical", "scene", "dialogue")
-START = ("scene", "dialogue")
-
-
-def held_out(root: Path, episodes: int, seed: int) -> Path:
-    """A validation work where how a line is said matters: most lines carry a parenthetical."""
-    import random
-
-    rng = random.Random(f"held:{seed}")
-    cast = rng.sample(conftest.NAMES, 3)
-    folder = root / "held"
-    (folder / "human").mkdir(parents=True)
-    for n in range(1, episodes + 1):
-        blocks: list[str] = []
-        for scene in range(3):
-            blocks.append(
-                f"{rng.choice(['INT.', 'EXT.'])} {rng.choice(conftest.PLACES)} - {rng.choice(conftest.TIMES)}"
-            )
-            blocks.append(rng.choice(conftest.ACTIONS).format(a=rng.choice(cast).capitalize()))
-            for _ in range(3):
-                who, line = rng.choice(cast), rng.choice(conftest.LINES)
-                manner = rng.choice(["quietly", "to herself", "angrily", "softly"])
-                blocks.append(f"{who}\n({manner})\n{line}" if rng.random() < 0.7 else f"{who}\n{line}")
-            if scene < 2:
-                blocks.append("CUT TO:")
-        (folder / "human" / f"{n:02d}.fountain").write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
-    work = load_work(folder)
-    write_atomic(work.story_path, noise_work(work, seed=seed, noise=0.3))
-    return folder
 
 
 OLD_TOLERANCE = 0.005

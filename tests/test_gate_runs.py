@@ -172,3 +172,24 @@ def test_bad_gate_and_validation_values_are_refused_before_anything_is_written(t
     result = run_cli(*args, *flags, cwd=tmp_path)
     assert_refused(result, word)
     assert snapshot(runs) == []
+
+
+def test_a_run_gated_by_the_old_tolerance_rule_is_refused_with_where_to_go(tmp_path, make_work):
+    # A run from before the interval rule: its settings hold a tolerance and no confidence.
+    # Resuming it under another rule would mix two meanings of "kept"; say so and point on.
+    train = make_work("train", 4)
+    val = held_out_work(tmp_path / "works")
+    runs = tmp_path / "runs"
+    args = ["train", "--auto", "--steps", "1", "--work", str(train), "--val-work", str(val), "--gate"]
+    args += ["--runs-dir", str(runs), "--run-id", "old"]
+    (runs / "old").mkdir(parents=True)
+    assert run_cli(*args, "--max-cost", "0.000001", cwd=tmp_path).returncode in (0, 1)
+    config = read_json(runs / "old" / "config.json")
+    for key in ("gate_confidence", "gate_max_repeats", "val_repeats"):
+        config.pop(key, None)
+    config["gate_tolerance"] = 0.005
+    (runs / "old" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    before = snapshot(runs)
+    result = run_cli(*args, cwd=tmp_path)
+    assert_refused(result, "old rule", "0.005", "skilltui review", "skilltui export", "--init-pool")
+    assert snapshot(runs) == before

@@ -17,10 +17,16 @@ async def test_the_person_cycles_the_candidates_and_approve_keeps_the_one_shown(
         screen = await wait_for_review(pilot, app)
         assert [c.number for c in screen.request.candidates] == [1, 2]
         assert "candidate 1 of 2" in screen_text(app) and "+ scene/scene-headings.md" in screen_text(app)
+        # Both candidates stand side by side, one row each; the one shown is marked.
+        rows = [line for line in screen_text(app).splitlines() if "│  read " in line]
+        assert len(rows) == 2 and "▸ 1" in rows[0] and "▸" not in rows[1] and " 2 " in rows[1]
+        assert all("+1 ~0 -0" in row for row in rows)
         await pilot.press("c")
         await wait_for(pilot, lambda: "candidate 2 of 2" in screen_text(app))
         assert "+ dialogue/parentheticals.md" in screen_text(app)
         assert "+ scene/scene-headings.md" not in screen_text(app)
+        rows = [line for line in screen_text(app).splitlines() if "│  read " in line]
+        assert "▸" not in rows[0] and "▸ 2" in rows[1]
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.training)
     (decision,) = decisions(opened)

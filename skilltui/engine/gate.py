@@ -17,7 +17,8 @@ mean delta. Hence:
   backend without `--offline-noise`) has none, so one pass is exact and the interval is the
   point. For any other writer, the spread of the parent's own passes stands in (the same
   writer's luck on nearly the same notes), so an effect far beyond it is decided at one pass
-  of the candidate; a parent with one pass has none, and both sides get a second;
+  of the candidate; a parent with one pass has none, so the parent gets a second first
+  (engine/validation.py), then both sides one more while it is still unclear;
 - zero spread makes the interval the point: a strict improvement clears, a tie (mean delta
   zero) is rolled back;
 - an interval that straddles zero asks for more passes (`Verdict.more`), up to the caller's

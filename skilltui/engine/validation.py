@@ -305,8 +305,9 @@ class Validator:
     async def verdict(self, parent: str, candidate: str, point: Point) -> GateVerdict:
         """The gate's verdict on `candidate` against `parent` (two commits of the pool), sequential.
 
-        Both sides get `--val-repeats` passes; while the interval on the mean paired delta
-        straddles zero, one more pass each, up to `--gate-max-repeats`. Samples either side
+        Both sides get `--val-repeats` passes; when that measures no spread, the parent gets
+        one more first; while the interval on the mean paired delta straddles zero, one more
+        pass each, up to `--gate-max-repeats`. Samples either side
         already has are used, not paid again. `cost_usd` is what this call measured (each
         tree's calls are told apart by their transcripts' folder, so verdicts on several
         candidates may run at once). This is the call a micro-step with several candidates
@@ -315,10 +316,11 @@ class Validator:
         sorting the verdicts that advise keep by `delta`. It emits no `gate` event: `judge` does.
         """
         passes, cost = self.repeats, 0.0
+        parent_passes = passes  # may run one ahead: see below
         before_point = Point("before", point.epoch, point.step, point.group, point.attempt)
         while True:
             after = await self.ensure(point, candidate, passes)
-            before = await self.ensure(before_point, parent, passes)
+            before = await self.ensure(before_point, parent, max(passes, parent_passes))
             cost += after.cost_usd + before.cost_usd
             found = judge_pairs(
                 before.units,
@@ -331,6 +333,12 @@ class Validator:
             )
             if not found.more:
                 return replace(found.verdict, cost_usd=round(cost, 6))
+            if found.paired is not None and not found.paired.measured and parent_passes <= passes:
+                # No spread measured yet: a second pass of the parent alone measures the writer's
+                # luck, which stands in for the candidate's; a clear effect is then decided
+                # without paying for the candidate's second pass.
+                parent_passes = passes + 1
+                continue
             passes += 1
 
     async def judge(self, before: str, epoch: int, step: int, group: int, attempt: int) -> GateVerdict:

@@ -5,9 +5,9 @@ the evidence the backward pass acted on (the commonality report, or the one loss
 and each work's report), lint status and the notes added, changed and removed. It
 answers with a `Decision` made `by="human"`; the engine records it and acts on it.
 
-With `--candidates K` the request carries every candidate, best first; a line lists them
-with their validation deltas, `c` shows the next one, approve keeps the one shown, and
-rerun and roll back apply to all of them.
+With `--candidates K` the request carries every candidate, best first; one row each lists
+its validation delta, interval, advice, edits and reads side by side, `c` shows the next
+one's diff, approve keeps the one shown, and rerun and roll back apply to all of them.
 
 The screen dismisses with None when the person wants to look at the main screen first;
 the micro-step keeps waiting and `v` brings the screen back. The app installs one review
@@ -28,7 +28,7 @@ from ...components.confirm import ConfirmScreen
 from ...components.diff_view import DiffView
 from ...components.report_view import ReportView
 from ...model.commits import parse_body
-from ...model.review import Decision, ReviewRequest
+from ...model.review import Decision, GateVerdict, ReviewRequest
 from ..widgets.key_bar import KeyBar
 from .rerun_note import RerunNoteScreen
 
@@ -123,20 +123,40 @@ def gate_line(request: ReviewRequest) -> Content | None:
 
 
 def candidates_lines(request: ReviewRequest) -> list[Content]:
-    """With several candidates: each one's number, validation delta and advice, the shown one marked; what it read."""
+    """With several candidates, one row each, best first: delta, interval, advice, edits, what it read.
+
+    Every candidate's figures stand side by side, so the person compares them on the same
+    evidence; the row marked ▸ is the one whose diff is below (`c` moves on) and that `a` keeps.
+    """
     if not request.candidates:
         return []
-    parts: list[Content | str | tuple[str, str]] = [("candidates ", "$foreground-muted")]
+    rows: list[Content] = [
+        Content.styled("candidates, best first (c shows the next; a keeps the one shown)", "$foreground-muted")
+    ]
     for c in request.candidates:
-        g = c.gate
-        delta = f" {g.after - g.before:+.3f}" if g and g.before is not None and g.after is not None else ""
-        advice = f" {g.advice}" if g and g.advice != "none" else ""
-        style = "bold reverse" if c.attempt == request.attempt else ""
-        parts += [(f"{c.number}{delta}{advice}", style), "  "]
-    parts.append(("c next", "$text-accent"))
-    shown = next(c for c in request.candidates if c.attempt == request.attempt)
-    read = ", ".join(shown.reads) if shown.reads else "no note"
-    return [Content.assemble(*parts), Content.assemble(("it read ", "$foreground-muted"), read)]
+        shown = c.attempt == request.attempt
+        rows.append(
+            Content.assemble(
+                ("▸ " if shown else "  ", "$text-accent bold"),
+                (f"{c.number} ", "bold" if shown else ""),
+                _candidate_figures(c.gate),
+                ("  │  ", "$foreground-muted"),
+                f"+{len(c.added)} ~{len(c.changed)} -{len(c.removed)}",
+                ("  │  read ", "$foreground-muted"),
+                ", ".join(c.reads) if c.reads else "no note",
+            )
+        )
+    return rows
+
+
+def _candidate_figures(g: GateVerdict | None) -> Content:
+    """`Δ -0.041 [-0.060, -0.022] keep`, or what is missing when the candidate was not measured."""
+    if g is None or g.before is None or g.after is None or g.advice == "none":
+        return Content.styled("not measured", "$foreground-muted")
+    delta = g.delta if g.delta is not None else g.after - g.before
+    spread = f" [{g.low:+.3f}, {g.high:+.3f}]" if g.low is not None and g.high is not None else ""
+    style = "$text-success" if g.advice == "keep" else "$text-error"
+    return Content.assemble(f"Δ {delta:+.3f}{spread} ", (g.advice, style))
 
 
 def title_of(request: ReviewRequest) -> str:
