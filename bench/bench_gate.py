@@ -1,11 +1,11 @@
 """Benchmark: what the gate keeps, against known truths, today's rule beside the new one.
 
 A scripted backward agent (tests/scripted_backward.py `KnownMoves`, on the held-out work of
-tests/known_truths.py) makes helpful, harmful and neutral updates; the offline writer garbles a share of its paragraphs (`--offline-noise`), so
-the same notes score differently from pass to pass, as with a real model. The truth of each
-update is its validation delta measured with no noise (the same writer, the same notes, the
-same episodes, noise 0). For each noise level the bench trains the same script twice, in the
-same run of the bench:
+tests/known_truths.py) makes helpful, harmful and neutral updates; the offline writer garbles
+a share of its paragraphs (`--offline-noise`), so the same notes score differently from pass
+to pass, as with a real model. The truth of each update is its validation delta measured
+with no noise (the same writer, the same notes, the same episodes, noise 0). For each noise
+level the bench trains the same script twice, in the same run of the bench:
 
 - **old**, the baseline: today's rule, reimplemented here as a reviewer: one pass per tree,
   the parent's sample cached and reused, roll back when the mean rose by more than 0.005;

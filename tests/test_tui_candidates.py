@@ -27,6 +27,15 @@ async def test_the_person_cycles_the_candidates_and_approve_keeps_the_one_shown(
         assert "+ scene/scene-headings.md" not in screen_text(app)
         rows = [line for line in screen_text(app).splitlines() if "│  read " in line]
         assert "▸" not in rows[0] and "▸ 2" in rows[1]
+        await pilot.press("s")  # every candidate's diff side by side
+        from skilltui.tui.screens.candidates import CandidatesScreen
+
+        await wait_for(pilot, lambda: isinstance(app.screen, CandidatesScreen))
+        text = screen_text(app)
+        assert "candidate 1:" in text and "candidate 2:" in text
+        assert "scene-headings.md" in text and "parentheticals.md" in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, CandidatesScreen))
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.training)
     (decision,) = decisions(opened)

@@ -277,8 +277,9 @@ LIVE_OWNERS = {"train": TrainingApp, "main screen": MainScreen, "review": Review
 def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_binds():
     from skilltui.history.app import HistoryApp
     from skilltui.history.screens.history_screen import HistoryScreen
+    from skilltui.tui.screens.candidates import CandidatesScreen
 
-    owners = LIVE_OWNERS | {"history": HistoryScreen, "review app": HistoryApp}
+    owners = LIVE_OWNERS | {"history": HistoryScreen, "review app": HistoryApp, "candidates": CandidatesScreen}
     for row in keymap.KEYMAP:
         if row.binds:
             assert all(b in owners[row.owner].BINDINGS for b in row.binds), row

@@ -28,8 +28,9 @@ from ...components.confirm import ConfirmScreen
 from ...components.diff_view import DiffView
 from ...components.report_view import ReportView
 from ...model.commits import parse_body
-from ...model.review import Decision, GateVerdict, ReviewRequest
+from ...model.review import Decision, ReviewRequest
 from ..widgets.key_bar import KeyBar
+from .candidates import CandidatesScreen, candidates_lines
 from .rerun_note import RerunNoteScreen
 
 
@@ -120,43 +121,6 @@ def gate_line(request: ReviewRequest) -> Content | None:
         advice,
         cost,
     )
-
-
-def candidates_lines(request: ReviewRequest) -> list[Content]:
-    """With several candidates, one row each, best first: delta, interval, advice, edits, what it read.
-
-    Every candidate's figures stand side by side, so the person compares them on the same
-    evidence; the row marked ▸ is the one whose diff is below (`c` moves on) and that `a` keeps.
-    """
-    if not request.candidates:
-        return []
-    rows: list[Content] = [
-        Content.styled("candidates, best first (c shows the next; a keeps the one shown)", "$foreground-muted")
-    ]
-    for c in request.candidates:
-        shown = c.attempt == request.attempt
-        rows.append(
-            Content.assemble(
-                ("▸ " if shown else "  ", "$text-accent bold"),
-                (f"{c.number} ", "bold" if shown else ""),
-                _candidate_figures(c.gate),
-                ("  │  ", "$foreground-muted"),
-                f"+{len(c.added)} ~{len(c.changed)} -{len(c.removed)}",
-                ("  │  read ", "$foreground-muted"),
-                ", ".join(c.reads) if c.reads else "no note",
-            )
-        )
-    return rows
-
-
-def _candidate_figures(g: GateVerdict | None) -> Content:
-    """`Δ -0.041 [-0.060, -0.022] keep`, or what is missing when the candidate was not measured."""
-    if g is None or g.before is None or g.after is None or g.advice == "none":
-        return Content.styled("not measured", "$foreground-muted")
-    delta = g.delta if g.delta is not None else g.after - g.before
-    spread = f" [{g.low:+.3f}, {g.high:+.3f}]" if g.low is not None and g.high is not None else ""
-    style = "$text-success" if g.advice == "keep" else "$text-error"
-    return Content.assemble(f"Δ {delta:+.3f}{spread} ", (g.advice, style))
 
 
 def title_of(request: ReviewRequest) -> str:
@@ -303,6 +267,13 @@ class ReviewScreen(Screen[Decision | None]):
             return
         index = attempts.index(self.shown.attempt) if self.shown.attempt in attempts else -1
         self._show_candidate(self.request.showing(attempts[(index + 1) % len(attempts)]))
+
+    def action_side_by_side(self) -> None:
+        """`s`: every candidate's diff in its own column, with its figures above it."""
+        if len(self.request.candidates) < 2:
+            self.notify("This micro-step has one candidate.", timeout=2)
+            return
+        self.app.push_screen(CandidatesScreen(self.request, self.shown.attempt))
 
     def _evidence_title(self, index: int) -> str:
         # On a narrow screen the last tabs scroll out of sight: the count says they are there.
