@@ -125,9 +125,12 @@ def _memo(run: Run, view: RunView, name: str, compute: Callable[[RunView], T], *
     return result
 
 
-def loss_changes(view: RunView) -> dict[StepKey, LossChange]:
+def prompt_loss_changes(view: RunView) -> dict[StepKey, LossChange]:
     """Per scored step: its mean, and what the next settled step made of the works both scored.
 
+    The prompt's own reading of `model.figures.next_changes`: it takes the next step as soon
+    as its losses are in and keeps the step's `Mean` with its count, where `figures.loss_changes`
+    (what `review`, `report` and `runs` credit) waits for the next step to finish.
     What a micro-step learned from one step shows in the next only on the works both steps
     scored; a work that sat out or failed in one of them would move a plain mean by itself.
     """
@@ -218,7 +221,7 @@ _FINAL: dict[str, tuple[RunView, dict[StepKey, LossChange | None]]] = {}
 
 
 def carried_loss_changes(run: Run, view: RunView) -> dict[StepKey, LossChange]:
-    """`loss_changes(view)`, keeping what can no longer change from one look to the next.
+    """`prompt_loss_changes(view)`, keeping what can no longer change from one look to the next.
 
     A step's change is final once the step and the next settled step it is measured against
     have both finished: neither gains a loss after that. Only the steps since are worked out
@@ -226,7 +229,7 @@ def carried_loss_changes(run: Run, view: RunView) -> dict[StepKey, LossChange]:
     """
     tail = tail_of(run.events_path)
     if tail.view is not view:
-        return loss_changes(view)
+        return prompt_loss_changes(view)
     kept = _FINAL.get(str(tail.path))
     if kept is None or kept[0] is not view:
         kept = _FINAL[str(tail.path)] = (view, {})
