@@ -95,7 +95,7 @@ def test_attribution_carried_forward_equals_the_join_of_every_trace(tmp_path):
 
 def test_the_loss_changes_carried_forward_equal_the_run_models_own(tmp_path, make_work):
     from skilltui.cli import main
-    from skilltui.engine.feedback import carried_loss_changes, loss_changes, run_view
+    from skilltui.engine.feedback import carried_loss_changes, prompt_loss_changes, run_view
 
     works = [make_work("pale-fox", 6), make_work("red-kite", 4)]
     argv = ["train", "--auto", "--steps", "3", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
@@ -112,7 +112,7 @@ def test_the_loss_changes_carried_forward_equal_the_run_models_own(tmp_path, mak
             events.flush()
             if '"kind": "loss"' in line or '"kind": "step_finished"' in line:
                 with run_view(replay) as view:
-                    assert carried_loss_changes(replay, view) == loss_changes(view)
+                    assert carried_loss_changes(replay, view) == prompt_loss_changes(view)
                     looks += 1
     assert looks >= 8
     with run_view(replay) as view:

@@ -66,6 +66,9 @@ def test_every_message_reads_back_as_it_was_sent():
     ("line", "says"),
     [
         (b"{not json\n", "not JSON"),
+        # Too deep for the decoder, or not UTF-8: still a refused line, never a crash of the reader.
+        (b"[" * 100_000 + b"\n", "not JSON"),
+        (b'{"t": "\xff"}\n', "not JSON"),
         (b"[1, 2]\n", "a message is a JSON object, not list"),
         (b'{"t": "aprove"}\n', "unknown message 'aprove'"),
         (b'{"t": "stop"}\n', "a 'stop' message needs 'reason'"),

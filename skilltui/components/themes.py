@@ -23,6 +23,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from ..core.durable import write_atomic
+from ..core.json_read import read_json
 
 DEFAULT_THEME = "skilltui-dark"
 LIGHT_THEME = "skilltui-light"
@@ -107,7 +108,7 @@ def load_themes(folders: list[Path] | None = None) -> LoadedThemes:
 def remembered_theme() -> str | None:
     path = config_dir() / SETTINGS_FILE
     try:
-        value = json.loads(path.read_text(encoding="utf-8")).get("theme")
+        value = read_json(path).get("theme")
     except (OSError, ValueError, AttributeError):
         return None
     return value if isinstance(value, str) else None
@@ -120,7 +121,7 @@ def remember_theme(name: str) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         try:
-            settings = json.loads(path.read_text(encoding="utf-8"))
+            settings = read_json(path)
             if not isinstance(settings, dict):
                 settings = {}
         except (OSError, ValueError):

@@ -23,9 +23,10 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
+from ..model.view import StepKey
 from .run import Run, read_json
 from .scores import combine
-from .settled import SettledCache, StepKey, settled_and_live, step_keys
+from .settled import SettledCache, settled_and_live, step_keys
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 An optimizer that is never told what its last step did to the loss cannot learn from it.
 Before each micro-step the backward prompt is given:
 
-- the run's earlier micro-steps: subject, decision, who decided, the reviewer's notes,
-  the prediction its commit made, or why it was skipped;
+- the run's earlier micro-steps (`model.commits.MicroStepRecord`, read from each one's
+  `commit.txt`): what it did, decision, who decided, the reviewer's notes, the prediction its
+  commit made, or why it was skipped;
 - the mean loss before and after each (the step it acted on, and the next step, the first
   written with the notes it left) over the works both steps scored, saying how many: a work
   that sat out or failed in one of them would move a plain mean by itself;
@@ -27,10 +28,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import TypeVar, cast
 
-from ..model.commits import DECISION_WORDS, parse_body
+from ..model.commits import DECISION_WORDS, MicroStepRecord, parse_body, plain_label
 from ..model.figures import Mean, change, next_changes, settled, step_mean, step_means, val_mean
 from ..model.tail import tail_of
 from ..model.view import RunView, StepKey, StepView
@@ -68,38 +69,23 @@ def _mean_text(mean: Mean) -> str:
     return mean.text() if mean.works else f"{mean.value:.3f}"
 
 
-@dataclass
-class PastMicroStep:
-    epoch: int
-    step: int
-    group: int
-    label: str
-    subject: str
-    decision: str  # approve, rollback, skipped
-    by: str
-    attempts: int
-    after: str
-    notes: list[str] = field(default_factory=list)
-    prediction: str = ""
-    reason: str = ""
-    loss: LossChange | None = None
-
-    def line(self) -> str:
-        word = DECISION_WORDS.get(self.decision, self.decision)
-        if self.decision == "skipped":
-            word = "skipped (failed its checks)"
-        who = f" by {self.by}" if self.by else ""
-        text = f'- {self.label}: "{self.subject}", {word}{who}'
-        if self.attempts > 1:
-            text += f" after {self.attempts} attempts"
-        text += f"; {loss_text(self.loss)}"
-        if self.prediction:
-            text += f"\n  - it predicted: {self.prediction}"
-        if self.reason:
-            text += f"\n  - why it was skipped: {self.reason}"
-        for note in self.notes:
-            text += f"\n  - reviewer's note on an earlier attempt: {note}"
-        return text
+def past_line(micro: MicroStepRecord, loss: LossChange | None) -> str:
+    """One earlier micro-step as the prompt lists it: what it did, how it was decided, the loss around it."""
+    word = DECISION_WORDS.get(micro.decision or "", micro.decision or "")
+    if micro.decision == "skipped":
+        word = "skipped (failed its checks)"
+    who = f" by {micro.by}" if micro.by else ""
+    text = f'- {micro.label}: "{micro.headline}", {word}{who}'
+    if micro.attempt > 1:
+        text += f" after {micro.attempt} attempts"
+    text += f"; {loss_text(loss)}"
+    if micro.prediction:
+        text += f"\n  - it predicted: {micro.prediction}"
+    if micro.reason:
+        text += f"\n  - why it was skipped: {micro.reason}"
+    for note in micro.rerun_notes:
+        text += f"\n  - reviewer's note on an earlier attempt: {note}"
+    return text
 
 
 @contextmanager
@@ -139,9 +125,12 @@ def _memo(run: Run, view: RunView, name: str, compute: Callable[[RunView], T], *
     return result
 
 
-def loss_changes(view: RunView) -> dict[StepKey, LossChange]:
+def prompt_loss_changes(view: RunView) -> dict[StepKey, LossChange]:
     """Per scored step: its mean, and what the next settled step made of the works both scored.
 
+    The prompt's own reading of `model.figures.next_changes`: it takes the next step as soon
+    as its losses are in and keeps the step's `Mean` with its count, where `figures.loss_changes`
+    (what `review`, `report` and `runs` credit) waits for the next step to finish.
     What a micro-step learned from one step shows in the next only on the works both steps
     scored; a work that sat out or failed in one of them would move a plain mean by itself.
     """
@@ -156,26 +145,15 @@ def loss_changes(view: RunView) -> dict[StepKey, LossChange]:
     return found
 
 
-@dataclass(frozen=True)
-class _Record:
-    """What a micro-step's `commit.txt` and its attempts' reviews say, read once per settled step."""
+def _records_of(run: Run, key: StepKey) -> list[MicroStepRecord]:
+    """The finished micro-steps of one step, from its `backward/g*/commit.txt` records.
 
-    group: int
-    subject: str
-    decision: str
-    by: str
-    attempts: int
-    after: str
-    notes: tuple[str, ...]
-    prediction: str
-    reason: str
-
-
-def _records_of(run: Run, key: StepKey) -> list[_Record]:
-    """The finished micro-steps of one step, from its `backward/g*/commit.txt` records."""
+    Labelled by the default words here: the run's own label is the view's (`_past`), and a
+    settled step's records are kept from one view to the next.
+    """
     epoch, step = key
     backward = run.step_dir(epoch, step) / "backward"
-    found: list[_Record] = []
+    found: list[MicroStepRecord] = []
     try:
         with os.scandir(backward) as entries:
             groups = [e.name for e in entries if e.name.startswith("g") and e.is_dir()]
@@ -199,32 +177,35 @@ def _records_of(run: Run, key: StepKey) -> list[_Record]:
             if isinstance(data, dict) and data.get("decision") == "rerun" and data.get("note"):
                 notes.append(str(data["note"]))
         message = str(record.get("message") or "")
-        # The subject is always "train <label>"; the body's first line is what the update did.
-        headline = next((line.strip() for line in message.splitlines() if line.strip()), "")
         try:
             attempts = int(record.get("attempt") or 1)
         except (TypeError, ValueError):  # a record edited by hand: one attempt is the least it took
             attempts = 1
         found.append(
-            _Record(
-                group=group,
-                subject=headline or str(record.get("subject", "")),
+            MicroStepRecord(
+                epoch,
+                step,
+                group,
+                attempts,
+                label=plain_label(epoch, step, group),
+                folder=gdir,
                 decision=str(record.get("decision", "")),
                 by=str(record.get("by") or ""),
-                attempts=attempts,
+                subject=str(record.get("subject", "")),
+                message=message,
                 after=str(record.get("attempt_commit") or record.get("after", "")),
-                notes=tuple(notes),
                 prediction=parse_body(f"subject\n{message}")["prediction"] if message else "",
                 reason=str(record.get("reason", "")),
+                rerun_notes=tuple(notes),
             )
         )
     return sorted(found, key=lambda r: r.group)
 
 
-_SETTLED: SettledCache[list[tuple[StepKey, list[_Record]]]] = SettledCache(list)
+_SETTLED: SettledCache[list[tuple[StepKey, list[MicroStepRecord]]]] = SettledCache(list)
 
 
-def _all_records(run: Run) -> list[tuple[StepKey, list[_Record]]]:
+def _all_records(run: Run) -> list[tuple[StepKey, list[MicroStepRecord]]]:
     """Every step's micro-step records, oldest first; settled steps are read once per process."""
     with _SETTLED.lock:
         fold = _SETTLED.get(run.root)
@@ -240,7 +221,7 @@ _FINAL: dict[str, tuple[RunView, dict[StepKey, LossChange | None]]] = {}
 
 
 def carried_loss_changes(run: Run, view: RunView) -> dict[StepKey, LossChange]:
-    """`loss_changes(view)`, keeping what can no longer change from one look to the next.
+    """`prompt_loss_changes(view)`, keeping what can no longer change from one look to the next.
 
     A step's change is final once the step and the next settled step it is measured against
     have both finished: neither gains a loss after that. Only the steps since are worked out
@@ -248,7 +229,7 @@ def carried_loss_changes(run: Run, view: RunView) -> dict[StepKey, LossChange]:
     """
     tail = tail_of(run.events_path)
     if tail.view is not view:
-        return loss_changes(view)
+        return prompt_loss_changes(view)
     kept = _FINAL.get(str(tail.path))
     if kept is None or kept[0] is not view:
         kept = _FINAL[str(tail.path)] = (view, {})
@@ -291,8 +272,8 @@ def _recent_means(
     return dict(reversed(recent))
 
 
-def past_micro_steps(run: Run, view: RunView | None = None) -> list[PastMicroStep]:
-    """Every finished micro-step of the run, oldest first, with the loss around it."""
+def past_micro_steps(run: Run, view: RunView | None = None) -> list[MicroStepRecord]:
+    """Every finished micro-step of the run, oldest first (the loss around each: `past_losses`)."""
     if view is None:
         with run_view(run) as view:
             return past_micro_steps(run, view)
@@ -302,38 +283,30 @@ def past_micro_steps(run: Run, view: RunView | None = None) -> list[PastMicroSte
     return list(built)
 
 
-def _past(run: Run, view: RunView, records: list[tuple[StepKey, list[_Record]]]) -> list[PastMicroStep]:
-    changes = _memo(run, view, "loss_changes", lambda v: carried_loss_changes(run, v))
+def _past(run: Run, view: RunView, records: list[tuple[StepKey, list[MicroStepRecord]]]) -> list[MicroStepRecord]:
     labels = {(m.epoch, m.step, m.group): m.label for m in view.micro_steps.values()}
     return [
-        PastMicroStep(
-            epoch=epoch,
-            step=step,
-            group=r.group,
-            label=labels.get((epoch, step, r.group)) or f"epoch {epoch} step {step} micro {r.group}",
-            subject=r.subject,
-            decision=r.decision,
-            by=r.by,
-            attempts=r.attempts,
-            after=r.after,
-            notes=list(r.notes),
-            prediction=r.prediction,
-            reason=r.reason,
-            loss=changes.get((epoch, step)),
-        )
-        for (epoch, step), found in records
+        replace(r, label=label) if (label := labels.get((r.epoch, r.step, r.group))) else r
+        for _, found in records
         for r in found
     ]
+
+
+def past_losses(run: Run, view: RunView) -> dict[StepKey, LossChange]:
+    """The loss around each earlier micro-step, by the step it learned from (memoised like the records)."""
+    return _memo(run, view, "loss_changes", lambda v: carried_loss_changes(run, v))
 
 
 def annotations(run: Run) -> dict[str, str]:
     """sha -> what the run recorded about the commit, for `pool_log` and `pool_show`."""
     out: dict[str, str] = {}
-    for m in past_micro_steps(run):
+    with run_view(run) as view:
+        past, losses = past_micro_steps(run, view), past_losses(run, view)
+    for m in past:
         if m.decision == "skipped" or not m.after:
             continue
-        word = DECISION_WORDS.get(m.decision, m.decision)
-        out[m.after] = f"{m.label}: {word} by {m.by or '?'}; {loss_text(m.loss)}"
+        word = DECISION_WORDS.get(m.decision or "", m.decision)
+        out[m.after] = f"{m.label}: {word} by {m.by or '?'}; {loss_text(losses.get((m.epoch, m.step)))}"
     return out
 
 
@@ -357,13 +330,13 @@ def feedback_text(run: Run) -> str:
 
 def _feedback_lines(run: Run, view: RunView) -> str:
     means = _recent_means(view, TREND_STEPS)
-    past = past_micro_steps(run, view)
+    past, losses = past_micro_steps(run, view), past_losses(run, view)
     lines: list[str] = []
     if past:
         shown = past[-SHOWN_MICRO_STEPS:]
         if len(past) > len(shown):
             lines.append(f"({len(past) - len(shown)} earlier micro-steps not shown; `pool_log` lists them all.)")
-        lines += [m.line() for m in shown]
+        lines += [past_line(m, losses.get((m.epoch, m.step))) for m in shown]
     else:
         lines.append("This is the run's first micro-step: no earlier update to learn from.")
     if means:

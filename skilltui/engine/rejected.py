@@ -13,9 +13,9 @@ Read from each attempt's `checked.json` and `review.json`, which the micro-step 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..model.commits import MicroStepRecord, attempt_record, plain_label
 from ..model.view import StepKey
 from .run import Run, read_json
 from .settled import SettledCache, settled_and_live, step_keys
@@ -24,55 +24,42 @@ SHOWN = 8
 ATTEMPT = re.compile(r"epoch(\d+)/step(\d+)/backward/g(\d+)/attempt(\d+)/review\.json")
 
 
-@dataclass(frozen=True)
-class Rejected:
-    epoch: int
-    step: int
-    group: int
-    attempt: int
-    subject: str
-    touched: list[str]
-    decision: str  # rollback, rerun, or dropped (a candidate another candidate was chosen over)
-    by: str
-    why: str
-    gate: dict | None
-
-    def line(self) -> str:
-        word = {"rollback": "rolled back", "dropped": "not chosen (another candidate was kept)"}.get(
-            self.decision, "sent back for a rerun"
-        )
-        notes = ", ".join(self.touched) or "no note (an empty commit)"
-        text = (
-            f'- e{self.epoch}s{self.step} micro {self.group} attempt {self.attempt}: "{self.subject}" touched {notes}'
-        )
-        text += f"; {word} by {self.by or '?'}"
-        if self.gate and self.gate.get("delta") is not None:
-            g = self.gate
-            if g.get("low") is not None and g.get("high") is not None:
-                text += (
-                    f"; validation Δ {g['delta']:+.3f} [{g['low']:+.3f}, {g['high']:+.3f}] "
-                    f"at {float(g.get('confidence') or 0):.0%}, n={g.get('n')}"
-                )
-            else:
-                text += f"; validation Δ {g['delta']:+.3f} (spread not measured), n={g.get('n')}"
-        if self.why:
-            text += f"\n  - why: {self.why}"
-        return text
+def rejected_line(r: MicroStepRecord) -> str:
+    """One refused attempt as the prompt lists it: what it touched, who refused it, the gate's figures, why."""
+    word = {"rollback": "rolled back", "dropped": "not chosen (another candidate was kept)"}.get(
+        r.decision or "", "sent back for a rerun"
+    )
+    touched = [f"+{p}" for p in r.added] + [f"~{p}" for p in r.changed] + [f"-{p}" for p in r.removed]
+    notes = ", ".join(touched) or "no note (an empty commit)"
+    text = f'- e{r.epoch}s{r.step} micro {r.group} attempt {r.attempt}: "{r.headline}" touched {notes}'
+    text += f"; {word} by {r.by or '?'}"
+    if r.gate and r.gate.get("delta") is not None:
+        g = r.gate
+        if g.get("low") is not None and g.get("high") is not None:
+            text += (
+                f"; validation Δ {g['delta']:+.3f} [{g['low']:+.3f}, {g['high']:+.3f}] "
+                f"at {float(g.get('confidence') or 0):.0%}, n={g.get('n')}"
+            )
+        else:
+            text += f"; validation Δ {g['delta']:+.3f} (spread not measured), n={g.get('n')}"
+    if why := r.note or r.reason:
+        text += f"\n  - why: {why}"
+    return text
 
 
 # A settled step's attempts are decided and their review.json never changes: they are read
 # once per process (`settled.py`), so each micro-step reads only the live newest step (a long
 # run would otherwise scan and read every earlier attempt at every micro-step).
-_SETTLED: SettledCache[list[Rejected]] = SettledCache(list)
+_SETTLED: SettledCache[list[MicroStepRecord]] = SettledCache(list)
 
 
-def _rejected_of(run: Run, key: StepKey) -> list[Rejected]:
+def _rejected_of(run: Run, key: StepKey) -> list[MicroStepRecord]:
     step = run.root / f"epoch{key[0]}" / f"step{key[1]}" / "backward"
     found = [_read_rejected(run, path) for path in sorted(step.glob("g*/attempt*/review.json"))]
     return [r for r in found if r is not None]
 
 
-def rejected_updates(run: Run) -> list[Rejected]:
+def rejected_updates(run: Run) -> list[MicroStepRecord]:
     """Every rejected attempt of the run, oldest first."""
     with _SETTLED.lock:
         fold = _SETTLED.get(run.root)
@@ -84,7 +71,7 @@ def rejected_updates(run: Run) -> list[Rejected]:
     return sorted(found, key=lambda r: (r.epoch, r.step, r.group, r.attempt))
 
 
-def _read_rejected(run: Run, review_path: Path) -> Rejected | None:
+def _read_rejected(run: Run, review_path: Path) -> MicroStepRecord | None:
     where = ATTEMPT.fullmatch(review_path.relative_to(run.root).as_posix())
     if where is None:
         return None
@@ -97,22 +84,8 @@ def _read_rejected(run: Run, review_path: Path) -> Rejected | None:
         return None
     if not isinstance(review, dict) or review.get("decision") not in ("rollback", "rerun", "dropped"):
         return None
-    message = str(checked.get("message") or "")
-    headline = next((line.strip() for line in message.splitlines() if line.strip()), "")
-    touched = [f"+{p}" for p in checked.get("added", [])] + [f"~{p}" for p in checked.get("changed", [])]
-    touched += [f"-{p}" for p in checked.get("removed", [])]
-    return Rejected(
-        epoch,
-        step,
-        group,
-        attempt,
-        headline or str(checked.get("subject", "")),
-        touched,
-        str(review["decision"]),
-        str(review.get("by") or ""),
-        str(review.get("note") or review.get("reason") or ""),
-        review.get("gate"),
-    )
+    label = plain_label(epoch, step, group)
+    return attempt_record((epoch, step, group, attempt), label, review_path.parent.parent, checked, review)
 
 
 def rejected_text(run: Run) -> str:
@@ -124,4 +97,4 @@ def rejected_text(run: Run) -> str:
     lines = ["Rejected updates (the last ones first proposed and refused; do not propose them again as they were):"]
     if len(found) > len(shown):
         lines.append(f"({len(found) - len(shown)} earlier rejected updates not shown.)")
-    return "\n".join(lines + [r.line() for r in shown])
+    return "\n".join(lines + [rejected_line(r) for r in shown])

@@ -14,10 +14,11 @@ a judge that drifts from the format shows up in the record instead of in the cur
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
+
+from ..core.json_read import BadJSON, loads
 
 FIELDS = ("scene_purpose", "voice", "visual_action", "structure")
 MAX_REASON = 200
@@ -42,8 +43,8 @@ def validate(raw: str | None) -> dict[str, dict[str, Any]]:
     if raw is None:
         raise RubricError("the judge returned no rubric (no fenced json block at the end)")
     try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
+        data = loads(raw)
+    except BadJSON as exc:
         raise RubricError(f"the rubric is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict):
         raise RubricError("the rubric is not a JSON object")

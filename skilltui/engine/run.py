@@ -31,6 +31,7 @@ from filelock import FileLock, Timeout
 
 from ..core.durable import TEMP_NAME, write_atomic
 from ..core.errors import UsageError
+from ..core.json_read import BadJSON, read_json
 from .pool import Pool
 
 __all__ = ["Run", "RunLock", "read_json", "write_atomic", "write_json"]
@@ -40,10 +41,6 @@ RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
 
 def write_json(path: Path, data: Any) -> None:
     write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def derive_run_id(config: dict[str, Any]) -> str:
@@ -143,7 +140,7 @@ def check_config(run_dir: Path, config: dict[str, Any]) -> bool:
         return False
     try:
         saved = read_json(path)
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError):
+    except (BadJSON, OSError):
         saved = None
     if not isinstance(saved, dict):
         raise UsageError(f"{path} is unreadable (not a JSON object of settings); start a new run with another --run-id")

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-StepKey = tuple[int, int]
+from ..model.view import StepKey
+
 S = TypeVar("S")
 
 _EPOCH = re.compile(r"epoch(\d+)")

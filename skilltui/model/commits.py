@@ -1,5 +1,6 @@
-"""One commit of the pool, as every view shows it: the live app's Commits tab, `skilltui review`
-and the evidence pages all take this one record, so a decision reads the same everywhere.
+"""One commit of the pool and one record of a micro-step, as every view shows them: the live
+app's Commits tab, `skilltui review`, the evidence pages, the report and the backward prompt
+take these records, so a decision reads the same everywhere.
 
 Git says what a commit changed (`pool_git` fills sha, parents, time, message and files); the
 run's records say why and what came of it (`runs.records` joins the micro-step, the
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # The one map from a review decision to the sign and the words every view uses for it.
 # "dropped" is a candidate of several (--candidates) that the reviewer did not choose.
@@ -74,18 +76,48 @@ PENDING = Mark("pending")
 
 @dataclass(frozen=True)
 class MicroStepRecord:
-    """One backward attempt, as the run recorded it."""
+    """One backward attempt of a micro-step and what came of it, as the run recorded it.
+
+    The one record of a micro-step: every reader of a run's micro-steps builds it and every
+    view shows it. `runs.records` joins each commit to the attempts that made it (their
+    `checked.json`, `review.json` and `batch.json`: the history app, `review`, `blame`, the
+    evidence pages); the backward prompt's feedback reads each finished micro-step's
+    `commit.txt` (`engine.feedback`) and each refused attempt's review (`engine.rejected`);
+    the report takes the `micro_step` and `decision` events. Each fills what its source
+    records and leaves the rest at its default (a `commit.txt` names no works). The losses
+    around it are not kept here: they are the run model's figures for its step
+    (`model.figures`), which each view looks up by `(epoch, step)`.
+    """
 
     epoch: int
     step: int
     group: int
-    attempt: int
+    attempt: int  # its number; in a micro-step's final record (`commit.txt`), how many attempts it took
     label: str
     folder: Path  # backward/g<G>
-    works: list[str]
-    decision: str | None  # approve, rerun, rollback; None while it awaits review
-    by: str | None
-    note: str
+    works: list[str] = field(default_factory=list)  # whose loss reports it acted on
+    decision: str | None = None  # approve, rerun, rollback, dropped, skipped; None while it awaits review
+    by: str | None = None
+    note: str = ""  # the reviewer's note on this attempt
+    subject: str = ""  # its commit's subject, `train <label>`
+    message: str = ""  # its commit message as recorded (what the agent wrote)
+    after: str = ""  # the commit it made
+    prediction: str = ""  # what its commit body said would happen
+    reason: str = ""  # why it was skipped, or the reason given with its decision (the gate's)
+    rerun_notes: tuple[str, ...] = ()  # the reviewer's notes on the attempts sent back before it
+    added: tuple[str, ...] = ()  # the notes it added, changed and removed
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    gate: dict[str, Any] | None = None  # the gate's figures beside the decision (delta, low, high, n)
+
+    @property
+    def headline(self) -> str:
+        """What the update did, in one line: the first line of its message that says something.
+
+        A training commit's subject is only `train <label>`; the message the agent wrote says
+        what changed. The subject stands in for a record that kept no message.
+        """
+        return next((line.strip() for line in self.message.splitlines() if line.strip()), "") or self.subject
 
     @property
     def short_label(self) -> str:
@@ -100,6 +132,36 @@ class MicroStepRecord:
     @property
     def mark(self) -> Mark:
         return Mark(self.decision or "pending", self.by or "", self.label)
+
+
+def plain_label(epoch: int, step: int, group: int) -> str:
+    """A micro-step's label where the run's own (its `micro_step` event's, with the step's count of
+    micro-steps) is not at hand."""
+    return f"epoch {epoch} step {step} micro {group}"
+
+
+def attempt_record(
+    at: tuple[int, int, int, int], label: str, folder: Path, checked: dict[str, Any], review: dict[str, Any]
+) -> MicroStepRecord:
+    """The record of a checked attempt at `at` (epoch, step, group, attempt) from its own files:
+    `checked.json` (what it committed) and `review.json` (how it was decided; {} while it waits).
+    The history and the prompt's rejected updates both read an attempt this way."""
+    return MicroStepRecord(
+        *at,
+        label=label,
+        folder=folder,
+        decision=review.get("decision"),
+        by=review.get("by"),
+        note=str(review.get("note") or ""),
+        subject=str(checked.get("subject", "")),
+        message=str(checked.get("message") or ""),
+        after=str(checked.get("after") or ""),
+        reason=str(review.get("reason") or ""),
+        added=tuple(checked.get("added", [])),
+        changed=tuple(checked.get("changed", [])),
+        removed=tuple(checked.get("removed", [])),
+        gate=review.get("gate"),
+    )
 
 
 @dataclass

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import math
 import types
 import typing
 from pathlib import Path
 from typing import Any
 
+from ..core.json_read import BadJSON, loads
 from . import events as ev
 
 
@@ -142,8 +142,8 @@ def parse_lines(lines: typing.Iterable[str], record: RunRecord) -> None:
         if not text:
             continue
         try:
-            event = parse_event(json.loads(text))
-        except (json.JSONDecodeError, EventShapeError, RecursionError) as exc:
+            event = parse_event(loads(text))
+        except (BadJSON, EventShapeError, RecursionError) as exc:
             record.unreadable += 1
             record.problem = record.problem or f"line {record.lines}: {exc}"
             continue

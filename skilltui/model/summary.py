@@ -10,11 +10,11 @@ removed again counts as neither.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.json_read import read_json
 from .figures import Mean, change, settled, step_means, val_means
 from .view import RunView
 
@@ -155,7 +155,7 @@ def summarise(view: RunView) -> RunSummary:
 def estimated_usd(run_dir: Path) -> float | None:
     """The dollars the run's `estimate.json` forecast (written when the run started), or None."""
     try:
-        data = json.loads((Path(run_dir) / "estimate.json").read_text(encoding="utf-8"))
+        data = read_json(Path(run_dir) / "estimate.json")
         return float(data["usd"])
     except (OSError, ValueError, KeyError, TypeError):
         return None

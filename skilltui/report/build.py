@@ -12,7 +12,7 @@ script and names no other file, so it opens anywhere and fetches nothing.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from ..core.formats import parse_note
 from ..engine.run import Run, read_json, run_containing, write_atomic
 from ..engine.session import DEFAULT_POOL_BUDGET
 from ..model import events as ev
+from ..model.commits import MicroStepRecord
 from ..model.figures import Mean, finished_means, val_means
 from ..model.parse import read_run
 from ..model.view import RunView, StepKey
@@ -33,14 +34,11 @@ from .svg import Series, chart
 
 @dataclass
 class MicroStepView:
-    """A micro-step as the page shows it: the model's record of it (the `micro_step` event, whole,
-    message included) and what came of it: the decision, the gate's verdict, the losses around it."""
+    """A micro-step attempt as the page shows it: the model's one record of it (`MicroStepRecord`,
+    from its `micro_step` and `decision` events) and the page's figures beside it: the losses
+    around it, the gate's verdict and its diff, coloured."""
 
-    micro: ev.MicroStep
-    decision: str = "awaiting review"
-    by: str = ""
-    reason: str = ""
-    note: str = ""
+    micro: MicroStepRecord
     loss_before: float | None = None
     loss_after: float | None = None
     val_before: float | None = None
@@ -51,20 +49,8 @@ class MicroStepView:
     diff: list[tuple[str, str]] = field(default_factory=list)  # (css class, line)
 
     @property
-    def label(self) -> str:
-        return self.micro.label
-
-    @property
-    def attempt(self) -> int:
-        return self.micro.attempt
-
-    @property
-    def subject(self) -> str:
-        return self.micro.subject
-
-    @property
-    def message(self) -> str:
-        return self.micro.message
+    def decision(self) -> str:
+        return self.micro.decision or "awaiting review"
 
 
 def _diff_lines(patch: str) -> list[tuple[str, str]]:
@@ -96,17 +82,32 @@ def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[S
     for e in events:
         match e:
             case ev.MicroStep():
-                patch = run.backward_dir(e.epoch, e.step, e.group) / f"attempt{e.attempt}" / "patch.diff"
+                folder = run.backward_dir(e.epoch, e.step, e.group)
+                patch = folder / f"attempt{e.attempt}" / "patch.diff"
                 before, after = status.loss_change((e.epoch, e.step))
+                record = MicroStepRecord(
+                    e.epoch,
+                    e.step,
+                    e.group,
+                    e.attempt,
+                    e.label,
+                    folder,
+                    subject=e.subject,
+                    message=e.message,
+                    after=e.after,
+                    added=tuple(e.added),
+                    changed=tuple(e.changed),
+                    removed=tuple(e.removed),
+                )
                 found[(e.epoch, e.step, e.group, e.attempt)] = MicroStepView(
-                    e,
+                    record,
                     loss_before=before,
                     loss_after=after,
                     val_step=val.get((e.epoch, e.step)),
                     diff=_diff_lines(patch.read_text(encoding="utf-8")) if patch.exists() else [],
                 )
             case ev.DecisionMade() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
-                m.decision, m.by, m.reason, m.note = e.decision, e.by, e.reason, e.note
+                m.micro = replace(m.micro, decision=e.decision, by=e.by, reason=e.reason, note=e.note)
             case ev.GateChecked() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
                 m.val_before, m.val_after = e.before, e.after
                 m.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.advice, "nothing")

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import time
@@ -37,6 +36,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ..core.json_read import loads
 from ..model import bus as bus_events
 from ..model import events as ev
 from ..model.parse import parse_event
@@ -80,7 +80,7 @@ def _last_record(path: Path) -> dict[str, Any] | None:
         return None
     for raw in reversed(tail):
         with contextlib.suppress(ValueError):
-            record = json.loads(raw)
+            record = loads(raw)
             return record if isinstance(record, dict) else None
     return None
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from ..core.json_read import BadJSON, loads
 from ..model import events as ev
 from ..model.parse import EventShapeError, fits, parse_event
 from ..model.review import Decision, ReviewRequest, request_to_dict
@@ -156,8 +157,8 @@ def parse_for_trainer(line: bytes | str) -> ForTrainer:
 
 def _json(line: bytes | str) -> dict[str, Any]:
     try:
-        data = json.loads(line)
-    except ValueError:
+        data = loads(line)
+    except BadJSON:
         raise WireError(f"a line that is not JSON: {line[:80]!r}") from None
     if not isinstance(data, dict):
         raise WireError(f"a message is a JSON object, not {type(data).__name__}")

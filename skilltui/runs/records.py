@@ -14,14 +14,14 @@ written with the notes as that micro-step (and the others of its step) left them
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..engine.attribution import NoteStats, run_attribution
 from ..engine.run import Run, read_json
 from ..model import events as ev
-from ..model.commits import LABEL, Commit, MicroStepRecord, decision_words, parse_body
+from ..model.commits import LABEL, Commit, MicroStepRecord, attempt_record, decision_words, parse_body, plain_label
 from ..model.figures import part_means
 from ..model.parse import read_run
 from ..model.view import RunView
@@ -73,20 +73,10 @@ def micro_steps(run: Run, view: RunView) -> dict[str, list[MicroStepRecord]]:
             continue
         review = _read_or_none(adir / "review.json") or {}
         batch = _read_or_none(gdir / "batch.json") or []
-        found.setdefault(checked["after"], []).append(
-            MicroStepRecord(
-                epoch=epoch,
-                step=step,
-                group=group,
-                attempt=attempt,
-                label=labels.get((epoch, step, group, attempt)) or f"epoch {epoch} step {step} micro {group}",
-                folder=gdir,
-                works=[b.get("work", "?") for b in batch if isinstance(b, dict)],
-                decision=review.get("decision"),
-                by=review.get("by"),
-                note=review.get("note") or "",
-            )
-        )
+        label = labels.get((epoch, step, group, attempt)) or plain_label(epoch, step, group)
+        micro = attempt_record((epoch, step, group, attempt), label, gdir, checked, review)
+        works = [b.get("work", "?") for b in batch if isinstance(b, dict)]
+        found.setdefault(checked["after"], []).append(replace(micro, works=works))
     for attempts in found.values():
         # Two candidates can make the very same commit; the one the reviewer kept speaks for it.
         attempts.sort(key=lambda m: (m.epoch, m.step, m.group, m.decision != "dropped", m.attempt))

@@ -8,7 +8,6 @@ back from the transcript it kept. No Textual in here.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import deque
 from collections.abc import Callable
@@ -16,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.cells import cell_len, get_character_cell_size
+
+from ..core.json_read import read_json
 
 OUTPUT_LIMIT = 60_000
 _CONTROL = re.compile("[\u0000-\u0008\u000b-\u001f\u007f]")  # tab and newline are handled on their own
@@ -154,8 +155,7 @@ def transcript_text(path: str, short: Callable[[str], str] = str) -> str:
     all of them keep the final text, which is what the pane mostly showed.
     """
     try:
-        with open(path, encoding="utf-8") as file:
-            record = json.load(file)
+        record = read_json(Path(path))
     except (OSError, ValueError):
         return f"   (the transcript {Path(path).name} could not be read)"
     if not isinstance(record, dict):
