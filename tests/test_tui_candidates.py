@@ -27,7 +27,7 @@ async def test_the_person_cycles_the_candidates_and_approve_keeps_the_one_shown(
         assert "+ scene/scene-headings.md" not in screen_text(app)
         rows = [line for line in screen_text(app).splitlines() if "│  read " in line]
         assert "▸" not in rows[0] and "▸ 2" in rows[1]
-        await pilot.press("s")  # every candidate's diff side by side
+        await pilot.press("C")  # every candidate's diff side by side
         from skilltui.tui.screens.candidates import CandidatesScreen
 
         await wait_for(pilot, lambda: isinstance(app.screen, CandidatesScreen))

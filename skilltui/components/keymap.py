@@ -80,8 +80,8 @@ KEYMAP: tuple[Row, ...] = (
     row("review", "r", "rerun: asks for an optional note for the next attempt's prompt", Binding("r", "rerun", "Rerun…")),
     row("review", "u", "roll back: asks to confirm with y; the pool goes back to the commit before", Binding("u", "rollback", "Roll back…")),
     row("review", "c", "the next candidate (--candidates K): its diff, delta, reads; a keeps the one shown", hidden("c", "candidate", "Next candidate")),
-    row("review", "s", "every candidate's diff side by side, its delta, interval and reads above it; esc or s goes back", hidden("s", "side_by_side", "Side by side")),
-    row("review", "esc / s", "(side by side) back to the review, which decides", Binding("escape", "close", "Back"), hidden("s", "close", "Back"), owner="candidates"),
+    row("review", "C", "every candidate's diff side by side, its delta, interval and reads above it; esc or C goes back", hidden("C", "all_candidates", "All candidates")),
+    row("review", "esc / C", "(all candidates) back to the review, which decides", Binding("escape", "close", "Back"), hidden("C", "close", "Back"), owner="candidates"),
     row("review", "esc", "look at the main screen first; v brings the review back", Binding("escape", "later", "Later")),
     row("review", "[ ]", "previous / next evidence: the summary, then each work's loss report", hidden("left_square_bracket", "evidence(-1)", "Evidence"), hidden("right_square_bracket", "evidence(1)", "Next evidence")),
     # The diff is a scroll view and keeps its own scrolling keys; the screen binds tab.

@@ -1,7 +1,7 @@
 """Several candidates of one micro-step (`--candidates K`), compared on the same evidence.
 
 The review screen lists them one row each (`candidates_lines`): the gate's paired delta
-against the parent, its interval and advice, the edits and the notes its agent read. `s`
+against the parent, its interval and advice, the edits and the notes its agent read. `C`
 opens `CandidatesScreen`, every candidate's diff in its own column under the same figures,
 so a person sees what each one would change before picking one with `c` and `a`.
 """
@@ -47,7 +47,7 @@ def figures(g: GateVerdict | None) -> Content:
 
 
 class CandidatesScreen(ModalScreen[None]):
-    """Every candidate's diff side by side; `esc` or `s` goes back to the review, which decides."""
+    """Every candidate's diff side by side; `esc` or `C` goes back to the review, which decides."""
 
     DEFAULT_CSS = """
     CandidatesScreen { background: $background; }

@@ -268,8 +268,8 @@ class ReviewScreen(Screen[Decision | None]):
         index = attempts.index(self.shown.attempt) if self.shown.attempt in attempts else -1
         self._show_candidate(self.request.showing(attempts[(index + 1) % len(attempts)]))
 
-    def action_side_by_side(self) -> None:
-        """`s`: every candidate's diff in its own column, with its figures above it."""
+    def action_all_candidates(self) -> None:
+        """`C`: every candidate's diff in its own column, with its figures above it."""
         if len(self.request.candidates) < 2:
             self.notify("This micro-step has one candidate.", timeout=2)
             return
