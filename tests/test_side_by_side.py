@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import stat
 
+from test_editor import stub_editor
 from test_tui_support import SIZE, make_app, screen_text, wait_for, wait_for_review
 from textual.app import App
 
@@ -68,6 +68,12 @@ def shown_matches(screen: SideBySideScreen) -> list[list]:
     return [[i + 1, j + 1, round(r.sim, 3)] for r in screen.pair.rows if r.matched for i in r.human for j in r.written]
 
 
+async def on_main_at_the_review(pilot, app) -> None:
+    await wait_for_review(pilot, app)
+    await pilot.press("escape")
+    await wait_for(pilot, lambda: app.screen is app.main)
+
+
 async def open_pairs(pilot, app) -> SideBySideScreen:
     await wait_for(pilot, lambda: isinstance(app.screen, SideBySideScreen) and app.screen.pair is not None)
     await pilot.pause()
@@ -78,9 +84,7 @@ async def test_s_on_a_work_shows_its_episodes_paired_as_the_loss_recorded_them(o
     opened = open_training(("harbour", "quarry"))
     app = make_app(opened)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for_review(pilot, app)
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is app.main)
+        await on_main_at_the_review(pilot, app)
         work = app.selected_work
         await pilot.press("s")
         screen = await open_pairs(pilot, app)
@@ -119,14 +123,6 @@ async def test_s_on_the_review_screen_pairs_the_work_whose_evidence_is_shown(ope
         app.stop_training("test over")
 
 
-def stub_editor(tmp_path, appended: str):
-    """An editor that appends `appended` to the file it is given, as a person typing would."""
-    script = tmp_path / "editor.sh"
-    script.write_text(f"#!/bin/sh\ncat >> \"$1\" <<'END'\n{appended}END\n")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return script
-
-
 async def test_e_pairs_an_edited_copy_of_the_episode_and_leaves_the_run_as_written(
     open_training, tmp_path, monkeypatch
 ):
@@ -136,9 +132,7 @@ async def test_e_pairs_an_edited_copy_of_the_episode_and_leaves_the_run_as_writt
     opened = open_training(("harbour",))
     app = make_app(opened)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for_review(pilot, app)
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is app.main)
+        await on_main_at_the_review(pilot, app)
         await pilot.press("s")
         screen = await open_pairs(pilot, app)
         original = screen.pair

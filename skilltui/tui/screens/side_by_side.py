@@ -27,7 +27,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from ...components import keymap
-from ...components.editor import edit_text
+from ...components.editor import edit_or_say_why
 from ...engine.scores import Scene
 from ...runs.episode_pair import EpisodePair, Row, episode_pair, scored_episodes
 from ..widgets.key_bar import KeyBar
@@ -210,13 +210,8 @@ class SideBySideScreen(Screen[None]):
         text = self.edits.get(self.episode)
         if text is None:
             text = pair.written_path.read_text(encoding="utf-8", errors="replace")
-        try:
-            edited = edit_text(self.app, name, text)
-        except LookupError as exc:
-            self.notify(str(exc), severity="warning", timeout=6)
-            return
+        edited = edit_or_say_why(self.app, name, text)
         if edited is None:
-            self.notify("The editor failed; nothing changed", severity="warning")
             return
         if edited == text:
             self.notify("Nothing changed in the editor.", timeout=3)
