@@ -215,7 +215,9 @@ class MainScreen(DiskPanes):
 
     def _fit_works(self, width: int) -> None:
         # Below COMPACT_BELOW columns the full table leaves the curve a sliver: drop its tokens and cost.
-        self.query_one(WorksTable).set_compact(width < COMPACT_BELOW)
+        table = self.query_one_optional(WorksTable)
+        if table is not None:  # a stop signal can close the app before the screen composed
+            table.set_compact(width < COMPACT_BELOW)
 
     def take(self, event: ev.Event) -> None:
         self.queue.append(event)
