@@ -1,8 +1,9 @@
-"""Write docs/app.svg and docs/review.svg: the app on the bundled works, mid-run.
+"""Write docs/app.svg, docs/review.svg and docs/side-by-side.svg: the app on the bundled works, mid-run.
 
 Trains the bundled example works through the offline backend, approves every micro-step
 of the first two steps from the review screen, and saves the main screen and the review
-screen at the third step's first micro-step. Git dates and the clock are pinned, so the
+screen at the third step's first micro-step, then the selected work's episode written next
+to the human one. Git dates and the clock are pinned, so the
 same code makes the same pictures.
 
     python docs/screenshots.py
@@ -25,6 +26,7 @@ from skilltui.engine.session import Settings, open_run
 from skilltui.engine.works import load_work
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.screens.review import ReviewScreen
+from skilltui.tui.screens.side_by_side import SideBySideScreen
 
 DOCS = Path(__file__).resolve().parent
 EXAMPLES = DOCS.parent / "skilltui" / "examples"
@@ -62,6 +64,10 @@ async def shoot(root: Path) -> None:
             await pilot.press("escape")
             await pilot.pause(6)  # let the "review waits" notice fade
             app.save_screenshot("app.svg", path=str(DOCS))
+            await pilot.press("s")
+            await until(pilot, lambda: isinstance(app.screen, SideBySideScreen) and app.screen.pair is not None)
+            await pilot.pause(0.3)
+            app.save_screenshot("side-by-side.svg", path=str(DOCS))
             app.stop_training("screenshots taken")
     finally:
         opened.lock.release()
@@ -72,4 +78,4 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "config")
         asyncio.run(shoot(Path(tmp)))
-    print(f"wrote {DOCS / 'app.svg'} and {DOCS / 'review.svg'}", file=sys.stderr)
+    print(f"wrote {DOCS / 'app.svg'}, {DOCS / 'review.svg'} and {DOCS / 'side-by-side.svg'}", file=sys.stderr)

@@ -213,7 +213,7 @@ async def test_the_review_screen_has_shown_keys_for_evidence_scrolling_and_help(
         assert app.screen is screen
 
 
-async def test_at_80x24_the_works_table_shows_every_column_and_the_help_says_it_scrolls(open_training):
+async def test_at_80x24_the_works_table_leaves_the_curve_a_fair_share_and_the_help_says_it_scrolls(open_training):
     long = "the-lighthouse-keepers-of-the-northern-archipelago"
     app = make_app(open_training(("harbour", "quarry", long)))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -222,9 +222,20 @@ async def test_at_80x24_the_works_table_shows_every_column_and_the_help_says_it_
         await pilot.pause()
         table = app.query_one(WorksTable)
         assert table.region.right <= 80
-        # A long name is cut with … and its row still shows the cost.
-        rows = [line for line in screen_text(app).splitlines() if "the-lighthouse-keep…" in line and "$" in line]
-        assert rows and "tokens" in screen_text(app) and "cost" in screen_text(app)
+        # A long name is cut with … and its row still shows its loss; tokens and cost are the header's.
+        rows = [line for line in screen_text(app).splitlines() if "the-lighthous…" in line]
+        assert rows and "0." in rows[0]
+        assert [key for _, key, _ in table.columns_shown] == ["work", "stage", "eps", "loss"]
+        assert "tok" in screen_text(app).splitlines()[0] and "$" in screen_text(app).splitlines()[0]
+        assert app.query_one("#curve").outer_size.width >= 36  # it had ~20 beside the full table
+        table.move_cursor(row=2)
+        await pilot.resize_terminal(160, 45)
+        await wait_for(pilot, lambda: not table.compact)
+        # Wide again: every column is back and the cursor is still on its work.
+        assert "tokens" in screen_text(app) and "cost" in screen_text(app)
+        assert table.chosen == long
+        await pilot.resize_terminal(80, 24)
+        await wait_for(pilot, lambda: table.compact)
         await pilot.press("question_mark")
         help_screen = app.screen
         await wait_for(pilot, lambda: "more lines below" in screen_text(app))

@@ -12,6 +12,7 @@ import pytest
 from test_tui_support import make_app, tab_label, wait_for, wait_for_review
 
 from skilltui.components.help import HelpScreen
+from skilltui.tui.screens.side_by_side import SideBySideScreen
 
 SNAPSHOT_SIZE = (120, 36)
 SMALLEST = (80, 24)  # the smallest supported size (README, "Sizes")
@@ -52,6 +53,16 @@ async def settle_on_help(pilot) -> None:
     await pilot.pause()
 
 
+async def settle_on_side_by_side(pilot) -> None:
+    await settle_on_main(pilot)
+    # The second work: its first episode has a written scene that plays two human scenes and
+    # a human scene nothing plays, so the picture shows a pair, a merge and a gap.
+    await pilot.press("down", "s")
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, SideBySideScreen) and app.screen.pair is not None)
+    await pilot.pause()
+
+
 def test_review_screen(snap_compare, open_training, pinned_git):
     assert snap_compare(frozen_app(open_training), terminal_size=SNAPSHOT_SIZE, run_before=settle_on_review)
 
@@ -88,3 +99,11 @@ def test_review_screen_on_a_large_terminal(snap_compare, open_training, pinned_g
 
 def test_help_on_a_large_terminal(snap_compare, open_training, pinned_git):
     assert snap_compare(frozen_app(open_training), terminal_size=LARGE, run_before=settle_on_help)
+
+
+def test_side_by_side_at_the_smallest_supported_size(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=SMALLEST, run_before=settle_on_side_by_side)
+
+
+def test_side_by_side_on_a_large_terminal(snap_compare, open_training, pinned_git):
+    assert snap_compare(frozen_app(open_training), terminal_size=LARGE, run_before=settle_on_side_by_side)

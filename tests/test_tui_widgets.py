@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from textual.app import App, ComposeResult
 from textual.color import Color
+from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from skilltui.components import keymap
@@ -28,6 +29,7 @@ from skilltui.pool_git import split_patch
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.main_screen import KEY_QUIET, KEY_WAIT_MAX, PANEL_SECONDS, MainScreen, panels_due
 from skilltui.tui.screens.review import ReviewScreen
+from skilltui.tui.screens.side_by_side import SideBySideScreen
 from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
 from skilltui.tui.widgets.key_bar import KeyBar
 from skilltui.tui.widgets.live_output import LiveOutput
@@ -271,7 +273,7 @@ def mentioned_keys(text: str) -> set[str]:
 
 
 # Who binds each owner's rows, and the keys a widget or Textual binds on that screen.
-LIVE_OWNERS = {"train": TrainingApp, "main screen": MainScreen, "review": ReviewScreen}
+LIVE_OWNERS = {"train": TrainingApp, "main screen": MainScreen, "review": ReviewScreen, "side": SideBySideScreen}
 
 
 def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_binds():
@@ -300,6 +302,8 @@ def test_every_key_in_the_key_map_is_bound_where_it_says():
         "main": bound_keys([*TrainingApp.BINDINGS, *MainScreen.BINDINGS, *WorksTable.BINDINGS, *PoolTree.BINDINGS])
         | {"ctrl+p", "tab", "up", "down"},
         "review": bound_keys([*ReviewScreen.BINDINGS, *DiffView.BINDINGS]),
+        # The scenes scroll as a scroll view does: it binds the arrows and the page keys.
+        "side": bound_keys([*SideBySideScreen.BINDINGS, *VerticalScroll.BINDINGS]),
         "history": bound_keys([*HistoryApp.BINDINGS, *HistoryScreen.BINDINGS, *List.BINDINGS]),
     }
     for row in keymap.KEYMAP:

@@ -51,6 +51,18 @@ def edit_text(app: App, name: str, text: str) -> str | None:
         return copy.read_text(encoding="utf-8")
 
 
+def edit_or_say_why(app: App, name: str, text: str) -> str | None:
+    """`edit_text`, telling the person what went wrong: the new text, or None once they were told why."""
+    try:
+        edited = edit_text(app, name, text)
+    except LookupError as exc:
+        app.notify(str(exc), severity="warning", timeout=6)
+        return None
+    if edited is None:
+        app.notify("The editor failed; nothing changed", severity="warning")
+    return edited
+
+
 def edit_note_by_hand(app: App, run: Run, path: str) -> None:
     """Open the pool's note `path` in the editor and commit what the person saved, saying what happened.
 
@@ -63,13 +75,8 @@ def edit_note_by_hand(app: App, run: Run, path: str) -> None:
     except OSError:
         app.notify(f"{path} is not in the pool at HEAD; there is nothing to edit", severity="warning")
         return
-    try:
-        edited = edit_text(app, path, text)
-    except LookupError as exc:
-        app.notify(str(exc), severity="warning", timeout=6)
-        return
+    edited = edit_or_say_why(app, path, text)
     if edited is None:
-        app.notify("The editor failed; nothing changed", severity="warning")
         return
     try:
         done = operations.edit(run, path, edited)

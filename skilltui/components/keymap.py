@@ -29,7 +29,12 @@ HELP = Binding("question_mark", "help", "Help")
 THEME = Binding("t", "toggle_theme", "Theme", show=False)
 
 # The screens a row belongs to, as the help screens and the README title them.
-SCREENS = {"main": "Main screen", "review": "Review screen", "history": "skilltui review"}
+SCREENS = {
+    "main": "Main screen",
+    "review": "Review screen",
+    "side": "Written next to human (s)",
+    "history": "skilltui review",
+}
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ KEYMAP: tuple[Row, ...] = (
     row("main", "tab", "move between the works, the panes and the lists in them"),
     # The pool tree binds e itself: it acts on the note under its cursor.
     row("main", "e", "in the Pool pane: open the note in $VISUAL / $EDITOR; after the run, saving commits it by hand (linted, on record); refused while training runs"),
+    row("main", "s", "written next to human: the selected work's episodes beside the human ones, scene by scene as the loss matched them (the latest scored step, or the one the Report pane shows)", Binding("s", "side_by_side", "Written vs human"), owner="main screen"),
     row("main", "p", "pause before the next stage starts (calls in flight finish); again to resume", Binding("p", "pause", "Pause"), Binding("p", "resume", "Resume"), owner="train"),
     row("main", "v", "open the micro-step that waits for review", Binding("v", "open_review", "Review"), owner="train"),
     row("main", "t", "switch between the dark and the light theme", THEME, owner="train"),
@@ -79,6 +85,7 @@ KEYMAP: tuple[Row, ...] = (
     row("review", "a", "approve: the commit stands and training goes on", Binding("a", "approve", "Approve")),
     row("review", "r", "rerun: asks for an optional note for the next attempt's prompt", Binding("r", "rerun", "Rerun…")),
     row("review", "u", "roll back: asks to confirm with y; the pool goes back to the commit before", Binding("u", "rollback", "Roll back…")),
+    row("review", "s", "written next to human for the work whose evidence is shown (the first work on the summary)", hidden("s", "side_by_side", "Written vs human")),
     row("review", "c", "the next candidate (--candidates K): its diff, delta, reads; a keeps the one shown", hidden("c", "candidate", "Next candidate")),
     row("review", "C", "every candidate's diff side by side, its delta, interval and reads above it; esc or C goes back", hidden("C", "all_candidates", "All candidates")),
     row("review", "esc / C", "(all candidates) back to the review, which decides", Binding("escape", "close", "Back"), hidden("C", "close", "Back"), owner="candidates"),
@@ -87,6 +94,12 @@ KEYMAP: tuple[Row, ...] = (
     # The diff is a scroll view and keeps its own scrolling keys; the screen binds tab.
     row("review", "pgup / pgdn", "scroll the diff a page up / down (the arrows scroll a line); tab gives these keys to the evidence pane, and again back to the diff", hidden("tab", "switch_pane", "Diff/evidence")),
     row("review", "?", "this help", Binding("question_mark", "app.help", "Help")),
+    # The written-next-to-human screen; its rows scroll as a scroll view does (the arrows, pgup / pgdn).
+    row("side", "esc", "back to the screen it was opened from", Binding("escape", "close", "Back")),
+    row("side", "[ ]", "previous / next episode of the step", hidden("left_square_bracket", "episode(-1)", "Episode"), hidden("right_square_bracket", "episode(1)", "Next episode")),
+    row("side", "j / k", "scroll the scenes (the arrows and pgup / pgdn too)", hidden("j", "scroll(1)", "Down"), hidden("k", "scroll(-1)", "Up")),
+    row("side", "e", "open a copy of the written episode in $VISUAL / $EDITOR; what you save is paired and scored here in its place (the run keeps what the writer wrote)", Binding("e", "edit", "Edit a copy")),
+    row("side", "?", "this help", Binding("question_mark", "app.help", "Help")),
     # `skilltui review`. The commit list binds its own moves; typing in the search box never
     # reaches these keys (the box takes its letters first). `t` is the theme here as in the
     # live app, so revert is `u` (undo the commit) and reset is `R`.
@@ -134,4 +147,4 @@ def key_table(screen: str) -> str:
 
 def keymap_markdown() -> str:
     """The live app's keys as the README shows them: a titled table per screen."""
-    return "".join(f"**{SCREENS[screen]}**\n\n{key_table(screen)}\n\n" for screen in ("main", "review"))
+    return "".join(f"**{SCREENS[screen]}**\n\n{key_table(screen)}\n\n" for screen in ("main", "review", "side"))

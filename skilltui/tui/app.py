@@ -266,9 +266,14 @@ class TrainingApp(App[int]):
         if isinstance(self.screen, HelpScreen):
             return
         from .screens.review import ReviewScreen
+        from .screens.side_by_side import SideBySideScreen
 
         # The keys of the screen the person is on come first, in sight without scrolling at 80x24.
-        order = ("review", "main") if isinstance(self.screen, ReviewScreen) else ("main", "review")
+        order = ("main", "review", "side")
+        if isinstance(self.screen, ReviewScreen):
+            order = ("review", "main", "side")
+        elif isinstance(self.screen, SideBySideScreen):
+            order = ("side", "main", "review")
         self.push_screen(HelpScreen("skilltui keys", order, INTRO))
 
     def action_copy_run_path(self) -> None:

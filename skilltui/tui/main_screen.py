@@ -25,6 +25,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.events import Resize
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static, TabbedContent, TabPane
@@ -51,12 +52,13 @@ from ..model.view import RunView
 from .output_feed import OutputFeed
 from .panes import DiskPanes
 from .pool_reader import PoolReader
+from .screens.side_by_side import open_side_by_side
 from .widgets.key_bar import KeyBar
 from .widgets.live_output import LiveOutput
 from .widgets.loss_curve import LossCurve
 from .widgets.note_view import NoteView
 from .widgets.pool_tree import PoolTree
-from .widgets.works_table import WorksTable
+from .widgets.works_table import COMPACT_BELOW, WorksTable
 
 FLUSH_SECONDS = 0.12
 # While works run, the works table and the curve are redrawn at most this often (the output
@@ -198,6 +200,7 @@ class MainScreen(DiskPanes):
         if hint is None:
             return  # a stop signal closed the app before the screen composed
         hint.display = self.hinting
+        self._fit_works(self.size.width)
         self.set_interval(FLUSH_SECONDS, self.flush)
         self.set_interval(1.0, self.tick)
         self.tick()
@@ -206,6 +209,15 @@ class MainScreen(DiskPanes):
 
     def on_screen_resume(self) -> None:
         self.post_message(self.BackOnTop())
+
+    def on_resize(self, event: Resize) -> None:
+        self._fit_works(event.size.width)
+
+    def _fit_works(self, width: int) -> None:
+        # Below COMPACT_BELOW columns the full table leaves the curve a sliver: drop its tokens and cost.
+        table = self.query_one_optional(WorksTable)
+        if table is not None:  # a stop signal can close the app before the screen composed
+            table.set_compact(width < COMPACT_BELOW)
 
     def take(self, event: ev.Event) -> None:
         self.queue.append(event)
@@ -350,6 +362,13 @@ class MainScreen(DiskPanes):
     def jump_to_work(self, name: str) -> None:
         self.query_one(WorksTable).choose(name)
         self.show_pane("output")
+
+    def action_side_by_side(self) -> None:
+        """`s`: the selected work's episodes next to the human ones, of the step its report pane shows."""
+        work = self.selected_work
+        keys = self.view.loss_steps(work) if work else []
+        key = self._report_pin if self._report_pin in keys else (keys[-1] if keys else None)
+        open_side_by_side(self.app, self.view.run_dir, work, key)
 
     def action_search_output(self) -> None:
         self.show_pane("output")

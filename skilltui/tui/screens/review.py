@@ -32,6 +32,7 @@ from ...model.review import Decision, ReviewRequest
 from ..widgets.key_bar import KeyBar
 from .candidates import CandidatesScreen, candidates_lines
 from .rerun_note import RerunNoteScreen
+from .side_by_side import open_side_by_side
 
 
 def facts(request: ReviewRequest) -> Content:
@@ -304,6 +305,13 @@ class ReviewScreen(Screen[Decision | None]):
             self.notify(f"This is the {'first' if delta < 0 else 'last'} piece of evidence.", timeout=2)
             return
         tabs.active = ids[target]
+
+    def action_side_by_side(self) -> None:
+        """`s`: the episodes of the work whose loss report is shown (the first work's on the summary)."""
+        r = self.request
+        shown = (self.query_one(Tabs).active or "").removeprefix("evidence-")
+        index = int(shown) if shown.isdigit() and int(shown) < len(r.works) else 0
+        open_side_by_side(self.app, r.run_dir, r.works[index] if r.works else None, (r.epoch, r.step))
 
     def action_switch_pane(self) -> None:
         """`tab`: the arrows and page keys scroll the diff, or the evidence beside it."""

@@ -3,6 +3,10 @@
 This is the batch of the training picture at a glance. The table takes `WorkRow`s and
 touches only the cells whose text changed, because with sixteen works streaming it changes
 every second, and a changed cell redraws only its own row (see `update_cell`).
+
+On a narrow terminal (`compact`) the table drops the tokens and cost columns and cuts
+names shorter: at 80 columns the full table took 58 of them and left the loss curve a
+sliver. The header keeps the run's tokens and cost in sight.
 """
 
 from __future__ import annotations
@@ -30,7 +34,10 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("tokens", "tokens", 6),
     ("cost", "cost", 7),
 )
+COMPACT_COLUMNS = ("work", "stage", "eps", "loss")
+COMPACT_BELOW = 110  # terminal columns: narrower than this, the table is compact
 NAME_WIDTH = 20
+COMPACT_NAME_WIDTH = 14
 CACHE_SIZES = {
     "_cell_render_cache": 1000,
     "_row_render_cache": 200,
@@ -47,13 +54,22 @@ STAGE_STYLES = {
 }
 
 
-def short_name(name: str) -> str:
-    """A work's name as the table shows it: cut with `…` past NAME_WIDTH, so a long name never
-    pushes the tokens and cost off an 80-column screen (the output pane's title names it whole)."""
-    return name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
+def short_name(name: str, width: int = NAME_WIDTH) -> str:
+    """A work's name as the table shows it: cut with `…` past `width`, so a long name never
+    pushes the other columns off the screen (the works box's subtitle names it whole)."""
+    return name if len(name) <= width else name[: width - 1] + "…"
 
 
-def cells(row: WorkRow) -> tuple[Content | str, ...]:
+def cells(row: WorkRow, compact: bool = False) -> tuple[Content | str, ...]:
+    """The row's cells in the columns shown: all of COLUMNS, or COMPACT_COLUMNS on a narrow terminal."""
+    every = dict(zip((key for _, key, _ in COLUMNS), _cells(row), strict=True))
+    if compact:
+        every["work"] = short_name(row.name, COMPACT_NAME_WIDTH)
+        return tuple(every[key] for key in COMPACT_COLUMNS)
+    return tuple(every.values())
+
+
+def _cells(row: WorkRow) -> tuple[Content | str, ...]:
     stage = Content.styled(row.stage, STAGE_STYLES.get(row.stage, ""))
     episodes = f"{row.episodes}/{row.needed}" if row.needed else "-"
     loss = "-" if row.loss is None else f"{row.loss:.3f}"
@@ -88,6 +104,8 @@ class WorksTable(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._shown: dict[str, tuple[str, ...]] = {}
         self._initial = list(rows)
+        self._rows: list[WorkRow] = []
+        self.compact = False
         self._size_caches()
 
     def _size_caches(self) -> None:
@@ -103,10 +121,30 @@ class WorksTable(DataTable):
                 setattr(self, name, LRUCache(size))
 
     def on_mount(self) -> None:
-        for label, key, width in COLUMNS:
-            self.add_column(label, key=key, width=width)
+        self._add_columns()
         if self._initial:
             self.show(self._initial)
+
+    @property
+    def columns_shown(self) -> list[tuple[str, str, int | None]]:
+        return [c for c in COLUMNS if c[1] in COMPACT_COLUMNS] if self.compact else list(COLUMNS)
+
+    def _add_columns(self) -> None:
+        for label, key, width in self.columns_shown:
+            self.add_column(label, key=key, width=width)
+
+    def set_compact(self, compact: bool) -> None:
+        """Show the narrow table (no tokens, no cost, shorter names) or the full one; the cursor stays on its work."""
+        if compact == self.compact:
+            return
+        chosen = self.chosen
+        self.compact = compact
+        self.clear(columns=True)
+        self._shown = {}
+        self._add_columns()
+        self.show(self._rows)
+        if chosen is not None:
+            self.choose(chosen)
 
     @property
     def chosen(self) -> str | None:
@@ -117,14 +155,16 @@ class WorksTable(DataTable):
 
     def show(self, rows: Iterable[WorkRow]) -> None:
         """Bring the table up to date with these rows, touching only what changed."""
+        self._rows = rows = list(rows)
+        columns = self.columns_shown
         for row in rows:
-            values = cells(row)
+            values = cells(row, self.compact)
             plain = tuple(str(v) if isinstance(v, str) else v.plain for v in values)
             shown = self._shown.get(row.name)
             if shown is None:
                 self.add_row(*values, key=row.name)
             elif shown != plain:
-                for (_, key, _), value, old, new in zip(COLUMNS, values, shown, plain, strict=True):
+                for (_, key, _), value, old, new in zip(columns, values, shown, plain, strict=True):
                     if old != new:
                         self.update_cell(row.name, key, value)
             self._shown[row.name] = plain
