@@ -45,7 +45,7 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen .title { color: $text-primary; text-style: bold; }
     HelpScreen .screen { text-style: bold underline; margin-top: 1; }
     HelpScreen .row { height: auto; }
-    HelpScreen .key { width: 16; padding-left: 2; color: $text-accent; text-style: bold; }
+    HelpScreen .key { width: 19; padding-left: 2; color: $text-accent; text-style: bold; }
     HelpScreen .what { width: 1fr; }
     HelpScreen #help-foot {
         dock: bottom;
