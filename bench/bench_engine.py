@@ -9,6 +9,11 @@ The baseline, measured in the same run on the same pools, is what the earlier tr
 on every micro-step: copy the whole pool twice (before and after) and diff the copies.
 Target: under 50 ms per micro-step at 1,000 notes, growing with the change, not the pool.
 
+Each pool gets a `--pool-budget` it fits in (the filler notes alone are about 88 tokens
+each, so 100 of them are over the default 4,000): a pool over budget has every commit
+refused, and the bench would time three failed attempts and a skipped micro-step instead
+of one that counts. A measured micro-step that does not end approved stops the bench.
+
     python bench/bench_engine.py [--repeat 8]
 """
 
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shutil
 import statistics
 import subprocess
@@ -33,7 +39,7 @@ from skilltui.engine import stages  # noqa: E402
 from skilltui.engine.micro_step import MicroStep  # noqa: E402
 from skilltui.engine.pool import FOLDERS, render_note  # noqa: E402
 from skilltui.engine.review import AutoReviewer  # noqa: E402
-from skilltui.engine.session import Settings, open_run  # noqa: E402
+from skilltui.engine.session import DEFAULT_POOL_BUDGET, Settings, open_run  # noqa: E402
 from skilltui.model.bus import EventBus, JsonlSink  # noqa: E402
 
 
@@ -62,7 +68,10 @@ def old_trainer_copy(pool: Path, scratch: Path) -> float:
 async def measure(size: int, repeat: int, base: Path) -> tuple[float, float]:
     works = base / "works"
     work = write_work(works, f"bench{size}", 2)
-    opened = open_run(Settings(works=[work], runs_dir=base / "runs", run_id=f"pool{size}", auto=True, steps=1))
+    budget = max(DEFAULT_POOL_BUDGET, 200.0 * size)  # room for the filler and the edits
+    opened = open_run(
+        Settings(works=[work], runs_dir=base / "runs", run_id=f"pool{size}", auto=True, steps=1, pool_budget=budget)
+    )
     pool = opened.run.pool
     fill_pool(pool.root, size)
     pool.commit_all(f"fill {size}")
@@ -76,9 +85,13 @@ async def measure(size: int, repeat: int, base: Path) -> tuple[float, float]:
     ours: list[float] = []
     for i in range(repeat + 1):
         started = time.perf_counter()
-        await MicroStep(ctx, AutoReviewer(), [sample], None, 0, 0, i + 1, repeat + 1).run()
+        step = MicroStep(ctx, AutoReviewer(), [sample], None, 0, 0, i + 1, repeat + 1)
+        await step.run()
         if i:  # the first warms caches (headers, git's index), as every step after the first finds them
             ours.append(time.perf_counter() - started)
+        decision = json.loads((step.records.out / "commit.txt").read_text())["decision"]
+        if decision != "approve":
+            raise SystemExit(f"{size} notes: micro-step {i + 1} ended {decision}, not approved; nothing to time")
     scratch = base / f"scratch{size}"
     scratch.mkdir()
     baseline = [old_trainer_copy(pool.root, scratch) for _ in range(max(3, repeat // 2))]
