@@ -219,10 +219,13 @@ def attribution_table(stats: dict[str, NoteStats], present: list[str]) -> str:
         "| note | forward passes that read it | mean loss with it (episodes) | without it (episodes) |",
         "|---|---|---|---|",
     ]
-    gone = [n for n in stats if n not in present]
+    # Sets for the membership tests: a list made the table quadratic in the pool's size.
+    here = set(present)
+    gone = [n for n in stats if n not in here]
+    removed = set(gone)
     for note in [n for n in present if n in stats] + gone:
         s = stats[note]
         w = "-" if s.mean_with is None else f"{s.mean_with:.3f} ({s.with_n})"
         wo = "-" if s.mean_without is None else f"{s.mean_without:.3f} ({s.without_n})"
-        rows.append(f"| {note}{' (removed)' if note in gone else ''} | {s.passes} | {w} | {wo} |")
+        rows.append(f"| {note}{' (removed)' if note in removed else ''} | {s.passes} | {w} | {wo} |")
     return "\n".join(rows)

@@ -75,9 +75,10 @@ async def run_attempt(
         context = {**context, "candidate": candidate.number}  # a backend may vary its proposals by it
     commits: list[str] = []
     refused: list[list[str]] = []
+    sizes: dict[str, int] = {}  # commit -> the pool's tokens the commit tool counted for it
 
     def on_commit(message: str) -> str:
-        trouble = commit_problems(
+        trouble, size = commit_problems(
             pool,
             where.before,
             lexicon,
@@ -94,6 +95,8 @@ async def run_attempt(
         # commit_problems staged every change already: commit the index as it stands.
         pool.git("commit", "-q", "--allow-empty", "--no-verify", "-m", full)
         commits.append(pool.head())
+        if size is not None:
+            sizes[commits[-1]] = size
         return f"committed {commits[-1][:10]}"
 
     marks = await asyncio.to_thread(annotations, ctx.run)
@@ -162,7 +165,9 @@ async def run_attempt(
             patch=str(adir / "patch.diff"),
             message=checked.get("message", ""),
             pool_tokens_before=start_tokens,
-            pool_tokens=await asyncio.to_thread(pool_tokens, pool),
+            # The checks found the tree clean at the tool's commit: its count is the pool's size.
+            # A commit made otherwise (or squashed from several) is counted here.
+            pool_tokens=sizes.get(checked["after"]) or await asyncio.to_thread(pool_tokens, pool),
         )
     )
     if own:

@@ -32,18 +32,20 @@ def lint_pool(pool: Pool, lexicon: Lexicon | None = None, paths: list[str] | Non
     if paths is None:
         paths = pool._all_files()
     problems: list[str] = []
+    root, signature = str(pool.root), lexicon.signature if lexicon else 0
     for rel in paths:
-        file = pool.root / rel
+        file = os.path.join(root, rel)  # a string, not a Path: on a big pool the Paths cost more than the stats
         try:
             st = os.stat(file)
         except OSError:
             continue
-        key = (str(file), st.st_mtime_ns, st.st_size, st.st_ino, lexicon.signature if lexicon else 0)
+        key = (file, st.st_mtime_ns, st.st_size, st.st_ino, signature)
         found = _CACHE.get(key)
         if found is None:
             found = pool.lint([rel])
             if lexicon is not None and rel.endswith(".md") and not any("not UTF-8" in f for f in found):
-                found = found + lexicon.check(rel, file.read_text(encoding="utf-8"))
+                with open(file, encoding="utf-8") as f:
+                    found = found + lexicon.check(rel, f.read())
             if len(_CACHE) > 50_000:
                 _CACHE.clear()
             _CACHE[key] = found
@@ -68,15 +70,41 @@ def edit_size(pool: Pool, before: str) -> tuple[int, list[str], list[str]]:
 
 
 def pool_tokens(pool: Pool) -> int:
-    """The pool's size in tokens: every note's whole text, as a writer that opens them all reads it."""
+    """The pool's size in tokens: every note's whole text, as a writer that opens them all reads it.
+
+    Each note's count is cached by its stat, as its lint is: an attempt asks for the size
+    when it starts, at every commit and after its commit, and on a big pool reading every
+    note each time was most of the attempt's cost. A note whose stat changed is read again.
+    """
     total = 0
     for rel in pool._all_files():
         if rel.endswith(".md"):
-            try:
-                total += count_tokens((pool.root / rel).read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                continue
+            tokens = _note_tokens(os.path.join(pool.root, rel))
+            total += tokens or 0
     return total
+
+
+# (path, mtime, size, inode) -> that note's tokens.
+_TOKENS: dict[tuple[str, int, int, int], int] = {}
+
+
+def _note_tokens(file: str) -> int | None:
+    """One note's tokens (None when it cannot be read), from the cache while its stat is unchanged."""
+    try:
+        st = os.stat(file)
+        key = (file, st.st_mtime_ns, st.st_size, st.st_ino)
+        tokens = _TOKENS.get(key)
+        if tokens is None:
+            with open(file, encoding="utf-8", errors="replace") as f:
+                # The key is the stat from before the read: a write during it changes the
+                # stat, so the next count reads the note again.
+                tokens = count_tokens(f.read())
+            if len(_TOKENS) > 50_000:
+                _TOKENS.clear()
+            _TOKENS[key] = tokens
+    except OSError:
+        return None
+    return tokens
 
 
 def commit_problems(
@@ -87,12 +115,14 @@ def commit_problems(
     *,
     pool_budget: float | None = None,
     start_tokens: int = 0,
-) -> list[str]:
-    """Why the pool as it stands may not be committed for this micro-step ([] when it may).
+) -> tuple[list[str], int | None]:
+    """Why the pool as it stands may not be committed for this micro-step ([] when it may), and
+    its size in tokens as staged (None without a budget to check it against).
 
     Over `pool_budget` a commit is refused unless it shrinks the pool from `start_tokens`
     (its size when the micro-step began), so a pool that starts over budget (a big
-    --init-pool) can still be trained down to it.
+    --init-pool) can still be trained down to it. The size is what the commit holds when
+    it is made: the attempt's event reports it without counting the pool again.
     """
     lines, touched, _ = edit_size(pool, before)
     problems = lint_pool(pool, lexicon, touched)
@@ -101,6 +131,7 @@ def commit_problems(
             f"this update adds and removes {lines} lines; the budget for one micro-step is {max_edit_lines} "
             "(--max-edit-lines): change less, keep the edit that matters most"
         )
+    size = None
     if pool_budget is not None:
         size = pool_tokens(pool)
         if size > pool_budget and size >= start_tokens:
@@ -108,4 +139,4 @@ def commit_problems(
                 f"the pool would be {size:,} tokens, over --pool-budget {pool_budget:,.0f}: "
                 "shorten, merge or remove notes"
             )
-    return problems
+    return problems, size
