@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .trailers import is_trailer
+
 # The one map from a review decision to the sign and the words every view uses for it.
 # "dropped" is a candidate of several (--candidates) that the reviewer did not choose.
 SIGNS = {"approve": "✓", "rerun": "↻", "rollback": "↶", "dropped": "×", "pending": "…"}
@@ -42,6 +44,8 @@ def parse_body(message: str) -> dict[str, str]:
     found = {name: [] for name in SECTIONS}
     current: str | None = None
     for line in message.splitlines()[1:]:
+        if is_trailer(line):
+            break  # the provenance trailers close the body (trailers.py); they are no section's text
         match = _SECTION.match(line)
         if match:
             current = match.group(1).lower()

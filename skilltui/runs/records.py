@@ -2,7 +2,8 @@
 
 `git log` says what changed; the run's records say why. A commit made by a backward
 micro-step is found through the `checked.json` its attempt wrote (keyed by the commit it
-checked), and gets that micro-step's label, works, decision, reviewer and the loss of the
+checked, or by the one with its provenance trailers its `review.json` names), and gets
+that micro-step's label, works, decision, reviewer and the loss of the
 step whose reports it acted on. A revert made by `skilltui review` is found through its
 `history` event. Commits that a rerun, a roll back or a reset dropped are still kept
 under `refs/skilltui/...`; they are read too, marked as off the pool's history.
@@ -73,7 +74,10 @@ def micro_steps(run: Run, view: RunView) -> dict[str, list[MicroStepRecord]]:
             continue
         review = _read_or_none(adir / "review.json") or {}
         batch = _read_or_none(gdir / "batch.json") or []
-        found.setdefault(checked["after"], []).append(
+        # A decided attempt stands for the commit that carries its trailers; an older run's, or
+        # one still awaiting review, for the commit the agent made.
+        commit = review.get("commit") or checked["after"]
+        found.setdefault(commit, []).append(
             MicroStepRecord(
                 epoch=epoch,
                 step=step,
