@@ -56,6 +56,8 @@ class BadBackward(OfflineBackend):
 
 
 def open_(tmp_path: Path, works: list[Path], **settings) -> object:
+    # The micro-steps of the steps alone: an epoch's consolidation has its own tests (test_consolidation).
+    settings.setdefault("consolidate", False)
     return open_run(Settings(works=works, runs_dir=tmp_path / "runs", run_id="r", auto=True, **settings))
 
 

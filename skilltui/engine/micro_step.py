@@ -41,7 +41,7 @@ from ..model import events as ev
 from ..model import trailers
 from ..model.review import Decision, GateVerdict, Reviewer
 from . import provenance
-from .backward_attempt import AttemptFailed, Brief, Candidate, Where, run_attempt
+from .backward_attempt import BACKWARD, AttemptFailed, Brief, Candidate, Where, run_attempt
 from .candidates import candidate_ref, close_copy, open_copy, rank, sweep_copies
 from .context import Context
 from .micro_records import Checked, MicroRecords, Round
@@ -82,7 +82,7 @@ class MicroStep:
         self.label = label_of(epoch, step, group, groups)
         self.records = MicroRecords(ctx.run, epoch, step, group)
         self.candidates = ctx.settings.candidates
-        self.kind = ""  # "" for an update; a consolidation says so in its trailers
+        self.role = BACKWARD  # a consolidation (consolidation.py) is the same procedure with another role
         self.before = ""
         self.attempt = 0  # the last attempt number used
         self.notes: list[str] = []  # the reviewer's rerun notes, for the next prompt
@@ -156,7 +156,7 @@ class MicroStep:
         if self.candidates == 1:
             self.attempt += 1
             try:
-                checked = await run_attempt(self.ctx, brief, self.where(self.attempt))
+                checked = await run_attempt(self.ctx, brief, self.where(self.attempt), role=self.role)
             except AttemptFailed as exc:
                 return Round(self.attempt, failures=[str(exc)])
             return Round(self.attempt, [Checked(self.attempt, checked)])
@@ -171,7 +171,8 @@ class MicroStep:
             kept = Candidate(n, first, candidate_ref(self.epoch, self.step, self.group, n))
             async with limit:
                 try:
-                    record = await run_attempt(self.ctx, brief, self.where(first + n - 1), copies[n], kept)
+                    where = self.where(first + n - 1)
+                    record = await run_attempt(self.ctx, brief, where, copies[n], kept, self.role)
                 except AttemptFailed as exc:
                     return str(exc)
             return Checked(first + n - 1, record, candidate=n)
@@ -216,7 +217,8 @@ class MicroStep:
             for c in round_.checked:
                 if several:  # validation measures the pool as it stands: put this candidate there
                     await asyncio.to_thread(self.pool.reset, c.after)
-                c.verdict = await self.gate.judge(self.before, self.epoch, self.step, self.group, c.attempt)
+                at = (self.before, self.epoch, self.step, self.group, c.attempt)
+                c.verdict = await self.gate.judge(*at, no_worse=self.role.no_worse)
         ranked = rank(round_.checked)
         if several:
             await asyncio.to_thread(self.pool.reset, ranked[0].after)
@@ -291,16 +293,15 @@ class MicroStep:
     def stamp(self, c: Checked, action: str, by: str) -> str:
         """The attempt's commit with its trailers: step, evidence, validation, cost, decision."""
         why = f"candidate {c.candidate} of {self.candidates}" if c.candidate is not None else ""
-        pairs = provenance.trailer_pairs(
-            self.at,
-            c.attempt,
-            self.samples,
-            c.verdict,
-            self.records.attempt_dir(c.attempt),
-            trailers.decision_value(action, by, why),
-            self.kind,
-        )
+        adir = self.records.attempt_dir(c.attempt)
+        decided = trailers.decision_value(action, by, why)
+        kind = "" if self.role is BACKWARD else self.role.purpose
+        pairs = provenance.trailer_pairs(self.at, c.attempt, self.evidence(), c.verdict, adir, decided, kind)
         return provenance.stamp(self.pool, c.after, pairs)
+
+    def evidence(self) -> str:
+        """What the Skilltui-Evidence trailer says this micro-step acted on."""
+        return provenance.evidence_value(self.samples)
 
 
 def gate_figures(verdict: GateVerdict | None) -> dict | None:

@@ -52,7 +52,7 @@ def attempt_cost(adir: Path) -> tuple[float | None, int]:
 def trailer_pairs(
     where: dict[str, int],
     attempt: int,
-    samples: list[Sample],
+    evidence: str,
     verdict: GateVerdict | None,
     adir: Path,
     decision: str,
@@ -66,7 +66,7 @@ def trailer_pairs(
         val = tr.val_value(
             verdict.before, verdict.after, verdict.delta, verdict.low, verdict.high, verdict.confidence, verdict.n
         )
-    pairs = [("Step", step), ("Evidence", evidence_value(samples)), ("Val", val)]
+    pairs = [("Step", step), ("Evidence", evidence), ("Val", val)]
     pairs.append(("Cost", tr.cost_value(*attempt_cost(adir))))
     if kind:
         pairs.append(("Kind", kind))

@@ -147,7 +147,7 @@ def _attempt_costs(events: list[ev.Event]) -> Callable[[tuple[int, int, int, int
     by_attempt: dict[tuple[int | None, ...], list[float | None]] = {}
     by_group: dict[tuple[int | None, ...], list[float | None]] = {}
     for event in events:
-        if isinstance(event, ev.Call) and event.role == "backward":
+        if isinstance(event, ev.Call) and event.role in ("backward", "consolidate"):
             group = (event.epoch, event.step, event.group)
             found = ATTEMPT.search(event.transcript or "")
             if found is None:
