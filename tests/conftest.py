@@ -150,6 +150,7 @@ def open_training(make_work: Callable[..., Path], tmp_path: Path) -> Iterator[Ca
                 made[name] = make_work(name, episodes)
             works.append(made[name])
         values = {"steps": 1, "episodes_per_step": 2, "group_size": 0, "runs_dir": tmp_path / "runs", "run_id": "t"}
+        values["consolidate"] = False  # one review per step; the consolidation's own: test_tui_consolidation
         values.update(settings)
         opened = open_run(Settings(works=works, backend="offline", **values))
         opened_runs.append(opened)

@@ -73,8 +73,8 @@ def test_two_epochs_end_smaller_no_worse_and_every_removed_note_was_merged_or_un
     calls = [e for e in events if e["kind"] == "call" and e["role"] == "consolidate"]
     assert len(calls) == 2  # one per epoch, under its own role
     prompt = (run.backward_dir(0, 1, 0) / "attempt1" / "prompt.md").read_text(encoding="utf-8")
-    assert "dialogue/dialogue-blocks.md and dialogue/speech.md: description 100" in prompt
-    assert "- action/weather.md" in prompt and "of the 4000 allowed" in prompt
+    assert "`dialogue/dialogue-blocks.md` and `dialogue/speech.md`: description 100" in prompt
+    assert "- `action/weather.md`" in prompt and "of the 4000 allowed" in prompt
     message = pool.git("log", "-1", "--format=%B", record["after"])
     assert "Skilltui-Kind: consolidation" in message and "Skilltui-Decision: kept by auto" in message
     # The final pool is smaller than it would be without consolidation.
