@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from recorded import recorded
 from test_validation import held_out_work, train_with
 
 from skilltui.agents.offline import OfflineBackend
+from skilltui.cli import main
 from skilltui.core.formats import parse_note, render_note
 from skilltui.engine.attribution import attribute, episodes
 from skilltui.engine.consolidation import near_duplicates, no_growth, notes_of
@@ -38,7 +40,7 @@ def guidance(text: str) -> list[str]:
     return [line.strip() for line in parse_note(text)[1].splitlines() if line.strip() and not line.startswith("#")]
 
 
-def test_two_epochs_end_smaller_no_worse_and_every_removed_note_was_merged_or_unread(tmp_path, make_work):
+def test_two_epochs_end_smaller_no_worse_and_every_removed_note_was_merged_or_unread(tmp_path, make_work, capsys):
     works = [make_work("sable-quay", 4), make_work("tin-orchard", 4)]
     val = held_out_work(tmp_path / "val")
     runs = tmp_path / "runs"
@@ -77,6 +79,11 @@ def test_two_epochs_end_smaller_no_worse_and_every_removed_note_was_merged_or_un
     assert "- `action/weather.md`" in prompt and "of the 4000 allowed" in prompt
     message = pool.git("log", "-1", "--format=%B", record["after"])
     assert "Skilltui-Kind: consolidation" in message and "Skilltui-Decision: kept by auto" in message
+    # blame names the consolidation for the lines it moved into the note it kept.
+    capsys.readouterr()  # what training printed
+    assert main(["blame", str(run.root), "dialogue/speech.md", "--json"]) == 0
+    origins = json.loads(capsys.readouterr().out)["origins"].values()
+    assert any(o["micro_step"] == "e0 consolidation" and o["provenance"]["Kind"] == "consolidation" for o in origins)
     # The final pool is smaller than it would be without consolidation.
     plain_extra = [a for a in extra if a != "--consolidate"]  # train_with turns it off then
     assert train_with(OfflineBackend(), runs, works, [val], *plain_extra, run_id="plain") == 0
@@ -130,3 +137,22 @@ def test_a_consolidation_may_not_grow_the_pool(tmp_path):
     (pool.root / "scene" / "a.md").unlink()
     pool.git("add", "-A")
     assert no_growth(pool, before, start) == []
+
+
+def test_a_run_from_before_consolidation_is_not_reopened_at_an_epoch_it_left(tmp_path, make_work):
+    from test_train import unfinish
+
+    works = [make_work("sable-quay", 4)]
+    runs = tmp_path / "runs"
+    assert train_with(OfflineBackend(), runs, works, [], "--steps", "1", "--epochs", "2") == 0
+    # As a version before the flag left it: no consolidation setting, and no end recorded.
+    config = runs / "r" / "config.json"
+    settings = json.loads(config.read_text())
+    settings.pop("consolidate")
+    config.write_text(json.dumps(settings))
+    unfinish(runs)
+    assert train_with(OfflineBackend(), runs, works, [], "--steps", "1", "--epochs", "2", "--consolidate") == 0
+    run = Run(runs / "r")
+    # Epoch 0 was left for epoch 1 before: it stays as it was; the epoch under way ends consolidated.
+    assert not (run.backward_dir(0, 0, 0)).exists()
+    assert (run.backward_dir(1, 0, 0) / "commit.txt").exists()

@@ -256,6 +256,8 @@ async def consolidate_epoch(
         return
     out = ctx.run.backward_dir(epoch, step, GROUP)
     done = (out / "commit.txt").exists()
+    if not done and ctx.run.step_dir(epoch + 1, 0).exists():
+        return  # a run made before consolidation already trained on: the epoch is not reopened under it
     if not done and not await asyncio.to_thread(kept_an_update, ctx.run, epoch):
         return
     evidence = out / "evidence.md"

@@ -93,6 +93,8 @@ class MicroStepRecord:
 
     @property
     def short_label(self) -> str:
+        if self.label.endswith(" consolidation"):  # an epoch's consolidation (engine/consolidation.py)
+            return f"e{self.epoch} consolidation" + (f" a{self.attempt}" if self.attempt > 1 else "")
         m = LABEL.search(self.label)
         micro = f"{m.group(3)}/{m.group(4)}" if m else str(self.group)
         return f"e{self.epoch} s{self.step} m{micro}" + (f" a{self.attempt}" if self.attempt > 1 else "")
