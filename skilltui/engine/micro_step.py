@@ -26,7 +26,11 @@
 - **record** (`micro_records.py`): each attempt's `review.json`, then `commit.txt`, which is
   what tells a resumed run the micro-step is done.
 
-A consolidation micro-step, or any other kind, is a `MicroStep` with another attempt: the
+- **provenance** (`provenance.py`): once decided, each attempt's commit is written again with
+  its trailers (step, evidence, validation, cost, decision); the pool or its ref keeps that one.
+
+A consolidation micro-step (`consolidation.py`), or any other kind, is a `MicroStep` with
+another `Role` (backward_attempt.py): its agent role, prompt, edit budget and checks; the
 states around it stay the same.
 """
 
