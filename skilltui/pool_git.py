@@ -332,6 +332,17 @@ class PoolGit:
                 return None
             return blob.data_stream.read().decode("utf-8", errors="replace")
 
+    def message(self, rev: str) -> str:
+        with self._lock:
+            return str(self.repo.commit(rev).message)
+
+    def notes_of(self, sha: str, ref: str) -> str:
+        """The git note `ref` keeps on `sha` ("" when it has none): decisions made after the commit."""
+        try:
+            return str(self.repo.git.notes(f"--ref={ref}", "show", sha))
+        except git.GitCommandError:
+            return ""
+
     def reverted_by(self, sha: str) -> str | None:
         """The commit in HEAD's history that reverts `sha` (and was not reverted itself), or None."""
         reverts: dict[str, str] = {}

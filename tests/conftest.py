@@ -91,6 +91,7 @@ def trained_run(make_work: Callable[..., Path], tmp_path: Path) -> Callable[...,
 
     def train(*names: str) -> Run:
         args = ["train", "--auto", "--steps", "2", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
+        args.append("--no-consolidate")  # the steps' micro-steps alone; consolidation: test_consolidation
         for name in names:
             args += ["--work", str(make_work(name))]
         assert main(args) == 0
@@ -102,6 +103,7 @@ def trained_run(make_work: Callable[..., Path], tmp_path: Path) -> Callable[...,
 def train_works(runs: Path, works: list[Path], *extra: str, run_id: str = "r") -> int:
     """`skilltui train --auto` of run `run_id` over `works`: 2 steps, one work per micro-step."""
     argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", run_id, "--steps", "2", "--group-size", "1"]
+    argv.append("--no-consolidate")  # the steps' micro-steps alone; consolidation: test_consolidation
     for work in works:
         argv += ["--work", str(work)]
     return main(argv + list(extra))
@@ -148,6 +150,7 @@ def open_training(make_work: Callable[..., Path], tmp_path: Path) -> Iterator[Ca
                 made[name] = make_work(name, episodes)
             works.append(made[name])
         values = {"steps": 1, "episodes_per_step": 2, "group_size": 0, "runs_dir": tmp_path / "runs", "run_id": "t"}
+        values["consolidate"] = False  # one review per step; the consolidation's own: test_tui_consolidation
         values.update(settings)
         opened = open_run(Settings(works=works, backend="offline", **values))
         opened_runs.append(opened)

@@ -130,6 +130,7 @@ class FakeModel:
 
 def train(runs: Path, works: list[Path], *extra: str) -> int:
     argv = ["train", "--auto", "--backend", "anthropic", "--runs-dir", str(runs), "--run-id", "r"]
+    argv.append("--no-consolidate")  # the fake model plays the steps' roles; consolidation: test_consolidation
     for work in works:
         argv += ["--work", str(work)]
     return main(argv + list(extra))
@@ -321,6 +322,7 @@ def test_claude_code_backend_trains_a_step_against_the_same_server(
         str(works[0]),
         "--steps",
         "1",
+        "--no-consolidate",
     ]
     assert main(argv) == 0
     run = runs / "r"

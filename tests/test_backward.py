@@ -56,6 +56,8 @@ class BadBackward(OfflineBackend):
 
 
 def open_(tmp_path: Path, works: list[Path], **settings) -> object:
+    # The micro-steps of the steps alone: an epoch's consolidation has its own tests (test_consolidation).
+    settings.setdefault("consolidate", False)
     return open_run(Settings(works=works, runs_dir=tmp_path / "runs", run_id="r", auto=True, **settings))
 
 
@@ -128,8 +130,12 @@ def test_rerun_resets_the_pool_and_puts_the_note_in_the_next_prompt(tmp_path, ma
     assert first.before == second.before  # the rerun started from the same commit
     pool = Pool(run.memory)
     kept = pool.git("rev-parse", "refs/skilltui/rerun/e0-s0-g1-a1")
-    assert kept == first.after  # the rerun attempt stays reachable
+    # The rerun attempt stays reachable: the commit reviewed, with its provenance trailers added.
+    assert pool.git("rev-parse", f"{kept}^{{tree}}") == pool.git("rev-parse", f"{first.after}^{{tree}}")
+    assert pool.parents(kept) == pool.parents(first.after)
+    assert "Skilltui-Decision: rerun by human" in pool.git("log", "-1", "--format=%B", kept)
     decisions = [e for e in recorded(run.events_path) if e["kind"] == "decision"]
+    assert decisions[0]["after"] == kept
     assert [(d["decision"], d["by"]) for d in decisions] == [("rerun", "human"), ("approve", "human")]
     assert decisions[0]["note"] == note
 
@@ -143,7 +149,11 @@ def test_roll_back_returns_the_pool_to_the_commit_before_and_keeps_the_commit(tm
     request = reviewer.requests[0]
     assert pool.head() == request.before
     assert pool.note_paths() == []
-    assert pool.git("rev-parse", "refs/skilltui/rolledback/e0-s0-g1-a1") == request.after
+    kept = pool.git("rev-parse", "refs/skilltui/rolledback/e0-s0-g1-a1")
+    # The commit reviewed, kept with its provenance trailers: the same notes on the same parent.
+    assert pool.git("rev-parse", f"{kept}^{{tree}}") == pool.git("rev-parse", f"{request.after}^{{tree}}")
+    assert pool.parents(kept) == pool.parents(request.after)
+    assert "Skilltui-Decision: rolled back by human" in pool.git("log", "-1", "--format=%B", kept)
     record = json.loads((run.backward_dir(0, 0, 1) / "commit.txt").read_text())
     assert record["decision"] == "rollback" and record["after"] == request.before
 

@@ -32,7 +32,22 @@ def test_every_line_names_a_micro_step_of_the_runs_events(trained_run, capsys):
     assert main(["blame", str(run.root), note]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[0] == data["origins"][data["lines"][0]["commit"]]["micro_step"].split()[0]
-    assert any("evidence" in line and "approved by auto" in line for line in out)
+    # The commit's own trailers say how it was decided and what it cost.
+    assert any("evidence" in line and "kept by auto" in line and "cost $0.0000" in line for line in out)
+    assert all(o["provenance"]["Step"] for o in data["origins"].values() if o["micro_step"])
+
+
+def test_a_run_from_before_trailers_blames_from_its_records(trained_run, monkeypatch, capsys):
+    # As an older version trained: the agent's commit is kept as it was, with no trailers.
+    monkeypatch.setattr("skilltui.engine.provenance.stamp", lambda pool, sha, pairs: sha)
+    run = trained_run("amber-quay")
+    assert "Skilltui-" not in run.pool.git("log", "--format=%B")
+    note = run.pool.note_paths()[0]
+    capsys.readouterr()
+    assert main(["blame", str(run.root), note, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    origins = [o for o in data["origins"].values() if o["micro_step"]]
+    assert origins and all(o["decision"] == "approved by auto" and not o["provenance"] for o in origins)
 
 
 def test_blame_refuses_a_missing_note_and_a_run_without_a_pool(trained_run, tmp_path, capsys):

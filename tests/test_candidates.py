@@ -232,6 +232,9 @@ def test_a_rerun_of_candidates_runs_a_new_round_with_the_note_and_keeps_every_ca
     decisions = [read_json(out / f"attempt{n}" / "review.json")["decision"] for n in (1, 2, 3, 4)]
     assert decisions == ["rerun", "rerun", "dropped", "approve"]
     pool = Pool(run.memory)
-    assert pool.head() == second.candidates[1].after == read_json(out / "commit.txt")["after"]
+    # The pool keeps the candidate chosen, as its stamped commit: the same notes, trailers added.
+    head = pool.head()
+    assert head == read_json(out / "commit.txt")["after"] == read_json(out / "attempt4" / "review.json")["commit"]
+    assert pool.git("rev-parse", "HEAD^{tree}") == pool.git("rev-parse", f"{second.candidates[1].after}^{{tree}}")
     refs = {name for names in pool.kept_refs().values() for name in names}
     assert {"rerun/e0-s0-g1-a1", "rerun/e0-s0-g1-a2", "candidates/0-0-1/1", "candidates/0-0-1/2"} <= refs

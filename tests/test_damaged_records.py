@@ -32,6 +32,7 @@ NOT_EVENTS = ["null", "42", "[1]", "NaN", "{}", '{"kind":"micro_step"}', '{"kind
 def train_args(tmp_path: Path) -> list[str]:
     works = [write_work(tmp_path / "works", name) for name in ("alpha", "beta")]
     args = ["train", "--auto", "--steps", "2", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
+    args.append("--no-consolidate")  # the steps' micro-steps alone; consolidation: test_consolidation
     return args + [a for w in works for a in ("--work", str(w))]
 
 

@@ -76,4 +76,5 @@ def test_a_full_disk_ends_the_run_with_one_line_and_it_resumes(make_work, tmp_pa
         text=True,
         check=True,
     ).stdout
-    assert int(count) == 2 + 1  # two steps of one group each, plus the pool's first commit
+    # Two steps of one group each, the epoch's consolidation, and the pool's first commit.
+    assert int(count) == 2 + 1 + 1

@@ -60,6 +60,11 @@ class PlausibleModel(FakeModel):
     def __call__(self, r: Recorded) -> Reply:
         if role_of(r) in ("loss", "reduce"):
             return Reply([text(f"## What went wrong\n\n{PAGE}")])
+        if "You are the consolidate agent" in json.dumps(r.body.get("system", "")):
+            # The epoch's consolidation: the notes are all different sets, so nothing to merge.
+            if assistant_turns(r) == 0:
+                return Reply([tool_use("commit", {"message": "no change\n\nObserved: no two notes say the same."})])
+            return Reply([text("Nothing to consolidate.")])
         return super().__call__(r)
 
     def writer(self, r: Recorded) -> Reply:
@@ -116,8 +121,10 @@ def test_the_estimate_of_one_epoch_of_the_bundled_works_is_within_a_quarter_of_t
     printed = capsys.readouterr().out
     assert server.messages_requests == [] and not runs.exists()
     rows = {line.split()[0]: line.split() for line in printed.splitlines()[1:5]}
-    assert set(rows) == {"forward", "loss", "reduce", "backward"}
-    assert [rows[r][2] for r in ("forward", "loss", "reduce", "backward")] == ["7", "7", "2", "3"]
+    rows = {line.split()[0]: line.split() for line in printed.splitlines()[1:6]}
+    assert set(rows) == {"forward", "loss", "reduce", "backward", "consolidate"}
+    roles = ("forward", "loss", "reduce", "backward", "consolidate")
+    assert [rows[r][2] for r in roles] == ["7", "7", "2", "3", "1"]  # one consolidation for the one epoch
 
     assert main([*argv, "--auto"]) == 0
     run = runs / "r"
@@ -186,11 +193,13 @@ def test_the_estimate_counts_the_calls_an_offline_run_with_the_gate_makes(make_w
     assert set(planned) == set(made)
     for name in ("forward", "loss", "backward"):
         assert planned[name] == made[name], name
-    # The estimate validates after every micro-step (1 + 10 points), an upper bound: the run
+    # The estimate validates after every micro-step (1 + 10 points, 2 consolidations), an upper bound: the run
     # validates only notes it has not measured yet, and the offline optimizer's "no change"
     # commits leave the notes as they were.
-    assert planned["validation"] == planned["validation loss"] == 11
-    assert made["validation"] == made["validation loss"] <= 11
+    # Each epoch's consolidation is validated too (2 more points).
+    assert planned["consolidate"] == made["consolidate"] == 2
+    assert planned["validation"] == planned["validation loss"] == 13
+    assert made["validation"] == made["validation loss"] <= 13
 
 
 def test_an_agent_call_is_billed_turn_by_turn_with_and_without_the_cache() -> None:

@@ -41,7 +41,8 @@ class Scripted:
 
 
 def train(runs: Path, works: list[Path], reviewer, steps: int = 2) -> Run:
-    opened = open_run(Settings(works=works, steps=steps, runs_dir=runs, run_id="r", auto=True))
+    # The steps' micro-steps alone; an epoch's consolidation has its own tests (test_consolidation).
+    opened = open_run(Settings(works=works, steps=steps, runs_dir=runs, run_id="r", auto=True, consolidate=False))
     bus = EventBus()
     sink = JsonlSink(opened.run.events_path)
     bus.subscribe(sink)

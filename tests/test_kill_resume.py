@@ -164,14 +164,15 @@ def test_twelve_kills_and_resumes_end_with_one_commit_per_micro_step(make_work, 
 
     pool = Pool(run / "memory")
     subjects = pool.git("log", "--format=%s", "HEAD").splitlines()
-    assert len(subjects) == MICRO_STEPS + 1, subjects
-    assert subjects[-1] == "pool: start empty"
-    micro = [s.split(":")[0] for s in subjects[:-1]]
+    # The epoch's micro-steps, each once, then its consolidation, after every kill and resume.
+    assert len(subjects) == MICRO_STEPS + 2, subjects
+    assert subjects[-1] == "pool: start empty" and subjects[0] == "train epoch 0 consolidation"
+    micro = [s.split(":")[0] for s in subjects[1:-1]]
     expected = {f"train epoch 0 step {s} micro {g}/2" for s in range(STEPS) for g in (1, 2)}
     assert all(any(m.startswith(e) for e in expected) for m in micro)
     assert len({next(e for e in expected if m.startswith(e)) for m in micro}) == MICRO_STEPS
     records = sorted(run.glob("epoch0/step*/backward/g*/commit.txt"))
-    assert len(records) == MICRO_STEPS
+    assert len(records) == MICRO_STEPS + 1
     assert {json.loads(r.read_text())["after"] for r in records} <= set(pool.git("rev-list", "HEAD").split())
     assert pool.is_clean()
     lines = events.read_text(encoding="utf-8").splitlines()

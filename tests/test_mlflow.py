@@ -55,6 +55,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def train_args(runs: Path, works: list[Path], run_id: str, *extra: str) -> list[str]:
     args = ["train", "--auto", "--runs-dir", str(runs), "--run-id", run_id, "--steps", str(STEPS), "--epochs", "2"]
+    args.append("--no-consolidate")  # the figures per step; consolidation has its own tests
     return args + [a for w in works for a in ("--work", str(w))] + list(extra)
 
 

@@ -105,7 +105,7 @@ def test_compare_report_runs_the_summary_and_the_app_agree_on_one_run(tmp_path, 
     settings = training.settings_from(
         cli.build_parser().parse_args(
             ["train", "--runs-dir", str(runs), "--run-id", "r", "--work", str(works[0]), "--work", str(works[1])]
-            + ["--val-work", str(val), *extra]
+            + ["--val-work", str(val), *extra, "--no-consolidate"]  # as train_with trained it
         )
     )
     opened = open_run(settings)

@@ -129,8 +129,12 @@ async def test_a_rolled_back_commit_shows_it_was_undone_not_the_loss_of_a_kept_o
         assert "→" in cells["approve"]
         detail = describe(rolled, "").plain
         assert f"rolled back: the pool went back to {rolled.parents[0][:7]}" in detail
-        # The offline agent reran to the very same commit: the detail says so beside the rerun.
-        assert "attempt 1 made this same commit: rerun by human" in detail
+        # The offline agent reran to the very same notes; each attempt keeps its own commit, told
+        # apart by its provenance trailers (the rerun's says so), with the same tree.
+        rerun = next(c for c in table.shown if c.mark and c.mark.decision == "rerun")
+        pool = reviewed_run.pool
+        assert pool.git("rev-parse", f"{rerun.sha}^{{tree}}") == pool.git("rev-parse", f"{rolled.sha}^{{tree}}")
+        assert "Skilltui-Decision: rerun by human" in pool.git("log", "-1", "--format=%B", rerun.sha)
 
 
 async def test_a_rerun_commit_names_the_commit_its_rerun_made_instead() -> None:

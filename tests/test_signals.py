@@ -44,6 +44,7 @@ def train_argv(runs: Path, works: list[Path]) -> list[str]:
         "1",
         "--offline-latency",
         "0.3",
+        "--no-consolidate",  # the steps' micro-steps alone; consolidation: test_consolidation
     ]
     for work in works:
         argv += ["--work", str(work)]

@@ -42,6 +42,7 @@ async def test_the_person_cycles_the_candidates_and_approve_keeps_the_one_shown(
     second = screen.request.candidates[1]
     assert (decision["decision"], decision["by"], decision["attempt"]) == ("approve", "human", second.attempt)
     pool = Pool(opened.run.memory)
-    assert pool.head() == second.after
+    assert pool.head() == decision["after"]  # the candidate shown, kept with its provenance trailers
+    assert pool.git("rev-parse", "HEAD^{tree}") == pool.git("rev-parse", f"{second.after}^{{tree}}")
     assert pool.note_paths() == ["dialogue/parentheticals.md"]
     assert any("candidates/0-0-1/1" in names for names in pool.kept_refs().values())

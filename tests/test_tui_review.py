@@ -77,11 +77,15 @@ async def test_approve_keeps_the_commit_and_records_a_human_decision(open_traini
         table = app.query_one(CommitList)
         await wait_for(pilot, lambda: bool(table.commits) and table.commits[0].mark not in (None, PENDING))
         commits = table.commits
-        assert commits[0].sha == request.after
+        [decision] = decisions(opened)
+        # The commit reviewed, kept with its provenance trailers: the same notes, the decision's commit.
+        assert commits[0].sha == decision["after"]
         assert (commits[0].mark.decision, commits[0].mark.by) == ("approve", "human")
-    [decision] = decisions(opened)
-    assert (decision["decision"], decision["by"], decision["after"]) == ("approve", "human", request.after)
-    assert Pool(opened.run.memory).head() == request.after
+    assert (decision["decision"], decision["by"]) == ("approve", "human")
+    pool = Pool(opened.run.memory)
+    assert pool.head() == decision["after"]
+    assert pool.git("rev-parse", "HEAD^{tree}") == pool.git("rev-parse", f"{request.after}^{{tree}}")
+    assert "Skilltui-Decision: kept by human" in pool.git("log", "-1", "--format=%B")
 
 
 async def test_roll_back_asks_for_y_then_returns_the_pool_to_the_commit_before(open_training):

@@ -42,6 +42,8 @@ def held_out_work(root: Path, name: str = "orrery") -> Path:
 
 def train_with(backend, runs: Path, works: list[Path], val: list[Path], *extra: str, run_id: str = "r") -> int:
     argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", run_id]
+    if "--consolidate" not in extra:  # an epoch's consolidation has its own tests (test_consolidation)
+        argv.append("--no-consolidate")
     argv += [a for w in works for a in ("--work", str(w))]
     argv += [a for w in val for a in ("--val-work", str(w))]
     settings = training.settings_from(cli.build_parser().parse_args(argv + list(extra)))

@@ -171,7 +171,7 @@ class OfflineBackend:
 
     async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
         transcript: list[dict] = [{"role": "user", "content": request.prompt}]
-        roles = {"forward": self._forward, "backward": self._backward}
+        roles = {"forward": self._forward, "backward": self._backward, "consolidate": self._backward}
         if request.role not in roles:
             raise BackendError(f"the offline backend has no agent role {request.role!r}")
         # The role works in a thread, as the other backends' tools do: its file writes (each
@@ -316,7 +316,8 @@ class OfflineBackend:
             request.on_tool("view", path, None)
             return text
 
-        return offline_backward.backward(request, sandbox, tool, read)
+        role = offline_backward.consolidate if request.role == "consolidate" else offline_backward.backward
+        return role(request, sandbox, tool, read)
 
     # -- helpers -------------------------------------------------------------------------
 

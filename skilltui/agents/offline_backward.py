@@ -162,3 +162,60 @@ def _swap(text: str, examples: dict[str, str]) -> str:
         text = re.sub(rf"\b{re.escape(old)}\b", new, text)
         text = re.sub(rf"\b{re.escape(old.title())}\b", new.title(), text)
     return text
+
+
+def consolidate(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str], str]) -> str:
+    """The offline consolidation, deterministic: merge notes whose descriptions match, drop notes nobody read.
+
+    Of two notes whose descriptions match (the engine lists the pairs with their score), the
+    one read more this epoch is kept (a tie: the first by path) and gains every line of the
+    other's guidance it lacks, then the other is removed; a merge that would break the
+    linter's length bounds is left undone. A note no writer read this epoch is removed.
+    Nothing new is written: every line of the result was already in the pool.
+    """
+    from ..core.formats import MAX_BODY_CHARS, MAX_LINES, parse_note
+
+    ctx: dict[str, Any] = request.context
+    reads: dict[str, int] = ctx["reads"]
+    pool = ctx["pool"]
+    gone: set[str] = set()
+    merged: list[str] = []
+    for pair in ctx["pairs"]:
+        a, b = pair["a"], pair["b"]
+        if pair["what"] != "description" or pair["score"] < ctx["match"] or {a, b} & gone:
+            continue
+        keep, drop = sorted((a, b), key=lambda p: (-reads.get(p, 0), p))
+        kept_meta, kept_body, _ = parse_note(read(f"{pool}/{keep}"))
+        _, drop_body, _ = parse_note(read(f"{pool}/{drop}"))
+        have = {line.strip() for line in kept_body.splitlines()}
+        extra = [line for line in drop_body.splitlines() if line.strip() and line.strip() not in have]
+        guidance = kept_body.strip().removeprefix("## Guidance").strip()
+        body = "\n".join([guidance, *extra]) if extra else guidance
+        text = render_note(str((kept_meta or {}).get("description", "")), body)
+        if len(body) > MAX_BODY_CHARS or text.count("\n") > MAX_LINES:
+            continue  # too long to hold both: the pair stays for a person or a model to shorten
+        if extra:
+            tool("create", path=keep, file_text=text)
+        tool("delete", path=drop)
+        gone.add(drop)
+        merged.append(f"{drop} into {keep}" + (f" ({counted(len(extra), 'line')} of its own)" if extra else ""))
+    unread = [p for p in ctx["unread"] if p not in gone]
+    for path in unread:
+        tool("delete", path=path)
+        gone.add(path)
+    changed = []
+    if merged:
+        changed.append("merged " + "; ".join(merged))
+    if unread:
+        changed.append("removed " + ", ".join(unread) + " (read by no writer this epoch)")
+    observed = (
+        f"the pool holds {ctx['pool_tokens']:,} tokens of {ctx['pool_budget']:,.0f}; "
+        f"{counted(len(ctx['pairs']), 'pair')} of near-duplicate notes, {counted(len(ctx['unread']), 'note')} unread"
+    )
+    message = (
+        f"{'consolidate' if changed else 'no change'}\n\nObserved: {observed}.\n"
+        f"Changed: {'; '.join(changed) or 'nothing'}.\n"
+        "Prediction: the loss should hold while the pool shrinks."
+    )
+    tool("commit", message=message)
+    return f"{'; '.join(changed) or 'Nothing to consolidate'}.\n"

@@ -163,6 +163,14 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         "the commit tool refuses a backward commit that takes the pool over it",
     )
     p.add_argument(
+        "--consolidate",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="end every epoch that kept an update with a consolidation micro-step that merges, prunes and "
+        "shortens notes (default on; --no-consolidate skips it)",
+    )
+    p.add_argument("--consolidate-edit-lines", type=int, metavar="N", help="a consolidation's edit budget (4x max)")
+    p.add_argument(
         "--estimate",
         action="store_true",
         help="print what the run would cost (calls and tokens per role, dollars, wall time) and stop: "

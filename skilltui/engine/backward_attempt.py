@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from ..agents.base import FatalBackendError
 from ..agents.pool_history import PoolHistory
 from ..agents.tools import Sandbox, ToolError
 from ..model import events as ev
-from .backward_prompt import Brief, Where, build_prompt, group_read_roots, lexicon_of
+from .backward_prompt import BackwardPrompt, Brief, Where, build_prompt, group_read_roots, lexicon_of
 from .context import Context
 from .feedback import annotations
 from .leakage import Lexicon
@@ -33,7 +34,7 @@ from .pool import Pool
 from .reconcile import kept_notice
 from .run import write_atomic, write_json
 
-__all__ = ["AttemptFailed", "Brief", "Candidate", "Where", "run_attempt"]
+__all__ = ["BACKWARD", "AttemptFailed", "Brief", "Candidate", "Role", "Where", "run_attempt"]
 
 REMINDER = (
     "You ended your turn without calling the commit tool, so nothing of this update counts yet. "
@@ -55,10 +56,35 @@ class Candidate:
     ref: str
 
 
+@dataclass(frozen=True)
+class Role:
+    """What kind of micro-step the attempt serves: its agent role, its prompt, its edit budget, its own checks.
+
+    A group's update is `BACKWARD`; an epoch's consolidation (consolidation.py) is another
+    Role on the same attempt, checks and commit tool.
+    """
+
+    name: str
+    purpose: str  # what the micro_step event calls it: "update", "consolidation"
+    build: Callable[[Context, Pool, Brief, Where, int], Awaitable[BackwardPrompt]]
+    max_edit_lines: Callable[[Context], int]
+    # More reasons the commit tool refuses a commit: (pool, before, tokens at the start) -> problems.
+    check: Callable[[Pool, str, int], list[str]] | None = None
+    no_worse: bool = False  # the gate keeps it unless validation shows it worse (gate.judge_pairs)
+
+
+BACKWARD = Role("backward", "update", build_prompt, lambda ctx: ctx.settings.max_edit_lines)
+
+
 async def run_attempt(
-    ctx: Context, brief: Brief, where: Where, pool: Pool | None = None, candidate: Candidate | None = None
+    ctx: Context,
+    brief: Brief,
+    where: Where,
+    pool: Pool | None = None,
+    candidate: Candidate | None = None,
+    role: Role = BACKWARD,
 ) -> dict:
-    """One backward pass and its checks. Returns the checked record; raises AttemptFailed."""
+    """One backward pass (or another `role`'s) and its checks. Returns the checked record; raises AttemptFailed."""
     samples, summary, out = brief.samples, brief.summary, brief.out
     pool = pool or ctx.run.pool
     own = pool is ctx.run.pool  # the run's pool, not a candidate's copy: the app follows its HEAD
@@ -69,7 +95,7 @@ async def run_attempt(
     await _start_clean(ctx, pool, where)
     lexicon = await asyncio.to_thread(lexicon_of, ctx)
     start_tokens = await asyncio.to_thread(pool_tokens, pool)
-    asked = await build_prompt(ctx, pool, brief, where, start_tokens)
+    asked = await role.build(ctx, pool, brief, where, start_tokens)
     subject, prompt, prefix, context = asked.subject, asked.prompt, asked.prefix, asked.context
     if candidate is not None:
         context = {**context, "candidate": candidate.number}  # a backend may vary its proposals by it
@@ -82,10 +108,12 @@ async def run_attempt(
             pool,
             where.before,
             lexicon,
-            ctx.settings.max_edit_lines,
+            role.max_edit_lines(ctx),
             pool_budget=ctx.settings.pool_budget,
             start_tokens=start_tokens,
         )
+        if role.check is not None:
+            trouble += role.check(pool, where.before, start_tokens)
         if trouble:
             refused.append(trouble)
             listed = "\n".join(f"- {t}" for t in trouble)
@@ -112,7 +140,7 @@ async def run_attempt(
     ctx.stage("backward", "started", e, s, group=g, attempt=a)
     started = time.monotonic()
     try:
-        request = ctx.request("backward", prompt, context, prefix=prefix, group=g)
+        request = ctx.request(role.name, prompt, context, prefix=prefix, group=g)
         request.lead, request.lead_ttl = asked.lead, asked.lead_ttl
         # The pool listing changes with every commit, so no other request re-reads this prefix;
         # once the commit is made, the agent's next answer is its last (cache_policy).
@@ -123,7 +151,7 @@ async def run_attempt(
             # Ended its turn without committing: remind it once, within this attempt.
             ctx.bus.emit(ev.Warning_(message=f"{where.label}: the agent ended without committing; reminding it once"))
             again = ctx.request(
-                "backward",
+                role.name,
                 f"{prompt}\n## Reminder\n\n{REMINDER}\n",
                 {**context, "reminder": True},
                 prefix=prefix,
@@ -168,6 +196,7 @@ async def run_attempt(
             # The checks found the tree clean at the tool's commit: its count is the pool's size.
             # A commit made otherwise (or squashed from several) is counted here.
             pool_tokens=sizes.get(checked["after"]) or await asyncio.to_thread(pool_tokens, pool),
+            purpose=role.purpose,
         )
     )
     if own:

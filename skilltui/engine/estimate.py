@@ -81,7 +81,8 @@ class Planner:
         self.roles: dict[str, RoleEstimate] = {}
 
     def add(self, role: str, size: CallSize) -> None:
-        model = self.models["loss" if role == "validation loss" else "forward" if role == "validation" else role]
+        of = {"validation loss": "loss", "validation": "forward", "consolidate": "backward"}
+        model = self.models[of.get(role, role)]
         self.roles.setdefault(role, RoleEstimate(role, model)).sizes.append(size)
 
     def plan(self) -> dict[str, RoleEstimate]:
@@ -112,6 +113,11 @@ class Planner:
                 # With the gate, the step's point measures the notes its last micro-step left, already measured.
                 if self.val_works and not s.gate:
                     self._validate()
+            # Every micro-step is assumed to keep a note, so every epoch ends with its consolidation.
+            if s.consolidate and not s.no_backward and self.headers:
+                self._consolidate()
+                if s.gate:
+                    self._validate()
         return self.roles
 
     def _grow(self) -> None:
@@ -122,7 +128,8 @@ class Planner:
 
     def _min(self, role: str) -> int:
         """The model's minimum cacheable prompt; other backends than anthropic place no marks of ours."""
-        return min_cacheable(self.models[role]) if self.s.backend == "anthropic" else 0
+        model = self.models["backward" if role == "consolidate" else role]
+        return min_cacheable(model) if self.s.backend == "anthropic" else 0
 
     def _system(self, role: str) -> str:
         return self.prompts.render("system", role=role)
@@ -209,6 +216,31 @@ class Planner:
             "backward", agent_call(base, count_tokens(lead), "backward" in self.roles, turns, self._min("backward"))
         )
 
+    def _consolidate(self) -> None:
+        """The epoch's consolidation: the whole pool and every note's figures in its prompt, a few edits, a commit."""
+        root = self.ctx.run.pool.root
+        shown = [{"path": p, "text": d, "passes": 1, "mean_with": 0.5, "mean_without": 0.5} for p, d in self.headers]
+        prompt = self.prompts.render(
+            "consolidate",
+            label="epoch 1 consolidation",
+            pool_dir=str(root),
+            notes=shown,
+            unread=[],
+            pairs=[],
+            pool_tokens=self.pool_tokens,
+            pool_budget=self.s.pool_budget,
+            max_edit_lines=self.s.consolidation_budget,
+            commit_subject="train epoch 1 consolidation",
+            reviewer_notes=[],
+            failures=[],
+            lint_problems=[],
+            note_policy=note_policy(self.ctx),
+        )
+        # The notes' whole text goes into the prompt; the listing above stands in for their descriptions.
+        base = self._base("consolidate", pool_context(self.ctx, self.headers, policy=False), prompt) + self.pool_tokens
+        turns = [(NOTE_TOKENS + TURN_TOKENS, 20), (TURN_TOKENS, 20), (TURN_TOKENS, 20)]
+        self.add("consolidate", agent_call(base, 0, False, turns, self._min("consolidate")))
+
     def _validate(self) -> None:
         n = self.s.episodes_per_step
         for work in self.val_works:
@@ -227,7 +259,8 @@ def _start_pool(settings: Settings) -> tuple[int, list[tuple[str, str]]]:
 
 def _tools(role: str, backend: str) -> int:
     """Tokens of the tool definitions; only the anthropic backend's are known (the offline one sends none)."""
-    return _tool_tokens()[role] if backend == "anthropic" else 0
+    # A consolidation is sent the backward agent's tools.
+    return _tool_tokens()["backward" if role == "consolidate" else role] if backend == "anthropic" else 0
 
 
 @functools.cache
@@ -242,7 +275,7 @@ def _tool_tokens() -> dict[str, int]:
     }
 
 
-ORDER = ("forward", "loss", "reduce", "backward", "validation", "validation loss")
+ORDER = ("forward", "loss", "reduce", "backward", "consolidate", "validation", "validation loss")
 # The roles whose calls --batch sends through the Message Batches API.
 BATCHED = ("loss", "reduce")
 
@@ -296,6 +329,7 @@ def _wall(rows: list[dict[str, Any]], settings: Settings, works: int, val_works:
         (seconds.get("forward", 0) + seconds.get("loss", 0)) / parallel
         + seconds.get("reduce", 0)
         + seconds.get("backward", 0)
+        + seconds.get("consolidate", 0)
         + (seconds.get("validation", 0) + seconds.get("validation loss", 0)) / val_parallel
     )
 

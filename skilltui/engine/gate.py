@@ -170,8 +170,15 @@ def judge_pairs(
     deterministic: bool = False,
     total_works: int = 0,
     works: int = 0,
+    no_worse: bool = False,
 ) -> Verdict:
-    """Keep only when the interval's upper end is below zero; say why otherwise (worse, tie, unclear)."""
+    """Keep only when the interval's upper end is below zero; say why otherwise (worse, tie, unclear).
+
+    With `no_worse` (a consolidation, whose aim is a smaller pool, not a lower loss) the same
+    interval decides the other question: roll back only when it shows validation worse (its
+    lower end above zero); a tie, or an interval that still straddles zero once the passes
+    allowed are spent, is kept. Without any spread measured, only a mean no higher is kept.
+    """
     p = paired(parent, candidate, confidence, deterministic=deterministic)
     if p is None:
         none = GateVerdict(None, None, 0, 0.0, "none", "gate: validation failed; no verdict", confidence=confidence)
@@ -184,11 +191,15 @@ def judge_pairs(
     elif p.measured and p.low is not None and p.low > EPSILON:
         advice, why, more = "rollback", "worse", False
     elif p.measured and p.high is not None and p.low is not None and p.high - p.low <= EPSILON:
-        advice, why, more = "rollback", "tie, rolled back", False  # the point is zero: nothing gained
+        # The point is zero: nothing gained, and for a consolidation nothing lost.
+        advice, why = ("keep", "tie, no worse: kept") if no_worse else ("rollback", "tie, rolled back")
+        more = False
     else:
         more = passes_left
         advice = "rollback"
         why = "unclear after the passes allowed, rolled back" if p.measured else "unclear: no spread measured"
+        if no_worse and not more and (p.measured or p.delta <= EPSILON):
+            advice, why = "keep", "not shown worse after the passes allowed, kept"
     verdict = GateVerdict(
         before=round(p.before, 4),
         after=round(p.after, 4),

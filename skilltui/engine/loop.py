@@ -7,15 +7,14 @@ for epoch:
       forward -> loss              # a failing work costs that work this step, nothing more
     for each group, in order:
       reduce (only when >1 report) -> backward micro-step -> review
+  consolidation micro-step -> review  # when the epoch kept an update (consolidation.py)
 ```
 
-The works move through their stories together: step S covers the same episodes in every
-work, and a work that has no episode `last` sits the step out. When no work reaches
-`last`, the epoch ends and the next one starts again at step 0.
-
-Everything here is asyncio; git and scoring run off the event loop, so the terminal app
-that hosts this loop never stalls. The loop knows nothing of who watches it: it emits
-events and awaits a reviewer.
+The works move through their stories together: step S covers the same episodes in every work,
+and a work that has no episode `last` sits the step out. When no work reaches `last`, the
+epoch ends and the next one starts again at step 0. Everything here is asyncio; git and
+scoring run off the event loop, so the terminal app that hosts this loop never stalls. The
+loop knows nothing of who watches it: it emits events and awaits a reviewer.
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from ..model.bus import EventBus
 from ..model.review import Reviewer
 from .attribution import run_attribution
 from .batching import StepBatch
+from .consolidation import consolidate_epoch
 from .context import Context
 from .ending import Outcome, RunFailed, RunStopped, disk_problem
 from .gather import all_or_none
@@ -180,6 +180,7 @@ class Trainer:
                     started = time.monotonic()
                     await self._step(epoch, step, first, last, active)
                     self.ctx.last_step_seconds = time.monotonic() - started
+                await consolidate_epoch(self.ctx, self.reviewer, self.validator if s.gate else None, epoch, self._gate)
                 epochs_done = epoch + 1
         except RunStopped as exc:
             return self._finish("stopped", str(exc), epochs_done)
@@ -205,9 +206,8 @@ class Trainer:
         return self._finish("finished", "", epochs_done)
 
     def _finish(self, status: str, reason: str, epochs_done: int) -> Outcome:
-        self.bus.emit(
-            ev.RunFinished(status=status, reason=reason, epochs_done=epochs_done, cost_usd=round(self.ctx.spent, 6))
-        )
+        spent = round(self.ctx.spent, 6)
+        self.bus.emit(ev.RunFinished(status=status, reason=reason, epochs_done=epochs_done, cost_usd=spent))
         return Outcome(status, reason)
 
     async def _step(self, epoch: int, step: int, first: int, last: int, active: list[Work]) -> None:

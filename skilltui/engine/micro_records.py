@@ -36,10 +36,17 @@ class Checked:
     record: dict
     verdict: GateVerdict | None = None
     candidate: int | None = None  # 1..K with --candidates above 1; None for the one attempt of K=1
+    decided: str | None = None  # once decided: the commit with its provenance trailers (provenance.py)
 
     @property
     def after(self) -> str:
+        """The commit the agent made and the checks passed, as the reviewer saw it."""
         return str(self.record["after"])
+
+    @property
+    def commit(self) -> str:
+        """The commit that stands for this attempt: the decided one once there is one."""
+        return self.decided or self.after
 
 
 @dataclass
@@ -174,12 +181,29 @@ class MicroRecords:
     # -- writing ---------------------------------------------------------------------------
 
     def reviewed(
-        self, attempt: int, decision: str, by: str, note: str, ref: str | None, reason: str, gate: dict | None = None
+        self,
+        attempt: int,
+        decision: str,
+        by: str,
+        note: str,
+        ref: str | None,
+        reason: str,
+        gate: dict | None = None,
+        commit: str | None = None,
     ) -> None:
-        # The gate's figures go beside the decision, for the next prompt's rejected updates (rejected.py).
+        # The gate's figures go beside the decision, for the next prompt's rejected updates (rejected.py);
+        # `commit` is the attempt's commit with its provenance trailers, the one the history joins.
         write_json(
             self.attempt_dir(attempt) / "review.json",
-            {"decision": decision, "by": by, "note": note, "ref": ref, "reason": reason, "gate": gate},
+            {
+                "decision": decision,
+                "by": by,
+                "note": note,
+                "ref": ref,
+                "reason": reason,
+                "gate": gate,
+                "commit": commit,
+            },
         )
 
     def finished(self, before: str, after: str, chosen: Checked, decision: str, by: str, ref: str | None) -> None:
@@ -195,7 +219,7 @@ class MicroRecords:
                 "decision": decision,
                 "by": by,
                 "attempt": chosen.attempt,
-                "attempt_commit": record["after"],
+                "attempt_commit": chosen.commit,
                 "ref": ref,
             },
         )

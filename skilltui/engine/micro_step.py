@@ -26,7 +26,11 @@
 - **record** (`micro_records.py`): each attempt's `review.json`, then `commit.txt`, which is
   what tells a resumed run the micro-step is done.
 
-A consolidation micro-step, or any other kind, is a `MicroStep` with another attempt: the
+- **provenance** (`provenance.py`): once decided, each attempt's commit is written again with
+  its trailers (step, evidence, validation, cost, decision); the pool or its ref keeps that one.
+
+A consolidation micro-step (`consolidation.py`), or any other kind, is a `MicroStep` with
+another `Role` (backward_attempt.py): its agent role, prompt, edit budget and checks; the
 states around it stay the same.
 """
 
@@ -38,8 +42,10 @@ from typing import TYPE_CHECKING
 
 from ..core.words import counted
 from ..model import events as ev
+from ..model import trailers
 from ..model.review import Decision, GateVerdict, Reviewer
-from .backward_attempt import AttemptFailed, Brief, Candidate, Where, run_attempt
+from . import provenance
+from .backward_attempt import BACKWARD, AttemptFailed, Brief, Candidate, Where, run_attempt
 from .candidates import candidate_ref, close_copy, open_copy, rank, sweep_copies
 from .context import Context
 from .micro_records import Checked, MicroRecords, Round
@@ -80,6 +86,7 @@ class MicroStep:
         self.label = label_of(epoch, step, group, groups)
         self.records = MicroRecords(ctx.run, epoch, step, group)
         self.candidates = ctx.settings.candidates
+        self.role = BACKWARD  # a consolidation (consolidation.py) is the same procedure with another role
         self.before = ""
         self.attempt = 0  # the last attempt number used
         self.notes: list[str] = []  # the reviewer's rerun notes, for the next prompt
@@ -138,7 +145,7 @@ class MicroStep:
                     self.notes.append(decision.note.strip())
                 self.failures = []  # a new round of attempts: the retry budget starts again
                 continue
-            after = chosen.after if decision.action == "approve" else self.before
+            after = chosen.commit if decision.action == "approve" else self.before
             self.records.finished(self.before, after, chosen, decision.action, decision.by, ref)
             return True
 
@@ -153,7 +160,7 @@ class MicroStep:
         if self.candidates == 1:
             self.attempt += 1
             try:
-                checked = await run_attempt(self.ctx, brief, self.where(self.attempt))
+                checked = await run_attempt(self.ctx, brief, self.where(self.attempt), role=self.role)
             except AttemptFailed as exc:
                 return Round(self.attempt, failures=[str(exc)])
             return Round(self.attempt, [Checked(self.attempt, checked)])
@@ -168,7 +175,8 @@ class MicroStep:
             kept = Candidate(n, first, candidate_ref(self.epoch, self.step, self.group, n))
             async with limit:
                 try:
-                    record = await run_attempt(self.ctx, brief, self.where(first + n - 1), copies[n], kept)
+                    where = self.where(first + n - 1)
+                    record = await run_attempt(self.ctx, brief, where, copies[n], kept, self.role)
                 except AttemptFailed as exc:
                     return str(exc)
             return Checked(first + n - 1, record, candidate=n)
@@ -213,7 +221,8 @@ class MicroStep:
             for c in round_.checked:
                 if several:  # validation measures the pool as it stands: put this candidate there
                     await asyncio.to_thread(self.pool.reset, c.after)
-                c.verdict = await self.gate.judge(self.before, self.epoch, self.step, self.group, c.attempt)
+                at = (self.before, self.epoch, self.step, self.group, c.attempt)
+                c.verdict = await self.gate.judge(*at, no_worse=self.role.no_worse)
         ranked = rank(round_.checked)
         if several:
             await asyncio.to_thread(self.pool.reset, ranked[0].after)
@@ -234,20 +243,31 @@ class MicroStep:
     async def decide(self, ranked: list[Checked], decision: Decision) -> tuple[Checked, str | None]:
         """Move the pool as the decision says, keep what it drops under a ref, record each attempt's fate.
 
-        Returns the chosen attempt and the ref its commit is kept under when the pool drops it.
+        Each attempt's commit is written once more with its provenance trailers (provenance.py);
+        that commit is what the pool or a ref keeps. Returns the chosen attempt and the ref its
+        commit is kept under when the pool drops it.
         """
         chosen = next((c for c in ranked if c.attempt == decision.attempt), ranked[0])
         approve = decision.action == "approve"
+        fates: dict[int, tuple[str, str, str]] = {}
+        for c in ranked:
+            if approve and c is not chosen:
+                fates[c.attempt] = ("dropped", "", f"not chosen: candidate {chosen.candidate} was kept")
+            else:
+                fates[c.attempt] = (decision.action, decision.note if c is chosen else "", decision.reason)
+            c.decided = await asyncio.to_thread(self.stamp, c, fates[c.attempt][0], decision.by)
         refs: dict[int, str | None] = {}
         for c in ranked:
             if approve:
-                # A dropped candidate is already kept under its own ref (candidates.py).
+                # A candidate is kept under its own ref (candidates.py): the ref moves to its stamped commit.
+                if c.record.get("ref"):
+                    await asyncio.to_thread(self.pool.git, "update-ref", str(c.record["ref"]), c.commit)
                 refs[c.attempt] = None if c is chosen else c.record.get("ref")
             else:
                 kind = "rerun" if decision.action == "rerun" else "rolledback"
                 name = f"{kind}/{self.prefix}-a{c.attempt}"
-                refs[c.attempt] = await asyncio.to_thread(self.pool.keep, name, c.after)
-        head = chosen.after if approve else self.before
+                refs[c.attempt] = await asyncio.to_thread(self.pool.keep, name, c.commit)
+        head = chosen.commit if approve else self.before
         if await asyncio.to_thread(self.pool.head) != head:
             kept = await asyncio.to_thread(self.pool.reset, head)
             if kept:
@@ -255,13 +275,9 @@ class MicroStep:
                 self.ctx.bus.emit(ev.Warning_(message=f"{self.label}: {notice}"))
             self.ctx.bus.emit(ev.PoolChanged(head=head, reason=f"{decision.action} {self.label}"))
         for c in ranked:
-            if approve and c is not chosen:
-                action, note, reason = "dropped", "", f"not chosen: candidate {chosen.candidate} was kept"
-            else:
-                action, note, reason = decision.action, decision.note if c is chosen else "", decision.reason
-            self.records.reviewed(
-                c.attempt, action, decision.by, note, refs[c.attempt], reason, gate_figures(c.verdict)
-            )
+            action, note, reason = fates[c.attempt]
+            figures = gate_figures(c.verdict)
+            self.records.reviewed(c.attempt, action, decision.by, note, refs[c.attempt], reason, figures, c.commit)
         self.ctx.bus.emit(
             ev.DecisionMade(
                 decision=decision.action,
@@ -269,7 +285,7 @@ class MicroStep:
                 **self.at,
                 attempt=chosen.attempt,
                 before=self.before,
-                after=chosen.after,
+                after=chosen.commit,
                 note=decision.note,
                 ref=refs[chosen.attempt],
                 reason=decision.reason,
@@ -277,6 +293,19 @@ class MicroStep:
             )
         )
         return chosen, refs[chosen.attempt]
+
+    def stamp(self, c: Checked, action: str, by: str) -> str:
+        """The attempt's commit with its trailers: step, evidence, validation, cost, decision."""
+        why = f"candidate {c.candidate} of {self.candidates}" if c.candidate is not None else ""
+        adir = self.records.attempt_dir(c.attempt)
+        decided = trailers.decision_value(action, by, why)
+        kind = "" if self.role is BACKWARD else self.role.purpose
+        pairs = provenance.trailer_pairs(self.at, c.attempt, self.evidence(), c.verdict, adir, decided, kind)
+        return provenance.stamp(self.pool, c.after, pairs)
+
+    def evidence(self) -> str:
+        """What the Skilltui-Evidence trailer says this micro-step acted on."""
+        return provenance.evidence_value(self.samples)
 
 
 def gate_figures(verdict: GateVerdict | None) -> dict | None:

@@ -24,7 +24,10 @@ import jinja2
 
 from ..core.errors import UsageError
 
-ROLES = ("forward", "loss", "loss_targets", "reduce", "backward", "backward_rules", "note_policy", "diffuse", "system")
+ROLES = (
+    *("forward", "loss", "loss_targets", "reduce", "backward", "backward_rules", "consolidate"),
+    *("note_policy", "diffuse", "system"),
+)
 
 
 _TICKS = re.compile(r"`+")

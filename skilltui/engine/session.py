@@ -75,6 +75,13 @@ class Settings:
     max_edit_lines: int = DEFAULT_MAX_EDIT_LINES
     max_script_kb: int = DEFAULT_MAX_SCRIPT_KB  # how far a run goes, not what it computes: no identity
     pool_budget: float = DEFAULT_POOL_BUDGET
+    # An epoch that kept an update ends with a consolidation micro-step (consolidation.py).
+    consolidate: bool = True
+    consolidate_edit_lines: int | None = None  # its edit budget; None: 4 x --max-edit-lines
+
+    @property
+    def consolidation_budget(self) -> int:
+        return self.consolidate_edit_lines or 4 * self.max_edit_lines
 
     def check(self) -> None:
         for name in ("steps", "episodes_per_step", "epochs", "workers", "max_script_kb"):
@@ -98,6 +105,8 @@ class Settings:
             raise UsageError("--candidates must be a whole number, 1 or more (backward attempts per micro-step)")
         if self.max_edit_lines < 1:
             raise UsageError("--max-edit-lines must be at least 1 (lines one micro-step may add and remove)")
+        if self.consolidate_edit_lines is not None and self.consolidate_edit_lines < 1:
+            raise UsageError("--consolidate-edit-lines must be at least 1 (lines a consolidation may add and remove)")
         if not (math.isfinite(self.pool_budget) and self.pool_budget >= 1):
             raise UsageError("--pool-budget must be a positive number of tokens (default 4000)")
         if self.gate and not self.val_works:
@@ -163,7 +172,8 @@ class Settings:
         )
 
     def model_for(self, role: str) -> str | None:
-        return self.role_models.get(role, self.model)
+        # A consolidation is a backward micro-step of another kind: it calls the backward model.
+        return self.role_models.get("backward" if role == "consolidate" else role, self.model)
 
     def models_by_role(self, backend_model: str | None) -> dict[str, str]:
         """The model each training role calls: its --role-model, else --model, else the backend's default."""
@@ -200,6 +210,8 @@ class Settings:
             identity["max_edit_lines"] = self.max_edit_lines
         if self.pool_budget != DEFAULT_POOL_BUDGET:  # like the edit budget: a bound on what training keeps
             identity["pool_budget"] = self.pool_budget
+        if not self.consolidate or self.consolidate_edit_lines is not None:  # only when not the default
+            identity["consolidate"] = self.consolidation_budget if self.consolidate else False
         if val_works:
             # Only present when used, so runs made before validation existed reopen as they were.
             identity["val_works"] = sorted(w.name for w in val_works)

@@ -302,7 +302,7 @@ class Validator:
         measured = await self.ensure(Point("before", epoch, step, group), before, self.repeats)
         self._unpaid += measured.cost_usd
 
-    async def verdict(self, parent: str, candidate: str, point: Point) -> GateVerdict:
+    async def verdict(self, parent: str, candidate: str, point: Point, no_worse: bool = False) -> GateVerdict:
         """The gate's verdict on `candidate` against `parent` (two commits of the pool), sequential.
 
         Both sides get `--val-repeats` passes; when that measures no spread, the parent gets
@@ -330,6 +330,7 @@ class Validator:
                 deterministic=self.deterministic,
                 total_works=len(self.works),
                 works=len(set(before.losses) & set(after.losses)),
+                no_worse=no_worse,
             )
             if not found.more:
                 return replace(found.verdict, cost_usd=round(cost, 6))
@@ -341,10 +342,14 @@ class Validator:
                 continue
             passes += 1
 
-    async def judge(self, before: str, epoch: int, step: int, group: int, attempt: int) -> GateVerdict:
-        """Validate the micro-step's notes (the pool holds them now) against the notes before it."""
+    async def judge(
+        self, before: str, epoch: int, step: int, group: int, attempt: int, no_worse: bool = False
+    ) -> GateVerdict:
+        """Validate the micro-step's notes (the pool holds them now) against the notes before it.
+
+        `no_worse`: a consolidation, kept unless validation shows it worse (`gate.judge_pairs`)."""
         head = await asyncio.to_thread(self.ctx.run.pool.head)
-        verdict = await self.verdict(before, head, Point("micro", epoch, step, group, attempt))
+        verdict = await self.verdict(before, head, Point("micro", epoch, step, group, attempt), no_worse)
         verdict = replace(verdict, cost_usd=round(verdict.cost_usd + self._unpaid, 6))
         self._unpaid = 0.0
         at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .trailers import is_trailer
+
 # The one map from a review decision to the sign and the words every view uses for it.
 # "dropped" is a candidate of several (--candidates) that the reviewer did not choose.
 SIGNS = {"approve": "✓", "rerun": "↻", "rollback": "↶", "dropped": "×", "pending": "…"}
@@ -44,6 +46,8 @@ def parse_body(message: str) -> dict[str, str]:
     found = {name: [] for name in SECTIONS}
     current: str | None = None
     for line in message.splitlines()[1:]:
+        if is_trailer(line):
+            break  # the provenance trailers close the body (trailers.py); they are no section's text
         match = _SECTION.match(line)
         if match:
             current = match.group(1).lower()
@@ -121,6 +125,8 @@ class MicroStepRecord:
 
     @property
     def short_label(self) -> str:
+        if self.label.endswith(" consolidation"):  # an epoch's consolidation (engine/consolidation.py)
+            return f"e{self.epoch} consolidation" + (f" a{self.attempt}" if self.attempt > 1 else "")
         m = LABEL.search(self.label)
         micro = f"{m.group(3)}/{m.group(4)}" if m else str(self.group)
         return f"e{self.epoch} s{self.step} m{micro}" + (f" a{self.attempt}" if self.attempt > 1 else "")
@@ -155,7 +161,9 @@ def attempt_record(
         note=str(review.get("note") or ""),
         subject=str(checked.get("subject", "")),
         message=str(checked.get("message") or ""),
-        after=str(checked.get("after") or ""),
+        # The commit that carries the decision's trailers once decided (engine/provenance.py);
+        # the agent's own while it waits, and in runs from before trailers.
+        after=str(review.get("commit") or checked.get("after") or ""),
         reason=str(review.get("reason") or ""),
         added=tuple(checked.get("added", [])),
         changed=tuple(checked.get("changed", [])),

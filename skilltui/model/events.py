@@ -199,6 +199,8 @@ class MicroStep(AtAttempt, kind="micro_step"):
     # None in runs recorded before --pool-budget existed.
     pool_tokens_before: int | None = None
     pool_tokens: int | None = None
+    # "update" (a group's backward pass) or "consolidation" (an epoch's end); older runs: update.
+    purpose: str = "update"
 
 
 class ReviewRequested(AtAttempt, kind="review_requested"):

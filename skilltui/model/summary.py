@@ -76,13 +76,28 @@ class RunSummary:
 
 def pool_size(view: RunView) -> tuple[int, int] | None:
     """(tokens before the run's first micro-step, after its last kept one), from the micro-step events."""
-    measured = [m for _, m in sorted(view.micro_steps.items()) if m.pool_tokens is not None]
+    # In the order they ran, not by key: an epoch's consolidation (group 0) runs after its last step's groups.
+    measured = [m for m in view.micro_steps.values() if m.pool_tokens is not None]
     if not measured or measured[0].pool_tokens_before is None:
         return None
     start = measured[0].pool_tokens_before
     kept = [view.micro_steps[k] for k in view.kept if k in view.micro_steps]
     kept = [m for m in kept if m.pool_tokens is not None]
     return start, kept[-1].pool_tokens if kept else start
+
+
+def pool_curve(view: RunView) -> list[int]:
+    """The pool's tokens before the first micro-step, then after each step that kept one (its last
+    kept micro-step's figure; an epoch's consolidation counts to its last step): what the pool pane draws."""
+    size = pool_size(view)
+    if size is None:
+        return []
+    after: dict[tuple[int, int], int] = {}
+    for key in view.kept:
+        m = view.micro_steps.get(key)
+        if m is not None and m.pool_tokens is not None:
+            after[(m.epoch, m.step)] = m.pool_tokens
+    return [size[0], *after.values()]
 
 
 def shown_path(path: Path) -> str:

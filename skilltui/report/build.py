@@ -107,7 +107,9 @@ def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[S
                     diff=_diff_lines(patch.read_text(encoding="utf-8")) if patch.exists() else [],
                 )
             case ev.DecisionMade() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
-                m.micro = replace(m.micro, decision=e.decision, by=e.by, reason=e.reason, note=e.note)
+                # The decided commit carries the provenance trailers (engine/provenance.py): it is the one kept.
+                after = e.after or m.micro.after
+                m.micro = replace(m.micro, decision=e.decision, by=e.by, reason=e.reason, note=e.note, after=after)
             case ev.GateChecked() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
                 m.val_before, m.val_after = e.before, e.after
                 m.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.advice, "nothing")

@@ -5,6 +5,9 @@ to validation and what it cost. `git blame` (through GitPython) names the commit
 changed each line; the run's records (`records.load_history`) say which micro-step made
 that commit, on which works' reports it acted and how it was decided; the run's `call`
 events say what its backward attempt cost; its decision event carries the gate's figures.
+A commit with provenance trailers (`model/trailers.py`) says its decision and validation
+itself, and a git note under `refs/notes/skilltui` a decision made after it (a revert);
+those are preferred, and a run from before trailers reads from its records as it did.
 
 A line written outside training (the pool's first commit, a seed, a hand edit) names its
 commit and says so; it has no micro-step.
@@ -22,6 +25,7 @@ import git
 from ..core.errors import UsageError
 from ..engine.run import Run
 from ..model import events as ev
+from ..model import trailers as tr
 from ..model.parse import read_run
 from .records import load_history
 
@@ -42,6 +46,7 @@ class Origin:
     validation: str = ""  # the gate's reason, when the gate ran
     loss: str = ""  # train loss of its step → the next, over the works both scored
     cost_usd: float | None = None  # its backward attempt's calls (None: no price known)
+    provenance: dict[str, str] = field(default_factory=dict)  # its Skilltui trailers and later notes
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,9 @@ def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
             origins[sha] = Origin(sha, commit.subject, decision=commit.decision or "made outside training")
             continue
         key = (micro.epoch, micro.step, micro.group, micro.attempt)
+        # The commit's own trailers say what was decided and measured; a note adds what was decided later.
+        # A run from before trailers has none, and its records say it instead.
+        said = tr.parse(run.pool.message(sha), run.pool.notes_of(sha, tr.NOTES_REF))
         before = f"{commit.loss_before:.3f}" if commit.loss_before is not None else "?"
         after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "…"
         origins[sha] = Origin(
@@ -118,10 +126,11 @@ def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
             group=micro.group,
             attempt=micro.attempt,
             evidence=list(micro.works),
-            decision=commit.decision,
-            validation=reasons.get(key, "") if reasons.get(key, "").startswith("gate") else "",
+            decision=said.get("Decision") or commit.decision,
+            validation=said.get("Val") or (reasons.get(key, "") if reasons.get(key, "").startswith("gate") else ""),
             loss=f"{before}→{after}",
             cost_usd=costs(key),
+            provenance={key: said.get(key) for key in tr.KEYS if said.get(key)},
         )
     return origins
 
@@ -138,7 +147,7 @@ def _attempt_costs(events: list[ev.Event]) -> Callable[[tuple[int, int, int, int
     by_attempt: dict[tuple[int | None, ...], list[float | None]] = {}
     by_group: dict[tuple[int | None, ...], list[float | None]] = {}
     for event in events:
-        if isinstance(event, ev.Call) and event.role == "backward":
+        if isinstance(event, ev.Call) and event.role in ("backward", "consolidate"):
             group = (event.epoch, event.step, event.group)
             found = ATTEMPT.search(event.transcript or "")
             if found is None:
@@ -168,6 +177,6 @@ def blame_text(result: Blame) -> list[str]:
             continue
         facts = [f"evidence {', '.join(origin.evidence) or '—'}", f"loss {origin.loss}", cost, origin.decision]
         if origin.validation:
-            facts.append(origin.validation)
+            facts.append(f"validation {origin.validation}" if origin.provenance else origin.validation)
         out.append(f"{origin.micro_step} {sha[:7]}: {origin.subject}  ({'; '.join(facts)})")
     return out

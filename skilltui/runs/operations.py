@@ -7,7 +7,8 @@ All three change the pool's history, so all keep the engine's promises:
   a revert adds an inverse commit rather than rewriting anything;
 - the pool stays valid: an inverse commit or an edited note must pass the linter, or nothing changes;
 - a conflict changes nothing: the revert is aborted and the pool is as it was;
-- every change is on record: a `history` event in the run's events.jsonl;
+- every change is on record: a `history` event in the run's events.jsonl, and on each commit
+  it undoes or drops a git note (`refs/notes/skilltui`) saying so, the commit itself unchanged;
 - nobody changes a pool under a training process: while one holds the run's lock, both are
   refused, and while one runs here the lock is held, so training cannot start mid-change.
 """
@@ -24,6 +25,7 @@ import git
 from ..core.durable import write_atomic
 from ..core.errors import UsageError
 from ..engine.pool import Pool, lint_note
+from ..engine.provenance import note_later
 from ..engine.run import Run, RunLock, is_locked
 from ..model.bus import JsonlSink
 from ..model.events import HistoryAction
@@ -136,6 +138,8 @@ def revert(run: Run, rev: str) -> Done:
             pool.reset(head)
             raise Refused(f"the inverse of {short} fails the linter ({problems[0]}); nothing changed")
         record = HistoryAction(action="revert", target=sha, before=head, after=after)
+        # The reverted commit stays as it was; the decision made later goes beside it as a git note.
+        note_later(pool, sha, [("Decision", f"rolled back later by {record.by} (reverted by {after[:7]})")])
         return _record(run, record, f"reverted {short} with {after[:7]}: {pool.subject(after)}")
 
 
@@ -148,7 +152,10 @@ def reset(run: Run, rev: str) -> Done:
             raise Refused(f"the pool is already at {sha[:7]}; nothing to reset")
         stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         ref = pool.keep(f"reset/{stamp}", head)
+        dropped = [c.sha for c in pool.log(f"{sha}..{head}")]
         pool.reset(sha)
+        for gone in dropped:
+            note_later(pool, gone, [("Decision", f"dropped later by human (the pool was reset to {sha[:7]})")])
         message = f"reset the pool to {sha[:7]}; the old head {head[:7]} is kept as {ref}"
         return _record(run, HistoryAction(action="reset", target=sha, before=head, after=sha, ref=ref), message)
 

@@ -2,7 +2,8 @@
 
 `git log` says what changed; the run's records say why. A commit made by a backward
 micro-step is found through the `checked.json` its attempt wrote (keyed by the commit it
-checked), and gets that micro-step's label, works, decision, reviewer and the loss of the
+checked, or by the one with its provenance trailers its `review.json` names), and gets
+that micro-step's label, works, decision, reviewer and the loss of the
 step whose reports it acted on. A revert made by `skilltui review` is found through its
 `history` event. Commits that a rerun, a roll back or a reset dropped are still kept
 under `refs/skilltui/...`; they are read too, marked as off the pool's history.
@@ -76,7 +77,9 @@ def micro_steps(run: Run, view: RunView) -> dict[str, list[MicroStepRecord]]:
         label = labels.get((epoch, step, group, attempt)) or plain_label(epoch, step, group)
         micro = attempt_record((epoch, step, group, attempt), label, gdir, checked, review)
         works = [b.get("work", "?") for b in batch if isinstance(b, dict)]
-        found.setdefault(checked["after"], []).append(replace(micro, works=works))
+        # A decided attempt stands for the commit that carries its trailers (micro.after); an
+        # older run's, or one still awaiting review, for the commit the agent made.
+        found.setdefault(micro.after, []).append(replace(micro, works=works))
     for attempts in found.values():
         # Two candidates can make the very same commit; the one the reviewer kept speaks for it.
         attempts.sort(key=lambda m: (m.epoch, m.step, m.group, m.decision != "dropped", m.attempt))

@@ -57,6 +57,7 @@ from .widgets.key_bar import KeyBar
 from .widgets.live_output import LiveOutput
 from .widgets.loss_curve import LossCurve
 from .widgets.note_view import NoteView
+from .widgets.pool_size import PoolSize
 from .widgets.pool_tree import PoolTree
 from .widgets.works_table import COMPACT_BELOW, WorksTable
 
@@ -186,9 +187,11 @@ class MainScreen(DiskPanes):
             with TabPane("Report", id="report"):
                 yield ReportView("*No loss report yet for this work.*", id="report-view")
             with TabPane("Pool", id="pool"):
-                with Horizontal():
-                    yield PoolTree(id="pool-tree")
-                    yield NoteView(id="note-view")
+                with Vertical():
+                    yield PoolSize(id="pool-size")
+                    with Horizontal():
+                        yield PoolTree(id="pool-tree")
+                        yield NoteView(id="note-view")
             with TabPane("Commits", id="commits"):
                 with Horizontal():
                     yield CommitList(id="commit-list")

@@ -23,10 +23,12 @@ from ..components.editor import edit_note_by_hand
 from ..components.report_view import ReportView
 from ..engine.run import Run
 from ..model.commits import PENDING as AWAITING
+from ..model.summary import pool_curve
 from ..model.view import RunView, StepKey
 from .pool_reader import PoolReader
 from .state import Commit
 from .widgets.note_view import NoteView
+from .widgets.pool_size import PoolSize
 from .widgets.pool_tree import PoolTree, pool_label
 
 
@@ -129,6 +131,7 @@ class DiskPanes(Screen):
         notes, pending, commits = self._pool_read
         active = self.query_one("#panes", TabbedContent).active
         if active == "pool":
+            self.query_one(PoolSize).show(pool_curve(self.view))
             self.query_one(PoolTree).show(notes, self.view.attribution, pending)
             note = self.query_one(NoteView)
             if note.path is not None:
