@@ -25,9 +25,13 @@ async def test_the_first_start_shows_a_hint_and_the_first_review_waits_until_it_
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.training)
         # The finished run says how it went and what to run next.
-        # The summary is written line by line: wait for its last line, the export command.
-        await wait_for(pilot, lambda: "skilltui review" in screen_text(app) and "--to DIR" in screen_text(app))
-        text = screen_text(app)
+        # The summary is written line by line: wait for its last line, the export command. The
+        # run's path is long and varies, so the next-commands line may wrap: read it unwrapped.
+        def flat() -> str:
+            return " ".join(screen_text(app).split())
+
+        await wait_for(pilot, lambda: "skilltui review" in flat() and "--to DIR" in flat())
+        text = flat()
         assert "run t finished" in text and "train loss" in text and "notes: 1 added" in text
         assert "skilltui export" in text and "--to DIR" in text
     opened.lock.release()
