@@ -24,6 +24,7 @@ async def test_the_first_start_shows_a_hint_and_the_first_review_waits_until_it_
         assert (config_home / "skilltui" / "hint-seen").exists()
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.training)
+
         # The finished run says how it went and what to run next.
         # The summary is written line by line: wait for its last line, the export command. The
         # run's path is long and varies, so the next-commands line may wrap: read it unwrapped.
