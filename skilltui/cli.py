@@ -36,6 +36,7 @@ _before.update(_before_start)
 
 import argparse  # noqa: E402
 import os  # noqa: E402
+import typing  # noqa: E402
 
 from . import __version__  # noqa: E402
 from .commands import register_all  # noqa: E402
@@ -46,8 +47,18 @@ for _sig, _handler in _before.items():
     signal.signal(_sig, _handler)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose bad input is one line naming the problem and `--help`, not a usage dump.
+
+    Subcommand parsers are made with the parent's class, so every command refuses the same way.
+    """
+
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="skilltui",
         description="Train a pool of markdown craft notes for a screenwriting agent the way a network is "
         "trained: forward, loss, backward, one git commit per update.",

@@ -229,3 +229,21 @@ def test_runs_dir_under_a_regular_file_is_refused(tmp_path, make_work, capsys):
     assert _train_in_process(tmp_path, [make_work("under", 2)], runs=tmp_path / "afile" / "runs") == 2
     assert "is a file" in _one_line(capsys)
     assert (tmp_path / "afile").read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    "flags, word",
+    [
+        (["--steps", "nan"], "--steps"),
+        (["--max-cost", "lots"], "--max-cost"),
+        (["--consolidate-edit-lines", "nan"], "--consolidate-edit-lines"),
+        (["--stpes", "3"], "unrecognized arguments: --stpes"),
+    ],
+)
+def test_a_value_argparse_cannot_read_is_one_line_naming_the_flag_and_help(tmp_path, make_work, flags, word):
+    # argparse's own refusals (a type it cannot read, an unknown flag) read like the rest: one line.
+    runs = tmp_path / "runs"
+    work = make_work("kestrel", 4)
+    result = run_cli("train", "--auto", "--work", str(work), "--runs-dir", str(runs), *flags, cwd=tmp_path)
+    assert_refused(result, word, "--help")
+    assert snapshot(runs) == []
