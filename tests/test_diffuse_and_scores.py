@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import gc
+import json
 import os
 import subprocess
 import sys
 import textwrap
 import time
-import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -58,27 +57,38 @@ def test_loss_is_in_range_and_ranks_better_writing_lower(tmp_path, make_work):
     assert novice["counts"]["1"]["written_scenes"] == 1 < skilled["counts"]["1"]["written_scenes"]
 
 
+MEASURE_KEPT = """
+import gc, json, sys, tracemalloc
+from pathlib import Path
+from skilltui.engine.scores import score_step
+human = json.loads(Path(sys.argv[1]).read_text())
+def score_new_episodes(rounds, tag):
+    for n in range(rounds):  # each round other words in every scene, as new episodes have
+        score_step({k: f"{t.replace('INT.', 'EXT.')}\\nRound {tag}{n} ends." for k, t in human.items()}, human)
+gc.collect()
+tracemalloc.start()
+# What scoring loads or sizes once (regexes, tables grown to fit) settles over the first rounds.
+score_new_episodes(16, "settle")
+gc.collect()
+settled = tracemalloc.get_traced_memory()[0]
+score_new_episodes(16, "measured")
+gc.collect()
+print(tracemalloc.get_traced_memory()[0] - settled)
+"""
+
+
 def test_scoring_keeps_nothing_of_the_scenes_it_scored(tmp_path, make_work):
     """A long run scores every episode of every work: none of their text may stay in the trainer."""
     work = load_work(make_work("ember", 4, story=False))
     human = {n: work.episode_text(n) for n in work.episodes}
-
-    def score_new_episodes(rounds: int, tag: str) -> None:
-        for n in range(rounds):  # each round other words in every scene, as new episodes have
-            score_step({k: f"{t.replace('INT.', 'EXT.')}\nRound {tag}{n} ends." for k, t in human.items()}, human)
-
-    gc.collect()
-    tracemalloc.start()
-    try:
-        # What scoring loads or sizes once (regexes, tables grown to fit) settles over the first rounds.
-        score_new_episodes(16, "settle")
-        gc.collect()
-        settled = tracemalloc.get_traced_memory()[0]
-        score_new_episodes(16, "measured")
-        gc.collect()
-        kept = tracemalloc.get_traced_memory()[0] - settled
-    finally:
-        tracemalloc.stop()
+    episodes = tmp_path / "human.json"
+    episodes.write_text(json.dumps(human), encoding="utf-8")
+    # In a process of its own: tracemalloc counts every thread, and a thread an earlier test
+    # left running in this one (under xdist a worker runs many tests) would be counted too.
+    result = subprocess.run(
+        [sys.executable, "-c", MEASURE_KEPT, str(episodes)], capture_output=True, text=True, check=True
+    )
+    kept = int(result.stdout.strip())
     text = sum(len(t) for t in human.values())
     # With sacrebleu's tokenizer cache, scoring kept every scene's text and tokens: about 60 kB
     # over these 16 rounds. Without it, 3-4 kB: tables still growing to their size.
