@@ -86,18 +86,21 @@ def pool_size(view: RunView) -> tuple[int, int] | None:
     return start, kept[-1].pool_tokens if kept else start
 
 
-def pool_curve(view: RunView) -> list[int]:
-    """The pool's tokens before the first micro-step, then after each step that kept one (its last
-    kept micro-step's figure; an epoch's consolidation counts to its last step): what the pool pane draws."""
-    size = pool_size(view)
-    if size is None:
-        return []
+def pool_by_step(view: RunView) -> dict[tuple[int, int], int]:
+    """The pool's tokens after each step that kept an update: its last kept micro-step's figure (an
+    epoch's consolidation counts to its last step). The pool pane's curve and the report's chart."""
     after: dict[tuple[int, int], int] = {}
     for key in view.kept:
         m = view.micro_steps.get(key)
         if m is not None and m.pool_tokens is not None:
             after[(m.epoch, m.step)] = m.pool_tokens
-    return [size[0], *after.values()]
+    return after
+
+
+def pool_curve(view: RunView) -> list[int]:
+    """The pool's tokens before the first micro-step, then after each step that kept one: what the pool pane draws."""
+    size = pool_size(view)
+    return [size[0], *pool_by_step(view).values()] if size is not None else []
 
 
 def shown_path(path: Path) -> str:

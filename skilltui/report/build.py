@@ -27,6 +27,7 @@ from ..model import events as ev
 from ..model.commits import MicroStepRecord
 from ..model.figures import Mean, finished_means, val_means
 from ..model.parse import read_run
+from ..model.summary import pool_by_step
 from ..model.view import RunView, StepKey
 from ..runs.status import RunStatus, status_of
 from .svg import Series, chart
@@ -147,21 +148,13 @@ def curves(view: RunView) -> dict[str, Any]:
     return {"chart": chart(sorted(train), series) if train else None, "val": values}
 
 
-def pool_sizes(events: list[ev.Event], budget: float) -> Any:
-    """The pool's tokens after each step (its last kept micro-step's), from the micro_step and decision events."""
-    sizes: dict[tuple[int, int, int, int], int] = {}
-    after: dict[StepKey, int] = {}
-    for e in events:
-        if isinstance(e, ev.MicroStep) and e.pool_tokens is not None:
-            sizes[(e.epoch, e.step, e.group, e.attempt)] = e.pool_tokens
-        elif isinstance(e, ev.DecisionMade) and e.decision == "approve":
-            if (key := (e.epoch, e.step, e.group, e.attempt)) in sizes:
-                after[(e.epoch, e.step)] = sizes[key]
+def pool_sizes(view: RunView, budget: float) -> Any:
+    """The pool's tokens after each step that kept an update, as a chart against the budget."""
+    after = pool_by_step(view)
     if not after:
         return None
-    steps = sorted(after)
     scale = max(budget, *after.values())
-    return chart(steps, [Series("pool size", "pool", dict(after), {})], scale=scale, height=160)
+    return chart(sorted(after), [Series("pool size", "pool", after, {})], scale=scale, height=160)
 
 
 def setting_text(value: Any) -> str:
@@ -213,7 +206,7 @@ def build(run: Run) -> Page:
         config=config,
         status=status,
         chart=drawn["chart"],
-        pool_chart=pool_sizes(record.events, budget),
+        pool_chart=pool_sizes(view, budget),
         pool_budget=budget,
         micro_steps=micro_steps(run, record.events, status, drawn["val"]),
         notes=notes(run),
