@@ -123,6 +123,17 @@ class Reviewer(Protocol):
 # -- across a process boundary: the app's trainer process sends requests (runner/messages.py) --
 
 
+def delta_text(delta: float, low: float | None, high: float | None, confidence: float | None, n: int | None) -> str:
+    """A gate verdict's figures as the review screen and the report print them:
+    `Δ -0.041 [-0.060, -0.022] at 90%, n=6`, or `spread not measured` in place of the interval."""
+    spread = (
+        f"[{low:+.3f}, {high:+.3f}] at {float(confidence or 0):.0%}"
+        if low is not None and high is not None
+        else "spread not measured"
+    )
+    return f"Δ {delta:+.3f} {spread}, n={n}"
+
+
 def request_to_dict(request: ReviewRequest) -> dict[str, Any]:
     """A request as JSON-ready data (paths as strings); `runner.messages` reads it back, checked."""
     data = asdict(request)

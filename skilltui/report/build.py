@@ -27,6 +27,7 @@ from ..model import events as ev
 from ..model.commits import MicroStepRecord
 from ..model.figures import Mean, finished_means, val_means
 from ..model.parse import read_run
+from ..model.review import delta_text
 from ..model.summary import pool_by_step
 from ..model.view import RunView, StepKey
 from ..runs.status import RunStatus, status_of
@@ -115,12 +116,7 @@ def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[S
                 m.val_before, m.val_after = e.before, e.after
                 m.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.advice, "nothing")
                 if e.delta is not None:
-                    spread = (
-                        f"[{e.low:+.3f}, {e.high:+.3f}] at {float(e.confidence or 0):.0%}"
-                        if e.low is not None and e.high is not None
-                        else "spread not measured"
-                    )
-                    m.gate_figures = f"Δ {e.delta:+.3f} {spread}, n={e.n}"
+                    m.gate_figures = delta_text(e.delta, e.low, e.high, e.confidence, e.n)
     return list(found.values())
 
 

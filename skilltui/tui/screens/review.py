@@ -28,7 +28,7 @@ from ...components.confirm import ConfirmScreen
 from ...components.diff_view import DiffView
 from ...components.report_view import ReportView
 from ...model.commits import parse_body
-from ...model.review import Decision, ReviewRequest
+from ...model.review import Decision, ReviewRequest, delta_text
 from ..widgets.key_bar import KeyBar
 from .candidates import CandidatesScreen, candidates_lines
 from .rerun_note import RerunNoteScreen
@@ -104,12 +104,7 @@ def gate_line(request: ReviewRequest) -> Content | None:
         else ("gate advises keep", "$text-success bold")
     )
     if g.delta is not None:  # the interval rule: the paired delta and how sure it is
-        spread = (
-            f"[{g.low:+.3f}, {g.high:+.3f}] at {(g.confidence or 0):.0%}"
-            if g.low is not None and g.high is not None
-            else "spread not measured"
-        )
-        figures = f" (Δ {g.delta:+.3f} {spread}, n={g.n})"
+        figures = f" ({delta_text(g.delta, g.low, g.high, g.confidence, g.n)})"
     else:  # a verdict recorded before the interval rule
         figures = (
             f" ({g.after - g.before:+.3f}; tolerance {g.tolerance:.3f}; {g.works} work{'s' if g.works != 1 else ''})"
