@@ -134,6 +134,9 @@ async def one_run(base: Path, rule: str, noise: float, seed: int, args: argparse
         val_episodes=args.val_episodes,
         offline_noise=noise,
         gate_max_repeats=1 if rule == "old" else args.max_repeats,
+        # Each run is one update per epoch; an epoch's consolidation would be a fourth decision
+        # whose truth is not on the menu (it merges, it does not teach): the bench measures updates.
+        consolidate=False,
     )
     opened = open_run(settings)
     bus = EventBus()
