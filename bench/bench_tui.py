@@ -3,8 +3,8 @@
 Drives the real app headless (`App.run_test`) on 16 generated works through the offline
 backend, which streams every call's output in pieces over `--latency` seconds, and
 approves every micro-step from the review screen like a person would. Meanwhile it presses
-keys and times each one from the moment the key reaches the app to the first screen
-refresh that shows its effect:
+keys and times each one from the moment the key reaches the app to the end of the first
+frame Textual draws with its effect in place (`Frames`):
 
 - `down`/`up` in the works table: the live output switches to the other work;
 - `a` on the review screen (pressed 0.3 s after it appears): the screen is gone and the
@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import write_work  # noqa: E402 - the tests' generator of works the project never saw
 from textual import events  # noqa: E402
+from textual.screen import Screen  # noqa: E402
 
 from skilltui.agents.offline import OfflineBackend  # noqa: E402
 from skilltui.engine.session import Settings, open_run  # noqa: E402
@@ -80,6 +81,37 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+class Frames:
+    """Ends of the frames Textual draws, for the key being timed.
+
+    A frame is drawn by `Screen._compositor_refresh` (Textual 8, pinned): every refresh of
+    the screen, a layout's included, ends there. The key's time ends with the first frame
+    that began with its effect in place. Waiting for the effect and then asking
+    `call_after_refresh` timed the frame after that one whenever the effect was drawn
+    before the bench looked: a frame later, and only while something else kept drawing.
+    """
+
+    def __init__(self) -> None:
+        self.effect = None
+        self.drawn: asyncio.Future | None = None
+        original = Screen._compositor_refresh
+
+        def refresh(screen: Screen) -> None:
+            effect, drawn = self.effect, self.drawn
+            held = effect is not None and drawn is not None and not drawn.done() and effect()
+            original(screen)
+            if held and screen is screen.app.screen:
+                drawn.set_result(time.perf_counter())
+
+        Screen._compositor_refresh = refresh
+
+    def watch(self, effect, drawn: asyncio.Future | None) -> None:
+        self.effect, self.drawn = effect, drawn
+
+
+FRAMES = Frames()
+
+
 def slope(points: list[tuple[int, int]]) -> float:
     """Least-squares slope of (step, kB) points: kB per step."""
     if len(points) < 2:
@@ -105,24 +137,27 @@ class Bench:
         self.lost = 0
 
     async def press(self, key: str, effect, screen, *, leaves: bool = False) -> float | None:
-        """Milliseconds from the key reaching the app to the refresh after `effect()` holds.
+        """Milliseconds from the key reaching the app to the end of the first frame drawn with `effect()` holding.
 
         None when the screen changed under the key, which is no measure of the app's speed:
         a review popped up as it was pressed (so the key went to the review), or before its
-        effect was drawn (so what the refresh drew was the review, not the key's effect).
+        effect was drawn (so what the frame drew was the review, not the key's effect).
         `leaves`: the key's effect is to close `screen` (approve on the review screen).
         """
         app = self.app
-        refreshed = asyncio.get_running_loop().create_future()
+        drawn = asyncio.get_running_loop().create_future()
         started = time.perf_counter()
-        app._driver.send_message(events.Key(key, key if len(key) == 1 else None))  # a real terminal's path
-        while not effect():
-            if app.screen is not screen or time.perf_counter() - started > 10:
-                self.lost += 1
-                return None
-            await asyncio.sleep(0.0005)
-        app.screen.call_after_refresh(lambda: refreshed.done() or refreshed.set_result(time.perf_counter()))
-        took = (await refreshed - started) * 1000
+        FRAMES.watch(effect, drawn)
+        try:
+            app._driver.send_message(events.Key(key, key if len(key) == 1 else None))  # a real terminal's path
+            while not drawn.done():
+                if (app.screen is not screen and not leaves) or time.perf_counter() - started > 10:
+                    self.lost += 1
+                    return None
+                await asyncio.sleep(0.002)  # the frame's end is stamped as it is drawn, not here
+            took = (drawn.result() - started) * 1000
+        finally:
+            FRAMES.watch(None, None)
         if app.screen is not screen and not leaves:
             self.lost += 1
             return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 from recorded import recorded
 from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
@@ -12,10 +13,12 @@ from skilltui.agents.offline import OfflineBackend
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.help import HelpScreen
 from skilltui.components.report_view import ReportView
+from skilltui.components.run_header import RunHeader
 from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.engine.pool import Pool
 from skilltui.model import events as ev
 from skilltui.tui.app import TrainingApp
+from skilltui.tui.main_screen import KEY_FLUSH_SECONDS
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
@@ -241,6 +244,50 @@ async def test_output_follows_the_selected_work_and_the_report_renders(open_trai
         report = app.query_one(ReportView)
         await wait_for(pilot, lambda: "Loss report: beta" in report.text)
         assert "beta · epoch 0 step 0" in report.title
+
+
+async def test_a_moved_cursor_selects_its_work_in_the_same_call(open_training):
+    """The cursor and the output it selects are drawn in one frame: no message hop between them."""
+    opened = open_training(("alpha", "beta"))
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("escape")
+        table, live = app.query_one(WorksTable), app.query_one(LiveOutput)
+        await wait_for(pilot, lambda: live.work == "alpha")
+        table.move_cursor(row=1)
+        # Nothing awaited: a posted message would not have reached the screen yet.
+        assert (app.selected_work, live.work) == ("beta", "beta")
+        table.move_cursor(row=0)
+        assert live.work == "alpha"
+
+
+async def test_while_keys_come_the_stream_draws_twice_a_second_and_a_pause_at_once(open_training):
+    opened = open_training(("alpha",))
+    app = make_app(opened, latency=2.0)  # calls stream slowly: the run stays in its forward pass
+    async with app.run_test(size=SIZE) as pilot:
+        main, live = app.main, app.query_one(LiveOutput)
+        await wait_for(pilot, lambda: app.view.status == "running" and app.view.in_flight)
+        header = main.query_one(RunHeader)
+        # All below is one synchronous stretch: the app's own flush timer cannot run in it.
+        main.flush(force=True)  # what the run said so far, drawn
+        app.collector.touched()  # a key just came
+        main._output_at = time.monotonic()  # and a flush just drew
+        app.bus.emit(ev.Delta(role="forward", text="streamed while typing", work="alpha"))
+        main.flush()
+        assert not any("streamed while typing" in line for line in live.lines)  # folded, not drawn
+        assert main._owed
+        main._output_at -= KEY_FLUSH_SECONDS  # half a second on
+        main.flush()
+        assert any("streamed while typing" in line for line in live.lines)
+        assert not main._owed
+        # A change of the run's state is drawn at once, keys or not.
+        app.collector.touched()
+        main._output_at = time.monotonic()
+        app.bus.emit(ev.Paused(paused=True))
+        main.flush()
+        assert header.facts.paused
+        app.stop_training("test over")
 
 
 async def test_streamed_text_reaches_the_log_in_batches_not_per_delta(open_training):

@@ -27,7 +27,16 @@ from skilltui.engine.pool import Pool, render_note
 from skilltui.model.figures import Mean
 from skilltui.pool_git import split_patch
 from skilltui.tui.app import TrainingApp
-from skilltui.tui.main_screen import KEY_QUIET, KEY_WAIT_MAX, PANEL_SECONDS, MainScreen, panels_due
+from skilltui.tui.main_screen import (
+    KEY_FLUSH_SECONDS,
+    KEY_QUIET,
+    KEY_WAIT_MAX,
+    PANEL_SECONDS,
+    MainScreen,
+    clock_due,
+    output_due,
+    panels_due,
+)
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.screens.side_by_side import SideBySideScreen
 from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
@@ -411,6 +420,19 @@ def test_the_table_and_curve_wait_for_a_pause_in_the_keys_but_not_for_ever():
     assert panels_due(now, drawn, last_input=now - KEY_QUIET - 0.01)  # a pause in the keys
     held = drawn + PANEL_SECONDS + KEY_WAIT_MAX
     assert panels_due(held, drawn, last_input=held)  # keys that never stop still see the run move
+
+
+def test_while_keys_come_the_stream_and_the_clock_draw_less_often():
+    """A frame of the stream's just before a key makes the key wait for Textual's next frame."""
+    drawn = 100.0
+    assert output_due(drawn + 0.12, drawn, last_input=0.0)  # nobody typing: every flush draws
+    typing = drawn + 0.2
+    assert not output_due(typing, drawn, last_input=typing - 0.05)  # keys coming: it waits
+    assert output_due(drawn + KEY_FLUSH_SECONDS, drawn, last_input=drawn + KEY_FLUSH_SECONDS)  # twice a second
+    assert output_due(typing, drawn, last_input=typing - KEY_QUIET)  # a pause in the keys
+    assert clock_due(drawn + 1.0, drawn, last_input=0.0)  # the clock: every second it changes
+    assert not clock_due(drawn + 1.0, drawn, last_input=drawn + 0.9)  # a key set it in its own frame
+    assert clock_due(drawn + KEY_WAIT_MAX, drawn, last_input=drawn + KEY_WAIT_MAX)  # never stuck
 
 
 def test_the_loss_axis_names_the_value_each_labelled_row_holds():

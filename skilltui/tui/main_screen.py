@@ -71,6 +71,8 @@ PANELS = frozenset({"works", "curve"})
 # KEY_QUIET seconds) a redraw of the table and the curve that came due waits, KEY_WAIT_MAX at most.
 KEY_QUIET = 0.3
 KEY_WAIT_MAX = 2.0
+# While keys come, what streams in (and the header's second) is drawn at most this often.
+KEY_FLUSH_SECONDS = 0.5
 PANES = ("output", "report", "pool", "commits")
 HINT = (
     "works: one row per work · loss: the curve · below: 1 output, 2 report, 3 pool, 4 commits · "
@@ -135,6 +137,32 @@ def panels_due(now: float, drawn: float, last_input: float) -> bool:
     return now - last_input >= KEY_QUIET or late >= KEY_WAIT_MAX
 
 
+def output_due(now: float, drawn: float, last_input: float) -> bool:
+    """Whether a flush, the last of which drew at `drawn`, may draw what streamed in `now`.
+
+    Every draw is a frame, and Textual draws at most one a 1/60 s: a key pressed within that
+    time of the stream's last frame waited for the next one (the slowest sixth of the keys
+    while 16 works streamed). While keys come the stream draws at most every KEY_FLUSH_SECONDS;
+    a key that moves to another work shows all of its output in its own frame.
+    """
+    return now - last_input >= KEY_QUIET or now - drawn >= KEY_FLUSH_SECONDS
+
+
+# What streams by the dozen a second while works run: drawn at `output_due`. Any other event
+# (a pause, a review, a decision, the run's end) is drawn at once.
+STREAMED = frozenset({"delta", "call", "tool", "stage", "episode_written", "loss"})
+
+
+def clock_due(now: float, shown: float, last_input: float) -> bool:
+    """Whether the works box's clock, last set at `shown`, may be set again by the second's tick.
+
+    Setting it repaints the whole box, table and all (5-7 ms a frame with 16 works), so while
+    keys come it waits like the panels: a key that moves the selection sets it in its own frame.
+    It is only set when its words change, once a second.
+    """
+    return now - last_input >= KEY_QUIET or now - shown >= KEY_WAIT_MAX
+
+
 class MainScreen(DiskPanes):
     """The app's default screen; `take(event)` queues what the run emits."""
 
@@ -166,6 +194,9 @@ class MainScreen(DiskPanes):
         self.hinting = hint
         self._stale: set[str] = set()
         self._panels_at = 0.0
+        self._clock_at = float("-inf")  # when the works box's clock (its subtitle) was last set
+        self._owed: set[str] = set()  # what folded events changed and a flush put off drawing
+        self._output_at = float("-inf")  # when a flush last drew
         self._clock = clock
         self._started = clock()
         self.init_panes()
@@ -207,7 +238,12 @@ class MainScreen(DiskPanes):
         self.set_interval(FLUSH_SECONDS, self.flush)
         self.set_interval(1.0, self.tick)
         self.tick()
-        self.query_one(WorksTable).focus()
+        table = self.query_one(WorksTable)
+        # The moved cursor and the output it selects in one frame: the table's posted message
+        # reached this screen after the frame that drew the cursor, so every key waited for a
+        # second frame, 17-33 ms at Textual's 60 a second. A watcher runs in the key's own call.
+        self.watch(table, "cursor_coordinate", lambda: self._choose(table.chosen), init=False)
+        table.focus()
         self.post_message(self.Ready())
 
     def on_screen_resume(self) -> None:
@@ -237,7 +273,7 @@ class MainScreen(DiskPanes):
 
     def flush(self, force: bool = False) -> None:
         """Render the queued events and redraw the panes they touched."""
-        if not self.queue and not force:
+        if not self.queue and not force and not self._owed:
             return
         try:
             self._redraw(force)
@@ -245,10 +281,12 @@ class MainScreen(DiskPanes):
             pass  # the app is closing and its panes are already gone
 
     def _redraw(self, force: bool) -> None:
-        dirty: set[str] = {"works", "curve", "report", "pool", "header"} if force else set()
+        dirty = self._owed | ({"works", "curve", "report", "pool", "header"} if force else set())
+        urgent = force
         while self.queue:
             event = self.queue.popleft()
             self.feed.feed(event)
+            urgent = urgent or event.kind not in STREAMED
             if event.kind == "delta":
                 continue
             dirty |= TOUCHES.get(event.kind, frozenset())
@@ -256,9 +294,15 @@ class MainScreen(DiskPanes):
             notice = notice_of(event)
             if notice is not None:
                 self.app.notify(notice.message, severity=notice.severity, timeout=6)  # type: ignore[arg-type]
+        if self.selected_work in self.feed.grown:
+            dirty.add("output")
         view = self.view
         self._stale |= dirty & PANELS
         now = time.monotonic()
+        if not urgent and view.status == "running" and not self._output_due(now):
+            self._owed = dirty  # folded into the buffers and the view; drawn at the next due flush
+            return
+        self._owed, self._output_at = set(), now
         if force or view.status != "running" or self._panels_due(now):
             self.draw_panels()
         if self.selected_work in self.feed.grown:
@@ -271,10 +315,16 @@ class MainScreen(DiskPanes):
         if "summary" in dirty or (force and not view.active and view.ended is not None):
             self.show_summary()
         if "header" in dirty:
-            self.tick()
+            self.draw_header(now)
+
+    def _output_due(self, now: float) -> bool:
+        return output_due(now, self._output_at, self._last_input())
 
     def _panels_due(self, now: float) -> bool:
-        return panels_due(now, self._panels_at, getattr(self.app, "last_input", float("-inf")))
+        return panels_due(now, self._panels_at, self._last_input())
+
+    def _last_input(self) -> float:
+        return getattr(self.app, "last_input", float("-inf"))
 
     def draw_panels(self) -> None:
         """Bring the works table and the loss curve up to the run, if an event changed them."""
@@ -304,13 +354,25 @@ class MainScreen(DiskPanes):
         return f"{row.name} · {row.stage} {duration_text(stage)} · in step {duration_text(work_elapsed(row, now))}"
 
     def tick(self) -> None:
+        """The second's redraw of the header, the clock and panels come due.
+
+        While keys come it is drawn with the stream's flush (`output_due`), not as a frame of
+        its own that a key could land just behind.
+        """
+        now = time.monotonic()
+        if self.view.status == "running" and not self._output_due(now):
+            return
+        self._output_at = now
+        self.draw_header(now)
+
+    def draw_header(self, now: float) -> None:
         v = self.view
         header = self.query_one_optional(RunHeader)
         if header is None:
             return  # the app is closing
-        if self._stale and self._panels_due(time.monotonic()):
+        if self._stale and self._panels_due(now):
             self.draw_panels()
-        if self.selected_work is not None:
+        if self.selected_work is not None and clock_due(now, self._clock_at, self._last_input()):
             self._subtitle(self.work_time(self.selected_work))
         step = v.step
         done, total = step_progress(v)
@@ -345,7 +407,11 @@ class MainScreen(DiskPanes):
 
     @on(WorksTable.WorkChosen)
     def _work_chosen(self, message: WorksTable.WorkChosen) -> None:
-        self.selected_work = message.work
+        self._choose(message.work)  # the first row's highlight, before any cursor moved
+
+    def _choose(self, work: str | None) -> None:
+        if work is not None:
+            self.selected_work = work
 
     def watch_selected_work(self, work: str | None) -> None:
         self.query_one(LiveOutput).follow(work, self.feed.buffer(work) if work else None)
@@ -359,6 +425,7 @@ class MainScreen(DiskPanes):
     def _subtitle(self, text: str) -> None:
         # Set only when it changes: each set repaints the whole works box, table and all.
         box = self.query_one("#works-box")
+        self._clock_at = time.monotonic()
         if box.border_subtitle != text:
             box.border_subtitle = text
 
