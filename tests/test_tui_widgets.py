@@ -375,6 +375,24 @@ async def test_key_bar_shows_the_active_bindings_and_a_click_presses_one():
         assert app.rang == 2
 
 
+async def test_key_bar_repaints_when_its_keys_change_and_not_when_the_signal_brings_the_same(monkeypatch):
+    """Each repaint is a frame of its own, and a key pressed just after waits for Textual's next."""
+    bar = KeyBar()
+    app = BoundHarness(bar)
+    async with app.run_test(size=(80, 5)) as pilot:
+        await pilot.pause()
+        asked: list[bool] = []
+        refresh = bar.refresh
+        bar.refresh = lambda *a, **k: asked.append(True) or refresh(*a, **k)
+        app.screen.refresh_bindings()  # same keys: as every focus change and screen resume says
+        await pilot.pause()
+        assert asked == []
+        monkeypatch.setattr(BoundHarness, "check_action", lambda self, action, params: action not in ("hidden", "ring"))
+        app.screen.refresh_bindings()
+        await pilot.pause()
+        assert asked and " x Ring " not in bar.render().plain
+
+
 async def test_a_changed_cell_redraws_its_row_and_nothing_else():
     table = WorksTable()
     async with Harness(table).run_test(size=(100, 30)) as pilot:

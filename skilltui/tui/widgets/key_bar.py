@@ -36,6 +36,7 @@ class KeyBar(Widget):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._spans: list[tuple[int, int, str]] = []
+        self._drawn: list[tuple[str, str, str, bool]] | None = None
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -44,11 +45,16 @@ class KeyBar(Widget):
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def _bindings_changed(self, screen: Screen) -> None:
-        self.refresh()
+        # The signal comes at every focus change and twice as a screen comes back on top, mostly
+        # with the same keys: a repaint then is a frame of its own, and a key pressed just after
+        # waits for Textual's next one.
+        if self._keys() != self._drawn:
+            self.refresh()
 
-    def render(self) -> Content:
+    def _keys(self) -> list[tuple[str, str, str, bool]]:
+        """(key as shown, description, key, enabled) of every shown binding but the palette's."""
         app = self.app
-        keys: list[tuple[str, str, str, bool]] = []  # (key as shown, description, key, enabled)
+        keys: list[tuple[str, str, str, bool]] = []
         seen: set[str] = set()
         palette = app.COMMAND_PALETTE_BINDING if app.ENABLE_COMMAND_PALETTE else None
         for key, active in self.screen.active_bindings.items():
@@ -57,6 +63,12 @@ class KeyBar(Widget):
                 continue
             seen.add(binding.action)
             keys.append((app.get_key_display(binding), binding.description, key, active.enabled))
+        return keys
+
+    def render(self) -> Content:
+        app = self.app
+        keys = self._drawn = self._keys()
+        palette = app.COMMAND_PALETTE_BINDING if app.ENABLE_COMMAND_PALETTE else None
         right = Content.styled("") if palette is None else Content.assemble(("▏^p ", KEY_STYLE), ("palette ", ""))
         room = max(0, self.size.width - right.cell_length)
         left, self._spans = self._fit(keys, room)
