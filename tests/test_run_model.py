@@ -16,7 +16,7 @@ from rich.console import Console
 from skilltui.model import events as ev
 from skilltui.model.figures import change, eta, run_progress, step_mean, step_means, step_progress, typical
 from skilltui.model.parse import EventShapeError, parse_event, read_run
-from skilltui.model.summary import summarise
+from skilltui.model.summary import kept_updates, summarise
 from skilltui.model.view import Mark, RunView
 from skilltui.runner.console import ConsoleSink, heartbeat_line
 
@@ -168,6 +168,25 @@ def test_a_step_where_a_work_sat_out_is_a_mean_over_those_that_took_part_and_say
     assert step_means(view)[(0, 1)].text() == "0.250 (2 works)"
     # What step 0 taught shows on the works both steps scored, not on a mean that lost a work.
     assert change(view, (0, 0), (0, 1)) == (pytest.approx(0.5), pytest.approx(0.25), 2)
+
+
+def test_a_kept_micro_step_that_changed_nothing_is_no_update_in_the_summary():
+    """An epoch's consolidation that found nothing commits an empty commit and is kept: no update to pay for."""
+    view = view_of(full_run())
+    empty = replace(first_commit(at(32)), step=1, group=0, label="consolidation", before="c1", after="c2")
+    empty = replace(empty, added=[])
+    view.fold(
+        [
+            empty,
+            ev.DecisionMade(
+                decision="approve", by="auto", epoch=0, step=1, group=0, attempt=1, before="c1", after="c2", time=at(33)
+            ),
+        ]
+    )
+    assert kept_updates(view) == (1, 1)
+    lines = summarise(view).lines()
+    assert "notes: 1 added, 0 changed, 0 removed over 1 kept micro-step (and 1 kept that changed nothing)" in lines
+    assert "cost $0.5000 ($0.5000 per kept update)" in lines  # not $0.25: the empty one is no update
 
 
 def test_the_summary_says_loss_first_to_last_notes_cost_and_what_to_run_next():

@@ -32,13 +32,14 @@ class RunSummary:
     added: int
     changed: int
     removed: int
-    kept: int
+    kept: int  # kept micro-steps that changed a note: the updates the cost is divided by
     cost: float
     cost_known: bool
     val_from_baseline: bool = False  # the validation line starts before any update
     # The pool's size in tokens before the first micro-step and after the last kept one (None: not recorded).
     pool_size: tuple[int, int] | None = None
     estimate: float | None = None  # the dollars `--estimate` forecast at the start (estimate.json)
+    kept_empty: int = 0  # kept micro-steps whose commit changed nothing ("nothing was worth changing")
 
     def lines(self) -> list[str]:
         how = self.status + (f": {self.reason}" if self.reason else "")
@@ -53,9 +54,10 @@ class RunSummary:
         if self.val is not None:
             start = self.val[0].text() + (" before any update" if self.val_from_baseline else "")
             lines.append(f"validation loss {start} → {self.val[1].text()}")
+        empty = f" (and {self.kept_empty} kept that changed nothing)" if self.kept_empty else ""
         lines.append(
             f"notes: {self.added} added, {self.changed} changed, {self.removed} removed "
-            f"over {self.kept} kept micro-step{'' if self.kept == 1 else 's'}"
+            f"over {self.kept} kept micro-step{'' if self.kept == 1 else 's'}{empty}"
         )
         if self.pool_size is not None:
             lines.append(f"pool size {self.pool_size[0]:,} → {self.pool_size[1]:,} tokens")
@@ -112,6 +114,23 @@ def shown_path(path: Path) -> str:
     return relative if len(relative) < len(str(path)) and not relative.startswith("../..") else str(path)
 
 
+def kept_updates(view: RunView) -> tuple[int, int]:
+    """(kept micro-steps that changed a note, kept ones that changed nothing).
+
+    An empty commit says nothing was worth changing (an epoch's consolidation that found no
+    duplicate, say): it is kept, but it is no update, and the cost per kept update must not
+    count it. A micro-step with no record of what it touched counts as an update.
+    """
+    updates = empty = 0
+    for key in view.kept:
+        micro = view.micro_steps.get(key)
+        if micro is not None and not (micro.added or micro.changed or micro.removed):
+            empty += 1
+        else:
+            updates += 1
+    return updates, empty
+
+
 def note_changes(view: RunView) -> tuple[int, int, int]:
     """(added, changed, removed) notes over the kept micro-steps, in order."""
     state: dict[str, str] = {}
@@ -150,6 +169,7 @@ def summarise(view: RunView) -> RunSummary:
         values = list(view.val_baseline.values())
         vals.insert(0, Mean(sum(values) / len(values), len(values), len(values), frozenset(view.val_baseline)))
     added, changed, removed = note_changes(view)
+    updates, empty = kept_updates(view)
     return RunSummary(
         run_id=view.run_id,
         run_dir=view.run_dir,
@@ -162,7 +182,8 @@ def summarise(view: RunView) -> RunSummary:
         added=added,
         changed=changed,
         removed=removed,
-        kept=len(view.kept),
+        kept=updates,
+        kept_empty=empty,
         cost=view.cost,
         cost_known=view.cost_known,
         pool_size=pool_size(view),

@@ -47,7 +47,7 @@ from ..model.figures import (
     work_elapsed,
 )
 from ..model.notices import notice_of
-from ..model.summary import summarise
+from ..model.summary import kept_updates, summarise
 from ..model.view import RunView
 from .output_feed import OutputFeed
 from .panes import DiskPanes
@@ -400,7 +400,7 @@ class MainScreen(DiskPanes):
             steps_done=steps_done,
             steps_total=steps_total,
             eta=when,
-            kept=len(v.kept),
+            kept=kept_updates(v)[0],
         )
 
     # -- selection -----------------------------------------------------------------------
