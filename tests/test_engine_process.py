@@ -147,3 +147,27 @@ async def test_the_trainer_keeps_no_copy_of_the_apps_pipes(open_training):
             app.stop_training("test over")
     finally:
         os.close(read)
+
+
+def test_the_run_and_the_app_closing_can_wait_for_the_child_at_once(open_training):
+    """The run's thread reaps the child as its pipe closes while the app's close() waits too.
+
+    Both get its status; before, the one that lost the race called waitpid(None) and the
+    app's unmount ended in a TypeError (seen once in CI).
+    """
+    import threading
+    import time
+
+    driver = ProcessDriver(open_training(), backend=None, reviewer=None, secrets=[])
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.2)
+        os._exit(3)
+    driver._pid = pid
+    statuses: list[int | None] = []
+    waiter = threading.Thread(target=lambda: statuses.append(driver._reap(None)))
+    waiter.start()
+    statuses.append(driver._reap(5.0))
+    waiter.join(5)
+    assert len(statuses) == 2 and all(s is not None and os.WEXITSTATUS(s) == 3 for s in statuses)
+    assert driver.pid is None and gone(pid)

@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -103,6 +104,8 @@ class ProcessDriver(RunFold):
         self.held = 0  # stages of the child waiting at the pause gate
         self._backend, self._reviewer, self._secrets = backend, reviewer, secrets
         self._pid: int | None = None  # the child while it lives (None once reaped)
+        self._status: int | None = None  # its wait status, once reaped
+        self._reaping = threading.Lock()
         self._forked = False
         self._commands: int | None = None
         self._stop: tuple[str, str] | None = None  # (reason, status) once a stop was asked for
@@ -248,18 +251,24 @@ class ProcessDriver(RunFold):
     # -- the end of the child ---------------------------------------------------------------
 
     def _reap(self, timeout: float | None) -> int | None:
-        """Wait for the child to exit (at most `timeout` seconds); its wait status, None if it runs on."""
-        if self._pid is None:
-            return None
+        """Wait for the child to exit (at most `timeout` seconds); its wait status, None if it runs on.
+
+        Two callers can wait at once: the run's thread once the child's pipe closes, and the
+        app's `close()` as it unmounts. One of them reaps the child; the other gets the same
+        status (a second `waitpid` would find no child, or be handed None for a pid).
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            try:
-                pid, status = os.waitpid(self._pid, 0 if deadline is None else os.WNOHANG)
-            except ChildProcessError:
-                pid, status = self._pid, 0  # reaped already
-            if pid:
-                self._pid = None
-                return status
+            with self._reaping:
+                if self._pid is None:
+                    return self._status
+                try:
+                    pid, status = os.waitpid(self._pid, os.WNOHANG)
+                except ChildProcessError:
+                    pid, status = self._pid, 0  # reaped by someone else than this driver
+                if pid:
+                    self._pid, self._status = None, status
+                    return status
             if deadline is not None and time.monotonic() > deadline:
                 return None
             time.sleep(0.01)
@@ -304,8 +313,9 @@ class ProcessDriver(RunFold):
         if self._stop is None:
             self.stop("the app closed; run the same command to resume")
         status = self._reap(CLOSE_SECONDS)
-        if status is None:  # it would not stop: nothing more it writes can be trusted to finish
+        if status is None and (pid := self._pid) is not None:
+            # It would not stop: nothing more it writes can be trusted to finish.
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self._pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
             status = self._reap(None)
         self._after_child(status)
