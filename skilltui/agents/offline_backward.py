@@ -17,12 +17,12 @@ It does what the backward prompt asks of a model, through the same tools:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from ..core.formats import render_note
+from ..core.json_read import loads
 from ..core.words import counted
 from .base import Request
 from .tools import Sandbox, ToolError
@@ -134,7 +134,7 @@ def _opened(paths: list[str], read: Callable[[str], str]) -> set[str]:
     opened: set[str] = set()
     for path in paths:
         try:
-            trace = json.loads(read(path))
+            trace = loads(read(path))
         except (ToolError, ValueError):
             continue
         opened.update(trace.get("notes", []) if isinstance(trace, dict) else trace)

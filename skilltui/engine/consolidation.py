@@ -100,6 +100,7 @@ class Findings:
     unread: list[str]
     pairs: list[Pair]
     tokens: int
+    notes: dict[str, tuple[str, str, str]]  # `notes_of` the pool, as the figures were taken on it
 
     def evidence(self, budget: float) -> str:
         """`evidence.md`: the figures as a reviewer reads them."""
@@ -133,13 +134,13 @@ def findings(run: Run, pool: Pool, epoch: int, step: int) -> Findings:
     stats = {path: s for path, s in stats.items() if path in notes}
     seen = offered(run, pool, epoch, step)
     unread = sorted(p for p in notes if stats[p].passes == 0 and (seen is None or p in seen))
-    return Findings(stats, unread, near_duplicates(notes), pool_tokens(pool))
+    return Findings(stats, unread, near_duplicates(notes), pool_tokens(pool), notes)
 
 
 async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, tokens: int) -> BackwardPrompt:
     """The consolidation's prompt (kept as prompt.md): the whole pool and the epoch's figures on it."""
     found = await asyncio.to_thread(findings, ctx.run, pool, where.epoch, where.step)
-    notes = await asyncio.to_thread(notes_of, pool)
+    notes = found.notes
     lexicon = await asyncio.to_thread(lexicon_of, ctx)
     problems = await asyncio.to_thread(lint_pool, pool, lexicon)
     write_atomic(brief.out / "lint_report.txt", "\n".join(problems) + "\n" if problems else "no problems\n")
@@ -164,11 +165,12 @@ async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, tok
         lint_problems=problems,
         note_policy=note_policy(ctx),
     )
-    prefix = pool_context(ctx, pool.headers(), policy=False, pool_dir=pool.root)
+    headers = pool.headers()
+    prefix = pool_context(ctx, headers, policy=False, pool_dir=pool.root)
     write_atomic(brief.out / f"attempt{where.attempt}" / "prompt.md", f"{prefix}\n{prompt}")
     context = {
         "pool": str(pool.root),
-        "headers": pool.headers(),
+        "headers": headers,
         "reads": {p: s.passes for p, s in found.stats.items()},
         "unread": found.unread,
         "pairs": pairs,

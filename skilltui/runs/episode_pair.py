@@ -18,11 +18,11 @@ nothing else; it never writes.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import UsageError
+from ..core.json_read import read_json
 from ..engine.run import Run
 from ..engine.scene_match import Group, in_order
 from ..engine.scores import Scene, Script, combine, compare, parse
@@ -114,7 +114,7 @@ def human_path(run_dir: Path, work: str, episode: int) -> Path:
     folder no longer holds the episode.
     """
     try:
-        config = json.loads(Run(run_dir).config_path.read_text(encoding="utf-8"))
+        config = read_json(Run(run_dir).config_path)
     except (OSError, ValueError):
         config = {}
     paths = {**config.get("work_paths", {}), **config.get("val_work_paths", {})} if isinstance(config, dict) else {}
@@ -168,7 +168,7 @@ def episode_pair(
 def scored_episodes(run_dir: Path, work: str, epoch: int, step: int) -> list[int]:
     """The episodes the loss of `work` scored in epoch `epoch` step `step`, from its scores file; [] before it."""
     try:
-        scores = json.loads(Run(run_dir).loss_scores(epoch, step, work).read_text(encoding="utf-8"))
+        scores = read_json(Run(run_dir).loss_scores(epoch, step, work))
         return sorted(int(n) for n in scores["episodes"])
     except (OSError, ValueError, KeyError, TypeError):
         return []

@@ -129,12 +129,16 @@ Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2
 """
 
 
+def due(now: float, drawn: float, last_input: float, every: float, wait_max: float) -> bool:
+    """Whether a redraw last made at `drawn` may be made `now`: `every` seconds after the last,
+    and while keys come (one in the last KEY_QUIET seconds) once it is `wait_max` late."""
+    late = now - drawn - every
+    return late >= 0 and (now - last_input >= KEY_QUIET or late >= wait_max)
+
+
 def panels_due(now: float, drawn: float, last_input: float) -> bool:
     """Whether the works table and the curve, last drawn at `drawn`, may be redrawn `now`."""
-    late = now - drawn - PANEL_SECONDS
-    if late < 0:
-        return False
-    return now - last_input >= KEY_QUIET or late >= KEY_WAIT_MAX
+    return due(now, drawn, last_input, PANEL_SECONDS, KEY_WAIT_MAX)
 
 
 def output_due(now: float, drawn: float, last_input: float) -> bool:
@@ -145,7 +149,7 @@ def output_due(now: float, drawn: float, last_input: float) -> bool:
     while 16 works streamed). While keys come the stream draws at most every KEY_FLUSH_SECONDS;
     a key that moves to another work shows all of its output in its own frame.
     """
-    return now - last_input >= KEY_QUIET or now - drawn >= KEY_FLUSH_SECONDS
+    return due(now, drawn, last_input, 0.0, KEY_FLUSH_SECONDS)
 
 
 # What streams by the dozen a second while works run: drawn at `output_due`. Any other event
@@ -160,7 +164,7 @@ def clock_due(now: float, shown: float, last_input: float) -> bool:
     keys come it waits like the panels: a key that moves the selection sets it in its own frame.
     It is only set when its words change, once a second.
     """
-    return now - last_input >= KEY_QUIET or now - shown >= KEY_WAIT_MAX
+    return due(now, shown, last_input, 0.0, KEY_WAIT_MAX)
 
 
 class MainScreen(DiskPanes):
