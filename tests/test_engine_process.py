@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from recorded import recorded
 from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 
 from skilltui.runner.engine_process import ProcessDriver
-from skilltui.runner.trainer_child import LOG_NAME, TRAINER_NICENESS
+from skilltui.runner.trainer_child import LOG_NAME, TRAINER_NICENESS, group_niceness
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the trainer runs in the app's loop without fork")
 
@@ -44,6 +45,12 @@ async def test_the_app_trains_in_another_process_and_draws_what_it_sends(open_tr
         # Background work: it yields a shared core to the app's frames.
         mine = os.getpriority(os.PRIO_PROCESS, 0)
         assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + TRAINER_NICENESS) > mine or mine == 19
+        # A session of its own is a scheduling group of its own under Linux's autogroup, where
+        # niceness does not reach across groups: the group's own niceness must yield too.
+        app_group = group_niceness()
+        if app_group is not None:
+            child_group = Path(f"/proc/{pid}/autogroup").read_text(encoding="ascii").split()
+            assert int(child_group[-1]) == min(19, app_group + TRAINER_NICENESS) > app_group or app_group == 19
         # What the child recorded is what the app folded: the same losses for the same works.
         losses = {e["work"]: e["loss"] for e in recorded(opened.run.events_path) if e["kind"] == "loss"}
         assert losses and app.view.steps[(0, 0)].losses == losses

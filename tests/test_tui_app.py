@@ -7,6 +7,8 @@ import time
 
 from recorded import recorded
 from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
+from textual import events
+from textual.widgets import TabbedContent
 
 from skilltui.agents.base import FatalBackendError
 from skilltui.agents.offline import OfflineBackend
@@ -278,15 +280,52 @@ async def test_while_keys_come_the_stream_draws_twice_a_second_and_a_pause_at_on
         assert not any("streamed while typing" in line for line in live.lines)  # folded, not drawn
         assert main._owed
         main._output_at -= KEY_FLUSH_SECONDS  # half a second on
-        main.flush()
+        main.flush()  # the flush timer: not while keys come, at a moment the next key may land on
+        assert not any("streamed while typing" in line for line in live.lines)
+        main.drew_key()  # just after a key's frame: drawn
         assert any("streamed while typing" in line for line in live.lines)
         assert not main._owed
+        # A tab's new label lays the whole screen out: it waits for the same draw.
+        tab = main.query_one(TabbedContent).get_tab("commits")
+        app.collector.touched()
+        main._label("commits", "Commits · 99")
+        assert tab.label.plain != "Commits · 99"
+        main._output_at -= KEY_FLUSH_SECONDS
+        main.drew_key()
+        assert tab.label.plain == "Commits · 99"
         # A change of the run's state is drawn at once, keys or not.
         app.collector.touched()
         main._output_at = time.monotonic()
         app.bus.emit(ev.Paused(paused=True))
         main.flush()
         assert header.facts.paused
+        app.stop_training("test over")
+
+
+async def test_what_streams_in_while_keys_come_is_drawn_after_the_frame_that_shows_the_key(open_training):
+    """The stream's draw goes where the next key is least likely: just after a key's own frame."""
+    opened = open_training(("alpha", "beta"))
+    app = make_app(opened, latency=2.0)
+    async with app.run_test(size=SIZE) as pilot:
+        main, live = app.main, app.query_one(LiveOutput)
+        await wait_for(pilot, lambda: app.view.status == "running" and live.work == "alpha")
+        seen: list[str] = []
+        drew_key, frame = main.drew_key, main._compositor_refresh  # Textual 8 draws a frame there (pinned)
+
+        def recording() -> None:
+            seen.append(f"draw after key, {live.work} selected")
+            drew_key()
+
+        def framing() -> None:
+            frame()
+            seen.append(f"frame, {live.work} selected")
+
+        main.drew_key, main._compositor_refresh = recording, framing
+        app._driver.send_message(events.Key("down", None))  # the path a terminal's key takes (pilot.press posts it)
+        await wait_for(pilot, lambda: any(s.startswith("draw after key") for s in seen))
+        first = next(s for s in seen if s.startswith("draw after key"))
+        assert first == "draw after key, beta selected"
+        assert seen.index("frame, beta selected") < seen.index(first)  # the key's own frame came first
         app.stop_training("test over")
 
 

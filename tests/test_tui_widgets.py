@@ -28,6 +28,7 @@ from skilltui.model.figures import Mean
 from skilltui.pool_git import split_patch
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.main_screen import (
+    KEY_FLUSH_LATE,
     KEY_FLUSH_SECONDS,
     KEY_QUIET,
     KEY_WAIT_MAX,
@@ -36,6 +37,7 @@ from skilltui.tui.main_screen import (
     clock_due,
     output_due,
     panels_due,
+    shadow_due,
 )
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.screens.side_by_side import SideBySideScreen
@@ -446,7 +448,12 @@ def test_while_keys_come_the_stream_and_the_clock_draw_less_often():
     assert output_due(drawn + 0.12, drawn, last_input=0.0)  # nobody typing: every flush draws
     typing = drawn + 0.2
     assert not output_due(typing, drawn, last_input=typing - 0.05)  # keys coming: it waits
-    assert output_due(drawn + KEY_FLUSH_SECONDS, drawn, last_input=drawn + KEY_FLUSH_SECONDS)  # twice a second
+    # While keys come the stream is drawn just after a key's frame, twice a second ...
+    assert not shadow_due(drawn + KEY_FLUSH_SECONDS - 0.01, drawn)
+    assert shadow_due(drawn + KEY_FLUSH_SECONDS, drawn)
+    late = drawn + KEY_FLUSH_SECONDS
+    assert not output_due(late, drawn, last_input=late)  # ... not by the timer, at any moment
+    assert output_due(drawn + KEY_FLUSH_LATE, drawn, last_input=drawn + KEY_FLUSH_LATE)  # unless no key cast one
     assert output_due(typing, drawn, last_input=typing - KEY_QUIET - 0.01)  # a pause in the keys
     assert clock_due(drawn + 1.0, drawn, last_input=0.0)  # the clock: every second it changes
     assert not clock_due(drawn + 1.0, drawn, last_input=drawn + 0.9)  # a key set it in its own frame

@@ -7,6 +7,12 @@ signal meant for the terminal reaches only the app, at a lower priority (nicenes
 a core both want goes to the app's frame, and trains on a fresh thread with a fresh event
 loop.
 
+A session of its own is also a scheduling group of its own where Linux groups by session
+(autogroup, on by default in most distributions): niceness then only ranks the trainer's
+threads among themselves, and the app and the trainer split a busy core half and half. The
+key bench measured the app's thread waiting 7-20 ms for a core while the trainer scored, with
+niceness +10 set. So the child lowers its group's weight too (`/proc/self/autogroup`).
+
 It trains with the same `RunDriver` as `--auto`, sends every event and each review request
 to the app over the wire (`wire.py`, `messages.py`), and obeys the app's pause, resume, stop
 and answers. A line from the app it cannot read stops the run as "failed", naming the line's
@@ -23,6 +29,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 from ..model import events as ev
@@ -34,6 +41,25 @@ from .wire import EventWire, read_lines
 
 LOG_NAME = "engine.log"
 TRAINER_NICENESS = 10  # added to the app's: the trainer yields a shared core to the screen
+AUTOGROUP = Path("/proc/self/autogroup")  # Linux with autogroup: the session's scheduling group
+
+
+def group_niceness() -> int | None:
+    """The niceness of this process's scheduling group ("/autogroup-25 nice 0"); None without autogroup."""
+    try:
+        return int(AUTOGROUP.read_text(encoding="ascii").split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def yield_to_app(app_group: int | None) -> None:
+    """Run below the app: niceness +10 for this process and, where Linux groups by session, for its
+    new session's group against the app's (`app_group`, read before `setsid`)."""
+    os.nice(TRAINER_NICENESS)
+    if app_group is None:
+        return  # no autogroup (other kernels, or off): niceness alone ranks the two
+    with contextlib.suppress(OSError):  # refused: the trainer competes as an equal, slower keys but no harm
+        AUTOGROUP.write_text(f"{min(19, app_group + TRAINER_NICENESS)}\n", encoding="ascii")
 
 
 class PipeReviewer:
@@ -113,9 +139,10 @@ def _own_git(opened: OpenedRun) -> None:
 def run_child(job: Job, commands: int, events: int) -> NoReturn:
     code = 1
     try:
+        app_group = group_niceness()
         os.setsid()
         # Background work: where the two want the same core, the app's frame goes first.
-        os.nice(TRAINER_NICENESS)
+        yield_to_app(app_group)
         log = os.open(job.opened.run.root / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(log, 1)

@@ -216,6 +216,9 @@ class TrainingApp(App[int]):
     # -- keys ----------------------------------------------------------------------------
 
     def on_key(self, event: Key) -> None:
+        # The key's binding runs after this handler: `call_later` comes after its effect.
+        if self.screen is self.main:
+            self.call_later(self.main.key_handled)
         if self.main.hide_hint():
             try:
                 hint_seen_path().parent.mkdir(parents=True, exist_ok=True)

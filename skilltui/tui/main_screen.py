@@ -6,7 +6,8 @@ feed every `FLUSH_SECONDS` and redraws just the panes those events touch, so a b
 streamed text costs one write to the log, not one redraw per delta. While works run, the
 works table and the curve are redrawn once a second at most (`PANEL_SECONDS`): each redraw
 repaints the top half of the screen, and the keys wait for it. While keys come, that redraw
-waits for a pause in them (`KEY_QUIET`), two seconds at most.
+waits for a pause in them (`KEY_QUIET`), two seconds at most, and what streams in is drawn
+in a key's shadow (`drew_key`): just after the frame that showed the key, twice a second.
 
 On the first start (no `hint-seen` file in the config folder) a one-line hint says what the
 panes are and that a review will open; the first review waits until a key hid the hint.
@@ -71,8 +72,10 @@ PANELS = frozenset({"works", "curve"})
 # KEY_QUIET seconds) a redraw of the table and the curve that came due waits, KEY_WAIT_MAX at most.
 KEY_QUIET = 0.3
 KEY_WAIT_MAX = 2.0
-# While keys come, what streams in (and the header's second) is drawn at most this often.
+# While keys come, what streams in (and the header's second) is drawn at most this often, in
+# a key's shadow (`drew_key`); KEY_FLUSH_LATE late at most when no key casts one.
 KEY_FLUSH_SECONDS = 0.5
+KEY_FLUSH_LATE = 1.0
 PANES = ("output", "report", "pool", "commits")
 HINT = (
     "works: one row per work · loss: the curve · below: 1 output, 2 report, 3 pool, 4 commits · "
@@ -142,14 +145,25 @@ def panels_due(now: float, drawn: float, last_input: float) -> bool:
 
 
 def output_due(now: float, drawn: float, last_input: float) -> bool:
-    """Whether a flush, the last of which drew at `drawn`, may draw what streamed in `now`.
+    """Whether the flush timer, the last draw of which was at `drawn`, may draw what streamed in `now`.
 
     Every draw is a frame, and Textual draws at most one a 1/60 s: a key pressed within that
     time of the stream's last frame waited for the next one (the slowest sixth of the keys
-    while 16 works streamed). While keys come the stream draws at most every KEY_FLUSH_SECONDS;
-    a key that moves to another work shows all of its output in its own frame.
+    while 16 works streamed). While keys come the stream is drawn in a key's shadow
+    (`shadow_due`); this timer draws it only once it is KEY_FLUSH_LATE late. A key that moves
+    to another work shows all of its output in its own frame.
     """
-    return due(now, drawn, last_input, 0.0, KEY_FLUSH_SECONDS)
+    return due(now, drawn, last_input, 0.0, KEY_FLUSH_LATE)
+
+
+def shadow_due(now: float, drawn: float) -> bool:
+    """Whether what streamed in may be drawn `now`, just after a key's frame, the last draw being at `drawn`.
+
+    The frame after a key's is the one least likely to hold up the next key: Textual draws
+    that one 1/60 s after the key's, and a person's next key comes later (key repeat is
+    about 1/30 s). A frame drawn at any other moment is one the next key may land behind.
+    """
+    return now - drawn >= KEY_FLUSH_SECONDS
 
 
 # What streams by the dozen a second while works run: drawn at `output_due`. Any other event
@@ -275,16 +289,25 @@ class MainScreen(DiskPanes):
 
     # -- events in, panes out ------------------------------------------------------------
 
-    def flush(self, force: bool = False) -> None:
-        """Render the queued events and redraw the panes they touched."""
+    def flush(self, force: bool = False, *, shadow: bool = False) -> None:
+        """Render the queued events and redraw the panes they touched (`shadow`: just after a key's frame)."""
         if not self.queue and not force and not self._owed:
             return
         try:
-            self._redraw(force)
+            self._redraw(force, shadow)
         except NoMatches:
             pass  # the app is closing and its panes are already gone
 
-    def _redraw(self, force: bool) -> None:
+    def key_handled(self) -> None:
+        """A key's effect is in place: what the stream owes waits for the frame that shows it."""
+        self.call_after_refresh(self.drew_key)
+
+    def drew_key(self) -> None:
+        """Just after the frame that showed a key: draw what streamed in, if it is due (`shadow_due`)."""
+        if self._owed or self.queue:
+            self.flush(shadow=shadow_due(time.monotonic(), self._output_at))
+
+    def _redraw(self, force: bool, shadow: bool = False) -> None:
         dirty = self._owed | ({"works", "curve", "report", "pool", "header"} if force else set())
         urgent = force
         while self.queue:
@@ -303,7 +326,7 @@ class MainScreen(DiskPanes):
         view = self.view
         self._stale |= dirty & PANELS
         now = time.monotonic()
-        if not urgent and view.status == "running" and not self._output_due(now):
+        if not urgent and not shadow and view.status == "running" and not self._output_due(now):
             self._owed = dirty  # folded into the buffers and the view; drawn at the next due flush
             return
         self._owed, self._output_at = set(), now
@@ -318,8 +341,17 @@ class MainScreen(DiskPanes):
             self.read_pool()
         if "summary" in dirty or (force and not view.active and view.ended is not None):
             self.show_summary()
+        if "labels" in dirty:
+            self.draw_labels()
         if "header" in dirty:
             self.draw_header(now)
+
+    def labels_changed(self) -> None:
+        # A new tab label lays the whole screen out (20-30 ms): while keys come it waits for the stream's draw.
+        if self.view.status == "running" and time.monotonic() - self._last_input() < KEY_QUIET:
+            self._owed.add("labels")
+        else:
+            self.draw_labels()
 
     def _output_due(self, now: float) -> bool:
         return output_due(now, self._output_at, self._last_input())
@@ -360,11 +392,12 @@ class MainScreen(DiskPanes):
     def tick(self) -> None:
         """The second's redraw of the header, the clock and panels come due.
 
-        While keys come it is drawn with the stream's flush (`output_due`), not as a frame of
-        its own that a key could land just behind.
+        While keys come it is drawn with the stream's flush (`output_due`, `shadow_due`), not as
+        a frame of its own that a key could land just behind.
         """
         now = time.monotonic()
         if self.view.status == "running" and not self._output_due(now):
+            self._owed.add("header")
             return
         self._output_at = now
         self.draw_header(now)

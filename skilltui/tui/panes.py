@@ -52,6 +52,7 @@ class DiskPanes(Screen):
         self._report_shown: tuple[str, StepKey, str] | None = None
         self._diff_shown: str | None = None
         self._pool_read: tuple[list[tuple[str, str]], set[str], list[Commit]] | None = None
+        self._labels: dict[str, str] = {}  # tab labels to set (pane id to text)
 
     @contextmanager
     def _alive(self) -> Iterator[None]:
@@ -140,10 +141,21 @@ class DiskPanes(Screen):
             self.query_one(CommitList).show(commits)
 
     def _label(self, pane: str, text: str) -> None:
-        """Relabel a tab only when its words change: a new label lays the tab row out again."""
-        tab = self.query_one(TabbedContent).get_tab(pane)
-        if tab.label.plain != text:
-            tab.label = text
+        self._labels[pane] = text
+        self.labels_changed()
+
+    def labels_changed(self) -> None:
+        """A tab's label is due to change (`_labels`); the main screen draws it when keys allow."""
+        self.draw_labels()
+
+    def draw_labels(self) -> None:
+        """Relabel a tab only when its words change: a new label lays the whole screen out again."""
+        tabs = self.query_one(TabbedContent)
+        for pane, text in self._labels.items():
+            tab = tabs.get_tab(pane)
+            if tab.label.plain != text:
+                tab.label = text
+        self._labels.clear()
 
     @on(PoolTree.NoteChosen)
     def _note_chosen(self, message: PoolTree.NoteChosen) -> None:
