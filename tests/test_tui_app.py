@@ -264,7 +264,7 @@ async def test_a_moved_cursor_selects_its_work_in_the_same_call(open_training):
         assert live.work == "alpha"
 
 
-async def test_while_keys_come_the_stream_draws_twice_a_second_and_a_pause_at_once(open_training):
+async def test_while_keys_come_the_stream_draws_after_a_key_twice_a_second_and_a_pause_at_once(open_training):
     opened = open_training(("alpha",))
     app = make_app(opened, latency=2.0)  # calls stream slowly: the run stays in its forward pass
     async with app.run_test(size=SIZE) as pilot:
@@ -293,6 +293,17 @@ async def test_while_keys_come_the_stream_draws_twice_a_second_and_a_pause_at_on
         main._output_at -= KEY_FLUSH_SECONDS
         main.drew_key()
         assert tab.label.plain == "Commits · 99"
+        # A commit's or a decision's redraw waits too: the trainer sends it some 50 ms after the
+        # approve that made it, when the person's next key is on its way.
+        facts = header.facts
+        app.collector.touched()
+        main._output_at = time.monotonic()
+        app.bus.emit(ev.PoolChanged(head="0" * 40, reason="commit"))
+        main.flush()
+        assert header.facts is facts
+        main._output_at -= KEY_FLUSH_SECONDS
+        main.drew_key()
+        assert header.facts is not facts
         # A change of the run's state is drawn at once, keys or not.
         app.collector.touched()
         main._output_at = time.monotonic()

@@ -166,9 +166,12 @@ def shadow_due(now: float, drawn: float) -> bool:
     return now - drawn >= KEY_FLUSH_SECONDS
 
 
-# What streams by the dozen a second while works run: drawn at `output_due`. Any other event
-# (a pause, a review, a decision, the run's end) is drawn at once.
-STREAMED = frozenset({"delta", "call", "tool", "stage", "episode_written", "loss"})
+# What is drawn at once, keys or not: a pause or resume (the answer to the person's own key),
+# a warning or a throttle, a revert or reset, the run's end. Everything else (the stream, and a
+# decision, a commit or a step's end as well) waits while keys come, for a key's shadow: the
+# key bench's slowest keys were the first after a review closed, landing behind the frame of
+# its decision, which the trainer sends some 50 ms after the key that made it.
+AT_ONCE = frozenset({"paused", "warning", "throttle", "history", "run_finished"})
 
 
 def clock_due(now: float, shown: float, last_input: float) -> bool:
@@ -313,7 +316,7 @@ class MainScreen(DiskPanes):
         while self.queue:
             event = self.queue.popleft()
             self.feed.feed(event)
-            urgent = urgent or event.kind not in STREAMED
+            urgent = urgent or event.kind in AT_ONCE
             if event.kind == "delta":
                 continue
             dirty |= TOUCHES.get(event.kind, frozenset())
