@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import shlex
+import signal
+import subprocess
+import sys
+import time
 
 from recorded import recorded
 
@@ -32,3 +36,30 @@ def test_a_second_demo_starts_fresh_and_says_how_to_resume_the_first(tmp_path, c
     said = capsys.readouterr()
     assert str(runs / "demo") in said.out + said.err and not (runs / "demo-3").exists()
     assert "other settings" not in said.err
+
+
+def test_a_stopped_demo_says_the_train_command_that_resumes_it_not_demo_again(tmp_path):
+    """`skilltui demo` again starts a fresh demo, so "run the same command" would start over."""
+    runs = tmp_path / "runs"
+    events = runs / "demo" / "events.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skilltui", "demo", "--auto", "--runs-dir", str(runs), "--offline-latency", "0.3"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while '"stage"' not in (events.read_text() if events.exists() else ""):
+        assert time.monotonic() < deadline, "the demo never started a stage"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("skilltui: run stopped by SIGTERM; resume it with: skilltui train "), last
+    assert "same command" not in err
+    command = last.split("resume it with: ", 1)[1]
+    assert main([*shlex.split(command)[1:], "--auto"]) == 0
+    started = [e for e in recorded(events) if e["kind"] == "run_started"]
+    assert [e["resumed"] for e in started] == [False, True]
+    assert not (runs / "demo-2").exists()

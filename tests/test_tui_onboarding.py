@@ -86,6 +86,27 @@ def test_the_summary_is_printed_after_the_app_closes(open_training, monkeypatch,
     assert out[-1].startswith("next: skilltui review ") and out[-1].endswith("--to DIR")
 
 
+def test_quitting_mid_run_says_it_stopped_once_with_how_to_resume(open_training, monkeypatch, capsys):
+    from textual.app import App
+
+    from skilltui.agents.offline import OfflineBackend
+    from skilltui.components.confirm import ConfirmScreen
+    from skilltui.tui.app import TrainingApp, run_app
+
+    async def quit_at_the_review(pilot) -> None:
+        await wait_for_review(pilot, pilot.app)
+        await pilot.press("escape", "q")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen))
+        await pilot.press("y")
+
+    monkeypatch.setattr(TrainingApp, "run", lambda self: App.run(self, headless=True, auto_pilot=quit_at_the_review))
+    opened = open_training()
+    assert run_app(opened, OfflineBackend(), secrets=[], hint=False) == 0
+    said = capsys.readouterr()
+    assert said.out.splitlines()[0] == "run t stopped: quit from the app; run the same command to resume"
+    assert said.err.strip() == ""  # the summary said it; a second line saying it again was noise
+
+
 async def test_the_selected_works_box_says_how_long_its_stage_has_run(open_training):
     app = make_app(open_training(), latency=0.5)
     async with app.run_test(size=SIZE) as pilot:

@@ -50,16 +50,21 @@ def _fresh_demo_id(runs_dir: Path, works: list[Path]) -> str:
         return "demo"
     earlier = "demo" if max(numbers) == 1 else f"demo-{max(numbers)}"
     fresh = f"demo-{max(numbers) + 1}"
-    flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in DEMO_SETTINGS.items())
-    work_flags = " ".join(f"--work {shlex.quote(str(w))}" for w in works)
     where = shlex.quote(str(runs_dir / earlier))
     print(f"demo: an earlier demo is in {runs_dir / earlier}; this one is {runs_dir / fresh}", file=sys.stderr)
-    print(
-        f"demo: to resume the earlier one: skilltui train {work_flags} {flags} --backend offline "
-        f"--runs-dir {shlex.quote(str(runs_dir))} --run-id {earlier}  (or browse it: skilltui review {where})",
-        file=sys.stderr,
-    )
+    resume = train_command(runs_dir, works, earlier)
+    print(f"demo: to resume the earlier one: {resume}  (or browse it: skilltui review {where})", file=sys.stderr)
     return fresh
+
+
+def train_command(runs_dir: Path, works: list[Path], run_id: str) -> str:
+    """The `skilltui train` command that resumes the demo `run_id` (`demo` again would start a fresh one)."""
+    flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in DEMO_SETTINGS.items())
+    work_flags = " ".join(f"--work {shlex.quote(str(w))}" for w in works)
+    return (
+        f"skilltui train {work_flags} {flags} --backend offline "
+        f"--runs-dir {shlex.quote(str(runs_dir))} --run-id {run_id}"
+    )
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
@@ -114,4 +119,5 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
     settings.check()
     print(f"demo: {len(works)} works from {target}", file=sys.stderr)
-    return train(settings, make_backend("offline", offline_latency=settings.offline_latency))
+    resume = f"resume it with: {train_command(args.runs_dir, works, run_id)}"
+    return train(settings, make_backend("offline", offline_latency=settings.offline_latency), resume=resume)

@@ -312,8 +312,9 @@ def _default_model(backend: str) -> str:
     return DEFAULT_MODEL
 
 
-def train(settings, backend, tracking=None) -> int:
+def train(settings, backend, tracking=None, *, resume: str | None = None) -> int:
     """Open the run and train it, headless (--auto, or no terminal) or in the app; logged to MLflow with `tracking`.
+    `resume`: how to resume it, said where a session stops short (default: run the same command).
 
     On a terminal without --auto a person means to review every update, so when the app
     cannot start the command stops (one line, exit 2) rather than train with nobody
@@ -330,6 +331,8 @@ def train(settings, backend, tracking=None) -> int:
     except AlreadyFinished as exc:
         print(exc)
         return 0
+    if resume is not None:
+        opened.resume = resume
     tracker = None
     if tracking is not None:
         from ..tracking.live import LiveTracker, to_stderr

@@ -245,6 +245,9 @@ class OpenedRun:
     pool_moved_to: str | None = None
     val_works: list[Work] = field(default_factory=list)
     spent: float = 0.0  # what earlier sessions' calls cost, as their records say
+    # How the person resumes this run, said wherever a session stops short: running `demo`
+    # again starts a fresh demo, so a demo names the `train` command instead.
+    resume: str = "run the same command to resume"
 
 
 def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:

@@ -196,7 +196,7 @@ class RunDriver(RunFold):
             if self._stop_reason is not None:
                 self._finish(self._stop_status, self._stop_reason)
             else:
-                self._finish("interrupted", "cancelled while a stage ran; run the same command to resume")
+                self._finish("interrupted", f"cancelled while a stage ran; {self.opened.resume}")
             raise
         except Exception as exc:  # noqa: BLE001 - a bug in the engine ends the run on record, with its traceback
             self.crash_file = save_crash(self.run_dir, exc)

@@ -296,7 +296,7 @@ class ProcessDriver(RunFold):
                 else "ended without recording why"
             )
             reason, kind = (
-                f"the engine process {how}; its output is in {self.run_dir / LOG_NAME}; run the same command to resume",
+                f"the engine process {how}; its output is in {self.run_dir / LOG_NAME}; {self.opened.resume}",
                 "failed",
             )
         self._record(kind, reason)
@@ -311,7 +311,7 @@ class ProcessDriver(RunFold):
                 self._commands = None
             return
         if self._stop is None:
-            self.stop("the app closed; run the same command to resume")
+            self.stop(f"the app closed; {self.opened.resume}")
         status = self._reap(CLOSE_SECONDS)
         if status is None and (pid := self._pid) is not None:
             # It would not stop: nothing more it writes can be trusted to finish.

@@ -74,11 +74,13 @@ def train_headless(
         driver.close()
     outcome = driver.outcome
     if caught:
-        print(f"skilltui: run stopped by {name_of(caught[0])}; run the same command to resume", file=sys.stderr)
+        print(f"skilltui: run stopped by {name_of(caught[0])}; {opened.resume}", file=sys.stderr)
         return exit_code(caught[0])
     if outcome is None or outcome.status == "failed":
         print(f"skilltui: run failed: {outcome.reason if outcome else 'no outcome'}", file=sys.stderr)
         return 1
     if outcome.status in ("stopped", "interrupted"):
-        print(f"skilltui: run {outcome.status}: {outcome.reason}; run the same command to resume", file=sys.stderr)
+        resume = opened.resume
+        how = outcome.reason if outcome.reason.endswith(resume) else f"{outcome.reason}; {resume}"
+        print(f"skilltui: run {outcome.status}: {how}", file=sys.stderr)
     return 0

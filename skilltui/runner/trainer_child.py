@@ -213,7 +213,7 @@ async def _listen(commands: int, driver: RunDriver, reviewer: PipeReviewer, trai
                     driver.stop(message.reason, message.status)
                     training.cancel()
         # The app is gone without a word (killed): stop where we are and say so.
-        driver.stop("the app went away; run the same command to resume")
+        driver.stop(f"the app went away; {driver.opened.resume}")
         training.cancel()
     finally:
         transport.close()

@@ -146,7 +146,7 @@ class TrainingApp(App[int]):
         self.collector.stop()
         # However the app ends, the trainer stops with it and the record says so before
         # the run's events file is closed.
-        self.stop_training("the app closed; run the same command to resume")
+        self.stop_training(f"the app closed; {self.opened.resume}")
         self.driver.close()
 
     def _handle_exception(self, error: Exception) -> None:
@@ -289,7 +289,7 @@ class TrainingApp(App[int]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.stop_training("quit from the app; run the same command to resume")
+                self.stop_training(f"quit from the app; {self.opened.resume}")
                 self.exit(self.exit_code)
 
         self.push_screen(
@@ -322,12 +322,10 @@ def run_training_app(app: TrainingApp) -> int:
         return 1
     print("\n".join(summarise(app.view).lines()))
     if app.stopped_by is not None:
-        print(f"skilltui: run stopped by {name_of(app.stopped_by)}; run the same command to resume", file=sys.stderr)
+        print(f"skilltui: run stopped by {name_of(app.stopped_by)}; {app.opened.resume}", file=sys.stderr)
         return exit_code(app.stopped_by)
     outcome = app.outcome
     if outcome is not None and outcome.status == "failed":
         print(f"skilltui: run failed: {outcome.reason}", file=sys.stderr)
         return 1
-    if outcome is not None and outcome.status == "stopped":
-        print(f"skilltui: run stopped ({outcome.reason})", file=sys.stderr)
-    return 0
+    return 0  # stopped (quit): the summary's first line says so, with how to resume
