@@ -28,10 +28,10 @@ class Outcome:
     reason: str = ""
 
 
-def disk_problem(exc: BaseException, root: Path) -> str:
-    """One line for a run stopped by its folder refusing writes."""
+def disk_problem(exc: BaseException, root: Path, resume: str = "run the same command to resume") -> str:
+    """One line for a run stopped by its folder refusing writes, ending with how to resume (`OpenedRun.resume`)."""
     if no_room(exc, root):
-        return f"the disk under {root} is full; free some space and run the same command to resume"
+        return f"the disk under {root} is full; free some space and {resume}"
     where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
     cause = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return f"the run folder could not be written{where}: {cause}; fix that and run the same command to resume"
+    return f"the run folder could not be written{where}: {cause}; fix that and {resume}"

@@ -186,19 +186,19 @@ class Trainer:
             return self._finish("stopped", str(exc), epochs_done)
         except (RunFailed, BackwardFailed, FatalBackendError) as exc:
             if no_room(exc, self.run.root):
-                return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
+                return self._finish("failed", disk_problem(exc, self.run.root, self.opened.resume), epochs_done)
             return self._finish("failed", str(exc), epochs_done)
         except OSError as exc:
             # The run's own folder cannot be written (a full disk, a quota, a folder made
             # read-only): nothing later could be recorded, so end here; every finished stage
             # is kept and the same command resumes once the cause is fixed.
-            return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
+            return self._finish("failed", disk_problem(exc, self.run.root, self.opened.resume), epochs_done)
         except Exception as exc:
             # A git command that hit a full disk fails as git does; a pool whose ref or object
             # cannot be read is damage, named with the ways to repair it (nothing is deleted);
             # anything else is a bug and goes up to the command line, which keeps its traceback.
             if no_room(exc, self.run.root):
-                return self._finish("failed", disk_problem(exc, self.run.root), epochs_done)
+                return self._finish("failed", disk_problem(exc, self.run.root, self.opened.resume), epochs_done)
             damage = object_damage(self.run.pool.root, exc)
             if damage is not None:
                 return self._finish("failed", str(damage), epochs_done)
