@@ -28,7 +28,7 @@ class Outcome:
     reason: str = ""
 
 
-def disk_problem(exc: BaseException, root: Path, resume: str = "run the same command to resume") -> str:
+def disk_problem(exc: BaseException, root: Path, resume: str) -> str:
     """One line for a run stopped by its folder refusing writes, ending with how to resume (`OpenedRun.resume`)."""
     if no_room(exc, root):
         return f"the disk under {root} is full; free some space and {resume}"

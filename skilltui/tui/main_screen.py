@@ -132,11 +132,16 @@ Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2
 """
 
 
+def keys_coming(now: float, last_input: float) -> bool:
+    """Whether keys come: one came in the last KEY_QUIET seconds."""
+    return now - last_input < KEY_QUIET
+
+
 def due(now: float, drawn: float, last_input: float, every: float, wait_max: float) -> bool:
     """Whether a redraw last made at `drawn` may be made `now`: `every` seconds after the last,
-    and while keys come (one in the last KEY_QUIET seconds) once it is `wait_max` late."""
+    and while keys come (`keys_coming`) once it is `wait_max` late."""
     late = now - drawn - every
-    return late >= 0 and (now - last_input >= KEY_QUIET or late >= wait_max)
+    return late >= 0 and (not keys_coming(now, last_input) or late >= wait_max)
 
 
 def panels_due(now: float, drawn: float, last_input: float) -> bool:
@@ -306,9 +311,10 @@ class MainScreen(DiskPanes):
         self.call_after_refresh(self.drew_key)
 
     def drew_key(self) -> None:
-        """Just after the frame that showed a key: draw what streamed in, if it is due (`shadow_due`)."""
-        if self._owed or self.queue:
-            self.flush(shadow=shadow_due(time.monotonic(), self._output_at))
+        """Just after the frame that showed a key: draw what streamed in, if it is due (`shadow_due`);
+        until then the flush timer folds it in as before."""
+        if (self._owed or self.queue) and shadow_due(time.monotonic(), self._output_at):
+            self.flush(shadow=True)
 
     def _redraw(self, force: bool, shadow: bool = False) -> None:
         dirty = self._owed | ({"works", "curve", "report", "pool", "header"} if force else set())
@@ -351,7 +357,7 @@ class MainScreen(DiskPanes):
 
     def labels_changed(self) -> None:
         # A new tab label lays the whole screen out (20-30 ms): while keys come it waits for the stream's draw.
-        if self.view.status == "running" and time.monotonic() - self._last_input() < KEY_QUIET:
+        if self.view.status == "running" and keys_coming(time.monotonic(), self._last_input()):
             self._owed.add("labels")
         else:
             self.draw_labels()
