@@ -311,10 +311,10 @@ class MainScreen(DiskPanes):
         self.call_after_refresh(self.drew_key)
 
     def drew_key(self) -> None:
-        """Just after the frame that showed a key: draw what streamed in, if it is due (`shadow_due`);
-        until then the flush timer folds it in as before."""
-        if (self._owed or self.queue) and shadow_due(time.monotonic(), self._output_at):
-            self.flush(shadow=True)
+        """Just after the frame that showed a key: fold in what streamed in, and draw it if it is due
+        (`shadow_due`). Folding here too keeps that work out of the moments a key may land on."""
+        if self._owed or self.queue:
+            self.flush(shadow=shadow_due(time.monotonic(), self._output_at))
 
     def _redraw(self, force: bool, shadow: bool = False) -> None:
         dirty = self._owed | ({"works", "curve", "report", "pool", "header"} if force else set())
