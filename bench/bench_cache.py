@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from skilltui.agents import pricing  # noqa: E402
 from skilltui.agents.base import Usage  # noqa: E402
 from skilltui.cli import main as skilltui  # noqa: E402
-from skilltui.engine.diffuse import noise_episode  # noqa: E402
+from skilltui.engine.data.diffuse import noise_episode  # noqa: E402
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use  # noqa: E402
 
 KEY = "sk-ant-bench-cache-0000000000"

@@ -43,16 +43,16 @@ from scripted_backward import KnownMoves  # noqa: E402
 from skilltui.agents.offline import MAX_READS, TOPIC_WORDS, moves_taught, write_episode  # noqa: E402
 from skilltui.core.formats import story_episodes  # noqa: E402
 from skilltui.engine import val_store  # noqa: E402
+from skilltui.engine.data.works import load_work  # noqa: E402
 from skilltui.engine.loop import Trainer  # noqa: E402
-from skilltui.engine.pool import Pool  # noqa: E402
-from skilltui.engine.review import AutoReviewer  # noqa: E402
-from skilltui.engine.scores import score_step  # noqa: E402
+from skilltui.engine.loss.scores import score_step  # noqa: E402
 from skilltui.engine.session import Settings, open_run  # noqa: E402
-from skilltui.engine.works import load_work  # noqa: E402
+from skilltui.engine.update.review import AutoReviewer  # noqa: E402
 from skilltui.model import events as ev  # noqa: E402
 from skilltui.model.bus import EventBus, JsonlSink  # noqa: E402
 from skilltui.model.parse import read_run  # noqa: E402
 from skilltui.model.review import Decision, ReviewRequest  # noqa: E402
+from skilltui.store.pool import Pool  # noqa: E402
 
 NOISES = (0.0, 0.1, 0.15, 0.2)
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from skilltui.engine.pool import FOLDERS, Pool, render_note  # noqa: E402
 from skilltui.pool_git import PoolGit, split_patch  # noqa: E402
+from skilltui.store.pool import FOLDERS, Pool, render_note  # noqa: E402
 
 
 def build(root: Path, commits: int) -> Pool:

@@ -1,7 +1,7 @@
 """Benchmark: how the engine's loss grows with the length of a script, up to a feature film.
 
 The loss compares each written scene with candidate human scenes only (a bigram index and a
-band around the diagonal, engine/scene_match.py), so its time should grow about as the
+band around the diagonal, engine/loss/scene_match.py), so its time should grow about as the
 script does. This times `score_step` on one core, in this process, for scripts of 2,000,
 8,000 and 32,000 words and a ~25,000-word feature (~200 scenes), each scored against a
 lightly damaged copy of itself (one word in 25 dropped, so every scene has a partner, the

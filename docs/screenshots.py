@@ -20,10 +20,10 @@ from pathlib import Path
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.commands.demo import DEMO_SETTINGS
-from skilltui.engine.diffuse import noise_work
-from skilltui.engine.run import write_atomic
+from skilltui.engine.data.diffuse import noise_work
+from skilltui.engine.data.works import load_work
 from skilltui.engine.session import Settings, open_run
-from skilltui.engine.works import load_work
+from skilltui.store.run import write_atomic
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.screens.side_by_side import SideBySideScreen

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
-from skilltui.engine.diffuse import noise_work
-from skilltui.engine.run import Run, write_atomic
+from skilltui.engine.data.diffuse import noise_work
+from skilltui.engine.data.works import load_work
 from skilltui.engine.session import OpenedRun, Settings, open_run
-from skilltui.engine.works import load_work
+from skilltui.store.run import Run, write_atomic
 from tests.fakeapi import FakeAnthropic
 
 NAMES = ["ADA", "BRUNO", "CELIA", "DMITRI", "EDITH", "FARID", "GRETA", "HUGO", "IRIS", "JONAH"]

@@ -12,7 +12,7 @@ import re
 
 from screenplain.parsers import fountain
 
-from skilltui.engine.diffuse import noise_episode
+from skilltui.engine.data.diffuse import noise_episode
 
 HEADING = re.compile(r"^(?:INT|EXT|EST|INT\./EXT|INT/EXT|I/E)[. ]", re.IGNORECASE)
 

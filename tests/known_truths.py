@@ -17,9 +17,9 @@ from pathlib import Path
 
 from conftest import ACTIONS, LINES, NAMES, PLACES, TIMES
 
-from skilltui.engine.diffuse import noise_work
-from skilltui.engine.run import write_atomic
-from skilltui.engine.works import load_work
+from skilltui.engine.data.diffuse import noise_work
+from skilltui.engine.data.works import load_work
+from skilltui.store.run import write_atomic
 
 MENU = ("dialogue", "scene")
 START = ("scene",)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.agents.tools import Sandbox, ToolError
-from skilltui.engine.pool import render_note
+from skilltui.store.pool import render_note
 
 GOOD = render_note(
     "Open every scene with a scene heading: INT. or EXT., the place, the time of day.",

@@ -18,7 +18,7 @@ import pytest
 from recorded import recorded
 
 from skilltui.cli import main
-from skilltui.engine.pool import Pool, render_note
+from skilltui.store.pool import Pool, render_note
 from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, thinking, tool_use
 
 KEY = "sk-ant-test-XXXX-training-5a5a5a5a5a5a"

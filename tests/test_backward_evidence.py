@@ -13,12 +13,12 @@ from recorded import recorded
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.agents.tools import Sandbox, ToolError
-from skilltui.engine.attribution import Episode, attribute, episodes, run_attribution
-from skilltui.engine.pool import Pool, render_note
-from skilltui.engine.review import AutoReviewer
-from skilltui.engine.run import Run, write_json
-from skilltui.engine.scores import WEIGHTS
+from skilltui.engine.loss.scores import WEIGHTS
+from skilltui.engine.update.attribution import Episode, attribute, episodes, run_attribution
+from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.review import Decision
+from skilltui.store.pool import Pool, render_note
+from skilltui.store.run import Run, write_json
 from tests.test_backward import ScriptedReviewer, train_once
 
 BACKTICKED = re.compile(r"`([^`\s]+)`")

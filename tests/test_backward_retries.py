@@ -9,11 +9,11 @@ from recorded import recorded
 from recorded import recorded as read_events
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.pool import Pool
-from skilltui.engine.review import AutoReviewer
+from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.parse import parse_event
 from skilltui.model.summary import summarise
 from skilltui.model.view import RunView
+from skilltui.store.pool import Pool
 from tests.scripted_backward import GOOD, ScriptedBackward
 from tests.test_backward import train_once
 

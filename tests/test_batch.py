@@ -172,7 +172,7 @@ def test_batch_needs_the_anthropic_backend(make_work, tmp_path: Path, capsys: py
 async def test_a_run_killed_during_the_submit_never_submits_again(tmp_path: Path) -> None:
     """The record is written before the submit; without an id, a resumed run makes normal calls."""
     from skilltui.agents.base import CallResult, Request
-    from skilltui.engine.batching import StepBatch
+    from skilltui.engine.stages.batching import StepBatch
     from skilltui.model import events as ev
     from skilltui.model.bus import EventBus
 

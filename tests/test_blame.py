@@ -39,7 +39,7 @@ def test_every_line_names_a_micro_step_of_the_runs_events(trained_run, capsys):
 
 def test_a_run_from_before_trailers_blames_from_its_records(trained_run, monkeypatch, capsys):
     # As an older version trained: the agent's commit is kept as it was, with no trailers.
-    monkeypatch.setattr("skilltui.engine.provenance.stamp", lambda pool, sha, pairs: sha)
+    monkeypatch.setattr("skilltui.engine.update.provenance.stamp", lambda pool, sha, pairs: sha)
     run = trained_run("amber-quay")
     assert "Skilltui-" not in run.pool.git("log", "--format=%B")
     note = run.pool.note_paths()[0]

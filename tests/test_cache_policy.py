@@ -142,8 +142,8 @@ def test_training_marks_the_story_and_the_human_episodes_only_where_a_later_step
     make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     from skilltui.cli import main
-    from skilltui.engine.diffuse import noise_work
-    from skilltui.engine.works import load_work
+    from skilltui.engine.data.diffuse import noise_work
+    from skilltui.engine.data.works import load_work
     from tests.test_anthropic_training import FakeModel, role_of
 
     works = [make_work("kestrel", 8, story=False), make_work("lantern", 4, story=False)]

@@ -15,10 +15,7 @@ from test_backward import ScriptedReviewer, train_once
 from test_bad_input import assert_refused, run_cli, snapshot
 from test_validation import events, held_out_work, train_with
 
-from skilltui.engine.candidates import open_copy, rank, sweep_copies
-from skilltui.engine.micro_records import Checked, MicroRecords
-from skilltui.engine.pool import Pool
-from skilltui.engine.run import Run, read_json, write_json
+from skilltui.engine.update.candidates import open_copy, rank, sweep_copies
 from skilltui.model.review import (
     CandidateView,
     Decision,
@@ -28,6 +25,9 @@ from skilltui.model.review import (
 )
 from skilltui.runner.messages import ReviewAsked, line_of, parse_for_app
 from skilltui.runs.records import load_history
+from skilltui.store.micro_records import Checked, MicroRecords
+from skilltui.store.pool import Pool
+from skilltui.store.run import Run, read_json, write_json
 
 NEUTRAL, HARMFUL, HELPFUL = ("add", "dialogue"), ("remove", "dialogue/dialogue-blocks.md"), ("add", "scene")
 
@@ -70,7 +70,7 @@ def test_with_three_candidates_the_best_clearing_one_is_kept_and_the_others_stay
         assert shown[candidates[k]].decision == "dropped by auto"
     assert shown[candidates[3]].in_history and shown[candidates[3]].decision == "approved by auto"
     # The dropped candidates are rejected updates the next proposal is told about, with their figures.
-    from skilltui.engine.rejected import rejected_text
+    from skilltui.engine.update.rejected import rejected_text
 
     told = rejected_text(run)
     assert told.count("not chosen (another candidate was kept)") == 2 and "validation Δ" in told, told

@@ -89,7 +89,7 @@ def test_runs_says_how_many_works_each_mean_covers_and_shows_validation(two_runs
 
 
 def test_the_plot_keeps_its_legend_above_the_data_and_draws_train_over_validation():
-    from skilltui.history.compare import plot
+    from skilltui.runs.compare import plot
 
     level = [(0, s, 0.95, 2) for s in range(3)]  # a control: train and validation coincide
     data = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from skilltui.engine.run import Run
-from skilltui.history.compare import compare_runs
 from skilltui.model.events import Loss, StepFinished, StepStarted
+from skilltui.runs.compare import compare_runs
+from skilltui.store.run import Run
 
 
 def _run(root: Path, steps: list[dict[str, float]]) -> Run:

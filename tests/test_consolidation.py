@@ -11,10 +11,10 @@ from test_validation import held_out_work, train_with
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
 from skilltui.core.formats import parse_note, render_note
-from skilltui.engine.attribution import attribute, episodes
-from skilltui.engine.consolidation import near_duplicates, no_growth, notes_of
-from skilltui.engine.pool import Pool
-from skilltui.engine.run import Run, read_json
+from skilltui.engine.update.attribution import attribute, episodes
+from skilltui.engine.update.consolidation import near_duplicates, no_growth, notes_of
+from skilltui.store.pool import Pool
+from skilltui.store.run import Run, read_json
 
 DIALOGUE = "Turn reported speech into dialogue blocks: the speaker's cue in capitals, the line below it."
 

@@ -20,11 +20,11 @@ from conftest import write_work
 from test_train import unfinish
 
 from skilltui.cli import main
-from skilltui.engine.run import Run
 from skilltui.model.parse import read_run
 from skilltui.model.summary import summarise
 from skilltui.model.view import RunView
 from skilltui.runs.records import load_history
+from skilltui.store.run import Run
 
 NOT_EVENTS = ["null", "42", "[1]", "NaN", "{}", '{"kind":"micro_step"}', '{"kind":"call","cost_usd":"lots"}']
 

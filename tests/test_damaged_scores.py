@@ -11,7 +11,7 @@ from recorded import recorded
 from test_train import unfinish
 
 from skilltui.cli import main
-from skilltui.engine.run import Run
+from skilltui.store.run import Run
 
 
 def train(runs: Path, works: list[Path]) -> int:

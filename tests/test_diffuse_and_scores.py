@@ -15,9 +15,9 @@ import pytest
 
 from skilltui.agents.offline import MOVES, write_episode
 from skilltui.cli import main
-from skilltui.engine.diffuse import noise_work, story_episodes
-from skilltui.engine.scores import score_step
-from skilltui.engine.works import load_work
+from skilltui.engine.data.diffuse import noise_work, story_episodes
+from skilltui.engine.data.works import load_work
+from skilltui.engine.loss.scores import score_step
 
 
 def test_diffuse_is_deterministic_for_a_seed_and_noise(tmp_path, make_work):
@@ -60,7 +60,7 @@ def test_loss_is_in_range_and_ranks_better_writing_lower(tmp_path, make_work):
 MEASURE_KEPT = """
 import gc, json, sys, tracemalloc
 from pathlib import Path
-from skilltui.engine.scores import score_step
+from skilltui.engine.loss.scores import score_step
 human = json.loads(Path(sys.argv[1]).read_text())
 def score_new_episodes(rounds, tag):
     for n in range(rounds):  # each round other words in every scene, as new episodes have
@@ -143,7 +143,7 @@ def _wait_for(condition, timeout: float = 20.0) -> bool:
 
 
 async def test_scoring_runs_in_a_worker_process_and_leaves_the_event_loop_free():
-    from skilltui.engine import score_pool
+    from skilltui.engine.loss import score_pool
 
     human = _long_script(20_000)
     written = {1: human.replace("INT.", "EXT."), 2: None}
@@ -160,7 +160,7 @@ async def test_scoring_runs_in_a_worker_process_and_leaves_the_event_loop_free()
 
 
 async def test_a_cancelled_scoring_takes_its_worker_down():
-    from skilltui.engine import score_pool
+    from skilltui.engine.loss import score_pool
 
     human = _long_script(60_000)
     task = asyncio.ensure_future(score_pool.score_in_worker({1: human}, {1: human}))
@@ -185,7 +185,7 @@ def test_a_trainer_ended_at_once_leaves_no_scorer_running(tmp_path):
             import asyncio, os, sys
             sys.path.insert(0, {str(Path(__file__).parent)!r})
             from test_diffuse_and_scores import _long_script
-            from skilltui.engine import score_pool
+            from skilltui.engine.loss import score_pool
 
             async def main():
                 human = _long_script(60_000)
@@ -216,7 +216,7 @@ async def test_a_forked_trainer_that_closes_what_it_inherited_scores_on_its_own_
     """The live app forks the trainer, which closes every inherited descriptor: multiprocessing's
     tracker pipe among them. The child must start its own, not write into whatever file took
     the old number."""
-    from skilltui.engine import score_pool
+    from skilltui.engine.loss import score_pool
 
     episode = {1: "INT. A - DAY\n\nHello there.\n"}
     assert (await score_pool.score_in_worker(episode, episode))["loss"] == 0.0  # the parent's pool is up

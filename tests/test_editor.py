@@ -10,7 +10,7 @@ from recorded import recorded
 from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 from textual.app import App
 
-from skilltui.engine.pool import Pool
+from skilltui.store.pool import Pool
 from skilltui.tui.widgets.pool_tree import PoolTree
 
 

@@ -91,7 +91,7 @@ async def test_quitting_stops_the_trainer_which_records_the_stop_and_exits(open_
     assert gone(pid)
     assert not (opened.run.root / LOG_NAME).exists()  # the child printed nothing: no empty log is left
     # The same command resumes: the run is not locked by a trainer left behind.
-    from skilltui.engine.run import is_locked
+    from skilltui.store.run import is_locked
 
     opened.lock.release()
     assert not is_locked(opened.run.root)

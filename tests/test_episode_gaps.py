@@ -7,7 +7,7 @@ from pathlib import Path
 from recorded import recorded
 
 from skilltui.cli import main
-from skilltui.engine.run import Run
+from skilltui.store.run import Run
 
 
 def with_gap(make_work, name: str = "gap-show") -> Path:

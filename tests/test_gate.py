@@ -12,7 +12,7 @@ import pytest
 from scripted import ScriptedBackend, seed_pool
 from test_validation import events, held_out_work, train_with
 
-from skilltui.engine.pool import Pool
+from skilltui.store.pool import Pool
 
 # The reason's format changed with the interval rule (issue 21): before -> after, the paired
 # delta, its interval at the confidence, n, and the finding.

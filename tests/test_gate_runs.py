@@ -15,7 +15,7 @@ from scripted import ScriptedBackend, seed_pool
 from test_bad_input import assert_refused, run_cli, snapshot
 from test_validation import SECRET, events, held_out_work, train_with
 
-from skilltui.engine.run import read_json
+from skilltui.store.run import read_json
 
 
 def test_a_new_pass_on_the_same_notes_adds_a_sample_and_replaces_none(tmp_path, make_work):

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from skilltui.engine.gate import judge_pairs, paired, t_cdf, t_quantile
+from skilltui.engine.validation.gate import judge_pairs, paired, t_cdf, t_quantile
 
 # Student's t quantiles from the standard tables (e.g. NIST/SEMATECH e-Handbook, table 1.3.6.7.2).
 KNOWN = [

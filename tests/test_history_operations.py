@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from recorded import recorded
 
-from skilltui.engine.pool import render_note
-from skilltui.engine.run import Run, RunLock
 from skilltui.runs import operations
 from skilltui.runs.records import load_history
+from skilltui.store.pool import render_note
+from skilltui.store.run import Run, RunLock
 
 
 @pytest.fixture
@@ -187,7 +187,7 @@ def test_the_history_core_imports_no_textual() -> None:
     import sys
 
     code = (
-        "import sys; import skilltui.runs.records, skilltui.runs.operations, skilltui.history.export, "
+        "import sys; import skilltui.runs.records, skilltui.runs.operations, skilltui.runs.export, "
         "skilltui.history.overview, skilltui.history.evidence, skilltui.commands.history; "
         "print('textual' in sys.modules)"
     )

@@ -16,8 +16,6 @@ from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.diff_screen import DiffScreen
 from skilltui.components.run_header import RunHeader
 from skilltui.engine.loop import Trainer
-from skilltui.engine.pool import render_note
-from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
 from skilltui.history.app import HistoryApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
@@ -25,6 +23,8 @@ from skilltui.history.screens.history_screen import HistoryScreen
 from skilltui.history.widgets.status_line import StatusLine
 from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.model.review import Decision, ReviewRequest
+from skilltui.store.pool import render_note
+from skilltui.store.run import Run, RunLock
 
 SIZE = (120, 36)
 

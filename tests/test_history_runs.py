@@ -11,7 +11,6 @@ from recorded import recorded
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
 from skilltui.engine.loop import Trainer
-from skilltui.engine.run import Run, RunLock
 from skilltui.engine.session import Settings, open_run
 from skilltui.history.overview import list_runs, runs_line
 from skilltui.model.bus import EventBus, JsonlSink
@@ -20,6 +19,7 @@ from skilltui.model.parse import read_run
 from skilltui.model.review import Decision, ReviewRequest
 from skilltui.model.view import RunView
 from skilltui.runs.status import run_state
+from skilltui.store.run import Run, RunLock
 
 
 class Scripted:

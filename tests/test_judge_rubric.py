@@ -14,7 +14,7 @@ import pytest
 from recorded import recorded
 
 from skilltui.cli import main
-from skilltui.engine import rubric
+from skilltui.engine.loss import rubric
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, text
 from tests.test_anthropic_training import KEY, FakeModel, role_of
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from recorded import recorded
 
-from skilltui.engine.pool import Pool
+from skilltui.store.pool import Pool
 
 STEPS = 4
 MICRO_STEPS = 2 * STEPS

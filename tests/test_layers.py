@@ -48,7 +48,7 @@ def folder_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     for path in root.rglob("*.py"):
         parts = list(path.relative_to(root.parent).with_suffix("").parts)
         if len(parts) < 2 or parts == ["skilltui", "__init__"]:
-            continue  # skilltui/__init__.py: the package itself, not one of its folders
+            continue  # skilltui.py: the package itself, not one of its folders
         source = parts[1]
         targets = graph.setdefault(source, set())
         for target in _imported(path, root) - {source}:

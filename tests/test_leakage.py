@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from skilltui.cli import main
-from skilltui.engine.leakage import Lexicon
-from skilltui.engine.pool import lint_note, parse_note, render_note
-from skilltui.engine.works import load_work
+from skilltui.engine.data.works import load_work
+from skilltui.engine.notes.leakage import Lexicon
+from skilltui.store.pool import lint_note, parse_note, render_note
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

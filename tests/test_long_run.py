@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from skilltui.engine.attribution import attribute, episodes, run_attribution
-from skilltui.engine.feedback import annotations, feedback_text, past_micro_steps
-from skilltui.engine.run import Run
+from skilltui.engine.update.attribution import attribute, episodes, run_attribution
+from skilltui.engine.update.feedback import annotations, feedback_text, past_micro_steps
+from skilltui.store.run import Run
 
 _WATCHING: list[Counter[str]] = []
 
@@ -95,7 +95,7 @@ def test_attribution_carried_forward_equals_the_join_of_every_trace(tmp_path):
 
 def test_the_loss_changes_carried_forward_equal_the_run_models_own(tmp_path, make_work):
     from skilltui.cli import main
-    from skilltui.engine.feedback import carried_loss_changes, prompt_loss_changes, run_view
+    from skilltui.engine.update.feedback import carried_loss_changes, prompt_loss_changes, run_view
 
     works = [make_work("pale-fox", 6), make_work("red-kite", 4)]
     argv = ["train", "--auto", "--steps", "3", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]

@@ -32,7 +32,7 @@ from corruptions import (
     twice,
 )
 
-from skilltui.engine.scores import WEIGHTS, combine, score_episode, score_step
+from skilltui.engine.loss.scores import WEIGHTS, combine, score_episode, score_step
 
 EXAMPLES = Path(str(resources.files("skilltui") / "examples"))
 HAND = Path(__file__).parent / "data"
@@ -202,7 +202,7 @@ def test_length_costs_the_same_in_both_directions():
 
 
 def test_wording_is_compared_by_stems_with_content_words_weighing_most():
-    from skilltui.engine.scene_text import Text, Vocab, similarity
+    from skilltui.engine.loss.scene_text import Text, Vocab, similarity
 
     vocab = Vocab()
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 from scripted import ScriptedBackend, seed_pool
 from test_validation import held_out_work, train_with
 
-from skilltui.engine.feedback import feedback_text, past_micro_steps
-from skilltui.engine.rejected import rejected_updates
-from skilltui.engine.run import Run
+from skilltui.engine.update.feedback import feedback_text, past_micro_steps
+from skilltui.engine.update.rejected import rejected_updates
 from skilltui.model.commits import MicroStepRecord
 from skilltui.model.parse import read_run
 from skilltui.model.view import RunView
 from skilltui.report.build import micro_steps as report_micro_steps
 from skilltui.runs.records import load_history
 from skilltui.runs.status import status_of
+from skilltui.store.run import Run
 
 
 def _facts(m: MicroStepRecord) -> tuple:

@@ -19,7 +19,6 @@ from test_validation import held_out_work, train_with
 from skilltui import cli
 from skilltui.cli import main
 from skilltui.commands import training
-from skilltui.engine.run import Run
 from skilltui.engine.session import open_run
 from skilltui.model.figures import finished_means, loss_changes, val_means
 from skilltui.model.parse import read_run
@@ -27,6 +26,7 @@ from skilltui.model.summary import summarise
 from skilltui.model.view import RunView
 from skilltui.runs.records import load_history
 from skilltui.runs.status import run_status
+from skilltui.store.run import Run
 
 
 def test_compare_report_runs_the_summary_and_the_app_agree_on_one_run(tmp_path, make_work, capsys):

@@ -17,7 +17,7 @@ import pytest
 from recorded import recorded
 
 from skilltui.cli import main
-from skilltui.engine.pool import render_note
+from skilltui.store.pool import render_note
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, _flatten_text, text, tool_use
 from tests.test_anthropic_training import KEY, assistant_turns, role_of
 

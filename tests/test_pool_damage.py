@@ -20,8 +20,8 @@ from conftest import train_works as train
 from recorded import recorded
 
 from skilltui.cli import main
-from skilltui.engine.pool import Pool
-from skilltui.engine.run import Run
+from skilltui.store.pool import Pool
+from skilltui.store.run import Run
 
 SKILLTUI = Path(__file__).resolve().parent.parent / "skilltui"
 
@@ -153,20 +153,20 @@ def test_a_corrupt_object_is_named_as_damage_with_git_fsck(
 # place that removes a pool's `.git`, guarded by `never_committed`. A new removal must be
 # added here with its reason, after checking it cannot reach a pool's `.git` or `memory/`.
 REMOVALS = {
-    ("engine/pool.py", "_remove_empty_repository"): "the only removal of a .git: refuses one with any object or ref",
-    ("engine/pool.py", "init"): "the build folder beside the pool (.memory.tmpPID), never the pool",
-    ("engine/reconcile.py", "clear_stale_locks"): "*.lock files of a dead git, under the run lock",
-    ("engine/pool.py", "keep_worktree"): "its own temporary index file",
-    ("engine/repair.py", "_keep_damaged"): "its own temporary index file",
-    ("engine/pool.py", "reset"): "`git clean` of the pool's files, after keep_worktree kept every one under a ref",
-    ("engine/candidates.py", "close_copy"): "a candidate's git worktree in its attempt folder; refuses a real .git",
-    ("engine/stages.py", "forward"): "files the writer left in its own scripts folder (not the pool)",
+    ("store/pool.py", "_remove_empty_repository"): "the only removal of a .git: refuses one with any object or ref",
+    ("store/pool.py", "init"): "the build folder beside the pool (.memory.tmpPID), never the pool",
+    ("store/reconcile.py", "clear_stale_locks"): "*.lock files of a dead git, under the run lock",
+    ("store/pool.py", "keep_worktree"): "its own temporary index file",
+    ("store/repair.py", "_keep_damaged"): "its own temporary index file",
+    ("store/pool.py", "reset"): "`git clean` of the pool's files, after keep_worktree kept every one under a ref",
+    ("engine/update/candidates.py", "close_copy"): "a candidate's git worktree in its attempt folder; no real .git",
+    ("engine/stages/passes.py", "forward"): "files the writer left in its own scripts folder (not the pool)",
     ("core/durable.py", "write_atomic"): "its own temporary file",
     ("core/durable.py", "_open_new"): "a leftover or a planted link at write_atomic's own temporary name",
     ("core/durable.py", "clean_temps"): "dead writers' .NAME.tmpPID files and folders; skips .git",
     ("agents/tools.py", "delete"): "one note file an agent may write; .git names are refused",
     ("agents/claude_code.py", None): "the CLI's own scratch folder",
-    ("history/export.py", None): "the export's staging and target folders, outside the run",
+    ("runs/export.py", None): "the export's staging and target folders, outside the run",
     ("runner/engine_process.py", None): "an empty log file in the run folder",
 }
 REMOVERS = {"rmtree", "unlink", "rmdir", "removedirs"}  # and os.remove (a list's .remove is no removal)

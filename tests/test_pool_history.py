@@ -8,11 +8,11 @@ import pytest
 
 from skilltui.agents.pool_history import PoolHistory
 from skilltui.agents.tools import Sandbox, ToolError
-from skilltui.engine.feedback import annotations, feedback_text
-from skilltui.engine.pool import Pool, render_note
-from skilltui.engine.run import Run
+from skilltui.engine.update.feedback import annotations, feedback_text
 from skilltui.model.commits import parse_body
 from skilltui.model.events import Loss, StepFinished, StepStarted, ValLoss, Warning_
+from skilltui.store.pool import Pool, render_note
+from skilltui.store.run import Run
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from skilltui.core.tokens import count_tokens
-from skilltui.engine.note_checks import pool_tokens
-from skilltui.engine.pool import Pool, render_note
+from skilltui.engine.notes.note_checks import pool_tokens
+from skilltui.store.pool import Pool, render_note
 
 
 def _fresh_count(pool: Pool) -> int:

@@ -7,9 +7,9 @@ from recorded import recorded
 from test_validation import held_out_work, train_with
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.run import Run
 from skilltui.model.commits import parse_body
 from skilltui.model.trailers import NOTES_REF, parse
+from skilltui.store.run import Run
 
 KEYS = ("Step", "Evidence", "Val", "Cost", "Decision")
 

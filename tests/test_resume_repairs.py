@@ -20,11 +20,11 @@ from conftest import train_works as train
 from recorded import recorded
 
 from skilltui.cli import main
-from skilltui.engine.backward_attempt import _check
-from skilltui.engine.leakage import Lexicon
-from skilltui.engine.pool import Pool, render_note
-from skilltui.engine.run import Run
+from skilltui.engine.notes.leakage import Lexicon
+from skilltui.engine.update.backward_attempt import _check
 from skilltui.runs import operations
+from skilltui.store.pool import Pool, render_note
+from skilltui.store.run import Run
 
 NOTE = render_note("Cut an entrance late and leave early.", "Start a scene as late as it can start.")
 

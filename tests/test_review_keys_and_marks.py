@@ -17,10 +17,10 @@ from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.help import HelpScreen
 from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
-from skilltui.engine.run import Run
 from skilltui.history.app import HistoryApp
 from skilltui.model.commits import PENDING, Commit, Mark, MicroStepRecord
 from skilltui.runs import operations
+from skilltui.store.run import Run
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.review import AutoReviewer
 from skilltui.engine.session import Settings, open_run
+from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.parse import read_run
 from skilltui.runner.console import ConsoleSink
 from skilltui.runner.driver import RunDriver

@@ -17,7 +17,7 @@ import pytest
 
 from skilltui.agents.claude_code_confine import permissions
 from skilltui.agents.tools import Sandbox, ToolError
-from skilltui.engine.pool import Pool, render_note
+from skilltui.store.pool import Pool, render_note
 
 NOTE = render_note("Cues in capitals.", "Write MARA, not Mara.")
 
@@ -129,7 +129,7 @@ def test_a_committed_symlink_note_is_not_read_into_the_prompt_and_fails_the_lint
 
 
 def test_a_gitattributes_saying_md_minus_diff_does_not_hide_edit_lines(pool: Pool) -> None:
-    from skilltui.engine.note_checks import edit_size
+    from skilltui.engine.notes.note_checks import edit_size
 
     (pool.root / ".gitattributes").write_text("*.md -diff\n")
     base = pool.commit_all("attributes by hand")

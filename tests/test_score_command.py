@@ -10,7 +10,7 @@ import pytest
 from corruptions import drop_words, reverse_scenes
 
 from skilltui.cli import main
-from skilltui.engine.scores import WEIGHTS, score_step
+from skilltui.engine.loss.scores import WEIGHTS, score_step
 
 HUMAN = Path(str(resources.files("skilltui") / "examples" / "night-oven" / "human" / "01.fountain"))
 

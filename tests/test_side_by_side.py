@@ -9,7 +9,7 @@ from test_editor import stub_editor
 from test_tui_support import SIZE, make_app, screen_text, wait_for, wait_for_review
 from textual.app import App
 
-from skilltui.engine.scores import compare, parse, score_step
+from skilltui.engine.loss.scores import compare, parse, score_step
 from skilltui.runs.episode_pair import pair_texts, rows_of
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.screens.side_by_side import SideBySideScreen

@@ -11,7 +11,7 @@ from recorded import recorded
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
-from skilltui.engine.review import AutoReviewer
+from skilltui.engine.update.review import AutoReviewer
 from tests.fakeapi import FakeAnthropic, Recorded, Reply, text
 from tests.test_anthropic_training import KEY, FakeModel, assistant_turns, call, role_of
 from tests.test_backward import train_once

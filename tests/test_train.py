@@ -10,7 +10,7 @@ from pathlib import Path
 from recorded import recorded
 
 from skilltui.cli import main
-from skilltui.engine.pool import Pool
+from skilltui.store.pool import Pool
 
 
 def train(runs: Path, works: list[Path], *extra: str) -> int:
@@ -185,7 +185,7 @@ def test_the_engine_imports_no_textual():
     code = (
         "import sys, skilltui.engine.loop, skilltui.engine.session, skilltui.runner.console, "
         "skilltui.runner.driver, skilltui.runner.headless, skilltui.model.view, "
-        "skilltui.agents.offline, skilltui.engine.diffuse; "
+        "skilltui.agents.offline, skilltui.engine.data.diffuse; "
         "print('textual' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -17,8 +17,8 @@ from skilltui.components.help import HelpScreen
 from skilltui.components.report_view import ReportView
 from skilltui.components.run_header import RunHeader
 from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
-from skilltui.engine.pool import Pool
 from skilltui.model import events as ev
+from skilltui.store.pool import Pool
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.main_screen import KEY_FLUSH_SECONDS
 from skilltui.tui.screens.review import ReviewScreen
@@ -183,8 +183,8 @@ async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_
 
 
 async def test_a_finished_run_is_unlocked_while_the_app_stays_open_on_it(open_training):
-    from skilltui.engine.run import is_locked
     from skilltui.runs.status import run_status
+    from skilltui.store.run import is_locked
 
     opened = open_training(("alpha",))
     app = make_app(opened)

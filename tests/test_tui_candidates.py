@@ -5,7 +5,7 @@ from __future__ import annotations
 from scripted import ScriptedBackend
 from test_tui_support import SIZE, decisions, screen_text, wait_for, wait_for_review
 
-from skilltui.engine.pool import Pool
+from skilltui.store.pool import Pool
 from skilltui.tui.app import TrainingApp
 
 

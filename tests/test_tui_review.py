@@ -13,8 +13,8 @@ from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, w
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.themes import DEFAULT_THEME
-from skilltui.engine.pool import Pool, render_note
 from skilltui.model.commits import PENDING
+from skilltui.store.pool import Pool, render_note
 from skilltui.tui.screens.rerun_note import RerunNoteScreen
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.pool_tree import PoolTree

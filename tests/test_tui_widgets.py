@@ -23,9 +23,9 @@ from skilltui.components.themes import (
     remembered_theme,
     shipped_dir,
 )
-from skilltui.engine.pool import Pool, render_note
 from skilltui.model.figures import Mean
 from skilltui.pool_git import split_patch
+from skilltui.store.pool import Pool, render_note
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.main_screen import (
     KEY_FLUSH_LATE,

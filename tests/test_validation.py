@@ -14,9 +14,9 @@ from test_train import unfinish
 from skilltui import cli
 from skilltui.agents.tools import ToolError
 from skilltui.commands import training
-from skilltui.engine.diffuse import noise_work
-from skilltui.engine.run import write_atomic
-from skilltui.engine.works import load_work
+from skilltui.engine.data.diffuse import noise_work
+from skilltui.engine.data.works import load_work
+from skilltui.store.run import write_atomic
 
 # A held-out work whose people, places and lines appear in no training work, so any of
 # them showing up where the backward pass can look is a leak, not a coincidence.

@@ -14,7 +14,7 @@ import pytest
 from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.review import AutoReviewer
+from skilltui.engine.update.review import AutoReviewer
 from skilltui.model import events as ev
 from skilltui.model.parse import read_run
 from skilltui.model.review import Decision, GateVerdict, ReviewRequest

@@ -3,7 +3,7 @@
 The loss judge and the reduce pass need no tools and nobody waits on them token by
 token, so a run nobody watches can send them through the Message Batches API, which
 bills every token at 50% of the standard price and does the fan-out on the API's side.
-This module is the API half; `engine/batching.py` decides what goes in a batch and
+This module is the API half; `engine/stages/batching.py` decides what goes in a batch and
 keeps the batch id in the run folder.
 
 - `submit(items)` sends `{custom_id: Request}` as one batch, each request with exactly

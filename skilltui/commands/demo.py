@@ -76,7 +76,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
     records name whose every object reads, and leaves the files alone for the next train to
     keep. Nothing is deleted.
     """
-    from ..engine.repair import repair
+    from ..store.repair import repair
 
     print(repair(args.run))
     return 0
@@ -89,10 +89,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     with the offline backend into ./runs/demo; a later demo is a fresh run (runs/demo-2, ...),
     and `train` resumes an earlier one.
     """
-    from ..engine.diffuse import noise_work
-    from ..engine.run import write_atomic
+    from ..engine.data.diffuse import noise_work
+    from ..engine.data.works import load_work
     from ..engine.session import Settings
-    from ..engine.works import load_work
+    from ..store.run import write_atomic
 
     target = args.runs_dir / "demo-works"
     examples = resources.files("skilltui") / "examples"

@@ -108,7 +108,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     Write the pool at HEAD (or --commit) as an Agent Skill: DIR/SKILL.md indexes the notes,
     which sit beside it in their folders. Refuses a non-empty DIR unless --force.
     """
-    from ..history.export import export_skill
+    from ..runs.export import export_skill
 
     run = find_run(args.run, args.runs_dir)
     done = export_skill(run, args.to, commit=args.commit, force=args.force)
@@ -127,7 +127,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     difference to the first, then a terminal plot of the step-mean curves. Typical: a
     trained run, then its --no-backward control.
     """
-    from ..history.compare import print_compare
+    from ..runs.compare import print_compare
 
     runs = [find_run(spec, args.runs_dir) for spec in args.runs]
     if len({r.root for r in runs}) != len(runs):

@@ -56,10 +56,10 @@ def cmd_lint(args: argparse.Namespace) -> int:
     also check that no note leaks what those training works contain. With --show-terms,
     list the names, places and titles the guard looks for instead.
     """
-    from ..engine.leakage import Lexicon
-    from ..engine.note_checks import lint_pool
-    from ..engine.pool import FOLDERS, Pool
-    from ..engine.works import load_works
+    from ..engine.data.works import load_works
+    from ..engine.notes.leakage import Lexicon
+    from ..engine.notes.note_checks import lint_pool
+    from ..store.pool import FOLDERS, Pool
 
     if args.show_terms:
         if not args.works:
@@ -112,9 +112,9 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
     Write WORK/story.md, the writer's only input: every episode retold as prose with noise
     (reported speech, dissolved scene headings, dropped detail).
     """
-    from ..engine.diffuse import noise_work
-    from ..engine.run import write_atomic
-    from ..engine.works import load_work
+    from ..engine.data.diffuse import noise_work
+    from ..engine.data.works import load_work
+    from ..store.run import write_atomic
 
     if not (0.0 <= args.noise <= 1.0):  # written so that nan fails too
         raise UsageError("--noise must be between 0 and 1")
@@ -123,7 +123,7 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
     if backend_name == "offline":
         story = noise_work(work, seed=args.seed, noise=args.noise)
     else:
-        from ..engine.diffuse_calls import diffuse_and_record
+        from ..engine.data.diffuse_calls import diffuse_and_record
 
         backend = make_backend(backend_name, args.model)
         print(
@@ -160,7 +160,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     """
     import json
 
-    from ..engine.scores import WEIGHTS, score_step
+    from ..engine.loss.scores import WEIGHTS, score_step
 
     human = _read_script(args.human, "--human")
     written = _read_script(args.written, "--written")

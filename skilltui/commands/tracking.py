@@ -72,8 +72,8 @@ def cmd_mlflow(args: argparse.Namespace) -> int:
     updates its MLflow run and never duplicates it. Open them with `mlflow ui
     --backend-store-uri URI`.
     """
-    from ..engine.run import is_locked
     from ..runs.locate import find_run
+    from ..store.run import is_locked
     from ..tracking import TrackingSpec, require_mlflow
 
     require_mlflow("`skilltui mlflow`")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..agents import default_backend, make_backend
 from ..core.errors import UsageError
-from ..engine.works import DEFAULT_MAX_SCRIPT_KB
+from ..engine.data.works import DEFAULT_MAX_SCRIPT_KB
 from . import add_folders_flag, add_model_flags, add_runs_dir, command
 from .tracking import add_tracking_flags, spec_from
 
@@ -291,7 +291,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if settings.batch and settings.backend != "anthropic":
         raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
     if args.estimate:
-        from ..engine.estimate import estimate_lines, estimate_run
+        from .estimate import estimate_lines, estimate_run
 
         print("\n".join(estimate_lines(estimate_run(settings, _default_model(settings.backend)))))
         return 0
@@ -364,8 +364,8 @@ def train(settings, backend, tracking=None, *, resume: str | None = None) -> int
 
 def _write_estimate(opened, backend) -> None:
     """The forecast, kept in the run when it starts, so `skilltui runs` can set it beside what was spent."""
-    from ..engine.estimate import forecast
-    from ..engine.run import write_json
+    from ..store.run import write_json
+    from .estimate import forecast
 
     path = opened.run.root / "estimate.json"
     # Only a new run: a forecast made on resume would not be what the run was started on.

@@ -20,7 +20,7 @@ Part = str | tuple[str, str] | Content
 
 
 class NoteStats(Protocol):
-    """What the detail shows of a note's attribution (`engine.attribution.NoteStats` has it)."""
+    """What the detail shows of a note's attribution (`engine.update.attribution.NoteStats` has it)."""
 
     @property
     def short(self) -> str: ...

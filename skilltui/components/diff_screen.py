@@ -15,9 +15,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from ..core.errors import UsageError
-from ..engine.run import Run
 from ..pool_git import split_patch
 from ..runs.blame import blame
+from ..store.run import Run
 from .blame_screen import BlameScreen
 from .diff_view import DiffView
 from .editor import edit_note_by_hand

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from textual.app import App
 
-from ..engine.run import Run
 from ..runs import operations
+from ..store.run import Run
 
 
 def editor_command() -> list[str] | None:

@@ -32,24 +32,18 @@ from ..core.pool_damage import object_damage
 from ..model import events as ev
 from ..model.bus import EventBus
 from ..model.review import Reviewer
-from .attribution import run_attribution
-from .batching import StepBatch
-from .consolidation import consolidate_epoch
-from .context import Context
-from .ending import Outcome, RunFailed, RunStopped, disk_problem
-from .gather import all_or_none
-from .micro_step import BackwardFailed, MicroStep
+from ..store.places import Sample
+from .data.works import Work, covers, fewer_steps, planned_steps
 from .session import OpenedRun
-from .stages import Sample, StageError, forward, loss, reduce
-from .validation import Point, Validator
-from .works import Work, covers, fewer_steps, planned_steps
-
-
-def make_groups(names: list[str], size: int) -> list[list[str]]:
-    """Consecutive groups of `size`; zero puts every work in one group."""
-    if size <= 0:
-        return [list(names)] if names else []
-    return [names[i : i + size] for i in range(0, len(names), size)]
+from .stages.batching import StepBatch, make_groups
+from .stages.context import Context
+from .stages.ending import Outcome, RunFailed, RunStopped, disk_problem
+from .stages.gather import all_or_none
+from .stages.passes import StageError, forward, loss, reduce
+from .update.attribution import run_attribution
+from .update.consolidation import consolidate_epoch
+from .update.micro_step import BackwardFailed, MicroStep
+from .validation.validator import Point, Validator
 
 
 class Trainer:

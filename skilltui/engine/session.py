@@ -18,11 +18,11 @@ from ..core.errors import UsageError
 from ..model.bus import repair_tail
 from ..model.parse import read_run
 from ..model.view import RunView
-from .pool import donor_notes
+from ..store.pool import donor_notes
+from ..store.reconcile import reconcile
+from ..store.run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
+from .data.works import DEFAULT_MAX_SCRIPT_KB, Work, covers, load_works, unbroken
 from .prompts import Prompts
-from .reconcile import reconcile
-from .run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
-from .works import DEFAULT_MAX_SCRIPT_KB, Work, covers, load_works, unbroken
 
 # The default bound on lines one micro-step may add plus remove: two full notes' worth.
 DEFAULT_MAX_EDIT_LINES = 80

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from ..components import keymap, themes
 from ..components.help import HelpScreen
 from ..components.palette import choose_theme, kept_textual_commands
-from ..engine.run import Run
+from ..store.run import Run
 from .screens.history_screen import HistoryScreen
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..engine.run import Run, read_json
 from ..model.commits import DECISION_WORDS, Commit, MicroStepRecord
+from ..store.run import Run, read_json
 
 HEADING = re.compile(r"^(#{1,5}) ")
 COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)

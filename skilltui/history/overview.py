@@ -12,9 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.errors import UsageError
-from ..engine.run import Run
 from ..runs.locate import is_run
 from ..runs.status import RunStatus, run_status
+from ..store.run import Run
 
 WIDE = 110
 STATE_STYLES = {"running": "bold green", "finished": "green", "interrupted": "yellow", "not started": "yellow"}

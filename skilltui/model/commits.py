@@ -86,7 +86,7 @@ class MicroStepRecord:
     view shows it. `runs.records` joins each commit to the attempts that made it (their
     `checked.json`, `review.json` and `batch.json`: the history app, `review`, `blame`, the
     evidence pages); the backward prompt's feedback reads each finished micro-step's
-    `commit.txt` (`engine.feedback`) and each refused attempt's review (`engine.rejected`);
+    `commit.txt` (`engine.update.feedback`) and each refused attempt's review (`engine.update.rejected`);
     the report takes the `micro_step` and `decision` events. Each fills what its source
     records and leaves the rest at its default (a `commit.txt` names no works). The losses
     around it are not kept here: they are the run model's figures for its step
@@ -125,7 +125,7 @@ class MicroStepRecord:
 
     @property
     def short_label(self) -> str:
-        if self.label.endswith(" consolidation"):  # an epoch's consolidation (engine/consolidation.py)
+        if self.label.endswith(" consolidation"):  # an epoch's consolidation (engine/update/consolidation.py)
             return f"e{self.epoch} consolidation" + (f" a{self.attempt}" if self.attempt > 1 else "")
         m = LABEL.search(self.label)
         micro = f"{m.group(3)}/{m.group(4)}" if m else str(self.group)
@@ -161,7 +161,7 @@ def attempt_record(
         note=str(review.get("note") or ""),
         subject=str(checked.get("subject", "")),
         message=str(checked.get("message") or ""),
-        # The commit that carries the decision's trailers once decided (engine/provenance.py);
+        # The commit that carries the decision's trailers once decided (engine/update/provenance.py);
         # the agent's own while it waits, and in runs from before trailers.
         after=str(review.get("commit") or checked.get("after") or ""),
         reason=str(review.get("reason") or ""),

@@ -13,7 +13,7 @@ Skilltui-Decision: kept by auto
 ```
 
 `git log --format='%(trailers)'` prints them. The engine writes them once, when the
-micro-step is decided and every figure is known (`engine/provenance.py`); a decision made
+micro-step is decided and every figure is known (`engine/update/provenance.py`); a decision made
 after that (a revert in `skilltui review`) is a git note under `refs/notes/skilltui`, so a
 commit never changes after the fact. A commit made before trailers existed has none, and
 every reader treats that as "not recorded", never as an error.

@@ -21,7 +21,6 @@ from markdown_it import MarkdownIt
 
 from ..core.errors import UsageError
 from ..core.formats import parse_note
-from ..engine.run import Run, read_json, run_containing, write_atomic
 from ..engine.session import DEFAULT_POOL_BUDGET
 from ..model import events as ev
 from ..model.commits import MicroStepRecord
@@ -31,6 +30,7 @@ from ..model.review import delta_text
 from ..model.summary import pool_by_step
 from ..model.view import RunView, StepKey
 from ..runs.status import RunStatus, status_of
+from ..store.run import Run, read_json, run_containing, write_atomic
 from .svg import Series, chart
 
 
@@ -109,7 +109,7 @@ def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[S
                     diff=_diff_lines(patch.read_text(encoding="utf-8")) if patch.exists() else [],
                 )
             case ev.DecisionMade() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
-                # The decided commit carries the provenance trailers (engine/provenance.py): it is the one kept.
+                # The decided commit carries the provenance trailers (engine/update/provenance.py): it is the one kept.
                 after = e.after or m.micro.after
                 m.micro = replace(m.micro, decision=e.decision, by=e.by, reason=e.reason, note=e.note, after=after)
             case ev.GateChecked() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:

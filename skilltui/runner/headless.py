@@ -15,8 +15,8 @@ from rich.console import Console
 
 from ..agents.base import Backend
 from ..core.signals import STOP_SIGNALS, exit_code, install_stop_signals, name_of
-from ..engine.review import AutoReviewer
 from ..engine.session import OpenedRun
+from ..engine.update.review import AutoReviewer
 from ..model import events as ev
 from .console import HEARTBEAT_SECONDS, ConsoleSink
 from .driver import RunDriver

@@ -23,10 +23,10 @@ from typing import Any
 import git
 
 from ..core.errors import UsageError
-from ..engine.run import Run
 from ..model import events as ev
 from ..model import trailers as tr
 from ..model.parse import read_run
+from ..store.run import Run
 from .records import load_history
 
 

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.json_read import read_json
-from ..engine.run import Run
-from ..engine.scene_match import Group, in_order
-from ..engine.scores import Scene, Script, combine, compare, parse
-from ..engine.works import load_work
+from ..engine.data.works import load_work
+from ..engine.loss.scene_match import Group, in_order
+from ..engine.loss.scores import Scene, Script, combine, compare, parse
+from ..store.run import Run
 
 
 @dataclass(frozen=True)

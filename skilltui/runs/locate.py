@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import UsageError
-from ..engine.run import RUN_ID, Run, is_locked
+from ..store.run import RUN_ID, Run, is_locked
 
 
 def is_run(folder: Path) -> bool:

@@ -24,11 +24,11 @@ import git
 
 from ..core.durable import write_atomic
 from ..core.errors import UsageError
-from ..engine.pool import Pool, lint_note
-from ..engine.provenance import note_later
-from ..engine.run import Run, RunLock, is_locked
+from ..engine.update.provenance import note_later
 from ..model.bus import JsonlSink
 from ..model.events import HistoryAction
+from ..store.pool import Pool, lint_note
+from ..store.run import Run, RunLock, is_locked
 
 
 class Refused(Exception):

@@ -19,14 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..engine.attribution import NoteStats, run_attribution
-from ..engine.run import Run, read_json
+from ..engine.update.attribution import NoteStats, run_attribution
 from ..model import events as ev
 from ..model.commits import LABEL, Commit, MicroStepRecord, attempt_record, decision_words, parse_body, plain_label
 from ..model.figures import part_means
 from ..model.parse import read_run
 from ..model.view import RunView
 from ..pool_git import REVERTS, PoolGit
+from ..store.run import Run, read_json
 from .status import RunStatus, status_of
 
 DROPPED = {

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..engine.run import Run, is_locked, read_json
 from ..model.figures import Mean, finished_means, loss_changes, val_mean
 from ..model.parse import RunRecord
 from ..model.summary import estimated_usd
 from ..model.tail import tail_of
 from ..model.view import RunView, StepKey
+from ..store.run import Run, is_locked, read_json
 
 
 @dataclass

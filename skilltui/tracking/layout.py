@@ -24,11 +24,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.run import Run, read_json
-from ..history.compare import curve_points, curves_of
-from ..history.export import notes_at
 from ..model import events as ev
 from ..model.view import RunView, StepKey
+from ..runs.compare import curve_points, curves_of
+from ..runs.export import notes_at
+from ..store.run import Run, read_json
 
 MicroKey = tuple[int, int, int, int]
 MLFLOW_NAME = re.compile(r"[^\w\-. :/]")

@@ -17,9 +17,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..engine.run import Run
 from ..model import events as ev
 from ..model.parse import RunRecord, parse_lines
+from ..store.run import Run
 from . import TrackingSpec
 from .layout import RunLayout
 

@@ -27,10 +27,10 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 
 from ..core.errors import UsageError
-from ..engine.run import Run, read_json, write_json
-from ..history.export import export_skill
 from ..model.parse import read_run
 from ..report.build import write_report
+from ..runs.export import export_skill
+from ..store.run import Run, read_json, write_json
 from . import TrackingSpec
 from .layout import RunLayout
 

@@ -21,10 +21,10 @@ from ..components.commit_list import CommitList
 from ..components.diff_view import DiffView
 from ..components.editor import edit_note_by_hand
 from ..components.report_view import ReportView
-from ..engine.run import Run
 from ..model.commits import PENDING as AWAITING
 from ..model.summary import pool_curve
 from ..model.view import RunView, StepKey
+from ..store.run import Run
 from .pool_reader import PoolReader
 from .state import Commit
 from .widgets.note_view import NoteView

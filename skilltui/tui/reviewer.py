@@ -30,7 +30,7 @@ REVIEW = "review"
 
 
 class ScreenReviewer:
-    """Implements `engine.review.Reviewer` by asking `ask(request)` and checking what it returns."""
+    """Implements `model.review.Reviewer` by asking `ask(request)` and checking what it returns."""
 
     def __init__(self, ask: Callable[[ReviewRequest], Awaitable[Decision]]) -> None:
         self._ask = ask

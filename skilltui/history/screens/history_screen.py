@@ -26,10 +26,10 @@ from ...components.confirm import ConfirmScreen
 from ...components.diff_screen import DiffScreen
 from ...components.run_header import RunHeader
 from ...core.words import counted
-from ...engine.run import Run
 from ...runs import operations
 from ...runs.locate import marks
 from ...runs.records import Commit, History, commit_patch, load_history, range_patch, search_text
+from ...store.run import Run
 from ..evidence import evidence_markdown
 from ..widgets.search_bar import SearchBar
 from ..widgets.status_line import StatusLine

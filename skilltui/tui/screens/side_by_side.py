@@ -28,7 +28,7 @@ from textual.widgets import Static
 
 from ...components import keymap
 from ...components.editor import edit_or_say_why
-from ...engine.scores import Scene
+from ...engine.loss.scores import Scene
 from ...runs.episode_pair import EpisodePair, Row, episode_pair, scored_episodes
 from ..widgets.key_bar import KeyBar
 

@@ -1,0 +1,1 @@
+"""The loss: written episodes scored against the human ones (pure: no agents, no run folder)."""

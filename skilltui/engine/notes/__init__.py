@@ -1,0 +1,1 @@
+"""What makes a note acceptable: lint, the leakage guard and the names it looks for."""

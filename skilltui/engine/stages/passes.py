@@ -1,0 +1,323 @@
+"""The per-work stages of a step: forward, loss; and the per-group reduce.
+
+- forward: the writer reads the story and the pool (through traced tools) and writes
+  episodes first..last as Fountain. Its tools cannot reach the work's human episodes or
+  any loss report.
+- loss: the engine scores the written episodes against the human ones; a judge turns the
+  scores into a markdown report and a small rubric (engine/loss/rubric.py), blended in only
+  with --judge-weight.
+- reduce: a group's loss reports folded into one commonality report (only when the group
+  has more than one report).
+
+Each stage writes its marker last and atomically (`done.json`, `<work>.json`,
+`summary.md`), which is what a resumed run checks to skip it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ...agents.base import BackendError
+from ...agents.tools import Sandbox
+from ...core.formats import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
+from ...model import events as ev
+from ...store.places import Place, Sample
+from ...store.pool import Pool
+from ...store.run import read_json, write_atomic, write_json
+from ..data.works import Work
+from ..loss import rubric
+from ..loss.score_pool import score_in_worker
+from ..prompts import Prompts, data
+from .context import Context
+
+EPISODE_FILE = re.compile(r"^0*(\d+)\.fountain$")
+
+
+class StageError(Exception):
+    """A stage could not finish for this work; it costs the work this step, nothing more."""
+
+
+def written_episodes(scripts: Path, first: int, last: int) -> dict[int, str]:
+    found: dict[int, str] = {}
+    if scripts.is_dir():
+        for file in scripts.iterdir():
+            match = EPISODE_FILE.match(file.name)
+            # A folder or a link under an episode's name is no episode (a link could lead anywhere).
+            if match and first <= int(match.group(1)) <= last and file.is_file() and not file.is_symlink():
+                found[int(match.group(1))] = file.read_text(encoding="utf-8", errors="replace")
+    return found
+
+
+def forward_prompt(prompts: Prompts, work: Work, first: int, last: int, story: Path, pool: Path, scripts: Path) -> str:
+    """The writer's task; `--estimate` sizes the same text."""
+    return prompts.render(
+        "forward",
+        work=work.name,
+        meta=work.meta,
+        first=first,
+        last=last,
+        story_path=str(story),
+        pool_dir=str(pool),
+        scripts_dir=str(scripts),
+    )
+
+
+def story_lead(story: Path) -> str:
+    """The story as it leads the writer's prompt: marked as data, which its own text cannot close."""
+    return f"# The story\n\n{data(story.read_text(encoding='utf-8'), 'markdown')}\n"
+
+
+async def forward(
+    ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
+) -> bool:
+    """The writer's pass for one work. True when it ran, False when its artifacts were already there."""
+    place = place or Place.training(ctx.run, epoch, step, work.name)
+    out = place.work_dir
+    if (out / "done.json").exists():
+        return False
+    scripts = out / "scripts"
+    if scripts.exists():  # a dead attempt's half-written episodes must not count
+        for stale in scripts.iterdir():
+            # The writer may make folders there too; only its own folder is cleared, never through a link.
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale)
+            else:
+                stale.unlink()
+    scripts.mkdir(parents=True, exist_ok=True)
+    pool = Pool(place.notes) if place.notes else ctx.run.pool
+    headers = pool.headers()
+    story = place.story
+    prompt = forward_prompt(ctx.prompts, work, first, last, story, pool.root, scripts)
+    prefix = pool_context(ctx, headers, pool_dir=pool.root)
+    # The story leads the prompt: the same work's forward re-reads it word for word every
+    # step, so it is cached across steps when one comes later (cache_policy).
+    lead = story_lead(story)
+    # Records are synced to disk: written off the loop, so the app's keys never wait on a disk.
+    await asyncio.to_thread(write_atomic, out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
+    sandbox = Sandbox(
+        read_roots=[story, pool.root],
+        write_roots=[scripts],
+        denied=[work.root, place.loss_dir, pool.root / ".git"],
+        traced=pool.root,
+        base=pool.root,  # the prompt lists notes relative to the pool
+    )
+    where = {"work": work.name}
+    request = ctx.request(
+        "forward",
+        prompt,
+        {
+            "story": str(story),
+            "pool": str(pool.root),
+            "out_dir": str(scripts),
+            "first": first,
+            "last": last,
+            "headers": headers,
+        },
+        prefix=prefix,
+        **where,
+    )
+    request.lead = lead
+    # Marked when a later step re-reads it, or to read what an earlier step cached (a request
+    # reads the cache only up to a mark of its own); a story read once is left unmarked.
+    earlier = epoch > 0 or first > 1
+    request.lead_ttl = ctx.reread_ttl() if _reread_later(ctx, work, epoch, last) else ("5m" if earlier else None)
+    request.finished = lambda: all((scripts / f"{n:02d}.fountain").is_file() for n in range(first, last + 1))
+    seen: set[int] = set()
+    # The read trace per episode: the notes opened before each episode was first written.
+    before_episode: dict[str, list[str]] = {}
+    inner_tool = request.on_tool
+
+    def on_tool(tool: str, path: str, error: str | None) -> None:
+        inner_tool(tool, path, error)
+        match = EPISODE_FILE.match(os.path.basename(path))
+        if error is None and tool == "create" and match and int(match.group(1)) not in seen:
+            seen.add(int(match.group(1)))
+            before_episode[str(int(match.group(1)))] = list(sandbox.reads)
+            ctx.bus.emit(
+                ev.EpisodeWritten(epoch=epoch, step=step, work=work.name, episode=int(match.group(1)), path=path)
+            )
+
+    request.on_tool = on_tool
+    result = await ctx.call(request, out / "transcript.json", sandbox, epoch=epoch, step=step, **where)
+    written = written_episodes(scripts, first, last)
+    missing = [n for n in range(first, last + 1) if not written.get(n, "").strip()]
+    await asyncio.to_thread(write_json, out / "reads.json", {"notes": sandbox.reads, "episodes": before_episode})
+    if missing:
+        raise StageError(
+            f"the writer did not write episode{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(map(str, missing))} of {work.name}"
+        )
+    await asyncio.to_thread(
+        write_json,
+        out / "done.json",
+        {"episodes": sorted(written), "reads": sandbox.reads, "turns": result.turns, "cost_usd": result.cost_usd},
+    )
+    return True
+
+
+async def loss(
+    ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
+) -> tuple[Sample, bool]:
+    """Score one work-step and have the judge write its report. Returns the sample and whether it ran.
+
+    A validation place gets no `loss` event: validation reports its own (`val_loss`).
+    """
+    place = place or Place.training(ctx.run, epoch, step, work.name)
+    report, scores_path = place.loss_dir / f"{work.name}.md", place.loss_dir / f"{work.name}.json"
+    reads = place.work_dir / "reads.json"
+    if scores_path.exists() and report.exists():
+        saved = _saved_loss(scores_path)
+        if saved is not None:
+            return Sample(work.name, first, last, saved, report, scores_path, reads), False
+        # Scores are derived from the scripts and the human episodes, so a damaged file (a
+        # torn write, a hand edit) is computed again rather than failing a finished step.
+        ctx.bus.emit(
+            ev.Warning_(
+                message=f"{scores_path} was damaged (not the scores the loss stage writes); "
+                f"the loss of {work.name} for epoch {epoch} step {step} was recomputed"
+            )
+        )
+    scripts = place.work_dir / "scripts"
+    written = written_episodes(scripts, first, last)
+    human = {n: work.episode_text(n) for n in range(first, last + 1)}
+    scores = await score_in_worker(written, human)
+    prompt = ctx.prompts.render(
+        "loss",
+        work=work.name,
+        first=first,
+        last=last,
+        scores=scores,
+        episodes=[{"number": n, "human": human[n], "written": written.get(n, "")} for n in sorted(human)],
+    )
+    where = {"work": work.name}
+    request = ctx.request(
+        "loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores, "written": written}, **where
+    )
+    # The human episodes lead the prompt: the judge of the next epoch re-reads them word for
+    # word, an epoch later (past 5 minutes), so they are cached for an hour when there is one;
+    # the last epoch's judge marks them only to read that entry (a read renews it, writes nothing).
+    request.lead = ctx.prompts.render(
+        "loss_targets",
+        work=work.name,
+        first=first,
+        last=last,
+        episodes=[{"number": n, "human": human[n]} for n in sorted(human)],
+    )
+    request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
+    result = await ctx.call(request, place.loss_dir / f"{work.name}.transcript.json", epoch=epoch, step=step, **where)
+    # The rubric is optional: a missing or malformed one leaves the engine's number in charge.
+    text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
+    if not text.strip():
+        raise StageError(f"the judge wrote an empty loss report for {work.name}")
+    await asyncio.to_thread(write_atomic, report, _with_scores(text, scores))
+    await asyncio.to_thread(write_json, scores_path, scores)
+    if not place.validation:
+        ctx.bus.emit(
+            ev.Loss(
+                epoch=epoch,
+                step=step,
+                work=work.name,
+                loss=scores["loss"],
+                scores=scores["scores"],
+                report=str(report),
+                engine_loss=scores["engine_loss"],
+                rubric=scores["rubric"],
+                rubric_error=scores["rubric_error"],
+            )
+        )
+    return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
+
+
+def _saved_loss(scores_path: Path) -> float | None:
+    """The loss a scores file holds, or None when it is not one the loss stage wrote."""
+    try:
+        saved = read_json(scores_path)
+    except (OSError, ValueError):
+        return None
+    loss = saved.get("loss") if isinstance(saved, dict) else None
+    if isinstance(loss, bool) or not isinstance(loss, int | float) or not math.isfinite(loss):
+        return None
+    return float(loss)
+
+
+def _reread_later(ctx: Context, work: Work, epoch: int, last: int) -> bool:
+    """Whether a later step of this run gives this work another forward (so re-reads its story)."""
+    s = ctx.settings
+    reach = s.steps * s.episodes_per_step
+    return epoch < s.epochs - 1 or any(last < e <= reach for e in work.episodes if e % s.episodes_per_step == 0)
+
+
+def _with_scores(report: str, scores: dict[str, Any]) -> str:
+    """The judge's report with the engine's numbers and the rubric appended, so the evidence carries the truth."""
+    judged = rubric.render(scores)
+    if "<!-- scores:" in report:
+        return f"{report.rstrip()}\n\n{judged}"
+    table = "\n".join(f"| {name} | {value:.3f} |" for name, value in scores["scores"].items())
+    return (
+        f"{report.rstrip()}\n\n## Scores computed by the engine\n\nLoss {scores['engine_loss']:.3f}.\n\n"
+        f"| part | similarity |\n|---|---|\n{table}\n\n{judged}\n"
+        f"<!-- scores: {json.dumps(scores['scores'], sort_keys=True)} -->\n"
+    )
+
+
+async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, group: int) -> tuple[Path, bool]:
+    """Fold a group's reports into one commonality report. Returns its path and whether it ran."""
+    out = ctx.run.backward_dir(epoch, step, group) / "summary.md"
+    if out.exists():
+        return out, False
+    reports = {s.work: s.report.read_text(encoding="utf-8") for s in samples}
+    # The reduce is one text call with no file tools, so its evidence comes inline: the
+    # reports and the notes each writer opened (its read trace), never a path to open.
+    reads = {s.work: _notes_read(s.reads) for s in samples}
+    prompt = ctx.prompts.render("reduce", reports=reports, count=len(reports), reads=reads)
+    request = ctx.request("reduce", prompt, {"reports": reports, "reads": reads}, group=group)
+    result = await ctx.call(request, out.parent / "reduce.transcript.json", epoch=epoch, step=step, group=group)
+    if not result.text.strip():
+        raise BackendError("the reduce call returned an empty commonality report")
+    await asyncio.to_thread(write_atomic, out, result.text if result.text.endswith("\n") else result.text + "\n")
+    ctx.bus.emit(ev.Summary(epoch=epoch, step=step, group=group, works=[s.work for s in samples], path=str(out)))
+    return out, True
+
+
+def _notes_read(trace: Path) -> list[str]:
+    try:
+        data = read_json(trace)
+    except (OSError, ValueError):
+        return []
+    return list(data.get("notes", [])) if isinstance(data, dict) else list(data)
+
+
+def note_policy(ctx: Context) -> str:
+    """The note rules: what a note is, the same for every call of a run."""
+    return ctx.prompts.render(
+        "note_policy",
+        folders=FOLDERS,
+        body_heading=BODY_HEADING,
+        max_lines=MAX_LINES,
+        max_body_chars=MAX_BODY_CHARS,
+        max_description_chars=MAX_DESCRIPTION_CHARS,
+    )
+
+
+def pool_context(
+    ctx: Context, headers: list[tuple[str, str]], *, policy: bool = True, pool_dir: Path | None = None
+) -> str:
+    """The pool's headers and (with `policy`) the note rules: the prompt prefix every work of a step shares.
+
+    The backward agent gets the rules in its run-wide lead instead (`backward_prompt`),
+    since its pool listing changes with every commit and the rules never do; a candidate
+    of several (`candidates.py`) names its own working copy as `pool_dir`.
+    """
+    return ctx.prompts.render(
+        "pool_context",
+        pool_dir=str(pool_dir or ctx.run.pool.root),
+        headers=ctx.run.pool.headers_text(headers),
+        note_policy=note_policy(ctx) if policy else "",
+    )

@@ -1,0 +1,1 @@
+"""The optimizer step: a backward micro-step, its candidates, consolidation, provenance and evidence."""

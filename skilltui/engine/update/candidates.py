@@ -1,0 +1,89 @@
+"""Several candidates per micro-step (`--candidates K`): their working copies, refs and ranking.
+
+K backward attempts start from the same parent and must not see each other's edits, but
+the pool has one working tree. So each candidate edits its own working copy of the pool:
+a `git worktree` of the pool repository inside the attempt's folder (`attempt<N>/pool/`),
+checked out at the parent, detached. It shares the pool's objects and refs, so its commit
+is kept under `refs/skilltui/candidates/<epoch>-<step>-<group>/<k>` the moment it passes
+its checks, and the copy is removed once the round is over. A rerun's new round reuses
+those names; the round it replaces stays kept under `refs/skilltui/rerun/...`. The pool's own working tree
+stays at the parent the whole time, which is what validation and a resumed run expect.
+
+`rank` orders the checked candidates for the reviewer: those the gate advises keeping
+first, lowest validation delta first. It reads a verdict only through `delta_of`, so a
+verdict that carries its own mean paired delta (issue 21's interval gate) plugs in there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from ...model.review import GateVerdict
+from ...store.micro_records import Checked
+from ...store.pool import Pool
+
+
+def candidate_ref(epoch: int, step: int, group: int, number: int) -> str:
+    """Where candidate `number` of a micro-step stays reachable (under refs/skilltui/)."""
+    return f"candidates/{epoch}-{step}-{group}/{number}"
+
+
+def open_copy(pool: Pool, folder: Path, before: str) -> Pool:
+    """A fresh working copy of the pool at `before` in `folder` (a leftover of a dead attempt is replaced)."""
+    close_copy(pool, folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    pool.git("worktree", "add", "-q", "--detach", str(folder), before)
+    return Pool(folder)
+
+
+def close_copy(pool: Pool, folder: Path) -> None:
+    """Remove a candidate's working copy; its commit stays in the pool under its ref.
+
+    A copy is a `git worktree`: its `.git` is a file naming the pool, its objects are the
+    pool's. A folder whose `.git` is a repository of its own (the pool itself) is never removed.
+    """
+    if (folder / ".git").is_dir() or folder.resolve() == pool.root.resolve():
+        raise ValueError(f"{folder} is a repository, not a candidate's working copy; not removed")
+    if folder.exists():
+        shutil.rmtree(folder)
+    pool.git("worktree", "prune")
+
+
+def sweep_copies(pool: Pool, out: Path, before: str, where: str) -> None:
+    """Remove the working copies a dead round left in `out`; a commit one made stays under dead/<where>-a<N>."""
+    for folder in sorted(out.glob("attempt*/pool")):  # none, unless a round died: no git call then
+        if (folder / ".git").is_file():
+            copy = Pool(folder)
+            head = copy.head()
+            copy.close()
+            if head != before:
+                pool.keep(f"dead/{where}-a{folder.parent.name.removeprefix('attempt')}", head)
+        close_copy(pool, folder)
+
+
+def delta_of(verdict: GateVerdict | None) -> float | None:
+    """The change in validation loss a verdict measured (negative is better), or None when it has none."""
+    if verdict is None:
+        return None
+    mean = verdict.delta  # the interval verdict's paired mean delta, when it measured one
+    if mean is not None:
+        return float(mean)
+    if verdict.before is None or verdict.after is None:
+        return None
+    return verdict.after - verdict.before
+
+
+def rank(candidates: Sequence[Checked]) -> list[Checked]:
+    """Best first: the gate's "keep" before anything else, then the lowest delta, then the candidate's number.
+
+    Without a gate every verdict is None and the order is the candidates' own.
+    """
+
+    def key(c: Checked) -> tuple[int, float, int]:
+        keep = c.verdict is not None and c.verdict.advice == "keep"
+        delta = delta_of(c.verdict)
+        return (0 if keep else 1, delta if delta is not None else float("inf"), c.candidate or 0)
+
+    return sorted(candidates, key=key)

@@ -1,0 +1,369 @@
+"""Validation: the pool measured on held-out works that training never sees.
+
+`--val-work DIR` names a held-out work. After every step the writer runs forward on it
+with the pool as the step left it, and the loss stage scores what it wrote, exactly as
+for a training work. Nothing else happens to it: no reduce, no backward, so a falling
+validation curve means the notes got better at the craft, not at these works.
+
+- **Fixed episodes.** Every validation point runs episodes 1..`--val-episodes` (default
+  `--episodes-per-step`) of every validation work, so values compare across steps and epochs.
+- **Out of reach.** Everything lives under `<run>/val/` (layout: `val_store.py`), outside the
+  `epoch*/` folders whose reports and traces the backward and reduce agents may read;
+  `val/points/<point>.json` records one validation point done (written last).
+- **Samples, keyed by the notes.** A measurement belongs to the pool's git *tree*. Each pass
+  over the validation set adds a sample beside the earlier ones, and a tree that already has
+  the passes asked for is read back, never paid for twice: a `--no-backward` control
+  validates once and its curve stays level with a deterministic writer. `--val-repeats R`
+  sets the passes a measurement wants; a tree's figure is the mean of its samples.
+- **A recorded point keeps its value.** A resumed run measures only the points it has not
+  recorded, each on the notes that point belongs to (the tree its step ended on), whatever
+  the live pool holds by then.
+- **The gate** (`--gate`, arithmetic in `gate.py`): after a micro-step passes its checks the
+  candidate notes and their parent are compared on paired samples; while the interval on the
+  mean delta straddles zero, both sides get another pass, up to `--gate-max-repeats`.
+  The automatic reviewer follows the advice; a person reviewing sees the figures and decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from ...model import events as ev
+from ...model.review import GateVerdict
+from ...store import val_store
+from ...store.places import Place
+from ...store.run import read_json, write_json
+from ..data.works import Work
+from ..loss.scores import combine
+from ..stages.context import Context
+from ..stages.gather import all_or_none
+from ..stages.passes import forward, loss
+from .gate import Unit, judge_pairs
+
+Wait = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Point:
+    """Why validation ran: after a step, after a gated micro-step attempt, or before one."""
+
+    kind: str  # step, micro, before
+    epoch: int
+    step: int
+    group: int | None = None
+    attempt: int | None = None
+
+    @property
+    def id(self) -> str:
+        name = f"e{self.epoch}-s{self.step}"
+        if self.group is not None:
+            name += f"-g{self.group}"
+        if self.attempt is not None:
+            name += f"-a{self.attempt}"
+        return name if self.kind == "step" else f"{name}-{self.kind}"
+
+
+@dataclass
+class Measurement:
+    """The validation samples of every validation work for one tree of the pool.
+
+    `losses` is each work's figure (the mean of its passes); `units` every (work, episode)'s
+    loss per pass, what the gate pairs.
+    """
+
+    commit: str
+    tree: str
+    losses: dict[str, float] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
+    cost_usd: float = 0.0
+    units: dict[Unit, list[float]] = field(default_factory=dict)
+
+    @property
+    def mean(self) -> float | None:
+        return round(sum(self.losses.values()) / len(self.losses), 4) if self.losses else None
+
+
+class Validator:
+    """Runs validation points for one run; `fatal` exceptions (a stop, a refused key) propagate."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        works: list[Work],
+        *,
+        wait: Wait,
+        limit: asyncio.Semaphore,
+        fatal: tuple[type[BaseException], ...],
+    ) -> None:
+        self.ctx = ctx
+        s = ctx.settings
+        self.works = sorted(works, key=lambda w: w.name)
+        self.names = {w.name for w in self.works}
+        self.first, self.last = 1, s.val_episodes or s.episodes_per_step
+        self.wait = wait
+        self.limit = limit
+        self.fatal = fatal
+        self.repeats = s.val_repeats
+        self.max_repeats = max(s.gate_max_repeats, s.val_repeats)
+        self.confidence = s.gate_confidence
+        # A writer that says it never varies (the offline one without noise) makes one pass exact.
+        self.deterministic = bool(getattr(ctx.backend, "deterministic", False))
+        self._unpaid = 0.0  # what a gate's "before" measurement cost, added to its verdict
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    # -- where things are ----------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        return self.ctx.run.val_dir
+
+    def place(self, tree: str, work: str, k: int = 1) -> Place:
+        return val_store.place(self.root, tree, work, self.ctx.run.val_story_path(work), k)
+
+    def tree_of(self, commit: str) -> str:
+        return self.ctx.run.pool.git("rev-parse", f"{commit}^{{tree}}")
+
+    def recorded(self, commit: str, tree: str | None = None) -> Measurement:
+        """What validation already knows about the pool at `commit`: every pass of every work (blocking)."""
+        tree = tree or self.tree_of(commit)
+        found = Measurement(commit, tree)
+        for work in self.works:
+            passes = val_store.samples(self.root, tree, work.name)
+            if not passes:
+                found.failed.append(work.name)
+                continue
+            found.losses[work.name] = round(statistics.fmean(float(p["loss"]) for p in passes), 4)
+            for scores in passes:
+                for episode, value in episode_losses(scores).items():
+                    found.units.setdefault((work.name, episode), []).append(value)
+        return found
+
+    # -- measuring -----------------------------------------------------------------------
+
+    async def measure(self, point: Point) -> Measurement:
+        """A step's validation point: recorded once, on the tree its step ended on, then read back.
+
+        A point already recorded keeps its value whatever the pool holds now, so a resumed run
+        never re-measures the past; one not recorded yet is measured on its own tree.
+        """
+        marker = self.root / "points" / f"{point.id}.json"
+        if marker.exists():
+            saved = read_json(marker)
+            for work in self.works:
+                self._stage("skipped", point, work.name)
+            return Measurement(
+                saved.get("commit", ""),
+                saved.get("tree", ""),
+                dict(saved["losses"]),
+                [],
+                float(saved.get("cost_usd") or 0.0),
+            )
+        commit = await asyncio.to_thread(self._step_commit, point)
+        found = await self.ensure(point, commit, self.repeats, always_report=True)
+        if not found.failed:
+            write_json(
+                marker,
+                {
+                    "point": point.kind,
+                    "epoch": point.epoch,
+                    "step": point.step,
+                    "group": point.group,
+                    "attempt": point.attempt,
+                    "commit": commit,
+                    "tree": found.tree,
+                    "losses": found.losses,
+                    "samples": {w: len(val_store.samples(self.root, found.tree, w)) for w in found.losses},
+                    "cost_usd": found.cost_usd,
+                },
+            )
+        return found
+
+    def _step_commit(self, point: Point) -> str:
+        """The commit a step ended on: its last micro-step's outcome, or the pool's HEAD when it made none."""
+        step_dir = self.ctx.run.step_dir(point.epoch, point.step) / "backward"
+        done = sorted(
+            (int(g.name[1:]), g / "commit.txt")
+            for g in step_dir.glob("g*")
+            if g.name[1:].isdigit() and (g / "commit.txt").exists()
+        )
+        if done:
+            return str(read_json(done[-1][1])["after"])
+        return self.ctx.run.pool.head()
+
+    async def ensure(self, point: Point, commit: str, passes: int, *, always_report: bool = False) -> Measurement:
+        """Make sure the tree of `commit` has `passes` samples of every work: run only the missing passes.
+
+        Every new pass adds a sample; none replaces one. Each work's `val_loss` event gives its
+        mean over the passes so far; a work none of whose passes ran now is reported only
+        when `always_report` (a step's point), as reused.
+        """
+        tree = await asyncio.to_thread(self.tree_of, commit)
+        # Two verdicts sharing a parent must not both write its next pass: one tree, one measurer.
+        async with self._locks.setdefault(tree, asyncio.Lock()):
+            return await self._ensure(point, commit, tree, passes, always_report)
+
+    async def _ensure(self, point: Point, commit: str, tree: str, passes: int, always_report: bool) -> Measurement:
+        # The writer reads this tree's own copy of the notes (the places point at it), not the live pool.
+        await asyncio.to_thread(val_store.write_tree, self.ctx.run.pool.root, self.root, tree)
+        have = {w.name: len(await asyncio.to_thread(val_store.samples, self.root, tree, w.name)) for w in self.works}
+        jobs = [(w, k) for w in self.works for k in range(have[w.name] + 1, passes + 1)]
+        costs: list[float] = []
+
+        mine = str(val_store.pass_dir(self.root, tree, 1)) + "/"
+
+        def count(event: ev.Event) -> None:
+            # Only this tree's validation calls (their transcripts are under its folder), so
+            # measurements of other trees running at the same time are not counted here.
+            if isinstance(event, ev.Call) and event.work in self.names and event.cost_usd is not None:
+                if (event.transcript or "").startswith(mine):
+                    costs.append(event.cost_usd)
+
+        unsubscribe = self.ctx.bus.subscribe(count)
+        try:
+            results = await all_or_none([self._one(point, tree, w, k) for w, k in jobs])
+        finally:
+            unsubscribe()
+        ran = {w.name for (w, _), ok in zip(jobs, results, strict=True) if ok}
+        found = await asyncio.to_thread(self.recorded, commit, tree)
+        found.cost_usd = round(sum(costs), 6)
+        for work in self.works:
+            count_now = len(found.units.get((work.name, self.first), []))
+            if work.name in found.losses and count_now < passes:
+                found.failed.append(work.name)
+            if work.name in found.losses and (work.name in ran or always_report):
+                self._report(point, commit, tree, work.name, reused=work.name not in ran)
+        return found
+
+    async def _one(self, point: Point, tree: str, work: Work, k: int) -> bool:
+        """One pass of one validation work on one tree; a failure costs this sample only."""
+        place = self.place(tree, work.name, k)
+        async with self.limit:
+            started = time.monotonic()
+            try:
+                await self.wait()
+                self._stage("started", point, work.name)
+                await forward(self.ctx, work, point.epoch, point.step, self.first, self.last, place)
+                await self.wait()
+                await loss(self.ctx, work, point.epoch, point.step, self.first, self.last, place)
+            except self.fatal:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a misbehaving agent or file costs this pass only
+                self._stage("failed", point, work.name, started, f"{type(exc).__name__}: {exc}")
+                return False
+        self._stage("finished", point, work.name, started)
+        return True
+
+    def _report(self, point: Point, commit: str, tree: str, work: str, *, reused: bool) -> None:
+        passes = val_store.samples(self.root, tree, work)
+        values = [float(p["loss"]) for p in passes]
+        last = passes[-1]
+        self.ctx.bus.emit(
+            ev.ValLoss(
+                epoch=point.epoch,
+                step=point.step,
+                work=work,
+                loss=round(statistics.fmean(values), 4),
+                scores=last["scores"],
+                point=point.kind,
+                group=point.group,
+                attempt=point.attempt,
+                commit=commit,
+                report=str(self.place(tree, work, len(passes)).loss_dir / f"{work}.md"),
+                reused=reused,
+                samples=len(values),
+                spread=round(statistics.stdev(values), 4) if len(values) > 1 else None,
+            )
+        )
+        if reused:
+            self._stage("skipped", point, work)
+
+    def _stage(
+        self, status: str, point: Point, work: str, started: float | None = None, error: str | None = None
+    ) -> None:
+        self.ctx.stage(
+            "validate",
+            status,
+            point.epoch,
+            point.step,
+            work=work,
+            group=point.group,
+            attempt=point.attempt,
+            started=started,
+            error=error,
+        )
+
+    # -- the gate ------------------------------------------------------------------------
+
+    async def baseline(self, before: str, epoch: int, step: int, group: int) -> None:
+        """Make sure the notes a micro-step starts from have their passes (in their own copy of the notes)."""
+        measured = await self.ensure(Point("before", epoch, step, group), before, self.repeats)
+        self._unpaid += measured.cost_usd
+
+    async def verdict(self, parent: str, candidate: str, point: Point, no_worse: bool = False) -> GateVerdict:
+        """The gate's verdict on `candidate` against `parent` (two commits of the pool), sequential.
+
+        Both sides get `--val-repeats` passes; when that measures no spread, the parent gets
+        one more first; while the interval on the mean paired delta straddles zero, one more
+        pass each, up to `--gate-max-repeats`. Samples either side
+        already has are used, not paid again. `cost_usd` is what this call measured (each
+        tree's calls are told apart by their transcripts' folder, so verdicts on several
+        candidates may run at once). This is the call a micro-step with several candidates
+        makes once per candidate, each candidate a commit of the pool on its own ref (the
+        notes are written out per tree, the live pool need not hold them); ranking them is
+        sorting the verdicts that advise keep by `delta`. It emits no `gate` event: `judge` does.
+        """
+        passes, cost = self.repeats, 0.0
+        parent_passes = passes  # may run one ahead: see below
+        before_point = Point("before", point.epoch, point.step, point.group, point.attempt)
+        while True:
+            after = await self.ensure(point, candidate, passes)
+            before = await self.ensure(before_point, parent, max(passes, parent_passes))
+            cost += after.cost_usd + before.cost_usd
+            found = judge_pairs(
+                before.units,
+                after.units,
+                confidence=self.confidence,
+                passes_left=passes < self.max_repeats and not self.deterministic,
+                deterministic=self.deterministic,
+                total_works=len(self.works),
+                works=len(set(before.losses) & set(after.losses)),
+                no_worse=no_worse,
+            )
+            if not found.more:
+                return replace(found.verdict, cost_usd=round(cost, 6))
+            if found.paired is not None and not found.paired.measured and parent_passes <= passes:
+                # No spread measured yet: a second pass of the parent alone measures the writer's
+                # luck, which stands in for the candidate's; a clear effect is then decided
+                # without paying for the candidate's second pass.
+                parent_passes = passes + 1
+                continue
+            passes += 1
+
+    async def judge(
+        self, before: str, epoch: int, step: int, group: int, attempt: int, no_worse: bool = False
+    ) -> GateVerdict:
+        """Validate the micro-step's notes (the pool holds them now) against the notes before it.
+
+        `no_worse`: a consolidation, kept unless validation shows it worse (`gate.judge_pairs`)."""
+        head = await asyncio.to_thread(self.ctx.run.pool.head)
+        verdict = await self.verdict(before, head, Point("micro", epoch, step, group, attempt), no_worse)
+        verdict = replace(verdict, cost_usd=round(verdict.cost_usd + self._unpaid, 6))
+        self._unpaid = 0.0
+        at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
+        # The event is the verdict, located: the same fields under the same names.
+        self.ctx.bus.emit(ev.GateChecked(**at, **asdict(verdict)))
+        return verdict
+
+
+def episode_losses(scores: dict) -> dict[int, float]:
+    """One loss per episode whose mean is the work's loss (the judge's blend, if any, spread evenly)."""
+    episodes = {int(n): combine(parts) for n, parts in (scores.get("episodes") or {}).items()}
+    if not episodes:
+        return {}
+    shift = float(scores["loss"]) - sum(episodes.values()) / len(episodes)
+    return {n: value + shift for n, value in episodes.items()}

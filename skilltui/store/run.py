@@ -1,0 +1,207 @@
+"""The run folder: a self-contained, resumable record of one training run.
+
+```
+runs/<run-id>/
+  config.json                         the settings; reopening with others is refused
+  events.jsonl                        one JSON object per event
+  memory/                             the pool (its own git repository)
+  stories/<work>.md                   the story each work trained on
+  epoch<E>/step<S>/works/<work>/      scripts/NN.fountain, reads.json, transcripts, done.json
+  epoch<E>/step<S>/loss/<work>.md     loss report (+ <work>.json: its scores)
+  epoch<E>/step<S>/backward/g<G>/     batch.json, summary.md, attempt<N>/, commit.txt
+  val/                                validation: stories/, pool-<tree>/ (scripts, loss), points/
+  lock                                held by the process training this run
+```
+
+Every stage decides whether it is done from its own artifacts, written last and
+atomically, so a run killed anywhere resumes by running the same command again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from ..core.durable import TEMP_NAME, write_atomic
+from ..core.errors import UsageError
+from ..core.json_read import BadJSON, read_json
+from .pool import Pool
+
+__all__ = ["Run", "RunLock", "read_json", "write_atomic", "write_json"]
+
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
+
+
+def write_json(path: Path, data: Any) -> None:
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def derive_run_id(config: dict[str, Any]) -> str:
+    """A stable id from the settings: the same command always reopens the same run."""
+    works = config["works"]
+    stem = "-".join(works[:3]) + (f"-and-{len(works) - 3}" if len(works) > 3 else "")
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:8]
+    return f"{stem[:48]}-{digest}"
+
+
+def check_run_id(run_id: str) -> str:
+    if not RUN_ID.match(run_id):
+        raise UsageError(f"--run-id {run_id!r} is not a plain name; use letters, digits, '.', '_' and '-'")
+    return run_id
+
+
+@dataclass
+class Run:
+    root: Path
+
+    @property
+    def id(self) -> str:
+        return self.root.name
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def events_path(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @cached_property
+    def pool(self) -> Pool:
+        # One Pool per run, so its header cache lives as long as the run does.
+        return Pool(self.root / "memory")
+
+    @property
+    def memory(self) -> Path:
+        return self.root / "memory"
+
+    def story_path(self, work: str) -> Path:
+        return self.root / "stories" / f"{work}.md"
+
+    def step_dir(self, epoch: int, step: int) -> Path:
+        return self.root / f"epoch{epoch}" / f"step{step}"
+
+    def work_dir(self, epoch: int, step: int, work: str) -> Path:
+        return self.step_dir(epoch, step) / "works" / work
+
+    def loss_dir(self, epoch: int, step: int) -> Path:
+        return self.step_dir(epoch, step) / "loss"
+
+    def loss_report(self, epoch: int, step: int, work: str) -> Path:
+        return self.loss_dir(epoch, step) / f"{work}.md"
+
+    def loss_scores(self, epoch: int, step: int, work: str) -> Path:
+        return self.loss_dir(epoch, step) / f"{work}.json"
+
+    def backward_dir(self, epoch: int, step: int, group: int) -> Path:
+        return self.step_dir(epoch, step) / "backward" / f"g{group}"
+
+    # Validation lives in its own folder, outside every epoch*/ folder, so no sandbox given a
+    # step's folders (backward, reduce) can reach it: see engine/validation/validator.py.
+    @property
+    def val_dir(self) -> Path:
+        return self.root / "val"
+
+    def val_story_path(self, work: str) -> Path:
+        return self.val_dir / "stories" / f"{work}.md"
+
+    def all_loss_dirs(self) -> list[Path]:
+        return sorted(self.root.glob("epoch*/step*/loss"))
+
+
+def run_containing(path: Path) -> Path | None:
+    """The run folder `path` is in (or is), if any.
+
+    What a command writes for people (an exported skill, a report page) never goes inside a
+    run: the run folder is the run's own record, and a resume or a reset may replace it.
+    """
+    resolved = Path(path).expanduser().resolve()
+    for folder in (resolved, *resolved.parents):
+        if (folder / "config.json").is_file() and ((folder / "events.jsonl").exists() or (folder / "memory").is_dir()):
+            return folder
+    return None
+
+
+def check_config(run_dir: Path, config: dict[str, Any]) -> bool:
+    """True when `run_dir` is an existing run with these settings; UsageError when the settings differ."""
+    path = run_dir / "config.json"
+    if not path.exists():
+        # A run killed between taking its lock and writing its settings holds only the lock
+        # (and perhaps a temporary file): that is an unstarted run, not someone else's folder.
+        if run_dir.exists() and any(not _leftover(p.name) for p in run_dir.iterdir()):
+            raise UsageError(f"{run_dir} exists but is not a skilltui run; choose another --run-id or --runs-dir")
+        return False
+    try:
+        saved = read_json(path)
+    except (BadJSON, OSError):
+        saved = None
+    if not isinstance(saved, dict):
+        raise UsageError(f"{path} is unreadable (not a JSON object of settings); start a new run with another --run-id")
+    if saved != config:
+        if "gate_tolerance" in saved and "gate_tolerance" not in config:
+            raise UsageError(
+                f"run {run_dir.name} was gated by the old rule (roll back when validation rose by more than "
+                f"{saved['gate_tolerance']}), which the interval rule replaced; it cannot go on under another rule: "
+                f"see it with `skilltui review {run_dir}`, or take its notes with `skilltui export {run_dir} --to DIR` "
+                "and start a new run with --init-pool DIR"
+            )
+        diff = sorted(k for k in set(saved) | set(config) if saved.get(k) != config.get(k))
+        shown = ", ".join(f"{k}: {saved.get(k)!r} -> {config.get(k)!r}" for k in diff[:3])
+        raise UsageError(
+            f"run {run_dir.name} was started with other settings ({shown}); "
+            "repeat the original command to resume, or pass a new --run-id"
+        )
+    return True
+
+
+def _leftover(name: str) -> bool:
+    return name == "lock" or TEMP_NAME.match(name) is not None
+
+
+class RunLock:
+    """The run lock: one training process at a time, and others can tell one is there.
+
+    An exclusive `flock` on the run's `lock` file through filelock, so the kernel drops it
+    when the holder dies however it dies (a killed run never leaves its run locked), and
+    the file itself is left in place (`_leftover` knows it). Tools that change a run (the
+    history's revert and reset) take the same lock, so they cannot act under a live run.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / "lock"
+        # Never wait: a second trainer is told at once. Not thread-local: the app releases it
+        # from another thread than the one that took it.
+        self._lock = FileLock(self.path, blocking=False, thread_local=False)
+
+    def acquire(self) -> None:
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise UsageError(
+                f"run {self.path.parent.name} is being trained by another process; wait for it or stop it"
+            ) from None
+
+    def release(self) -> None:
+        if self._lock.is_locked:
+            self._lock.release()
+
+
+def is_locked(run_dir: Path) -> bool:
+    """True while some process trains this run (used by tools that must not change it underneath)."""
+    path = run_dir / "lock"
+    if not path.exists():
+        return False
+    probe = FileLock(path, blocking=False, thread_local=False)
+    try:
+        probe.acquire()
+    except Timeout:
+        return True
+    probe.release()
+    return False
