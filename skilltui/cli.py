@@ -66,7 +66,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"skilltui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     register_all(sub)
+    # `skilltui completion` makes its script from this whole parser, which no subcommand sees otherwise.
+    parser.set_defaults(command_line=parser)
     return parser
+
+
+def unknown_command(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """One line for a first word that is no command, naming the nearest one (`trian`: did you mean train?)."""
+    if not argv or argv[0].startswith("-"):
+        return None
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    if argv[0] in sub.choices:
+        return None
+    import difflib
+
+    near = difflib.get_close_matches(argv[0], list(sub.choices), n=1, cutoff=0.6)
+    hint = f"did you mean {near[0]}?" if near else "bare `skilltui` lists the commands"
+    return f"no command {argv[0]!r}; {hint} (see skilltui --help)"
 
 
 def overview(parser: argparse.ArgumentParser) -> str:
@@ -91,9 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     restore = install_stop_signals()
     try:
         parser = build_parser()
-        if not (sys.argv[1:] if argv is None else argv):
+        words = sys.argv[1:] if argv is None else argv
+        if not words:
             print(overview(parser))
             return 0
+        unknown = unknown_command(parser, words)
+        if unknown:
+            raise UsageError(unknown)
         args = parser.parse_args(argv)
         return args.handler(args)
     except UsageError as exc:

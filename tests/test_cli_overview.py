@@ -20,11 +20,13 @@ def test_bare_skilltui_lists_every_command_on_one_line_each(capsys: pytest.Captu
     assert "skilltui COMMAND --help" in out
 
 
-def test_an_unknown_command_is_still_a_usage_error(capsys: pytest.CaptureFixture) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        main(["trian"])
-    assert exit_.value.code == 2
-    assert "invalid choice" in capsys.readouterr().err
+def test_an_unknown_command_is_one_line_naming_the_nearest_one(capsys: pytest.CaptureFixture) -> None:
+    assert main(["trian", "--work", "w"]) == 2
+    err = capsys.readouterr().err
+    assert err == "skilltui: error: no command 'trian'; did you mean train? (see skilltui --help)\n"
+    assert main(["xyzzy"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "did you mean" not in err and "lists the commands" in err
 
 
 def test_every_training_setting_has_a_train_flag_of_its_name() -> None:

@@ -9,6 +9,7 @@
 - report.py: `report`, a run as one web page.
 - tracking.py: `mlflow`, finished runs into MLflow, and `train`'s `--mlflow` flags (the
   logging is skilltui/tracking/, an optional extra).
+- shell.py: `completion`, the shell's tab completion made from this parser.
 
 Each module's `register(sub)` adds its parsers with `command`, which takes a command's help
 from its handler's docstring; the flags several commands share (`--runs-dir`, RUN, the model
@@ -29,12 +30,23 @@ from ..agents import BACKENDS
 
 Handler = Callable[[argparse.Namespace], int]
 
+# How `skilltui completion` (shtab) completes a folder flag, per shell: shtab.DIRECTORY's
+# value, written out because importing shtab costs every command line ~35 ms for a script
+# few of them print (a test keeps the two equal).
+FOLDERS = {
+    "bash": "_shtab_compgen_dirs",
+    "zsh": "_files -/",
+    "tcsh": "d",
+    "fish": "(__fish_complete_directories)",
+    "powershell": "_shtab_powershell_compgen_dirs",
+}
+
 
 def register_all(sub: argparse._SubParsersAction) -> None:
     """Add every subcommand, in the order bare `skilltui` lists them."""
-    from . import demo, history, material, report, tracking, training
+    from . import demo, history, material, report, shell, tracking, training
 
-    for family in (training, demo, material, history, report, tracking):
+    for family in (training, demo, material, history, report, tracking, shell):
         family.register(sub)
 
 
@@ -70,12 +82,14 @@ def add_folders_flag(p: argparse.ArgumentParser, flag: str, dest: str, about: st
         dest=dest,
         metavar="DIR",
         help=about,
-    )
+    ).complete = FOLDERS  # type: ignore[attr-defined]
 
 
 def add_runs_dir(p: argparse.ArgumentParser) -> None:
     """`--runs-dir`, the folder every command finds runs in (and `train` makes them in)."""
-    p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs are kept (default ./runs)")
+    p.add_argument(
+        "--runs-dir", type=Path, default=Path("runs"), help="where runs are kept (default ./runs)"
+    ).complete = FOLDERS  # type: ignore[attr-defined]
 
 
 def add_run_arg(p: argparse.ArgumentParser) -> None:

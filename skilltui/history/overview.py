@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.errors import UsageError
+from ..core.piped import output_width
 from ..runs.locate import is_run
 from ..runs.status import RunStatus, run_status
 from ..store.run import Run
@@ -93,7 +94,7 @@ def runs_table(statuses: list[RunStatus], runs_dir: Path) -> Table:
 def print_runs(runs_dir: Path, console: Console | None = None) -> int:
     statuses = list_runs(runs_dir)
     # A pipe has no width; give the table room instead of Rich's 80 columns, which squeeze it.
-    console = console or Console(width=None if sys.stdout.isatty() else 200)
+    console = console or Console(width=output_width(200))
     if not statuses:
         console.print(f"no runs in {runs_dir}/ yet; `skilltui demo` or `skilltui train` makes one")
         return 0

@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..core.piped import output_width
 from ..model.figures import Mean, epoch_means, finished_means, val_means
 from ..model.parse import read_run
 from ..model.view import RunView, StepKey
@@ -202,7 +203,7 @@ def print_compare(runs: list[Run], as_json: bool, console: Console | None = None
     if as_json:
         print(json.dumps(data, indent=2))
         return 0
-    console = console or Console(width=None if sys.stdout.isatty() else 160)
+    console = console or Console(width=output_width(160))
     console.print(table(data))
     console.print(Text.from_ansi(plot(data, width=min(console.width, 120), color=console.is_terminal)))
     return 0
