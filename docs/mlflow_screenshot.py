@@ -6,7 +6,7 @@ temporary folder, starts `mlflow ui` on 127.0.0.1, opens the experiment's chart 
 Debian's headless chromium (selenium, a test dependency) filtered to the mean losses, and saves
 the page. Needs the mlflow extra and /usr/bin/chromium + /usr/bin/chromedriver.
 
-    python docs/mlflow_screenshot.py
+    python docs/mlflow_screenshot.py      # or: python docs/screenshots.py --mlflow, which makes every picture
 """
 
 from __future__ import annotations

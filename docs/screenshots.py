@@ -1,12 +1,14 @@
-"""Write docs/app.svg, docs/review.svg and docs/side-by-side.svg: the app on the bundled works, mid-run.
+"""Every picture the README and the docs show: the app's three SVGs, and the MLflow one with --mlflow.
 
-Trains the bundled example works through the offline backend, approves every micro-step
-of the first two steps from the review screen, and saves the main screen and the review
-screen at the third step's first micro-step, then the selected work's episode written next
-to the human one. Git dates and the clock are pinned, so the
-same code makes the same pictures.
+For docs/app.svg, docs/review.svg and docs/side-by-side.svg it trains the bundled example
+works through the offline backend, approves every micro-step of the first two steps from
+the review screen, and saves the main screen and the review screen at the third step's
+first micro-step, then the selected work's episode written next to the human one. Git
+dates and the clock are pinned, so the same code makes the same pictures.
 
-    python docs/screenshots.py
+    python docs/screenshots.py            # the app's three SVGs
+    python docs/screenshots.py --mlflow   # also mlflow-compare.png (docs/mlflow_screenshot.py: the
+                                          # mlflow extra, chromium and chromedriver)
 """
 
 from __future__ import annotations
@@ -79,3 +81,9 @@ if __name__ == "__main__":
         os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "config")
         asyncio.run(shoot(Path(tmp)))
     print(f"wrote {DOCS / 'app.svg'}, {DOCS / 'review.svg'} and {DOCS / 'side-by-side.svg'}", file=sys.stderr)
+    if "--mlflow" in sys.argv[1:]:
+        # Its imports (selenium, mlflow) are optional extras, so only this picture needs them.
+        sys.path.insert(0, str(DOCS))
+        from mlflow_screenshot import main_ as mlflow_picture
+
+        mlflow_picture()

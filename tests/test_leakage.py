@@ -10,7 +10,8 @@ from skilltui.engine.data.works import load_work
 from skilltui.engine.notes.leakage import Lexicon
 from skilltui.store.pool import lint_note, parse_note, render_note
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+# The docs page that shows how a note is written (its example must pass the linter).
+NOTES_PAGE = Path(__file__).resolve().parent.parent / "docs" / "data.md"
 
 EPISODE = """INT. ROSIE'S DINER - NIGHT
 
@@ -126,10 +127,10 @@ def test_a_description_written_the_way_the_examples_show_passes_lint():
     assert parse_note(quoted)[0] == meta
 
 
-def test_the_readmes_example_note_passes_skilltui_lint(tmp_path, capsys):
-    readme = README.read_text(encoding="utf-8")
-    blocks = re.findall(r"```\n(---\ndescription:.*?)```", readme, re.DOTALL)
-    assert blocks, "the README shows an example note"
+def test_the_docs_example_note_passes_skilltui_lint(tmp_path, capsys):
+    page = NOTES_PAGE.read_text(encoding="utf-8")
+    blocks = re.findall(r"```\n(---\ndescription:.*?)```", page, re.DOTALL)
+    assert blocks, "docs/data.md shows an example note"
     pool = tmp_path / "pool"
     (pool / "scene").mkdir(parents=True)
     for n, block in enumerate(blocks):

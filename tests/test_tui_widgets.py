@@ -323,12 +323,17 @@ def test_every_key_in_the_key_map_is_bound_where_it_says():
     assert {"1", "2", "3", "4"} <= bound["main"]
 
 
-def test_the_readme_carries_the_key_map_and_the_screenshots():
+def test_the_docs_carry_the_key_map_and_the_screenshots():
+    keys = (ROOT / "docs" / "reference" / "keys.md").read_text(encoding="utf-8")
+    assert keymap.keymap_markdown() in keys
+    assert keymap.key_table("history") in keys
+    # The README shows the review screen's keys, the ones a first run needs.
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert keymap.keymap_markdown() in readme
-    assert keymap.key_table("history") in readme
-    for picture in ("docs/app.svg", "docs/review.svg"):
-        assert picture in readme and (ROOT / picture).is_file()
+    assert keymap.key_table("review") in readme
+    assert "docs/app.svg" in readme and (ROOT / "docs/app.svg").is_file()
+    app = (ROOT / "docs" / "app.md").read_text(encoding="utf-8")
+    for picture in ("app.svg", "review.svg", "side-by-side.svg"):
+        assert f"]({picture})" in app and (ROOT / "docs" / picture).is_file()
 
 
 async def test_live_output_loads_a_whole_buffer_and_goes_on_with_the_stream():
