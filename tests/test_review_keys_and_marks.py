@@ -212,6 +212,6 @@ async def test_the_history_palette_offers_search_revert_reset_and_only_the_own_t
 def test_a_kept_training_commit_whose_step_has_not_finished_reads_an_ellipsis() -> None:
     micro = MicroStepRecord(0, 1, 1, 1, "epoch 0 step 1 micro 1/1", Path("g1"), ["w"], "approve", "human", "")
     kept = Commit("c" * 40, "train epoch 0 step 1 micro 1/1", ["b" * 40], mark=Mark("approve", "human"), micro=micro)
-    assert kept.outcome == "…"  # what the README's loss column documents, not an empty cell
+    assert kept.outcome == "…"  # what docs/history.md's loss column documents, not an empty cell
     hand = Commit("d" * 40, "a hand edit", ["c" * 40])
     assert hand.outcome == ""

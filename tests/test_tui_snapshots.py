@@ -15,7 +15,7 @@ from skilltui.components.help import HelpScreen
 from skilltui.tui.screens.side_by_side import SideBySideScreen
 
 SNAPSHOT_SIZE = (120, 36)
-SMALLEST = (80, 24)  # the smallest supported size (README, "Sizes")
+SMALLEST = (80, 24)  # the smallest supported size (docs/app.md, "Sizes")
 LARGE = (160, 45)
 FIXED_DATE = "2026-01-01T12:00:00+00:00"
 

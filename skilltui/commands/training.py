@@ -197,7 +197,7 @@ def whole(flag: str):
 
 
 def add_gate_flags(p: argparse.ArgumentParser) -> None:
-    """Validation passes and the gate (README: "The gate")."""
+    """Validation passes and the gate (docs/validation.md: "The gate")."""
     p.add_argument(
         "--val-repeats",
         type=whole("--val-repeats"),

@@ -1,4 +1,4 @@
-"""`?` in either app: its screens' keys, made from the same table as the bindings and the README (`keymap`).
+"""`?` in either app: its screens' keys, made from the same table as the bindings and the docs (`keymap`).
 
 Both apps show the same dialog (same frame, same keys to close it) with their own screens'
 rows in it, so `?` looks and closes the same in `skilltui train` and `skilltui review`.

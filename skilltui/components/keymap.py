@@ -1,10 +1,10 @@
-"""Every key of both apps in one table: the bindings, the help screens and the README are made from it.
+"""Every key of both apps in one table: the bindings, the help screens and the docs are made from it.
 
 A row is what a person reads (the keys, what they do, on which screen) together with the
 Textual `Binding`s that make it true, so a key cannot be documented one way and bound
 another: each screen's `BINDINGS` is `bindings(owner)`, the `?` help of either app shows
-`rows(screen)`, and the README's key tables are `keymap_markdown()` and
-`key_table("history")` (a test finds both in the README verbatim). A row whose keys a
+`rows(screen)`, and the docs' key tables are `keymap_markdown()` and
+`key_table("history")` (docs/gen_reference.py writes docs/reference/keys.md from them). A row whose keys a
 widget or Textual itself binds (the lists' arrows and `j`/`k`, `tab`, `ctrl+p`) carries no
 binding; a test checks that every key a row shows is bound somewhere on its screen and
 that every binding is named by its row.
@@ -28,7 +28,7 @@ CTRL_C = Binding("ctrl+c", "quit", "Quit", show=False)
 HELP = Binding("question_mark", "help", "Help")
 THEME = Binding("t", "toggle_theme", "Theme", show=False)
 
-# The screens a row belongs to, as the help screens and the README title them.
+# The screens a row belongs to, as the help screens and the docs title them.
 SCREENS = {
     "main": "Main screen",
     "review": "Review screen",
@@ -57,7 +57,7 @@ def row(screen: str, keys: str, what: str, *binds: Binding, owner: str = "") -> 
 
 
 def hidden(key: str, action: str, description: str) -> Binding:
-    """A binding the footer leaves out: the help and the README still list it."""
+    """A binding the footer leaves out: the help and the docs still list it."""
     return Binding(key, action, description, show=False)
 
 
@@ -146,5 +146,5 @@ def key_table(screen: str) -> str:
 
 
 def keymap_markdown() -> str:
-    """The live app's keys as the README shows them: a titled table per screen."""
+    """The live app's keys as the docs show them: a titled table per screen."""
     return "".join(f"**{SCREENS[screen]}**\n\n{key_table(screen)}\n\n" for screen in ("main", "review", "side"))

@@ -163,7 +163,7 @@ class RunHeader(Widget):
         parts.append("\n")
         parts.append(
             (
-                # Fits 80 columns: the README says the rest (lower is better; what undone and → mean).
+                # Fits 80 columns: docs/history.md says the rest (lower is better; what undone and → mean).
                 "loss a→b: mean of the step it learned from → of the next, on works both scored",
                 "$foreground-muted",
             )

@@ -78,7 +78,7 @@ def parse_note(text: str) -> tuple[dict | None, str, str | None]:
 def _description_line(front: str) -> str | None:
     """The description of a front matter that is just one `description:` line, read as written.
 
-    The prompts and the README show a plain line (`description: Open with a heading: INT.
+    The prompts and the docs show a plain line (`description: Open with a heading: INT.
     or EXT.`), which strict YAML rejects for its second colon, or cuts at a ` #`. A single
     description line is read leniently, the way a person reads it: everything after the
     key, unquoted only when it is one quoted YAML scalar. Anything else goes to YAML.

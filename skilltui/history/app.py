@@ -3,7 +3,7 @@
 Run it on its own with `python -m skilltui review RUN`. It reads the run through
 `records` and changes it only through `operations`, so everything it shows or does is
 also available (and tested) without a terminal. Its keys are the `history` rows of
-`components.keymap`, the table its screens bind and its help (`?`) and the README show; a
+`components.keymap`, the table its screens bind and its help (`?`) and the docs show; a
 key a person knows from the live app (`t`, `?`, `q`) does the same here.
 """
 

@@ -3,7 +3,7 @@
 Between two sessions a pool can change in ways training did not make: a person edits or
 adds a note and leaves it uncommitted, commits by hand, or resets and reverts with
 `skilltui review`; a killed git leaves a lock file; a killed agent leaves half an edit.
-What resume does with each (the README's "Resuming a pool that changed"):
+What resume does with each (docs/run-folder.md, "Resuming a pool that changed"):
 
 - a stale git lock file is removed: the run lock is held, so no git of ours is running;
 - uncommitted changes (edits, new files, ignored files too) are kept as a commit under

@@ -30,7 +30,7 @@ chance; scenes are matched one to one, a merged or split scene matching both of 
   close its count or share is to the human episode's.
 
 The loss is 1 minus their weighted sum, so it is in [0, 1] and lower is better. The
-README's loss section says why these weights; tests/test_loss_table.py holds the ranking.
+docs/loss.md says why these weights; tests/test_loss_table.py holds the ranking.
 
     skilltui score --human human/01.fountain --written draft.fountain
 """

@@ -51,7 +51,7 @@ class HistoryScreen(Screen):
     }
     """
 
-    # The keys that act on a commit, from the one key map that the help and the README show.
+    # The keys that act on a commit, from the one key map that the help and the docs show.
     BINDINGS = keymap.bindings("history")
 
     def __init__(self, run: Run, poll: float | None = 2.0) -> None:
