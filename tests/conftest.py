@@ -134,6 +134,10 @@ def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A config folder of this test's own, so no test touches the person's real preferences."""
     home = tmp_path / "config"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    # Printing commands take their width from COLUMNS (skilltui/core/piped.py), and pytest-xdist's
+    # workers inherit COLUMNS=80: a test sees a pipe's width unless it sets one itself.
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
     return home
 
 
