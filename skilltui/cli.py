@@ -6,9 +6,11 @@
     skilltui lint POOL [--work DIR ...]   check a pool's notes (and for leaks of the works)
     skilltui score --human F --written F  the loss of one script against another
     skilltui repair RUN                   point a damaged pool back at its newest intact commit
+    skilltui completion SHELL             tab completion for bash, zsh, fish, tcsh or PowerShell
 
 Bad input ends with one line on stderr that says what to do and exit code 2; a run that
-stops early resumes when the same command is run again. Bare `skilltui` lists the commands.
+stops early resumes when the same command is run again. Bare `skilltui` lists the commands,
+and a mistyped one is answered with the nearest (`trian`: did you mean train?).
 
 This module is the entry point only: the parser, and `main`, which turns every way a
 command can end into an exit code and one line. The commands themselves, every one of them,
