@@ -12,6 +12,17 @@ from ..core.errors import UsageError
 from .base import Backend
 
 BACKENDS = ("offline", "anthropic", "claude-code")
+# Backends named with an argument after a colon: `mailbox:DIR` (mailbox.py).
+SPEC_BACKENDS = ("mailbox",)
+
+
+def backend_arg(text: str) -> str:
+    """`--backend`'s value checked by argparse: a name of BACKENDS, or `mailbox:DIR`."""
+    if text in BACKENDS or text.partition(":")[0] in SPEC_BACKENDS:
+        return text
+    import argparse
+
+    raise argparse.ArgumentTypeError(f"unknown backend {text!r}; choose one of {', '.join(BACKENDS)} or mailbox:DIR")
 
 
 def default_backend() -> str:
@@ -38,4 +49,8 @@ def make_backend(
         from .claude_code import ClaudeCodeBackend
 
         return ClaudeCodeBackend(model)
+    if name.partition(":")[0] == "mailbox":
+        from .mailbox import MailboxBackend
+
+        return MailboxBackend(name, model)
     raise UsageError(f"unknown --backend {name!r}; choose one of {', '.join(BACKENDS)}")

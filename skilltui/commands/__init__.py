@@ -26,7 +26,7 @@ import inspect
 from collections.abc import Callable
 from pathlib import Path
 
-from ..agents import BACKENDS
+from ..agents import backend_arg
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -44,9 +44,9 @@ FOLDERS = {
 
 def register_all(sub: argparse._SubParsersAction) -> None:
     """Add every subcommand, in the order bare `skilltui` lists them."""
-    from . import demo, history, material, report, shell, tracking, training
+    from . import demo, history, mailbox, material, report, shell, tracking, training
 
-    for family in (training, demo, material, history, report, tracking, shell):
+    for family in (training, demo, material, history, report, tracking, mailbox, shell):
         family.register(sub)
 
 
@@ -101,9 +101,11 @@ def add_run_arg(p: argparse.ArgumentParser) -> None:
 def add_model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend",
-        choices=BACKENDS,
+        type=backend_arg,
         default=None,
+        metavar="BACKEND",
         help="who plays the agents: offline (no network; the default without ANTHROPIC_API_KEY), "
-        "anthropic (the default with a key), claude-code (optional extra)",
+        "anthropic (the default with a key), claude-code (optional extra), mailbox:DIR (a person or another "
+        "agent answers each call through the folder DIR; see `skilltui mailbox`)",
     )
     p.add_argument("--model", default=None, help="model for every role (e.g. claude-sonnet-5-5)")
