@@ -112,6 +112,8 @@ class MailboxBackend:
         path = self.box.path("requests", rid)
         if not waiting:
             write(path, {"id": rid, **fields, "timeout": request.timeout, "written_at": _now()})
+        else:
+            self.say(f"waiting again on request {rid} (asked before: the run was resumed, or the call is retried)")
         transcript: list[dict[str, Any]] = [
             {"event": "request", "id": rid, "file": str(path), "resumed": bool(waiting)}
         ]

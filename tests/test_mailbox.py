@@ -1,0 +1,294 @@
+"""`--backend mailbox:DIR`: calls answered through a folder, by `skilltui mailbox serve` in a second process or by hand.
+
+The end-to-end tests run the training and the server as two processes and compare the
+pool with the offline backend's run directly; the rest drive `MailboxBackend` in-process
+with a sandbox from the `roots` fixture, and answer with `skilltui mailbox answer` (the
+command a person uses) or by writing the files. Every wait is on a file appearing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from recorded import recorded
+
+from skilltui.agents.base import BackendError, Request
+from skilltui.agents.mailbox import MailboxBackend
+from skilltui.agents.mailbox_serve import serve
+from skilltui.agents.tools import Sandbox, ToolError
+from skilltui.cli import main
+from skilltui.pool_git import open_repo
+
+
+def train_argv(runs: Path, run_id: str, works: list[Path], backend: str) -> list[str]:
+    argv = [sys.executable, "-m", "skilltui", "train", "--auto", "--runs-dir", str(runs), "--run-id", run_id]
+    argv += ["--steps", "2", "--group-size", "1", "--backend", backend]
+    for work in works:
+        argv += ["--work", str(work)]
+    return argv
+
+
+def start_server(box: Path, log: Path) -> subprocess.Popen:
+    argv = [sys.executable, "-m", "skilltui", "mailbox", "serve", str(box), "--backend", "offline"]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(log, "ab"))  # noqa: SIM115
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def wait_for(condition: Callable[[], object], what: str, seconds: float = 120) -> object:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def pool_state(run: Path) -> tuple[str, list[str], dict[str, str]]:
+    """The pool's tree hash, its commit subjects and its notes: what 'the same pool' means."""
+    repo = open_repo(run / "memory")
+    notes = {
+        str(p.relative_to(run / "memory")): p.read_text()
+        for p in sorted((run / "memory").rglob("*.md"))
+        if ".git" not in p.parts
+    }
+    subjects = [c.summary for c in repo.iter_commits()]
+    return repo.head.commit.tree.hexsha, subjects, notes
+
+
+def event_kinds(run: Path) -> list[str]:
+    return sorted(e["kind"] for e in recorded(run / "events.jsonl") if e["kind"] not in ("delta",))
+
+
+def test_a_run_served_by_the_offline_backend_ends_with_the_offline_pool(make_work, tmp_path: Path) -> None:
+    works = [make_work("sable-quay", 4), make_work("tin-orchard", 4)]
+    runs, box = tmp_path / "runs", tmp_path / "box"
+    box.mkdir()
+    direct = subprocess.run(train_argv(runs, "direct", works, "offline"), capture_output=True, text=True)
+    assert direct.returncode == 0, direct.stderr
+    server = start_server(box, tmp_path / "serve.log")
+    try:
+        mailed = subprocess.run(
+            train_argv(runs, "mailed", works, f"mailbox:{box}"), capture_output=True, text=True, timeout=600
+        )
+    finally:
+        stop(server)
+    assert mailed.returncode == 0, mailed.stderr
+    assert pool_state(runs / "mailed") == pool_state(runs / "direct")
+    assert pool_state(runs / "mailed")[2], "the run added notes"
+    assert event_kinds(runs / "mailed") == event_kinds(runs / "direct")
+    tools = lambda run: [(e["tool"], e["error"]) for e in recorded(run / "events.jsonl") if e["kind"] == "tool_used"]  # noqa: E731
+    assert sorted(tools(runs / "mailed")) == sorted(tools(runs / "direct"))
+    # Every call was answered and taken: nothing waits, nothing was discarded.
+    assert not list((box / "requests").iterdir()) and not list((box / "discarded").iterdir())
+    assert len(list((box / "done").glob("*.request.json"))) == len(list((box / "done").glob("*.answer.json"))) > 0
+
+
+def test_a_killed_run_resumes_waiting_on_the_same_request(make_work, tmp_path: Path) -> None:
+    works = [make_work("sable-quay", 4)]
+    runs, box = tmp_path / "runs", tmp_path / "box"
+    box.mkdir()
+    argv = train_argv(runs, "r", works, f"mailbox:{box}")
+    first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        asked = wait_for(lambda: sorted((box / "requests").glob("*.json")), "the first request")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    (request,) = asked
+    before = (request.read_bytes(), request.stat().st_mtime_ns, request.stat().st_ino)
+    log = tmp_path / "again.log"
+    again = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(log, "w"))  # noqa: SIM115
+    server = None
+    try:
+        wait_for(lambda: f"waiting again on request {request.stem}" in log.read_text(), "the resumed run's wait")
+        assert sorted((box / "requests").glob("*.json")) == [request]
+        assert (request.read_bytes(), request.stat().st_mtime_ns, request.stat().st_ino) == before
+        server = start_server(box, tmp_path / "serve.log")
+        again.wait(timeout=600)
+    finally:
+        for process in (again, server):
+            if process is not None:
+                stop(process)
+    assert again.returncode == 0, log.read_text()
+    assert (box / "done" / f"{request.stem}.request.json").read_bytes() == before[0]
+
+
+# -- one call, in process ---------------------------------------------------------------------
+
+
+def agent_sandbox(roots: dict[str, Path]) -> Sandbox:
+    return Sandbox(
+        read_roots=[roots["pool"], roots["work"]],
+        write_roots=[roots["scripts"]],
+        denied=[roots["work"] / "human"],
+        traced=roots["pool"],
+        base=roots["pool"],
+    )
+
+
+def answer_cli(box: Path, rid: str, *args: str) -> int:
+    return main(["mailbox", "answer", str(box), rid, *args])
+
+
+def waiting(box: Path) -> str:
+    """The id of the one request that waits (once it is written)."""
+    return wait_for(lambda: [p.stem for p in (box / "requests").glob("*.json")], "a request")[0]  # type: ignore[index]
+
+
+async def in_thread(fn: Callable[[], object]) -> object:
+    return await asyncio.to_thread(fn)
+
+
+async def test_a_person_answers_and_edits_go_through_the_sandbox(tmp_path: Path, roots: dict[str, Path]) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    backend = MailboxBackend(f"mailbox:{box}")
+    tools: list[tuple[str, str, str | None]] = []
+    sandbox = agent_sandbox(roots)
+    answer = tmp_path / "answer.json"
+    secret = roots["work"] / "human" / "01.fountain"
+    edits = [
+        {"command": "view", "path": "dialogue/subtext.md"},
+        {"command": "create", "path": str(roots["scripts"] / "01.fountain"), "file_text": "INT. DOCK - DAY\n"},
+        {"command": "create", "path": str(secret), "file_text": "overwritten"},
+    ]
+    answer.write_text(json.dumps({"text": "wrote episode 1", "edits": edits}))
+
+    def person() -> int:
+        return answer_cli(box, waiting(box), "--file", str(answer))
+
+    request = Request(role="forward", prompt="Write episode 1.", on_tool=lambda *a: tools.append(a))
+    result, code = await asyncio.gather(backend.agent(request, sandbox), in_thread(person))
+    assert code == 0 and result.text == "wrote episode 1"
+    assert (roots["scripts"] / "01.fountain").read_text() == "INT. DOCK - DAY\n"
+    assert secret.read_text() == "SECRET TARGET\n"
+    assert [(t, e is None) for t, _, e in tools] == [("view", True), ("create", True), ("create", False)]
+    assert sandbox.reads == ["dialogue/subtext.md"]
+    assert result.cost_usd is None  # a person's answer has no price
+
+
+async def test_a_served_agent_is_refused_what_the_runs_sandbox_refuses(tmp_path: Path, roots: dict[str, Path]) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    secret = str(roots["work"] / "human" / "01.fountain")
+    seen: dict[str, object] = {}
+
+    class Peeker:
+        name, model = "peeker", "peek"
+
+        async def agent(self, request: Request, sandbox: Sandbox):
+            def work() -> None:
+                try:
+                    sandbox.read_text(secret)
+                except ToolError as exc:
+                    seen["refused"] = str(exc)
+                seen["story"] = sandbox.read_text(str(roots["work"] / "story.md"))
+                sandbox.run("create", {"path": str(roots["scripts"] / "01.fountain"), "file_text": "EXT. SEA\n"})
+
+            await asyncio.to_thread(work)
+            from skilltui.agents.base import CallResult
+
+            return CallResult(text="done", cost_usd=0.5)
+
+    sandbox = agent_sandbox(roots)
+    server = asyncio.create_task(serve(MailboxBackend(f"mailbox:{box}").box, Peeker(), count=1, say=lambda line: None))
+    result = await MailboxBackend(f"mailbox:{box}").agent(Request(role="forward", prompt="Write."), sandbox)
+    await server
+    assert "off-limits" in str(seen["refused"]) and seen["story"] == "A story.\n"
+    assert (roots["scripts"] / "01.fountain").read_text() == "EXT. SEA\n"
+    assert result.text == "done" and result.cost_usd == 0.5
+
+
+async def test_old_unknown_and_broken_answers_are_set_aside_with_one_line(tmp_path: Path) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    lines: list[str] = []
+    backend = MailboxBackend(f"mailbox:{box}", say=lines.append)
+    (box / "answers" / "loss-0000000000000000-1.json").write_text(json.dumps({"id": "loss-0000000000000000-1"}))
+
+    def person() -> None:
+        rid = waiting(box)
+        (box / "answers" / f"{rid}.json").write_text("{not json")
+        wait_for(lambda: len(lines) == 2, "the broken answer's line")
+        assert answer_cli(box, rid, "--text", "the report") == 0
+
+    result, _ = await asyncio.gather(backend.text(Request(role="loss", prompt="Judge.")), in_thread(person))
+    assert result.text == "the report"
+    assert len(lines) == 2 and "loss-0000000000000000-1" in lines[0] and "old or unknown" in lines[0]
+    assert "not JSON" in lines[1] and "still waits" in lines[1]
+    assert len(list((box / "discarded").glob("*.json"))) == 2 and len(list((box / "discarded").glob("*.why"))) == 2
+
+
+async def test_a_timeout_leaves_the_request_and_the_next_attempt_waits_on_it(tmp_path: Path) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    backend = MailboxBackend(f"mailbox:{box}")
+    with pytest.raises(BackendError, match="no answer to mailbox request loss-.* in 0.2s"):
+        await backend.text(Request(role="loss", prompt="Judge.", timeout=0.2))
+    (first,) = (box / "requests").glob("*.json")
+    stamp = first.stat().st_mtime_ns
+
+    def person() -> None:
+        assert answer_cli(box, first.stem, "--text", "late but taken") == 0
+
+    result, _ = await asyncio.gather(backend.text(Request(role="loss", prompt="Judge.")), in_thread(person))
+    assert result.text == "late but taken" and result.transcript[0]["resumed"] is True
+    assert (box / "done" / f"{first.stem}.request.json").stat().st_mtime_ns == stamp
+    # The same call asked again after it was answered is a new request, with the next number.
+    with pytest.raises(BackendError):
+        await backend.text(Request(role="loss", prompt="Judge.", timeout=0.05))
+    assert [p.stem for p in (box / "requests").glob("*.json")] == [first.stem[:-1] + "2"]
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ("mailbox:", "needs a folder"),
+        ("mailbox:{tmp}/missing", "does not exist"),
+        ("mailbox:/proc", "cannot be written"),
+    ],
+)
+def test_a_mailbox_that_cannot_be_used_is_refused_before_the_run(make_work, tmp_path, capsys, spec, words) -> None:
+    work = make_work("alpha")
+    runs = tmp_path / "runs"
+    argv = ["train", "--auto", "--runs-dir", str(runs), "--work", str(work), "--backend", spec.format(tmp=tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and words in err and "Traceback" not in err
+    assert not runs.exists()
+
+
+def test_an_answer_file_that_is_not_json_is_refused(tmp_path: Path, capsys) -> None:
+    box = tmp_path / "box"
+    (box / "requests").mkdir(parents=True)
+    (box / "requests" / "loss-ab-1.json").write_text(json.dumps({"id": "loss-ab-1"}))
+    bad = tmp_path / "answer.txt"
+    bad.write_text("just some words")
+    assert answer_cli(box, "loss-ab-1", "--file", str(bad)) == 2
+    assert answer_cli(box, "loss-zz-1", "--text", "hi") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "not JSON" in err[0] and "no request loss-zz-1 waits" in err[1]
+    assert not (box / "answers").exists() or not list((box / "answers").iterdir())
+    assert not os.path.exists(box / "answers" / "loss-ab-1.json")
