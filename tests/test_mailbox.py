@@ -292,3 +292,18 @@ def test_an_answer_file_that_is_not_json_is_refused(tmp_path: Path, capsys) -> N
     assert len(err) == 2 and "not JSON" in err[0] and "no request loss-zz-1 waits" in err[1]
     assert not (box / "answers").exists() or not list((box / "answers").iterdir())
     assert not os.path.exists(box / "answers" / "loss-ab-1.json")
+
+
+def test_estimate_counts_the_calls_and_names_no_price(make_work, tmp_path: Path, capsys) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    work = make_work("alpha")
+    runs = tmp_path / "runs"
+    argv = ["train", "--estimate", "--steps", "2", "--runs-dir", str(runs), "--work", str(work)]
+    argv += ["--backend", f"mailbox:{box}"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:] if line.split()[:1] != ["dollars:"]}
+    assert rows["forward"][1] == "mailbox" and int(rows["forward"][2]) == 2  # two steps of one work
+    assert "whoever answers the mailbox sets the price" in out
+    assert not runs.exists() and not list(box.iterdir())

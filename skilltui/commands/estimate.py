@@ -316,6 +316,7 @@ def forecast(settings: Settings, works: list[Work], val_works: list[Work], model
         "usd": round(usd, 6) if priced else None,
         "wall_seconds": round(_wall(rows, settings, len(works), len(val_works))),
         "workers": settings.workers,
+        "backend": settings.backend,
         "assumed": ASSUMED,
     }
 
@@ -347,6 +348,17 @@ def estimate_run(settings: Settings, backend_model: str | None) -> dict[str, Any
     return forecast(settings, works, val_works, settings.models_by_role(backend_model))
 
 
+# Why a run's dollars are not known beforehand, by backend (`mailbox:DIR` by its kind).
+NO_PRICE = {
+    "offline": "the offline backend costs nothing",
+    "mailbox": "whoever answers the mailbox sets the price; each answer's cost is recorded as it comes",
+}
+
+
+def _no_price(backend: str | None) -> str:
+    return NO_PRICE.get((backend or "offline").partition(":")[0], "a model of this run is not in the price table")
+
+
 def estimate_lines(data: dict[str, Any]) -> list[str]:
     """The forecast as `--estimate` prints it: a table by role, the dollars, the wall time, the assumptions."""
     lines = [f"{'role':16} {'model':20} {'calls':>6} {'input/call':>11} {'output/call':>12}"]
@@ -356,7 +368,7 @@ def estimate_lines(data: dict[str, Any]) -> list[str]:
             f"{row['input_per_call']:11,} {row['output_per_call']:12,}"
         )
     if data["usd"] is None:
-        lines.append("dollars: no price for a model of this run (the offline backend costs nothing)")
+        lines.append(f"dollars: no price for a model of this run ({_no_price(data.get('backend'))})")
     else:
         lines.append(
             f"dollars: ${data['usd_plain']:.2f} without caching or batching, ${data['usd_cached']:.2f} with "
