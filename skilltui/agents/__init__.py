@@ -11,7 +11,7 @@ import os
 from ..core.errors import UsageError
 from .base import Backend
 
-BACKENDS = ("offline", "anthropic", "claude-code")
+BACKENDS = ("offline", "anthropic", "claude-code", "codex")
 # Backends named with an argument after a colon: `mailbox:DIR` (mailbox.py).
 SPEC_BACKENDS = ("mailbox",)
 
@@ -49,6 +49,10 @@ def make_backend(
         from .claude_code import ClaudeCodeBackend
 
         return ClaudeCodeBackend(model)
+    if name == "codex":
+        from .codex import CodexBackend
+
+        return CodexBackend(model)
     if name.partition(":")[0] == "mailbox":
         from .mailbox import MailboxBackend
 

@@ -105,7 +105,8 @@ def add_model_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="BACKEND",
         help="who plays the agents: offline (no network; the default without ANTHROPIC_API_KEY), "
-        "anthropic (the default with a key), claude-code (optional extra), mailbox:DIR (a person or another "
+        "anthropic (the default with a key), claude-code (optional extra), codex (the Codex CLI, OPENAI_API_KEY), "
+        "mailbox:DIR (a person or another "
         "agent answers each call through the folder DIR; see `skilltui mailbox`)",
     )
     p.add_argument("--model", default=None, help="model for every role (e.g. claude-sonnet-5-5)")

@@ -307,6 +307,8 @@ def _default_model(backend: str) -> str:
         from ..agents.anthropic_backend import DEFAULT_MODEL
     elif backend == "claude-code":
         from ..agents.claude_code import DEFAULT_MODEL
+    elif backend == "codex":
+        from ..agents.codex import DEFAULT_MODEL
     elif backend.startswith("mailbox:"):
         DEFAULT_MODEL = "mailbox"  # noqa: N806 - whoever answers picks the model
     else:
