@@ -28,7 +28,7 @@ from tests.fakeresponses import FakeResponses, Recorded, function_call, message
 from tests.test_anthropic_training import NOTE
 
 CODEX = os.environ.get("SKILLTUI_CODEX") or shutil.which("codex")
-pytestmark = pytest.mark.skipif(CODEX is None, reason="the Codex CLI is not installed (npm install @openai/codex)")
+needs_cli = pytest.mark.skipif(CODEX is None, reason="the Codex CLI is not installed (npm install @openai/codex)")
 
 KEY = "sk-test-codex-0123456789abcdef"
 MODEL = "fake-writer-1"  # a name the CLI has no metadata for: its MCP tools are offered directly
@@ -72,6 +72,7 @@ def backend():
     return CodexBackend(MODEL)
 
 
+@needs_cli
 async def test_the_agent_works_only_through_the_sandbox(fake: FakeResponses, roots: dict[str, Path]) -> None:
     secret = roots["work"] / "human" / "01.fountain"
 
@@ -117,6 +118,7 @@ async def test_the_agent_works_only_through_the_sandbox(fake: FakeResponses, roo
     assert KEY not in json.dumps(result.transcript)
 
 
+@needs_cli
 async def test_a_text_call_has_no_tools(fake: FakeResponses, tmp_path: Path) -> None:
     fake.script = lambda r: [message("## What went wrong\n\nDialogue flattened.")]
     result = await backend().text(Request(role="loss", prompt="Judge it.", system="You judge."))
@@ -150,6 +152,7 @@ class CodexModel:
         return [message("## What went wrong\n\nDialogue is flattened into action lines.")]
 
 
+@needs_cli
 def test_training_with_codex_puts_only_the_agents_notes_in_the_pool(fake: FakeResponses, make_work, tmp_path) -> None:
     fake.script = CodexModel()
     works = [make_work("kestrel", 4)]
@@ -186,3 +189,65 @@ def test_estimate_with_codex_names_its_model(make_work, tmp_path, capsys) -> Non
     out = capsys.readouterr().out
     assert re.search(r"^forward\s+gpt-5\.5-codex\s+2 ", out, re.MULTILINE)
     assert "not in the price table" in out and not (tmp_path / "runs").exists()
+
+
+@needs_cli
+async def test_the_clis_own_patch_tool_cannot_write(fake: FakeResponses, roots: dict[str, Path]) -> None:
+    """With a model it knows, the CLI brings its patch tool: its read-only sandbox refuses every patch."""
+    target = roots["pool"] / "leak.md"
+    patch = f"*** Begin Patch\n*** Add File: {target}\n+written around the sandbox\n*** End Patch\n"
+
+    def script(r: Recorded) -> list[dict[str, Any]]:
+        answered = [i for i in r.body.get("input", []) if i.get("type") == "custom_tool_call_output"]
+        if not answered:
+            return [
+                {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_p", "name": "apply_patch", "input": patch}
+            ]
+        return [message("patched: " + answered[0]["output"])]
+
+    fake.script = script
+    from skilltui.agents.codex import CodexBackend
+
+    sandbox = Sandbox(read_roots=[roots["pool"]], write_roots=[roots["pool"]], base=roots["pool"])
+    result = await CodexBackend("gpt-5.5-codex").agent(Request(role="backward", prompt="Edit."), sandbox)
+    assert "apply_patch" in fake.responses[0].tool_names  # the test would prove nothing without it
+    assert "rejected" in result.text and not target.exists()
+
+
+@needs_cli
+async def test_a_call_that_outlasts_its_timeout_is_killed(fake: FakeResponses) -> None:
+    import threading
+    import time
+
+    from skilltui.agents.base import BackendError
+
+    release = threading.Event()
+
+    def script(r: Recorded) -> list[dict[str, Any]]:
+        release.wait(60)  # the model never answers while the call waits
+        return [message("too late")]
+
+    fake.script = script
+    started = time.monotonic()
+    try:
+        with pytest.raises(BackendError, match="took longer than 3s"):
+            await backend().text(Request(role="loss", prompt="Judge.", timeout=3))
+    finally:
+        release.set()
+    assert time.monotonic() - started < 30
+
+
+def test_codex_without_the_cli_or_a_key_is_refused_in_one_line(make_work, tmp_path, capsys, monkeypatch) -> None:
+    work = make_work("alpha")
+    runs = tmp_path / "runs"
+    argv = ["train", "--auto", "--backend", "codex", "--runs-dir", str(runs), "--work", str(work)]
+    monkeypatch.setenv("SKILLTUI_CODEX", str(tmp_path / "no-codex-here"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(argv) == 2
+    monkeypatch.setenv("SKILLTUI_CODEX", CODEX or "/bin/true")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "npm install -g @openai/codex" in err[0] and "OPENAI_API_KEY" in err[1]
+    assert not runs.exists()
