@@ -32,7 +32,16 @@ needs_cli = pytest.mark.skipif(CODEX is None, reason="the Codex CLI is not insta
 
 KEY = "sk-test-codex-0123456789abcdef"
 MODEL = "fake-writer-1"  # a name the CLI has no metadata for: its MCP tools are offered directly
-OWN = {"exec_command", "write_stdin", "apply_patch", "web_search", "view_image", "shell", "update_plan"}
+OWN = {
+    "exec_command",
+    "write_stdin",
+    "apply_patch",
+    "web_search",
+    "view_image",
+    "shell",
+    "update_plan",
+    "request_user_input",
+}
 
 
 @pytest.fixture
@@ -116,6 +125,9 @@ async def test_the_agent_works_only_through_the_sandbox(fake: FakeResponses, roo
     assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
     assert result.cost_usd is None  # a model the price table does not know has no price
     assert KEY not in json.dumps(result.transcript)
+    # Every setting the backend passes is one this CLI knows (it would say it ignores the others).
+    notices = [e["item"]["message"] for e in result.transcript if e.get("item", {}).get("type") == "error"]
+    assert not [n for n in notices if "unrecognized" in n or "ignored" in n], notices
 
 
 @needs_cli

@@ -86,6 +86,10 @@ def exec_args(
         "model_instructions_file": str(folder / "instructions.md"),
         "web_search": "disabled",
         "approval_policy": "never",
+        # No skills (SKILL.md files it would read with a shell) and no question tool: nobody answers one.
+        "skills.include_instructions": False,
+        "tools.experimental_request_user_input.enabled": False,
+        "tools.update_plan.enabled": False,
     }
     if socket is not None:
         token = (folder / "token").read_text()
