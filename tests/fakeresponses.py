@@ -73,9 +73,10 @@ class FakeResponses:
     script: Script = lambda r: [message("hello")]  # noqa: E731
     requests: list[Recorded] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    refuse: int | None = None
 
     def __enter__(self) -> FakeResponses:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
@@ -91,6 +92,11 @@ class FakeResponses:
     @property
     def responses(self) -> list[Recorded]:
         return [r for r in self.requests if r.path.endswith("/responses")]
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hung up (a call killed at its timeout) is what the test meant to do
 
 
 def _usage(body: dict[str, Any], output: list[dict[str, Any]]) -> dict[str, Any]:
@@ -136,6 +142,18 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             if not self.path.split("?")[0].endswith("/responses"):
                 fake.failures.append(f"a request the fake does not serve: POST {self.path}")
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                return
+            if fake.refuse is not None:  # every request refused with this status, in the API's error shape
+                self._json(
+                    fake.refuse,
+                    {
+                        "error": {
+                            "message": "Incorrect API key provided",
+                            "type": "invalid_request_error",
+                            "code": "invalid_api_key",
+                        }
+                    },
+                )
                 return
             try:
                 output = fake.script(recorded)

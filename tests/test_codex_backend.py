@@ -263,3 +263,13 @@ def test_codex_without_the_cli_or_a_key_is_refused_in_one_line(make_work, tmp_pa
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "npm install -g @openai/codex" in err[0] and "OPENAI_API_KEY" in err[1]
     assert not runs.exists()
+
+
+@needs_cli
+async def test_a_refused_key_stops_the_run(fake: FakeResponses) -> None:
+    from skilltui.agents.base import FatalBackendError
+
+    fake.refuse = 401
+    with pytest.raises(FatalBackendError, match="401") as caught:
+        await backend().text(Request(role="loss", prompt="Judge."))
+    assert KEY not in json.dumps(caught.value.partial.transcript)

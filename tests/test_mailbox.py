@@ -253,10 +253,15 @@ async def test_a_timeout_leaves_the_request_and_the_next_attempt_waits_on_it(tmp
     result, _ = await asyncio.gather(backend.text(Request(role="loss", prompt="Judge.")), in_thread(person))
     assert result.text == "late but taken" and result.transcript[0]["resumed"] is True
     assert (box / "done" / f"{first.stem}.request.json").stat().st_mtime_ns == stamp
-    # The same call asked again after it was answered is a new request, with the next number.
+    # The same call asked again after it was answered is a new request, with the next number,
+    # and an answer written again to the old one is discarded with a line.
+    (box / "answers" / f"{first.stem}.json").write_text(json.dumps({"id": first.stem, "text": "again"}))
+    lines: list[str] = []
+    backend.say = lines.append
     with pytest.raises(BackendError):
         await backend.text(Request(role="loss", prompt="Judge.", timeout=0.05))
     assert [p.stem for p in (box / "requests").glob("*.json")] == [first.stem[:-1] + "2"]
+    assert len(lines) == 1 and f"answer {first.stem} discarded" in lines[0]
 
 
 # -- bad input ----------------------------------------------------------------------------------
