@@ -312,3 +312,17 @@ def test_estimate_counts_the_calls_and_names_no_price(make_work, tmp_path: Path,
     assert rows["forward"][1] == "mailbox" and int(rows["forward"][2]) == 2  # two steps of one work
     assert "whoever answers the mailbox sets the price" in out
     assert not runs.exists() and not list(box.iterdir())
+
+
+def test_list_shows_what_waits_and_what_is_answered(tmp_path: Path, capsys) -> None:
+    box = tmp_path / "box"
+    (box / "requests").mkdir(parents=True)
+    for rid in ("forward-aa-1", "loss-bb-1"):
+        (box / "requests" / f"{rid}.json").write_text(json.dumps({"id": rid, "kind": "text", "written_at": "now"}))
+    assert answer_cli(box, "loss-bb-1", "--text", "a report") == 0
+    capsys.readouterr()
+    assert main(["mailbox", "list", str(box)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("forward-aa-1") and lines[0].endswith("waiting")
+    assert lines[1].startswith("loss-bb-1") and "answered, not yet taken" in lines[1]
+    assert lines[2].startswith("2 waiting in ")
