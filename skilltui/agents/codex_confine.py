@@ -97,6 +97,9 @@ def exec_args(
             "command": sys.executable,
             "args": ["-m", "skilltui.agents.codex_mcp", socket, token, ",".join(tools)],
             "default_tools_approval_mode": "approve",
+            # Wait for it before the first model request: a slow start would otherwise leave the first
+            # request without the file tools (seen under load).
+            "required": True,
             "startup_timeout_sec": 60,
             "tool_timeout_sec": max(60, int(timeout)),
         }

@@ -95,8 +95,13 @@ class Mailbox:
         return True
 
 
+def _plain(value: Any) -> Any:
+    """What JSON cannot hold as is: a set as a sorted list (the same in every process), the rest as text."""
+    return sorted(value, key=str) if isinstance(value, set | frozenset) else str(value)
+
+
 def write(path: Path, data: dict[str, Any]) -> None:
-    write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n")
+    write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False, default=_plain) + "\n")
 
 
 def read(path: Path) -> dict[str, Any]:
@@ -117,7 +122,7 @@ def request_base(fields: dict[str, Any]) -> str:
     The same call made again after a kill hashes the same, so a resumed run finds the
     request it left and waits on it instead of asking again.
     """
-    blob = json.dumps(fields, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+    blob = json.dumps(fields, sort_keys=True, ensure_ascii=False, default=_plain).encode("utf-8")
     return f"{fields['role']}-{hashlib.sha256(blob).hexdigest()[:16]}"
 
 
