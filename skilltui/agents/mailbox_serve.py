@@ -195,7 +195,7 @@ async def serve(box: Mailbox, backend: Backend, *, count: int | None, say: Calla
             moved = True
             try:
                 answer = task.result()
-            except (OSError, NotJson, KeyError, TypeError, ToolError) as exc:
+            except Exception as exc:  # noqa: BLE001 - one request that cannot be answered never stops the server
                 say(f"request {rid} was not answered: {type(exc).__name__}: {exc}")
                 continue
             answered += 1
