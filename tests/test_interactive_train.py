@@ -65,11 +65,10 @@ def test_train_stops_when_the_app_fails_to_start(tmp_path, make_work, monkeypatc
     check_refused(code, capsys.readouterr().err, tmp_path / "runs")
 
 
-def test_without_a_terminal_train_still_runs_headless(tmp_path, make_work, monkeypatch, capsys):
-    """The refusal is for a terminal only: piped, `train` trains with the automatic reviewer as before."""
-    import skilltui.tui
-
-    monkeypatch.delattr(skilltui.tui, "app", raising=False)
-    monkeypatch.setitem(sys.modules, "skilltui.tui.app", None)
-    assert interactive_train(tmp_path / "runs", make_work("kestrel", 4)) == 0
-    assert decisions(tmp_path / "runs")
+def test_without_a_terminal_train_refuses_instead_of_approving(tmp_path, make_work, capsys):
+    """Piped (pytest's captured streams are no terminal) and without --auto, nobody can review:
+    one line naming --auto, and no run (tests/test_no_silent_approve.py runs it as a process)."""
+    code = interactive_train(tmp_path / "runs", make_work("kestrel", 4))
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--auto" in err
+    assert not (tmp_path / "runs").exists()

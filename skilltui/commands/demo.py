@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..agents import make_backend
 from . import add_runs_dir, command
-from .training import train
+from .training import require_reviewer, train
 
 DEMO_RUN = re.compile(r"demo(?:-(\d+))?")  # runs/demo, then runs/demo-2, demo-3, ...
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
@@ -94,6 +94,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ..engine.session import Settings
     from ..store.run import write_atomic
 
+    # Like `train`: piped or without stdin there is nobody to review, so say so before the demo
+    # copies its works or opens a run; `--auto` is how to watch a demo train unattended.
+    require_reviewer("demo", args.auto)
     target = args.runs_dir / "demo-works"
     examples = resources.files("skilltui") / "examples"
     works = []

@@ -2,8 +2,10 @@
 `skilltui repair`: put a run's damaged pool back on an intact commit so training can go on.
 
 `train` turns its flags into `Settings`, checks them and hands the run to the app when it
-runs on a terminal, or trains headless (`--auto`, or no terminal) with the console as the
-only watcher. `demo` is `train` on the bundled example works with the offline backend.
+runs on a terminal, or trains headless with `--auto` and the console as the only watcher.
+Without a terminal and without `--auto` it refuses before anything is written: nobody could
+review, and approving every update unasked would skip the review the tool is built around.
+`demo` is `train` on the bundled example works with the offline backend.
 Headless, SIGINT, SIGTERM and SIGHUP stop the run before the next stage (a second one at
 once) and the same command resumes it.
 """
@@ -295,10 +297,29 @@ def cmd_train(args: argparse.Namespace) -> int:
 
         print("\n".join(estimate_lines(estimate_run(settings, _default_model(settings.backend)))))
         return 0
+    require_reviewer("train", settings.auto)
     backend = make_backend(
         settings.backend, settings.model, offline_latency=settings.offline_latency, offline_noise=settings.offline_noise
     )
     return train(settings, backend, tracking)
+
+
+def has_terminal() -> bool:
+    """Whether a person can review in the app: both stdin and stdout are a terminal."""
+    return sys.stdout.isatty() and sys.stdin.isatty()
+
+
+def require_reviewer(command: str, auto: bool) -> None:
+    """Stop (one line, exit 2) a run that nobody could review: no terminal and no `--auto`.
+
+    Piped (`| tee log`) or fed from /dev/null the app cannot open, and training on with the
+    automatic reviewer would approve every update without anyone having asked for that.
+    """
+    if not auto and not has_terminal():
+        raise UsageError(
+            f"`skilltui {command}` without a terminal (stdin or stdout is not one) has nobody to review its "
+            "updates; add --auto to approve every update automatically, or run it in a terminal"
+        )
 
 
 def _default_model(backend: str) -> str:
@@ -317,7 +338,7 @@ def _default_model(backend: str) -> str:
 
 
 def train(settings, backend, tracking=None, *, resume: str | None = None) -> int:
-    """Open the run and train it, headless (--auto, or no terminal) or in the app; logged to MLflow with `tracking`.
+    """Open the run and train it, headless (--auto) or in the app; logged to MLflow with `tracking`.
     `resume`: how to resume it, said where a session stops short (default: run the same command).
 
     On a terminal without --auto a person means to review every update, so when the app
@@ -327,7 +348,8 @@ def train(settings, backend, tracking=None, *, resume: str | None = None) -> int
     from ..agents.redact import env_secrets
     from ..engine.session import AlreadyFinished, open_run
 
-    interactive = not settings.auto and sys.stdout.isatty() and sys.stdin.isatty()
+    require_reviewer("train", settings.auto)
+    interactive = not settings.auto
     # Loaded before the run is opened: an app that cannot load leaves no trace in the run.
     tui_app = _app_module() if interactive else None
     try:
