@@ -64,7 +64,7 @@ def hidden(key: str, action: str, description: str) -> Binding:
 # fmt: off
 KEYMAP: tuple[Row, ...] = (
     # Quit comes first on each app's screen, so the footer keeps it in sight on a narrow terminal.
-    row("main", "q / ctrl+c", "quit; while training it asks first, and the same command resumes the run", QUIT, CTRL_C, owner="train"),
+    row("main", "q / ctrl+c", "quit; while training it asks first and says how to resume the run", QUIT, CTRL_C, owner="train"),
     # The works table binds j / k beside its arrows, as the history browser's list does.
     row("main", "up / down, j / k", "choose a work: the output, report and curve follow it"),
     # The live app binds one key per pane, in the tabs' order (`tui/app.py`).

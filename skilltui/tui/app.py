@@ -277,7 +277,7 @@ class TrainingApp(App[int]):
             order = ("review", "main", "side")
         elif isinstance(self.screen, SideBySideScreen):
             order = ("side", "main", "review")
-        self.push_screen(HelpScreen("skilltui keys", order, INTRO))
+        self.push_screen(HelpScreen("skilltui keys", order, f"{INTRO} After quitting, {self.opened.resume}."))
 
     def action_copy_run_path(self) -> None:
         copy_run_path(self)
@@ -295,8 +295,8 @@ class TrainingApp(App[int]):
         self.push_screen(
             ConfirmScreen(
                 "Stop training and quit?",
-                "Finished stages are kept; calls in flight are dropped. Run the same command again to resume "
-                "from here.",
+                # The run's own resume line: a demo's names the `train` command (`demo` again starts anew).
+                f"Finished stages are kept; calls in flight are dropped. {sentence(self.opened.resume)}.",
                 yes="y  quit",
             ),
             answered,
@@ -305,6 +305,11 @@ class TrainingApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from kept_textual_commands(super().get_system_commands(screen))
         yield from training_commands(self)
+
+
+def sentence(text: str) -> str:
+    """`text` with its first letter in capitals, to open a sentence of a dialog."""
+    return text[:1].upper() + text[1:]
 
 
 def run_app(opened: OpenedRun, backend: Backend, *, secrets: list[str], hint: bool | None = None) -> int:
