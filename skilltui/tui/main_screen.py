@@ -83,7 +83,8 @@ HINT = (
 )
 # What each kind of event can change on screen; the header redraws every second anyway.
 TOUCHES: dict[str, frozenset[str]] = {
-    "run_started": frozenset({"works", "curve"}),
+    # A resumed run's new session clears the banner its last session ended with.
+    "run_started": frozenset({"works", "curve", "summary"}),
     "step_started": frozenset({"works", "curve"}),
     "stage": frozenset({"works"}),
     "episode_written": frozenset({"works"}),
@@ -385,7 +386,11 @@ class MainScreen(DiskPanes):
             self.query_one(LossCurve).show(list(view.steps), series, step_means(view), val_means(view))
 
     def show_summary(self) -> None:
+        """The end summary once the run ended; hidden while a session (a resumed one too) trains."""
         summary = self.query_one("#summary", Static)
+        if self.view.active or self.view.ended is None:
+            summary.display = False
+            return
         summary.update("\n".join(summarise(self.view).lines()))
         summary.display = True
 
