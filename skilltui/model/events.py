@@ -74,6 +74,9 @@ class ByAgent(Event):
 
     work: str | None = None
     group: int | None = None
+    # The backward attempt (a candidate, with --candidates) the agent works for: parallel
+    # candidates' tool events would otherwise be identical lines, dropped on reading as duplicates.
+    attempt: int | None = None
 
 
 class RunStarted(Event, kind="run_started"):
@@ -152,6 +155,7 @@ class Call(Event, kind="call"):
     step: int | None = None
     work: str | None = None
     group: int | None = None
+    attempt: int | None = None  # the backward attempt (candidate) that made the call
     input_tokens: int = 0
     output_tokens: int = 0
     cache_write_tokens: int = 0

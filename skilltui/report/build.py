@@ -173,7 +173,8 @@ def _points(means: dict[StepKey, Mean]) -> tuple[dict[StepKey, float], dict[Step
 
 @dataclass
 class Page:
-    """The report's HTML, and what reading the run's events left out (said on the page and by the command)."""
+    """The report's HTML, and what reading the run's events left out: said by the command on stderr only,
+    since the page is for a reader of the run, not of its record's repairs."""
 
     html: str
     skipped: str | None

@@ -140,13 +140,13 @@ async def run_attempt(
     ctx.stage("backward", "started", e, s, group=g, attempt=a)
     started = time.monotonic()
     try:
-        request = ctx.request(role.name, prompt, context, prefix=prefix, group=g)
+        request = ctx.request(role.name, prompt, context, prefix=prefix, group=g, attempt=a)
         request.lead, request.lead_ttl = asked.lead, asked.lead_ttl
         # The pool listing changes with every commit, so no other request re-reads this prefix;
         # once the commit is made, the agent's next answer is its last (cache_policy).
         request.prefix_shared = False
         request.finished = lambda: bool(commits)
-        await ctx.call(request, adir / "transcript.json", sandbox, epoch=e, step=s, group=g)
+        await ctx.call(request, adir / "transcript.json", sandbox, epoch=e, step=s, group=g, attempt=a)
         if not commits:
             # Ended its turn without committing: remind it once, within this attempt.
             ctx.bus.emit(ev.Warning_(message=f"{where.label}: the agent ended without committing; reminding it once"))
@@ -156,11 +156,12 @@ async def run_attempt(
                 {**context, "reminder": True},
                 prefix=prefix,
                 group=g,
+                attempt=a,
             )
             again.prefix_shared = False
             again.lead, again.lead_ttl = asked.lead, request.lead_ttl  # reads what the first call cached
             again.finished = request.finished
-            await ctx.call(again, adir / "transcript.reminder.json", sandbox, epoch=e, step=s, group=g)
+            await ctx.call(again, adir / "transcript.reminder.json", sandbox, epoch=e, step=s, group=g, attempt=a)
     except FatalBackendError:
         await _reset(ctx, pool, where, "failed")
         raise
