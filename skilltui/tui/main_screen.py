@@ -54,6 +54,7 @@ from .output_feed import OutputFeed
 from .panes import DiskPanes
 from .pool_reader import PoolReader
 from .screens.side_by_side import open_side_by_side
+from .widgets.end_summary import EndSummary
 from .widgets.key_bar import KeyBar
 from .widgets.live_output import LiveOutput
 from .widgets.loss_curve import LossCurve
@@ -231,7 +232,7 @@ class MainScreen(DiskPanes):
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         yield Static(HINT, id="hint")
-        yield Static(id="summary")
+        yield EndSummary(id="summary")
         with Horizontal(id="top"):
             with Vertical(id="works-box") as box:
                 box.border_title = "works"
@@ -387,12 +388,21 @@ class MainScreen(DiskPanes):
 
     def show_summary(self) -> None:
         """The end summary once the run ended; hidden while a session (a resumed one too) trains."""
-        summary = self.query_one("#summary", Static)
+        summary = self.query_one(EndSummary)
         if self.view.active or self.view.ended is None:
-            summary.display = False
-            return
-        summary.update("\n".join(summarise(self.view).lines()))
-        summary.display = True
+            summary.hide()
+        else:
+            summary.show(summarise(self.view).lines())
+        self.refresh_bindings()  # the fold key comes and goes with the summary
+
+    def action_fold_summary(self) -> None:
+        self.query_one(EndSummary).toggle()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The fold key is offered (and shown in the footer) only while there is a summary to fold.
+        if action == "fold_summary":
+            return self.query_one(EndSummary).display
+        return True
 
     def work_time(self, work: str | None) -> str:
         """`harbour · forward 42s · in step 1m05s` while the selected work runs a stage; its name otherwise."""

@@ -11,6 +11,11 @@ being scored it reads "2 of 4 works".
 Sixteen coloured lines would be a tangle in a terminal, so the other works are faint dots,
 the selected work is an accent line and the mean a bold line on top. The scale is fixed at
 0..1 (loss is defined on it), so a curve that looks flat is flat. Colours are theme variables, readable in every theme.
+
+Below MIN_PLOT_ROWS rows (80x24 with the end summary open gives the chart 3) a row spans a
+third of the scale or more, so 0.752 and 0.557 share a row and the chart reads as flat; the
+widget then writes the numbers instead, one step a row: first step, last steps, and `…`
+between when they do not all fit.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ OTHER_STYLE = "$foreground-muted"
 VAL_STYLE = "$text-warning bold"
 AXIS_STYLE = "$foreground-muted"
 AXIS_WIDTH = 5
+MIN_PLOT_ROWS = 6  # a row then spans 0.2 of the scale at most; fewer, and the numbers are shown
 
 
 def axis_label(y: int, plot_height: int) -> str:
@@ -140,14 +146,36 @@ class LossCurve(Widget):
             legend = Content.assemble(legend, others)
         return legend.truncate(width, ellipsis=True)
 
+    def _numbers(self, width: int, height: int) -> Content:
+        """The legend, then one row per step with its mean, validation and selected work's loss."""
+        lines = [self._legend(width)]
+        rows = height - 1
+        steps: list[StepKey | None] = list(self._steps)
+        if len(steps) > rows >= 2:
+            steps = [steps[0], *([None] if rows >= 3 else []), *steps[len(steps) - rows + (2 if rows >= 3 else 1) :]]
+        selected = self._series.get(self.selected or "", {})
+        for key in steps[: max(rows, 0)]:
+            if key is None:
+                lines.append(Content.styled("…", AXIS_STYLE))
+                continue
+            parts: list[tuple[str, str]] = [(f"{step_label(key):<8}", AXIS_STYLE)]
+            if key in self._means:
+                parts.append((f"● {self._means[key]:.3f}  ", MEAN_STYLE))
+            if key in self._val:
+                parts.append((f"▲ {self._val[key]:.3f}  ", VAL_STYLE))
+            if key in selected:
+                parts.append((f"◆ {selected[key]:.3f}", SELECTED_STYLE))
+            lines.append(Content.assemble(*parts).truncate(width, ellipsis=True))
+        return Content("\n").join(lines)
+
     def render(self) -> Content:
         width, height = self.content_size.width, self.content_size.height
         if not self._steps:
             return Content.styled("no loss yet: the curve starts when the first work is scored", f"{AXIS_STYLE} italic")
         plot_height = height - 2
         plot_width = width - AXIS_WIDTH
-        if plot_height < 3 or plot_width < 4:
-            return self._legend(width)
+        if plot_height < MIN_PLOT_ROWS or plot_width < 4:
+            return self._numbers(width, height)
         canvas = _Canvas(plot_width, plot_height)
         count = len(self._steps)
 
