@@ -126,7 +126,8 @@ Tab { color: $foreground-muted; }
 Tab.-active, Tab:hover { color: $foreground; }
 Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2; }
 #panes TabPane { padding: 0; }
-#pool-tree { width: 34; min-width: 24; border-right: vkey $panel-lighten-2; }
+/* PoolTree sets its width to its widest label; at 120 columns and up a note's attribution fits. */
+#pool-tree { width: 34; min-width: 34; max-width: 50%; border-right: vkey $panel-lighten-2; }
 #commit-list { width: 2fr; min-width: 30; border-right: vkey $panel-lighten-2; }
 #commit-diff { width: 3fr; }
 #hint, #summary { height: auto; padding: 0 1; background: $boost; color: $text-accent; display: none; }

@@ -7,7 +7,9 @@ refreshes after every commit while the person may be reading.
 
 Beside each note, a column of its attribution from the read traces: how many forward
 passes read it and the mean loss of the episodes written with it against those written
-without it (`3 reads · 0.412 vs 0.455`; lower is better).
+without it (`3 reads · 0.412 vs 0.455`; lower is better). The tree is as wide as its widest
+label (at least MIN_WIDTH, at most half the screen: the main screen's CSS), so on a wide
+terminal the column is whole instead of cut at a fixed width.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from textual import on
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
+
+
+MIN_WIDTH = 34  # the width at 80 columns, where the note beside the tree needs the rest
+# Beyond a label: two levels of tree guides (4 cells each), the padding and the border.
+CHROME = 8 + 2 + 1
 
 
 class PoolTree(Tree[str]):
@@ -117,10 +124,15 @@ class PoolTree(Tree[str]):
                 first = first or leaf
                 if path == previous:
                     target = leaf
+        widest = max((leaf_label.cell_len for leaf_label in self._leaf_labels()), default=0)
+        self.styles.width = max(MIN_WIDTH, widest + CHROME)
         # Keep the person's note; with none chosen yet, open the first so the pane is never blank.
         target = target or (first if previous is None or previous.endswith("/") or not previous else None)
         if target is not None:
             self.call_after_refresh(self.move_cursor, target)
+
+    def _leaf_labels(self) -> list[Text]:
+        return [leaf.label for branch in self.root.children for leaf in branch.children]
 
     @staticmethod
     def _label(name: str, width: int, stats: dict | None) -> Text:
