@@ -21,7 +21,7 @@ from ..model.view import RunView
 from ..store.pool import donor_notes
 from ..store.reconcile import reconcile
 from ..store.run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
-from .data.works import DEFAULT_MAX_SCRIPT_KB, Work, covers, load_works, unbroken
+from .data.works import DEFAULT_MAX_SCRIPT_KB, Work, covers, ignored_notice, load_works, unbroken
 from .prompts import Prompts
 
 # The default bound on lines one micro-step may add plus remove: two full notes' worth.
@@ -302,6 +302,7 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
             notices.append(skipped)
         found = reconcile(run, record.events)
         notices += found.notices
+        notices += [line for work in [*works, *val_works] if (line := ignored_notice(work))]
         spent = RunView().fold(record.events).cost
         for work in works:
             destination = run.story_path(work.name)

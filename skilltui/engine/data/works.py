@@ -33,6 +33,9 @@ class Work:
     root: Path
     episodes: dict[int, Path]
     meta: dict[str, str] = field(default_factory=dict)
+    # `.fountain` files in human/ whose name is no episode number (`notanumber.fountain`): left
+    # out of training, and said when a run opens so nobody believes they were trained on.
+    ignored: tuple[str, ...] = ()
 
     @property
     def human_dir(self) -> Path:
@@ -49,6 +52,8 @@ class Work:
 def load_work(path: Path, *, max_script_kb: int = DEFAULT_MAX_SCRIPT_KB) -> Work:
     """Read and validate one work folder; raise UsageError with advice on any problem."""
     root = Path(path).expanduser()
+    if root.is_file():
+        raise UsageError(f"work folder {path} is a file, not a folder; pass the folder that holds human/NN.fountain")
     if not root.is_dir():
         raise UsageError(f"work folder {path} does not exist; pass a folder that holds human/NN.fountain")
     root = root.resolve()
@@ -56,8 +61,11 @@ def load_work(path: Path, *, max_script_kb: int = DEFAULT_MAX_SCRIPT_KB) -> Work
     if not human.is_dir():
         raise UsageError(f"{root} has no human/ folder; put the target episodes in {human}/01.fountain, ...")
     episodes: dict[int, Path] = {}
+    ignored: list[str] = []
     for file in sorted(human.iterdir()):
         match = EPISODE_NAME.match(file.name)
+        if not match and file.suffix.lower() == ".fountain":
+            ignored.append(f"human/{file.name}")
         if not match or not file.is_file():
             continue
         number = int(match.group(1))
@@ -83,7 +91,16 @@ def load_work(path: Path, *, max_script_kb: int = DEFAULT_MAX_SCRIPT_KB) -> Work
         episodes[number] = file
     if not episodes:
         raise UsageError(f"{human} has no episodes; add files named like 01.fountain, 02.fountain")
-    return Work(name=root.name, root=root, episodes=dict(sorted(episodes.items())), meta=_read_meta(root))
+    meta = _read_meta(root)
+    return Work(name=root.name, root=root, episodes=dict(sorted(episodes.items())), meta=meta, ignored=tuple(ignored))
+
+
+def ignored_notice(work: Work) -> str | None:
+    """One line naming the `.fountain` files of `work` that training leaves out, or None."""
+    if not work.ignored:
+        return None
+    names = ", ".join(work.ignored)
+    return f"{work.name}: {names} left out: an episode's file is named by its number (01.fountain); rename to train on it"
 
 
 def _read_meta(root: Path) -> dict[str, str]:
