@@ -100,7 +100,8 @@ def ignored_notice(work: Work) -> str | None:
     if not work.ignored:
         return None
     names = ", ".join(work.ignored)
-    return f"{work.name}: {names} left out: an episode's file is named by its number (01.fountain); rename to train on it"
+    why = "an episode's file is named by its number (01.fountain); rename to train on it"
+    return f"{work.name}: {names} left out: {why}"
 
 
 def _read_meta(root: Path) -> dict[str, str]:

@@ -22,7 +22,6 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
 
-
 MIN_WIDTH = 34  # the width at 80 columns, where the note beside the tree needs the rest
 # Beyond a label: two levels of tree guides (4 cells each), the padding and the border.
 CHROME = 8 + 2 + 1
