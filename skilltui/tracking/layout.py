@@ -203,6 +203,9 @@ class RunLayout:
             "backend": self.backend or str(self.config.get("backend", "")),
             "models": models or "(backend default)",
             "run_folder": str(self.run.root),
+            # The key of the MLflow run with the run id: two folders with the same settings
+            # derive the same id, and must not be merged into one MLflow run.
+            "skilltui.run_folder": str(self.run.root.resolve()),
             "skilltui.status": self.ended or "running",
         }
 

@@ -2,8 +2,11 @@
 
 One skilltui run is one MLflow run, named by the run id, in an experiment named after the
 works (or the one asked for). The MLflow run's id is kept in the run folder (`mlflow.json`,
-per tracking URI), and the run also carries the tag `skilltui.run_id`, so logging a run
-again, resuming it, or logging a copy whose `mlflow.json` was lost all reach the same MLflow run.
+per tracking URI), and the run also carries the tags `skilltui.run_id` and
+`skilltui.run_folder` (the folder's absolute path), so logging a run again, resuming it, or
+logging it after its `mlflow.json` was lost all reach the same MLflow run. The folder is part
+of the key: the same settings in two `--runs-dir` folders derive the same run id, and are two
+runs, so they are two MLflow runs.
 
 What is already there is read back from MLflow when the run is opened (each metric's history,
 the params, the artifact folders), not remembered by us: a process killed between two writes
@@ -46,6 +49,21 @@ HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TI
 def experiment_name(config: dict[str, Any]) -> str:
     """The works' names: a trained run and its control land in the same experiment and compare there."""
     return "skilltui: " + ", ".join(config.get("works") or ["(no works)"])
+
+
+def artifact_location(uri: str) -> str | None:
+    """Where a new experiment keeps its artifacts: beside a SQLite store's file.
+
+    MLflow's default for a database store is `./mlruns` of whatever folder the command ran
+    in, so two commands run from two folders would scatter one store's artifacts. Other stores
+    (a server, a file store, another database) keep MLflow's own default.
+    """
+    if not uri.startswith("sqlite:///"):
+        return None
+    path = uri.removeprefix("sqlite:///").split("?", 1)[0]
+    if not path or path == ":memory:":
+        return None
+    return str(Path(path).resolve().parent / "mlruns")  # a plain path, as MLflow's own default is
 
 
 def millis(when: Any) -> int | None:
@@ -101,7 +119,7 @@ class MlflowLog:
         if experiment is not None:
             return experiment.experiment_id
         try:
-            return self.client.create_experiment(self.experiment)
+            return self.client.create_experiment(self.experiment, artifact_location=artifact_location(self.uri))
         except MlflowException:  # another process made it between the two calls: use theirs
             experiment = self.client.get_experiment_by_name(self.experiment)
             if experiment is None:
@@ -127,10 +145,13 @@ class MlflowLog:
         return kept if found.info.lifecycle_stage == "active" else None
 
     def _tagged(self, experiment_id: str) -> str | None:
+        """The MLflow run tagged with this run's id and folder (compared here: a path may hold quotes)."""
+        folder = str(self.run.root.resolve())
         found = self.client.search_runs(
             [experiment_id], filter_string=f"tags.`skilltui.run_id` = '{self.run.id}'", order_by=["start_time ASC"]
         )
-        return found[0].info.run_id if found else None
+        ours = [r for r in found if r.data.tags.get("skilltui.run_folder") == folder]
+        return ours[0].info.run_id if ours else None
 
     def _keep(self) -> None:
         state = self._state()
