@@ -29,3 +29,11 @@ def test_a_fountain_file_not_named_by_its_number_is_named_when_training_starts(t
     assert len(said) == 1 and said[0].startswith("kestrel: human/notanumber.fountain left out")
     assert not any("notes.txt" in w for w in warnings)
     assert "notanumber.fountain" in capsys.readouterr().out  # the headless console prints it too
+
+
+def test_pairs_in_order_reads_as_a_count():
+    from skilltui.engine.scores import pairs_text
+
+    assert pairs_text(1.0, 3) == "1 of 3"
+    assert pairs_text(1.4, 3) == "1.4 of 3"
+    assert pairs_text(0.0, 0) == "0 of 0"

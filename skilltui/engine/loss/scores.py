@@ -248,6 +248,12 @@ def score_step(written: dict[int, str | None], human: dict[int, str]) -> dict[st
     }
 
 
+def pairs_text(in_order: float, pairs: int) -> str:
+    """`2 of 3`, or `1.4 of 3` when faint matches count in part: read as a count, not as `1.0/3`."""
+    value = f"{in_order:.1f}".removesuffix(".0")
+    return f"{value} of {pairs}"
+
+
 def _counts(w: Script, h: Script, groups: list[Group]) -> dict[str, object]:
     """What a judge or a person needs to see why the parts came out as they did."""
     n = len(h.scenes)
@@ -255,7 +261,7 @@ def _counts(w: Script, h: Script, groups: list[Group]) -> dict[str, object]:
         "human_scenes": n,
         "written_scenes": len(w.scenes),
         "matched_scenes": [[i + 1, j + 1, round(g.sim, 3)] for g in groups for i in g.human for j in g.written],
-        "scene_pairs_in_order": f"{pairs_in_order(groups):.1f}/{n * (n - 1) // 2}",
+        "scene_pairs_in_order": pairs_text(pairs_in_order(groups), n * (n - 1) // 2),
         "human_speakers": sorted(h.speakers),
         "written_speakers": sorted(w.speakers),
         "human_words": h.words,
