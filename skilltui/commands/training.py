@@ -297,11 +297,26 @@ def cmd_train(args: argparse.Namespace) -> int:
 
         print("\n".join(estimate_lines(estimate_run(settings, _default_model(settings.backend)))))
         return 0
+    _refuse_offline_models(settings)
     require_reviewer("train", settings.auto)
     backend = make_backend(
         settings.backend, settings.model, offline_latency=settings.offline_latency, offline_noise=settings.offline_noise
     )
     return train(settings, backend, tracking)
+
+
+def _refuse_offline_models(settings) -> None:
+    """The offline backend calls no model: a --model or --role-model given with it would be ignored unsaid.
+
+    (`--estimate` takes them: pricing a model before a key is set is what it is for.)
+    """
+    given = [f"--model {settings.model}"] if settings.model else []
+    given += [f"--role-model {role}={model}" for role, model in settings.role_models.items()]
+    if settings.backend == "offline" and given:
+        raise UsageError(
+            f"{given[0]}: the offline backend calls no model and would ignore it; drop it, or train with "
+            "--backend anthropic (export ANTHROPIC_API_KEY=...) or --backend claude-code"
+        )
 
 
 def has_terminal() -> bool:
