@@ -35,7 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = command(sub, "blame", cmd_blame)
     p.add_argument("run", metavar="RUN", help="a run folder, or a run id under --runs-dir")
-    p.add_argument("note", metavar="NOTE", help="a note of the pool, as its path in the pool (scene/headings.md)")
+    p.add_argument(
+        "note",
+        metavar="NOTE",
+        help="a note of the pool, as its path in the pool (e.g. scene/scene-headings.md, which the demo writes)",
+    )
     p.add_argument("--json", action="store_true", help="print every line and its micro-step as JSON")
     add_runs_dir(p)
 
