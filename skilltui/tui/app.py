@@ -325,10 +325,14 @@ def run_training_app(app: TrainingApp) -> int:
     if app.crash_file is not None:
         print(f"skilltui: the app crashed; the run is recorded as failed; traceback: {app.crash_file}", file=sys.stderr)
         return 1
-    print("\n".join(summarise(app.view).lines()))
+    lines = summarise(app.view).lines()
     if app.stopped_by is not None:
+        # The last line (stderr) says the stop and how to resume; the summary's first line
+        # would say the same stop once more, so it is left out.
+        print("\n".join(lines[1:]))
         print(f"skilltui: run stopped by {name_of(app.stopped_by)}; {app.opened.resume}", file=sys.stderr)
         return exit_code(app.stopped_by)
+    print("\n".join(lines))
     outcome = app.outcome
     if outcome is not None and outcome.status == "failed":
         print(f"skilltui: run failed: {outcome.reason}", file=sys.stderr)

@@ -402,7 +402,8 @@ class MainScreen(DiskPanes):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The fold key is offered (and shown in the footer) only while there is a summary to fold.
         if action == "fold_summary":
-            return self.query_one(EndSummary).display
+            # Asked before the screen is composed too, when there is no summary yet.
+            return any(summary.display for summary in self.query(EndSummary))
         return True
 
     def work_time(self, work: str | None) -> str:
