@@ -116,7 +116,7 @@ class RunHeader(Widget):
         if f.kept and level == 0:
             cost += f" (${f.cost / f.kept:.4f}/kept update)"
         status = f.status
-        if f.paused and status == "running":
+        if f.paused and status in ("running", "starting"):
             status = "paused"
         label = {"review": "review" if compact else "waiting for review"}.get(status, status)
         if f.paused and status == "review":

@@ -258,11 +258,13 @@ class TrainingApp(App[int]):
         if self.training:
             self.driver.pause()
             self.notify("Pausing: calls in flight finish, the next stage waits for resume (p).", timeout=4)
+            self.main.draw_header(time.monotonic())  # the header answers the key now, not when the trainer does
         self.update_bindings()
 
     def action_resume(self) -> None:
         if self.training:
             self.driver.resume()
+            self.main.draw_header(time.monotonic())
         self.update_bindings()
 
     def action_help(self) -> None:

@@ -428,6 +428,13 @@ class MainScreen(DiskPanes):
         self._output_at = now
         self.draw_header(now)
 
+    def _paused(self) -> bool:
+        """Paused as the person asked: the driver knows at the key, the record only once the
+        trainer (a child process that may still be starting) says so, seconds later."""
+        driver = getattr(self.app, "driver", None)
+        asked = getattr(driver, "paused", None)
+        return asked if isinstance(asked, bool) and self.view.active else self.view.paused
+
     def draw_header(self, now: float) -> None:
         v = self.view
         header = self.query_one_optional(RunHeader)
@@ -455,7 +462,7 @@ class MainScreen(DiskPanes):
             cost=v.cost,
             cost_known=v.cost_known,
             status=v.status,
-            paused=v.paused,
+            paused=self._paused(),
             throttled=v.throttled,
             batch=v.batch,
             stages_done=done,
