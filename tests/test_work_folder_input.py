@@ -32,7 +32,7 @@ def test_a_fountain_file_not_named_by_its_number_is_named_when_training_starts(t
 
 
 def test_pairs_in_order_reads_as_a_count():
-    from skilltui.engine.scores import pairs_text
+    from skilltui.engine.loss.scores import pairs_text
 
     assert pairs_text(1.0, 3) == "1 of 3"
     assert pairs_text(1.4, 3) == "1.4 of 3"

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..agents import make_backend
 from . import add_runs_dir, command
-from .training import require_reviewer, train
+from .training import train
+from .unattended import require_reviewer
 
 DEMO_RUN = re.compile(r"demo(?:-(\d+))?")  # runs/demo, then runs/demo-2, demo-3, ...
 DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}

@@ -2,10 +2,8 @@
 `skilltui repair`: put a run's damaged pool back on an intact commit so training can go on.
 
 `train` turns its flags into `Settings`, checks them and hands the run to the app when it
-runs on a terminal, or trains headless with `--auto` and the console as the only watcher.
-Without a terminal and without `--auto` it refuses before anything is written: nobody could
-review, and approving every update unasked would skip the review the tool is built around.
-`demo` is `train` on the bundled example works with the offline backend.
+runs on a terminal, or trains headless with `--auto` (without a terminal it refuses:
+`unattended`). `demo` is `train` on the bundled example works with the offline backend.
 Headless, SIGINT, SIGTERM and SIGHUP stop the run before the next stage (a second one at
 once) and the same command resumes it.
 """
@@ -22,6 +20,7 @@ from ..core.errors import UsageError
 from ..engine.data.works import DEFAULT_MAX_SCRIPT_KB
 from . import add_folders_flag, add_model_flags, add_runs_dir, command
 from .tracking import add_tracking_flags, spec_from
+from .unattended import refuse_offline_models, require_reviewer
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -297,44 +296,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 
         print("\n".join(estimate_lines(estimate_run(settings, _default_model(settings.backend)))))
         return 0
-    _refuse_offline_models(settings)
-    require_reviewer("train", settings.auto)
+    refuse_offline_models(settings)
     backend = make_backend(
         settings.backend, settings.model, offline_latency=settings.offline_latency, offline_noise=settings.offline_noise
     )
     return train(settings, backend, tracking)
-
-
-def _refuse_offline_models(settings) -> None:
-    """The offline backend calls no model: a --model or --role-model given with it would be ignored unsaid.
-
-    (`--estimate` takes them: pricing a model before a key is set is what it is for.)
-    """
-    given = [f"--model {settings.model}"] if settings.model else []
-    given += [f"--role-model {role}={model}" for role, model in settings.role_models.items()]
-    if settings.backend == "offline" and given:
-        raise UsageError(
-            f"{given[0]}: the offline backend calls no model and would ignore it; drop it, or train with "
-            "--backend anthropic (export ANTHROPIC_API_KEY=...) or --backend claude-code"
-        )
-
-
-def has_terminal() -> bool:
-    """Whether a person can review in the app: both stdin and stdout are a terminal."""
-    return sys.stdout.isatty() and sys.stdin.isatty()
-
-
-def require_reviewer(command: str, auto: bool) -> None:
-    """Stop (one line, exit 2) a run that nobody could review: no terminal and no `--auto`.
-
-    Piped (`| tee log`) or fed from /dev/null the app cannot open, and training on with the
-    automatic reviewer would approve every update without anyone having asked for that.
-    """
-    if not auto and not has_terminal():
-        raise UsageError(
-            f"`skilltui {command}` without a terminal (stdin or stdout is not one) has nobody to review its "
-            "updates; add --auto to approve every update automatically, or run it in a terminal"
-        )
 
 
 def _default_model(backend: str) -> str:
@@ -364,9 +330,8 @@ def train(settings, backend, tracking=None, *, resume: str | None = None) -> int
     from ..engine.session import AlreadyFinished, open_run
 
     require_reviewer("train", settings.auto)
-    interactive = not settings.auto
     # Loaded before the run is opened: an app that cannot load leaves no trace in the run.
-    tui_app = _app_module() if interactive else None
+    tui_app = None if settings.auto else _app_module()
     try:
         opened = open_run(settings, refuse_finished=True)
     except AlreadyFinished as exc:

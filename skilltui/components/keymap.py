@@ -78,7 +78,7 @@ KEYMAP: tuple[Row, ...] = (
     row("main", "e", "in the Pool pane: open the note in $VISUAL / $EDITOR; after the run, saving commits it by hand (linted, on record); refused while training runs"),
     row("main", "s", "written next to human: the selected work's episodes beside the human ones, scene by scene as the loss matched them (the latest scored step, or the one the Report pane shows)", Binding("s", "side_by_side", "Written vs human"), owner="main screen"),
     row("main", "p", "pause before the next stage starts (calls in flight finish); again to resume", Binding("p", "pause", "Pause"), Binding("p", "resume", "Resume"), owner="train"),
-    row("main", "z", "fold the end summary to its first line (and unfold it), once the run ended", Binding("z", "fold_summary", "Fold summary"), owner="main screen"),
+    row("main", "z", "fold the end summary to its first line (and unfold it), once the run ended", Binding("z", "fold_summary", "Fold summary"), owner="train"),
     row("main", "v", "open the micro-step that waits for review", Binding("v", "open_review", "Review"), owner="train"),
     row("main", "t", "switch between the dark and the light theme", THEME, owner="train"),
     row("main", "ctrl+p", "command palette: pause, resume, theme, jump to a work, copy the run folder path"),

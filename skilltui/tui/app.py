@@ -48,6 +48,7 @@ from .palette import WorkCommands, copy_run_path, training_commands
 from .pool_reader import PoolReader
 from .reviewer import ReviewCoordinator, ScreenReviewer
 from .stop_signals import StopSignals
+from .widgets.end_summary import EndSummary
 
 HINT_SEEN = "hint-seen"
 INTRO = "Every micro-step waits for your review: a approves, r reruns, u rolls back."
@@ -252,7 +253,12 @@ class TrainingApp(App[int]):
             return self.training and self.driver.paused
         if action == "open_review":
             return self.reviews.can_open()
+        if action == "fold_summary":  # offered only while the main screen shows a summary
+            return self.screen is self.main and any(s.display for s in self.main.query(EndSummary))
         return True
+
+    def action_fold_summary(self) -> None:
+        self.main.query_one(EndSummary).toggle()
 
     def action_pause(self) -> None:
         if self.training:

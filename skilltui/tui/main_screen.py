@@ -48,7 +48,7 @@ from ..model.figures import (
     work_elapsed,
 )
 from ..model.notices import notice_of
-from ..model.summary import kept_updates, summarise
+from ..model.summary import kept_updates
 from ..model.view import RunView
 from .output_feed import OutputFeed
 from .panes import DiskPanes
@@ -84,8 +84,7 @@ HINT = (
 )
 # What each kind of event can change on screen; the header redraws every second anyway.
 TOUCHES: dict[str, frozenset[str]] = {
-    # A resumed run's new session clears the banner its last session ended with.
-    "run_started": frozenset({"works", "curve", "summary"}),
+    "run_started": frozenset({"works", "curve", "summary"}),  # a resumed run's clears the last banner
     "step_started": frozenset({"works", "curve"}),
     "stage": frozenset({"works"}),
     "episode_written": frozenset({"works"}),
@@ -126,7 +125,6 @@ Tab { color: $foreground-muted; }
 Tab.-active, Tab:hover { color: $foreground; }
 Underline > .underline--bar { color: $text-primary; background: $panel-lighten-2; }
 #panes TabPane { padding: 0; }
-/* PoolTree sets its width to its widest label; at 120 columns and up a note's attribution fits. */
 #pool-tree { width: 34; min-width: 34; max-width: 50%; border-right: vkey $panel-lighten-2; }
 #commit-list { width: 2fr; min-width: 30; border-right: vkey $panel-lighten-2; }
 #commit-diff { width: 3fr; }
@@ -388,23 +386,8 @@ class MainScreen(DiskPanes):
             self.query_one(LossCurve).show(list(view.steps), series, step_means(view), val_means(view))
 
     def show_summary(self) -> None:
-        """The end summary once the run ended; hidden while a session (a resumed one too) trains."""
-        summary = self.query_one(EndSummary)
-        if self.view.active or self.view.ended is None:
-            summary.hide()
-        else:
-            summary.show(summarise(self.view).lines())
+        self.query_one(EndSummary).follow(self.view)
         self.refresh_bindings()  # the fold key comes and goes with the summary
-
-    def action_fold_summary(self) -> None:
-        self.query_one(EndSummary).toggle()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # The fold key is offered (and shown in the footer) only while there is a summary to fold.
-        if action == "fold_summary":
-            # Asked before the screen is composed too, when there is no summary yet.
-            return any(summary.display for summary in self.query(EndSummary))
-        return True
 
     def work_time(self, work: str | None) -> str:
         """`harbour · forward 42s · in step 1m05s` while the selected work runs a stage; its name otherwise."""
@@ -428,15 +411,8 @@ class MainScreen(DiskPanes):
         self._output_at = now
         self.draw_header(now)
 
-    def _paused(self) -> bool:
-        """Paused as the person asked: the driver knows at the key, the record only once the
-        trainer (a child process that may still be starting) says so, seconds later."""
-        driver = getattr(self.app, "driver", None)
-        asked = getattr(driver, "paused", None)
-        return asked if isinstance(asked, bool) and self.view.active else self.view.paused
-
     def draw_header(self, now: float) -> None:
-        v = self.view
+        v, driver = self.view, getattr(self.app, "driver", None)
         header = self.query_one_optional(RunHeader)
         if header is None:
             return  # the app is closing
@@ -462,7 +438,7 @@ class MainScreen(DiskPanes):
             cost=v.cost,
             cost_known=v.cost_known,
             status=v.status,
-            paused=self._paused(),
+            paused=driver.paused if driver is not None else v.paused,  # the driver knows at the key
             throttled=v.throttled,
             batch=v.batch,
             stages_done=done,

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from ...model.summary import summarise
+from ...model.view import RunView
+
 FOLD_KEY = "z"
 
 
@@ -27,6 +30,13 @@ class EndSummary(Static):
 
     def hide(self) -> None:
         self.display = False
+
+    def follow(self, view: RunView) -> None:
+        """The run's summary once it ended; hidden while a session, a resumed one too, trains."""
+        if view.active or view.ended is None:
+            self.hide()
+        else:
+            self.show(summarise(view).lines())
 
     def toggle(self) -> None:
         self.folded = not self.folded
