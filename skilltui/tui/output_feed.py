@@ -14,6 +14,7 @@ from ..model import events as ev
 from ..model.commits import SIGNS
 from ..model.view import RunView
 from .output import OUTPUT_LIMIT, KeptTranscripts, OutputBuffer
+from .scores_comment import ScoresFilter, without_scores
 
 
 class OutputFeed:
@@ -25,6 +26,7 @@ class OutputFeed:
         self.buffers: dict[str, OutputBuffer] = {}
         self.grown: set[str] = set()
         self.transcripts = KeptTranscripts()  # what a stage an earlier session finished had written
+        self.filters: dict[tuple[str | None, int | None, str], ScoresFilter] = {}  # per agent streaming
 
     def recall(self, history: list[ev.Event]) -> None:
         """Earlier sessions' calls: a stage they finished is skipped now, and shows what it wrote then."""
@@ -65,8 +67,9 @@ class OutputFeed:
     def feed(self, e: ev.Event) -> None:
         match e:
             case ev.Delta():
-                for name in self._targets(e.work, e.group):
-                    self.buffer(name).write(e.text)
+                text = self.filters.setdefault((e.work, e.group, e.role), ScoresFilter()).take(e.text)
+                for name in self._targets(e.work, e.group) if text else []:
+                    self.buffer(name).write(text)
                     self.grown.add(name)
             case ev.Stage(status="started"):
                 step = self.view.steps.get((e.epoch, e.step))
@@ -83,7 +86,7 @@ class OutputFeed:
                     targets, f"── {e.stage}{group} · epoch {e.epoch} step {e.step} · done in an earlier session ──"
                 )
                 for text in self.transcripts.texts(e.work, e.group, e.stage, (e.epoch, e.step), self.short):
-                    self._say(targets, text)
+                    self._say(targets, without_scores(text))
             case ev.Call():
                 self.transcripts.record(e)
             case ev.Stage(status="failed"):
