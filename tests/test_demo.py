@@ -11,9 +11,10 @@ import time
 from recorded import recorded
 
 from skilltui.cli import main
+from skilltui.commands.demo import train_command
 
 
-def test_a_second_demo_starts_fresh_and_says_how_to_resume_the_first(tmp_path, capsys, monkeypatch):
+def test_a_second_demo_starts_fresh_and_does_not_offer_a_finished_one_for_resume(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     runs = tmp_path / "runs"
     assert main(["demo", "--auto", "--runs-dir", str(runs)]) == 0
@@ -22,14 +23,16 @@ def test_a_second_demo_starts_fresh_and_says_how_to_resume_the_first(tmp_path, c
     assert main(["demo", "--auto", "--runs-dir", str(runs)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert f"demo: an earlier demo is in {runs / 'demo'}; this one is {runs / 'demo-2'}" in err
+    # The earlier demo finished: there is nothing to resume, only to browse.
+    assert f"demo: the earlier one finished; browse it: skilltui review {runs / 'demo'}" in err
+    assert not any("to resume" in line for line in err)
     # The earlier demo was left exactly as it was; the new one trained from an empty pool.
     assert recorded(runs / "demo" / "events.jsonl") == first
     started = [e for e in recorded(runs / "demo-2" / "events.jsonl") if e["kind"] == "run_started"]
     assert [e["resumed"] for e in started] == [False]
-    # The command it prints is `train`'s, and resumes the earlier demo.
-    line = next(line for line in err if "to resume the earlier one:" in line)
-    command = line.split("to resume the earlier one: ", 1)[1].split("  (or browse")[0]
-    argv = shlex.split(command)
+    # The train command a demo names as its resume is `train`'s, with the demo's own settings.
+    works = sorted((runs / "demo-works").iterdir())
+    argv = shlex.split(train_command(runs, works, "demo"))
     assert argv[:2] == ["skilltui", "train"]
     capsys.readouterr()
     assert main([*argv[1:], "--auto"]) == 0  # accepted: the same settings as the earlier demo's

@@ -51,8 +51,14 @@ def _fresh_demo_id(runs_dir: Path, works: list[Path]) -> str:
         return "demo"
     earlier = "demo" if max(numbers) == 1 else f"demo-{max(numbers)}"
     fresh = f"demo-{max(numbers) + 1}"
+    from ..engine.session import finished_already
+    from ..store.run import Run
+
     where = shlex.quote(str(runs_dir / earlier))
     print(f"demo: an earlier demo is in {runs_dir / earlier}; this one is {runs_dir / fresh}", file=sys.stderr)
+    if finished_already(Run(runs_dir / earlier)):  # nothing left to resume: only browsing it makes sense
+        print(f"demo: the earlier one finished; browse it: skilltui review {where}", file=sys.stderr)
+        return fresh
     resume = train_command(runs_dir, works, earlier)
     print(f"demo: to resume the earlier one: {resume}  (or browse it: skilltui review {where})", file=sys.stderr)
     return fresh
