@@ -29,3 +29,16 @@ def test_blames_help_names_a_note_the_demo_writes(capsys):
     text = " ".join(capsys.readouterr().out.split())
     example = text.split("(e.g. ", 1)[1].split(",", 1)[0]
     assert example in {move.path for move in MOVES}
+
+
+def test_the_consolidation_evidence_table_says_dash_not_none():
+    from skilltui.engine.update.attribution import NoteStats
+    from skilltui.engine.update.consolidation import Findings
+
+    stats = {
+        "scene/a.md": NoteStats("scene/a.md", 0, 0, None, 4, 0.5),
+        "scene/b.md": NoteStats("scene/b.md", 3, 3, 0.41234, 1, None),
+    }
+    text = Findings(stats, ["scene/a.md"], [], 100, {}).evidence(4000)
+    assert "None" not in text
+    assert "| scene/a.md | 0 | - | 0.500 (4) |" in text and "| scene/b.md | 3 | 0.412 (3) | - |" in text

@@ -107,7 +107,10 @@ class Findings:
         lines = [f"# Consolidation evidence\n\nPool: {self.tokens:,} tokens of {budget:,.0f} (--pool-budget).\n"]
         lines.append("| note | read by | loss with | loss without |\n|---|---|---|---|")
         for path, s in sorted(self.stats.items()):
-            lines.append(f"| {path} | {s.passes} | {s.mean_with} | {s.mean_without} |")
+            # As the attribution table writes them: `-` where no episode was written with (or without) it.
+            w = "-" if s.mean_with is None else f"{s.mean_with:.3f} ({s.with_n})"
+            wo = "-" if s.mean_without is None else f"{s.mean_without:.3f} ({s.without_n})"
+            lines.append(f"| {path} | {s.passes} | {w} | {wo} |")
         lines.append("\nOffered to the writers and never read this epoch: " + (", ".join(self.unread) or "none"))
         pairs = "; ".join(f"{p.a} / {p.b} ({p.what} {p.score})" for p in self.pairs)
         lines.append("\nNear duplicates: " + (pairs or "none"))
