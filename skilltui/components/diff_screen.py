@@ -45,9 +45,10 @@ class DiffScreen(Screen):
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
+        # Short words, so the footer keeps the app's quit and help keys in sight at 80 columns.
         Binding("n", "next_file", "Next file"),
-        Binding("N", "previous_file", "Previous file"),
-        Binding("e", "edit", "Edit note"),
+        Binding("N", "previous_file", "Prev file"),
+        Binding("e", "edit", "Edit"),
         Binding("b", "blame", "Blame"),
         Binding("j", "scroll(1)", "Down", show=False),
         Binding("k", "scroll(-1)", "Up", show=False),

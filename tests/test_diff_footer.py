@@ -1,0 +1,21 @@
+"""The history browser's diff view: its footer keys all fit at 80 columns."""
+
+from __future__ import annotations
+
+from test_history_review import run, settle  # noqa: F401 - the fixture and the helper
+
+from skilltui.components.diff_screen import DiffScreen
+from skilltui.history.app import HistoryApp
+
+
+async def test_the_diff_views_footer_shows_every_key_at_80_columns(run) -> None:  # noqa: F811
+    app = HistoryApp(run, poll=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen)
+        footer = [strip.text for strip in app.screen._compositor.render_strips()][-1]
+        shown = [b.description for b in DiffScreen.BINDINGS if b.show]
+        assert all(description in footer for description in shown), footer
+        assert "q Quit" in footer and footer.rstrip().endswith("palette"), footer  # nothing cut before the palette key
