@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..agents import make_backend
 from . import add_runs_dir, command
-from .training import train
+from .train_session import train
 from .unattended import require_reviewer
 
 DEMO_RUN = re.compile(r"demo(?:-(\d+))?")  # runs/demo, then runs/demo-2, demo-3, ...
