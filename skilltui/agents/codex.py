@@ -35,7 +35,7 @@ from typing import Any
 
 from . import pricing
 from .base import BackendError, CallResult, FatalBackendError, Request, Usage, try_backend
-from .codex_confine import SERVER, ToolBridge, environment, exec_args, find_cli
+from .codex_confine import SERVER, Provider, ToolBridge, environment, exec_args, find_cli
 from .mailbox import tool_names
 from .redact import env_secrets, redact
 from .tools import Sandbox
@@ -93,9 +93,7 @@ class CodexBackend:
             socket = str(folder / "tools.sock") if sandbox is not None else None
             model = request.model or self.model
             args = exec_args(
-                model=model,
-                base_url=self._base_url,
-                keyed=bool(self._key),
+                Provider(model, self._base_url, bool(self._key)),
                 folder=folder,
                 tools=tools,
                 socket=socket,

@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +74,20 @@ def toml(value: Any) -> str:
     return json.dumps(value)
 
 
-def exec_args(
-    *, model: str, base_url: str, keyed: bool, folder: Path, tools: list[str], socket: str | None, timeout: float
-) -> list[str]:
+@dataclass(frozen=True)
+class Provider:
+    """The model endpoint a call goes to: its model, base URL, and whether a key is sent."""
+
+    model: str
+    base_url: str
+    keyed: bool
+
+
+def exec_args(endpoint: Provider, *, folder: Path, tools: list[str], socket: str | None, timeout: float) -> list[str]:
     """`codex exec` arguments for one call; `socket` None means a text call (no MCP server, no tools)."""
-    provider: dict[str, Any] = {"name": "skilltui", "base_url": base_url, "wire_api": "responses"}
-    if keyed:
+    model = endpoint.model
+    provider: dict[str, Any] = {"name": "skilltui", "base_url": endpoint.base_url, "wire_api": "responses"}
+    if endpoint.keyed:
         provider["env_key"] = "OPENAI_API_KEY"
     config: dict[str, Any] = {
         "model_provider": "skilltui",
