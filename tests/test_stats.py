@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from skilltui.engine.stats import (
+from skilltui.engine.validation.stats import (
     Spread,
     binomial_interval,
     paired_delta,
@@ -17,7 +17,7 @@ from skilltui.engine.stats import (
 )
 
 # Student's t from the tables (NIST/SEMATECH e-Handbook 1.3.6.7.2), which the hand-written
-# series of engine/gate.py matched to 2e-6 before scipy replaced it.
+# series of engine/validation/gate.py matched to 2e-6 before scipy replaced it.
 KNOWN = [
     (0.95, 1, 6.313752),
     (0.95, 2, 2.919986),
