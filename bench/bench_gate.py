@@ -1,26 +1,24 @@
-"""Benchmark: what the gate keeps, against known truths, today's rule beside the new one.
+"""Benchmark: the gate's error rates, each with a 95% binomial interval, beside the rule before issue 32.
 
-A scripted backward agent (tests/scripted_backward.py `KnownMoves`, on the held-out work of
-tests/known_truths.py) makes helpful, harmful and neutral updates; the offline writer garbles
-a share of its paragraphs (`--offline-noise`), so the same notes score differently from pass
-to pass, as with a real model. The truth of each update is its validation delta measured
-with no noise (the same writer, the same notes, the same episodes, noise 0). For each noise
-level the bench trains the same script twice, in the same run of the bench:
+(a) **Arithmetic** (no engine): the whole decision loop (`gate.judge` and `gate.plan`, in
+tests/gate_sim.py) on drawn losses: 12 episodes of sd 0.05, a shock shared by each writing
+call of sd 0.025 (half the per-episode sd) unless said, runs of 5 decisions in a row (later
+ones borrow the earlier trees' spread), 1 to 3 passes a side, `--gate-confidence 0.9`.
+Effects are in standard errors of one pass (the sd of the mean delta with one pass a side).
+The baseline is the rule before (bench/gate_old.py: episodes counted as independent, every
+look and candidate at the full level, a consolidation kept unless shown worse), run on the
+same draws; `ratio` is old / new.
 
-- **old**, the baseline: today's rule, reimplemented here as a reviewer: one pass per tree,
-  the parent's sample cached and reused, roll back when the mean rose by more than 0.005;
-- **new**: `--gate` as shipped: paired deltas, a 90% interval, more passes while it straddles
-  zero (up to `--gate-max-repeats 3`), keep only when its upper end is below zero.
+(b) **Engine**: `--gate` as shipped, trained with the offline writer (`--offline-noise`
+for paragraphs, `--offline-noise-call` for whole calls that ignore the notes) and a scripted
+backward agent (tests/scripted_backward.py `KnownMoves`) whose updates' truths are known:
+each decision is classed by its noise-free validation delta (the same writer, no noise).
 
-It prints, per rule and noise: helpful kept %, harmful kept %, neutral kept %, and validation
-passes per micro-step (every pass over the validation set, either side, divided by the
-micro-steps). The issue's must-hold, at noise 0.15: >= 80% helpful, 0% harmful, <= 20%
-neutral, <= 3 passes per micro-step.
+    python bench/bench_gate.py [--runs 400] [--engine-runs 20] [--micro-steps 3] [--skip-engine]
 
-    python bench/bench_gate.py [--micro-steps 3] [--seeds 12] [--val-episodes 12]
-
-Each rule and noise level trains `--seeds` short runs of `--micro-steps` from the same start
-pool (36 micro-steps by default), so a helpful update is on offer again in every run.
+Must hold (issue 32): null false-keep with call shocks: upper bound <= 6%; power >= 80% at
+3 SE and >= 50% at 2 SE with <= 3 passes a side; K=3 family-wise upper bound <= 6%;
+consolidation with harm +0.02 kept <= 10%; the engine's null rate agrees within its interval.
 """
 
 from __future__ import annotations
@@ -30,61 +28,80 @@ import asyncio
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import write_work  # noqa: E402
+from gate_old import old_judge  # noqa: E402
+from gate_sim import Tally, World, simulate  # noqa: E402
 from known_truths import MENU, START, held_out  # noqa: E402
 from scripted import seed_pool  # noqa: E402
 from scripted_backward import KnownMoves  # noqa: E402
 
 from skilltui.agents.offline import MAX_READS, TOPIC_WORDS, moves_taught, write_episode  # noqa: E402
 from skilltui.core.formats import story_episodes  # noqa: E402
-from skilltui.engine import val_store  # noqa: E402
 from skilltui.engine.data.works import load_work  # noqa: E402
 from skilltui.engine.loop import Trainer  # noqa: E402
 from skilltui.engine.loss.scores import score_step  # noqa: E402
 from skilltui.engine.session import Settings, open_run  # noqa: E402
 from skilltui.engine.update.review import AutoReviewer  # noqa: E402
+from skilltui.engine.validation.stats import binomial_interval  # noqa: E402
 from skilltui.model import events as ev  # noqa: E402
 from skilltui.model.bus import EventBus, JsonlSink  # noqa: E402
 from skilltui.model.parse import read_run  # noqa: E402
-from skilltui.model.review import Decision, ReviewRequest  # noqa: E402
+from skilltui.store import val_store  # noqa: E402
 from skilltui.store.pool import Pool  # noqa: E402
 
-NOISES = (0.0, 0.1, 0.15, 0.2)
-
-
-OLD_TOLERANCE = 0.005
 TIE = 1e-6  # a true delta this small is no effect at all (losses are kept to 4 places)
+SHOCKED = World()
+PLAIN = World(shock=0.0)
 
 
-class OldRule:
-    """Today's rule: roll back when the mean validation loss rose by more than 0.005, else keep."""
+def rate(kept: int, n: int) -> str:
+    low, high = binomial_interval(kept, n)
+    return f"{100 * kept / n:5.1f}% [{100 * low:4.1f}, {100 * high:4.1f}]" if n else "   -"
 
-    async def review(self, request: ReviewRequest) -> Decision:
-        g = request.gate
-        if g is not None and g.before is not None and g.after is not None and g.after - g.before > OLD_TOLERANCE + 1e-9:
-            return Decision("rollback", "auto", reason=f"old rule: {g.before:.3f} -> {g.after:.3f}")
-        return Decision("approve", "auto", reason="old rule: kept")
+
+def arithmetic(runs: int) -> dict[str, Tally]:
+    se = SHOCKED.pass_se
+    rows: list[tuple[str, World, float]] = [
+        ("null, per-episode noise only", PLAIN, 0.0),
+        ("null, call shock sd 0.025", SHOCKED, 0.0),
+        *[(f"power at {k:g} SE ({k * se:.3f})", SHOCKED, -k * se) for k in (0.5, 1, 2, 3)],
+        ("K=3 null candidates (family-wise)", World(family=3), 0.0),
+        ("consolidation, harm +0.01", World(margin=0.01), 0.01),
+        ("consolidation, harm +0.02", World(margin=0.01), 0.02),
+        ("consolidation, harm 0 (neutral)", World(margin=0.01), 0.0),
+    ]
+    print(f"(a) arithmetic: {runs} runs x {SHOCKED.decisions} decisions per row; one pass's SE {se:.4f}")
+    head = f"{'case':<36} | {'new: kept [95%]':>21} | {'old: kept [95%]':>21} | ratio | passes/side | episodes/dec"
+    print(head + "\n" + "-" * len(head))
+    found: dict[str, Tally] = {}
+    for i, (name, world, effect) in enumerate(rows):
+        started = time.perf_counter()
+        new = simulate(world, effect, runs, seed=100 + i)
+        old = simulate(world, effect, runs, seed=100 + i, rule_of=old_judge)
+        found[name] = new
+        ratio = f"{old.kept / new.kept:5.2f}" if new.kept else "    -"
+        print(
+            f"{name:<36} | {rate(new.kept, new.decisions):>21} | {rate(old.kept, old.decisions):>21} | {ratio} | "
+            f"{new.per_side():5.2f} ({old.per_side():4.2f}) | {new.episodes / new.decisions:6.1f}"
+            f"   [{new.decisions} decisions, {time.perf_counter() - started:.0f} s]",
+            flush=True,
+        )
+    return found
 
 
 @dataclass
-class Tally:
-    kept: dict[str, int] = field(default_factory=lambda: {"helpful": 0, "harmful": 0, "neutral": 0})
-    seen: dict[str, int] = field(default_factory=lambda: {"helpful": 0, "harmful": 0, "neutral": 0})
+class Engine:
+    kept: dict[str, int]
+    seen: dict[str, int]
     passes: int = 0
-    micro_steps: int = 0
-    seconds: float = 0.0
-
-    def pct(self, kind: str) -> str:
-        seen = self.seen[kind]
-        return f"{100 * self.kept[kind] / seen:5.1f}% of {seen:2d}" if seen else "   -      "
-
-    def per_step(self) -> float:
-        return self.passes / self.micro_steps if self.micro_steps else 0.0
+    tokens: int = 0
+    decisions: int = 0
 
 
 class Truth:
@@ -114,12 +131,12 @@ class Truth:
         return self.cache[tree]
 
 
-async def one_run(base: Path, rule: str, noise: float, seed: int, args: argparse.Namespace) -> Tally:
+async def one_run(base: Path, only: str | None, seed: int, args: argparse.Namespace, tally: Engine) -> None:
     works = base / "works"
     train = works / "train" if (works / "train").exists() else write_work(works, "train", 2, seed=seed)
     val = works / "held" if (works / "held").exists() else held_out(works, args.val_episodes, seed)
     donor = base / "donor" if (base / "donor").exists() else seed_pool(base / "donor", *START)
-    run_id = f"{rule}-{noise}-{seed}"
+    run_id = f"{only or 'mixed'}-{seed}"
     settings = Settings(
         works=[train],
         val_works=[val],
@@ -132,23 +149,18 @@ async def one_run(base: Path, rule: str, noise: float, seed: int, args: argparse
         runs_dir=base / "runs",
         run_id=run_id,
         val_episodes=args.val_episodes,
-        offline_noise=noise,
-        gate_max_repeats=1 if rule == "old" else args.max_repeats,
-        # Each run is one update per epoch; an epoch's consolidation would be a fourth decision
-        # whose truth is not on the menu (it merges, it does not teach): the bench measures updates.
-        consolidate=False,
+        offline_noise=args.noise,
+        offline_noise_call=args.call_noise,
+        consolidate=False,  # the bench measures updates, whose truths are on the menu
     )
     opened = open_run(settings)
     bus = EventBus()
     bus.subscribe(JsonlSink(opened.run.events_path))
-    backend = KnownMoves(seed, noise=noise, menu=MENU)
-    reviewer = OldRule() if rule == "old" else AutoReviewer()
-    started = time.perf_counter()
+    backend = KnownMoves(seed, noise=args.noise, call_noise=args.call_noise, menu=MENU, only=only)
     try:
-        await Trainer(opened, backend, reviewer, bus).train()
+        await Trainer(opened, backend, AutoReviewer(), bus).train()
     finally:
         opened.lock.release()
-    tally = Tally(seconds=time.perf_counter() - started)
     truth = Truth(val, args.val_episodes, base / f"truth-{run_id}")
     for e in read_run(opened.run.events_path).events:
         if isinstance(e, ev.DecisionMade):
@@ -156,69 +168,69 @@ async def one_run(base: Path, rule: str, noise: float, seed: int, args: argparse
             kind = "helpful" if delta < -TIE else "harmful" if delta > TIE else "neutral"
             tally.seen[kind] += 1
             tally.kept[kind] += e.decision == "approve"
-            tally.micro_steps += 1
-        elif isinstance(e, ev.Call) and e.role == "forward" and e.work == "held":
-            tally.passes += 1
-    return tally
+            tally.decisions += 1
+        elif isinstance(e, ev.Call) and e.work == "held":
+            tally.passes += e.role == "forward"
+            tally.tokens += e.input_tokens + e.output_tokens
 
 
-def merge(tallies: list[Tally]) -> Tally:
-    out = Tally()
-    for t in tallies:
-        for kind in out.kept:
-            out.kept[kind] += t.kept[kind]
-            out.seen[kind] += t.seen[kind]
-        out.passes += t.passes
-        out.micro_steps += t.micro_steps
-        out.seconds += t.seconds
-    return out
+async def engine(args: argparse.Namespace) -> None:
+    print(
+        f"\n(b) engine: {args.engine_runs} runs x {args.micro_steps} micro-steps per case, offline writer with "
+        f"--offline-noise {args.noise} --offline-noise-call {args.call_noise}, {args.val_episodes} validation episodes"
+    )
+    for only in ("neutral", None):
+        tally = Engine(
+            dict.fromkeys(("helpful", "harmful", "neutral"), 0), dict.fromkeys(("helpful", "harmful", "neutral"), 0)
+        )
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="bench-gate-") as tmp:
+            for seed in range(args.engine_runs):
+                await one_run(Path(tmp) / f"s{seed}", only, seed, args, tally)
+        parts = "; ".join(f"{k} kept {rate(tally.kept[k], tally.seen[k])} of {tally.seen[k]}" for k in tally.seen)
+        print(
+            f"{'null updates' if only else 'mixed updates'}: {parts}; {tally.passes / 2 / max(tally.decisions, 1):.2f} "
+            f"passes a side and {tally.tokens / max(tally.decisions, 1):,.0f} validation tokens per decision "
+            f"[{tally.decisions} decisions, {time.perf_counter() - started:.0f} s]",
+            flush=True,
+        )
+
+
+def verdicts(found: dict[str, Tally]) -> None:
+    def high(name: str) -> float:
+        return found[name].rate()[2]
+
+    def point(name: str) -> float:
+        return found[name].rate()[0]
+
+    def power(size: int) -> str:
+        return next(k for k in found if k.startswith(f"power at {size} SE"))
+
+    checks = [
+        ("null false-keep with call shocks, upper bound <= 6%", high("null, call shock sd 0.025") <= 0.06),
+        ("power >= 80% at 3 SE", point(power(3)) >= 0.8),
+        ("power >= 50% at 2 SE", point(power(2)) >= 0.5),
+        ("<= 3 passes a side on average", all(t.per_side() <= 3 for k, t in found.items() if k.startswith("power"))),
+        ("K=3 family-wise upper bound <= 6%", high("K=3 null candidates (family-wise)") <= 0.06),
+        ("consolidation +0.02 kept <= 10%", high("consolidation, harm +0.02") <= 0.10),
+    ]
+    print("must-hold (a): " + "; ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in checks))
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--micro-steps", type=int, default=3, help="micro-steps per run (default 3)")
-    parser.add_argument(
-        "--seeds", type=int, default=12, help="runs per rule and noise, each its own script (default 12)"
-    )
+    parser.add_argument("--runs", type=int, default=400, help="simulated runs per row of (a), 5 decisions each")
+    parser.add_argument("--engine-runs", type=int, default=20, help="engine runs per case of (b)")
+    parser.add_argument("--micro-steps", type=int, default=3, help="micro-steps per engine run (default 3)")
     parser.add_argument("--val-episodes", type=int, default=12, help="validation episodes per pass (default 12)")
-    parser.add_argument("--max-repeats", type=int, default=3, help="the new gate's --gate-max-repeats")
-    parser.add_argument("--noise", type=float, action="append", help="noise levels (default 0 0.1 0.15 0.2)")
+    parser.add_argument("--noise", type=float, default=0.1, help="--offline-noise of the engine runs")
+    parser.add_argument("--call-noise", type=float, default=0.1, help="--offline-noise-call of the engine runs")
+    parser.add_argument("--skip-engine", action="store_true", help="only the arithmetic part (a)")
     args = parser.parse_args()
-    noises = tuple(args.noise) if args.noise else NOISES
-    print(
-        f"{args.seeds} run(s) x {args.micro_steps} micro-steps per rule and noise; validation on "
-        f"{args.val_episodes} episodes of one held-out work; new gate: 90% interval, up to {args.max_repeats} passes"
-    )
-    print(
-        f"{'noise':>5} {'rule':>4} | {'helpful kept':>14} | {'harmful kept':>14} | {'neutral kept':>14} | passes/step"
-    )
-    results: dict[tuple[float, str], Tally] = {}
-    with tempfile.TemporaryDirectory(prefix="bench-gate-") as tmp:
-        for noise in noises:
-            for rule in ("old", "new"):
-                runs = [await one_run(Path(tmp) / f"s{seed}", rule, noise, seed, args) for seed in range(args.seeds)]
-                t = results[(noise, rule)] = merge(runs)
-                print(
-                    f"{noise:5.2f} {rule:>4} | {t.pct('helpful'):>14} | {t.pct('harmful'):>14} | "
-                    f"{t.pct('neutral'):>14} | {t.per_step():5.2f}  ({t.seconds:.0f} s)",
-                    flush=True,
-                )
-    if (0.15, "new") in results:
-        t = results[(0.15, "new")]
-
-        def share(kind: str) -> float:
-            return t.kept[kind] / t.seen[kind] if t.seen[kind] else 0.0
-
-        checks = [
-            ("helpful kept >= 80%", share("helpful") >= 0.8),
-            ("harmful kept == 0%", t.kept["harmful"] == 0),
-            ("neutral kept <= 20%", share("neutral") <= 0.2),
-            ("passes per micro-step <= 3", t.per_step() <= 3.0),
-        ]
-        print(
-            "must-hold at noise 0.15 (new rule): "
-            + "; ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in checks)
-        )
+    found = arithmetic(args.runs)
+    verdicts(found)
+    if not args.skip_engine:
+        await engine(args)
 
 
 if __name__ == "__main__":

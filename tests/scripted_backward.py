@@ -114,11 +114,21 @@ class KnownMoves(OfflineBackend):
     - "neutral": writes a note the writer reads but that teaches nothing (no effect at all).
     A kind that is impossible (no move left to add, none to remove) gives way to the other one.
     `menu` names the moves it adds and removes (default: every offline move). `kinds` records
-    each call's kind; the writer is the offline one, with `noise`.
+    each call's kind; the writer is the offline one, with `noise` and `call_noise`; `only`
+    makes every update that kind.
     """
 
-    def __init__(self, seed: int = 0, *, noise: float = 0.0, menu: tuple[str, ...] | None = None) -> None:
-        super().__init__(noise=noise)
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        noise: float = 0.0,
+        menu: tuple[str, ...] | None = None,
+        call_noise: float = 0.0,
+        only: str | None = None,
+    ) -> None:
+        super().__init__(noise=noise, calls=call_noise)
+        self.only = only  # every update of this kind (the bench's null updates: "neutral")
         import random
 
         self.rng = random.Random(seed)
@@ -139,7 +149,7 @@ class KnownMoves(OfflineBackend):
         missing = [m for m in moves if m not in present]
         if not self._block:
             self._block = self.rng.sample(("helpful", "harmful", "neutral"), 3)
-        kind = self._block.pop(0)
+        kind = self._block.pop(0) if self.only is None else self.only
         if kind == "helpful" and not missing:
             kind = "harmful"
         elif kind == "harmful" and not present:

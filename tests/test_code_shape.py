@@ -29,7 +29,6 @@ WIDE_FUNCTIONS = {
     ("engine/stages/passes.py", "loss"): 7,
     ("engine/update/micro_step.py", "__init__"): 9,
     ("engine/update/provenance.py", "trailer_pairs"): 7,
-    ("engine/validation/gate.py", "judge_pairs"): 8,
     ("model/trailers.py", "val_value"): 7,
     ("store/micro_records.py", "reviewed"): 8,
     ("tui/widgets/loss_curve.py", "draw"): 7,

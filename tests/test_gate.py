@@ -15,9 +15,11 @@ from test_validation import events, held_out_work, train_with
 from skilltui.store.pool import Pool
 
 # The reason's format changed with the interval rule (issue 21): before -> after, the paired
-# delta, its interval at the confidence, n, and the finding.
+# delta, its interval at the confidence, n writing calls and what the interval rests on
+# (issue 32), and the finding.
 REASON = re.compile(
-    r"^gate: val (\d\.\d{3}) -> (\d\.\d{3}), Δ [+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\] at 90%, n=\d+: "
+    r"^gate: val (\d\.\d{3}) -> (\d\.\d{3}), Δ [+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\] at 90%, "
+    r"n=\d+ calls \(\d+ episodes, [^()]+\): "
     r"(?:better|worse|tie, rolled back)$"
 )
 

@@ -158,6 +158,10 @@ BAD = [
     (["--gate-tolerance", "0.01"], "--gate-confidence"),
     (["--offline-noise", "nan"], "--offline-noise"),
     (["--offline-noise", "1.5"], "--offline-noise"),
+    (["--offline-noise-call", "2"], "--offline-noise-call"),
+    (["--consolidate-margin", "-1"], "--consolidate-margin"),
+    (["--consolidate-margin", "nan"], "--consolidate-margin"),
+    (["--consolidate-margin", "inf"], "--consolidate-margin"),
     (["--forward-timeout", "nan"], "--forward-timeout"),
     (["--val-episodes", "9"], "no episode 4"),
 ]

@@ -1,4 +1,4 @@
-"""The gate's statistics (engine/stats.py) on cases whose answer is known or published."""
+"""The gate's statistics (engine/validation/stats.py) on cases whose answer is known or published."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_a_delta_rests_on_pass_means_not_on_episodes():
     assert d.se == pytest.approx(se)
     assert d.high == pytest.approx(-0.1 + t_quantile(0.95, 2) * se)
     assert d.text == f"Δ -0.100 [{d.low:+.3f}, {d.high:+.3f}] at 90%"
-    assert "4 writing calls (12 episodes)" in d.rests_on
+    assert d.rests_on == "12 episodes, call-to-call spread on df 2"
 
 
 def test_one_pass_a_side_borrows_the_runs_history_and_says_so():
@@ -106,3 +106,12 @@ def test_binomial_intervals_are_the_exact_ones():
     low, high = binomial_interval(100, 2000)
     assert low == pytest.approx(0.04086, abs=1e-4) and high == pytest.approx(0.06048, abs=1e-4)
     assert binomial_interval(0, 60)[0] == 0.0
+
+
+def test_the_smallest_detectable_effect_is_the_one_sided_bound_plus_the_power_quantile():
+    from skilltui.engine.validation.stats import detectable, normal_quantile
+
+    se = 0.02 * (2 / 3) ** 0.5  # a pass's sd 0.02, one work, three passes a side
+    expected = (t_quantile(0.95, 1000) + normal_quantile(0.8)) * se
+    assert detectable(0.02, 1, 3, 0.9, 1000) == pytest.approx(expected)
+    assert detectable(0.02, 4, 3, 0.9, 1000) == pytest.approx(expected / 2)  # four works halve it

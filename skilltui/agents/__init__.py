@@ -31,12 +31,17 @@ def default_backend() -> str:
 
 
 def make_backend(
-    name: str, model: str | None = None, *, offline_latency: float = 0.0, offline_noise: float = 0.0
+    name: str,
+    model: str | None = None,
+    *,
+    offline_latency: float = 0.0,
+    offline_noise: float = 0.0,
+    offline_noise_call: float = 0.0,
 ) -> Backend:
     if name == "offline":
         from .offline import OfflineBackend
 
-        return OfflineBackend(model, latency=offline_latency, noise=offline_noise)
+        return OfflineBackend(model, latency=offline_latency, noise=offline_noise, calls=offline_noise_call)
     if name == "anthropic":
         if not os.environ.get("ANTHROPIC_API_KEY"):
             raise UsageError(

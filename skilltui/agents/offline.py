@@ -27,7 +27,7 @@ from pathlib import Path
 from ..core.formats import FOLDERS, story_episodes
 from . import offline_backward
 from .base import BackendError, CallResult, Request, Usage
-from .offline_noise import call_seed, garble
+from .offline_noise import call_seed, garble, ignores_notes
 from .tools import CUT, Sandbox, ToolError
 
 
@@ -147,15 +147,15 @@ def write_episode(prose: str, moves: set[str]) -> str:
 class OfflineBackend:
     name = "offline"
 
-    def __init__(self, model: str | None = None, *, latency: float = 0.0, noise: float = 0.0) -> None:
+    def __init__(self, model: str | None = None, *, latency: float = 0, noise: float = 0, calls: float = 0) -> None:
         self.model = model or "offline"
         self.latency = max(0.0, latency)
-        self.noise = noise  # --offline-noise: the share of paragraphs the writer garbles (offline_noise.py)
+        self.noise, self.call_noise = noise, calls  # --offline-noise (paragraphs), --offline-noise-call (whole calls)
 
     @property
     def deterministic(self) -> bool:
         """Without noise the same notes always give the same script: one validation pass is exact."""
-        return self.noise <= 0
+        return self.noise <= 0 and self.call_noise <= 0
 
     # -- the interface -------------------------------------------------------------------
 
@@ -223,8 +223,7 @@ class OfflineBackend:
 
     def _forward(self, request: Request, sandbox: Sandbox, transcript: list[dict]) -> str:
         ctx = request.context
-        story_text = self._read_whole(request, sandbox, transcript, ctx["story"])
-        episodes = story_episodes(story_text)
+        episodes = story_episodes(self._read_whole(request, sandbox, transcript, ctx["story"]))
         moves: set[str] = set()
         narration = []
         read = 0
@@ -238,6 +237,7 @@ class OfflineBackend:
             learned = moves_taught(note)
             moves |= learned
             narration.append(f"read {path}" + (f": {', '.join(sorted(learned))}" if learned else ""))
+        moves = set() if ignores_notes(self.call_noise, call_seed(ctx["out_dir"], 0)) else moves  # a bad call
         for number in range(ctx["first"], ctx["last"] + 1):
             if number not in episodes:
                 raise BackendError(f"the story has no '## Episode {number}' section")

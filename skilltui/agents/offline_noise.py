@@ -6,6 +6,12 @@ writer is deterministic, which hides the problem. With noise, each paragraph of 
 episode is, with probability P, garbled the way a careless draft is: dropped, cut short, or
 its character cue lost (the line then reads as action).
 
+With `--offline-noise-call P` a whole writing call, with probability P, ignores the notes
+it read and writes as it would with none: a real model's bad call (it skimmed the notes),
+which moves every episode of that pass together. Paragraph noise alone moves episodes
+independently, so only this one shows why the gate counts a call, not an episode, as one
+sample (engine/stats.py).
+
 The draws come from a generator seeded by the call's identity: the run's name, where the
 call writes inside the run and the episode. So a run is reproducible (the same command
 writes the same scripts), while two passes over the same notes differ.
@@ -27,6 +33,13 @@ def call_seed(out_dir: str, episode: int) -> str:
         if (parent / "config.json").exists():
             return f"{parent.name}/{path.relative_to(parent).as_posix()}#{episode}"
     return f"{path.as_posix()}#{episode}"
+
+
+def ignores_notes(share: float, seed: str) -> bool:
+    """Whether the writing call seeded by `seed` ignores its notes (its own generator: P=0 draws nothing)."""
+    if share <= 0:
+        return False
+    return random.Random(hashlib.sha256(f"call:{seed}".encode()).digest()).random() < share
 
 
 def garble(script: str, share: float, seed: str) -> str:

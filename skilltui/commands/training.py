@@ -18,6 +18,7 @@ from ..agents import default_backend, make_backend
 from ..core.errors import UsageError
 from ..engine.data.works import DEFAULT_MAX_SCRIPT_KB
 from . import add_folders_flag, add_model_flags, add_runs_dir, command
+from .gate_flags import add_statistics_flags
 from .tracking import add_tracking_flags, spec_from
 from .train_session import train
 from .unattended import refuse_offline_models
@@ -252,6 +253,7 @@ def add_gate_flags(p: argparse.ArgumentParser) -> None:
         help="the offline writer garbles a share P of its paragraphs (dropped, cut short, cue lost), drawn "
         "per call from a generator seeded by the run and the call, so passes differ (default 0: deterministic)",
     )
+    add_statistics_flags(p)
 
 
 def candidates_count(text: str) -> int:
@@ -297,9 +299,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         print("\n".join(estimate_lines(estimate_run(settings, _default_model(settings.backend)))))
         return 0
     refuse_offline_models(settings)
-    backend = make_backend(
-        settings.backend, settings.model, offline_latency=settings.offline_latency, offline_noise=settings.offline_noise
-    )
+    noise = {"offline_noise": settings.offline_noise, "offline_noise_call": settings.offline_noise_call}
+    backend = make_backend(settings.backend, settings.model, offline_latency=settings.offline_latency, **noise)
     return train(settings, backend, tracking)
 
 

@@ -60,6 +60,8 @@ class Settings:
     val_repeats: int = 1
     val_episodes: int | None = None
     offline_noise: float = 0.0
+    offline_noise_call: float = 0.0
+    consolidate_margin: float = 0.01  # gate.DEFAULT_MARGIN: what a consolidation may cost in validation loss
     judge_weight: float = 0.0
     # Send the loss judge and reduce calls through the Message Batches API (half price, slower).
     # How a run is paid for, not what it computes, so a run may resume with or without it.
@@ -135,6 +137,10 @@ class Settings:
             raise UsageError("--val-episodes must be at least 1 (episodes of each validation work per pass)")
         if not (math.isfinite(self.offline_noise) and 0.0 <= self.offline_noise <= 1.0):
             raise UsageError("--offline-noise must be between 0 (a deterministic writer) and 1 (every paragraph)")
+        if not (math.isfinite(self.offline_noise_call) and 0.0 <= self.offline_noise_call <= 1.0):
+            raise UsageError("--offline-noise-call must be between 0 (no bad calls) and 1 (every call skims)")
+        if not (math.isfinite(self.consolidate_margin) and 0.0 <= self.consolidate_margin < 1.0):
+            raise UsageError("--consolidate-margin must be at least 0 and below 1 (a loss it may cost), e.g. 0.01")
 
     @property
     def val_last(self) -> int:
@@ -220,6 +226,8 @@ class Settings:
             if self.gate:
                 identity["gate_confidence"] = self.gate_confidence
                 identity["gate_max_repeats"] = self.gate_max_repeats
+                if self.consolidate_margin != 0.01:  # only when set, so older runs reopen as they were
+                    identity["consolidate_margin"] = self.consolidate_margin
             # Only when not the default, so runs made before these flags existed reopen as they were.
             if self.val_repeats != 1:
                 identity["val_repeats"] = self.val_repeats
@@ -227,6 +235,8 @@ class Settings:
                 identity["val_episodes"] = self.val_episodes
         if self.offline_noise:
             identity["offline_noise"] = self.offline_noise
+        if self.offline_noise_call:
+            identity["offline_noise_call"] = self.offline_noise_call
         return identity
 
 

@@ -61,6 +61,21 @@ def write_tree(pool_root: Path, root: Path, tree: str) -> Path:
     return out
 
 
+def trees(root: Path) -> list[str]:
+    """The (16-character) trees validation has measured under `root`."""
+    return sorted(d.name.removeprefix("pool-") for d in root.glob("pool-*") if d.is_dir())
+
+
+def passes(root: Path, tree: str, work: str) -> int:
+    """How many finished passes `work` has on `tree`, without reading them (blocking)."""
+    k = 0
+    while (pass_dir(root, tree, k + 1) / "loss" / f"{work}.md").exists() and (
+        pass_dir(root, tree, k + 1) / "loss" / f"{work}.json"
+    ).exists():
+        k += 1
+    return k
+
+
 def samples(root: Path, tree: str, work: str) -> list[dict]:
     """The scores of every finished pass of `work` on `tree`, in pass order (blocking)."""
     found = []

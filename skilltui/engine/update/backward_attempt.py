@@ -70,7 +70,7 @@ class Role:
     max_edit_lines: Callable[[Context], int]
     # More reasons the commit tool refuses a commit: (pool, before, tokens at the start) -> problems.
     check: Callable[[Pool, str, int], list[str]] | None = None
-    no_worse: bool = False  # the gate keeps it unless validation shows it worse (gate.judge_pairs)
+    no_worse: bool = False  # the gate keeps it when shown within --consolidate-margin (gate.judge)
 
 
 BACKWARD = Role("backward", "update", build_prompt, lambda ctx: ctx.settings.max_edit_lines)

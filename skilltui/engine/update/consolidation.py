@@ -8,7 +8,7 @@ agent role (`consolidate`) and prompt (`prompts/consolidate.md.j2`), its own, la
 budget (`--consolidate-edit-lines`, 4 x --max-edit-lines unless set), and one more check
 in the commit tool: it may not make the pool bigger, in tokens or in notes, so it cannot
 add guidance. Lint, leakage, the gate and review are the ones every update has; the gate
-asks it the question that fits its aim (not worse, `gate.judge_pairs`).
+asks it the question that fits its aim (within `--consolidate-margin`, `gate.judge`).
 
 Its agent sees the whole pool, every note's attribution this epoch (forward passes that read
 it, mean loss with and without it), the notes no writer read this epoch, pairs of notes

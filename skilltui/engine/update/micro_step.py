@@ -221,9 +221,15 @@ class MicroStep:
             for c in round_.checked:
                 if several:  # validation measures the pool as it stands: put this candidate there
                     await asyncio.to_thread(self.pool.reset, c.after)
-                at = (self.before, self.epoch, self.step, self.group, c.attempt)
-                c.verdict = await self.gate.judge(*at, no_worse=self.role.no_worse)
+                where = (self.epoch, self.step, self.group, c.attempt)
+                family = len(round_.checked) if several else 1  # tested together: gate.Rule's Bonferroni
+                c.verdict = await self.gate.judge(self.before, where, no_worse=self.role.no_worse, family=family)
         ranked = rank(round_.checked)
+        best = ranked[0]
+        if self.gate is not None and several and best.verdict is not None and best.verdict.advice == "keep":
+            # The lowest delta chose it: its recorded delta comes from passes that did not.
+            at = (self.epoch, self.step, self.group, best.attempt)
+            best.verdict = await self.gate.fresh(self.before, best.after, at, best.verdict)
         if several:
             await asyncio.to_thread(self.pool.reset, ranked[0].after)
             self.ctx.bus.emit(ev.PoolChanged(head=ranked[0].after, reason=f"commit {self.label}"))

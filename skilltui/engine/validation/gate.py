@@ -1,217 +1,155 @@
-"""The gate's arithmetic: is a candidate's validation better than its parent's, or was it luck?
+"""The gate's rule: is a candidate's validation better than its parent's, at a stated error rate?
 
-A writer that never writes the same script twice makes the validation loss of the same
-notes vary from pass to pass. So a tree's figure is not one number but samples: for every
-validation unit (a validation work's episode) one loss per pass over the validation set.
-The gate compares a candidate with its parent unit by unit and pass by pass, the *paired
-deltas* `candidate - parent` over units x passes, and keeps the candidate only when the
-upper end of a two-sided confidence interval on their mean is below zero.
+A writer never writes the same script twice, so the same notes score differently from pass
+to pass, and the episodes one writing call wrote move together (a call that skims the notes
+writes every episode worse). The gate's arithmetic (`stats.py`) counts a writing call, one
+(work, pass), as the unit of evidence. Around it this module decides, so that
+`--gate-confidence C` is the confidence of the whole decision, not of one look:
 
-The spread that makes an interval wide is the writer's luck: how much the same unit moves
-between passes of the same notes. It is estimated within each unit (a unit that gains 0.3
-everywhere and one that gains 0.1 are different units, not noise), pooled over the units,
-with `units x (passes - 1)` degrees of freedom, and the interval is Student's t around the
-mean delta. Hence:
+- **Looks.** The sequential loop looks once per pass a side, from `--val-repeats` up to
+  `--gate-max-repeats`. Each look uses Pocock's nominal level for that many looks
+  (`stats.pocock`), so a null update is kept at most (1 - C) / 2 of the time however many
+  passes it took.
+- **Several candidates.** With K candidates of one micro-step each is tested at
+  (1 - C) / (2K) (Bonferroni; for "keep at most one" Holm's first step is the same test), so
+  the family keeps a null update at most (1 - C) / 2 of the time.
+- **A spread to stand on.** A comparison whose own passes measure no spread borrows the
+  run's history (`Spread` of every other tree measured twice or more); with neither, the
+  parent gets a pass first. Before the last look a spread on fewer than `MIN_DF` degrees of
+  freedom decides nothing (two passes that agreed by chance would make it tiny): more passes
+  first. A writer that says it is deterministic has none: one pass is exact.
+- **Partial evidence decides nothing.** A validation work that has no pass on one side (its
+  pass failed, then its retry) makes the verdict "unmeasured: rolled back", naming the work.
+- **Consolidation** (`margin`, `--consolidate-margin`): its aim is a smaller pool, so it is
+  kept when the interval's upper end is below +margin (non-inferiority), at the same levels.
 
-- one pass per side measures no spread. A writer that says it is deterministic (the offline
-  backend without `--offline-noise`) has none, so one pass is exact and the interval is the
-  point. For any other writer, the spread of the parent's own passes stands in (the same
-  writer's luck on nearly the same notes), so an effect far beyond it is decided at one pass
-  of the candidate; a parent with one pass has none, so the parent gets a second first
-  (engine/validation/validator.py), then both sides one more while it is still unclear;
-- zero spread makes the interval the point: a strict improvement clears, a tie (mean delta
-  zero) is rolled back;
-- an interval that straddles zero asks for more passes (`Verdict.more`), up to the caller's
-  limit; what is still unclear then is rolled back.
-
-Nothing here runs a model: `judge_pairs` takes the samples and returns a `GateVerdict`, so it
-can be checked on cases where the right answer is known, and a caller that ranks several
-candidates sorts their verdicts by `delta` (tests/test_gate_stats.py).
+Nothing here runs a model: `judge` takes the clusters and returns a `Verdict`, so the tests
+and bench/bench_gate.py simulate the whole rule thousands of times.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...model.review import GateVerdict
+from .stats import EPSILON, Clusters, PairedDelta, Spread, paired_delta, pocock
 
-# Losses are stored to 4 places, so a difference below this is a rounding artefact, not a change.
-EPSILON = 1e-9
-
-Unit = tuple[str, int]  # (validation work, episode)
-Samples = Mapping[Unit, Sequence[float]]  # one loss per pass, in the order the passes ran
-
-
-def t_cdf(t: float, df: int) -> float:
-    """P(T <= t) for Student's t with integer `df`: the exact finite series (Abramowitz & Stegun 26.7.3-4)."""
-    if df < 1:
-        raise ValueError("df must be at least 1")
-    theta = math.atan(abs(t) / math.sqrt(df))
-    c2, s = math.cos(theta) ** 2, math.sin(theta)
-    if df % 2 == 1:
-        total, term = 0.0, math.cos(theta)
-        for k in range(1, (df - 1) // 2 + 1):
-            if k > 1:
-                term *= c2 * (2 * k - 2) / (2 * k - 1)
-            total += term
-        inside = (2 / math.pi) * (theta + s * total) if df > 1 else 2 * theta / math.pi
-    else:
-        total, term = 1.0, 1.0
-        for k in range(1, df // 2):
-            term *= c2 * (2 * k - 1) / (2 * k)
-            total += term
-        inside = s * total
-    half = inside / 2
-    return 0.5 + half if t >= 0 else 0.5 - half
-
-
-def t_quantile(p: float, df: int) -> float:
-    """The t value below which a share `p` of Student's t with `df` lies (bisection on `t_cdf`)."""
-    if not 0.0 < p < 1.0:
-        raise ValueError("p must be strictly between 0 and 1")
-    if p < 0.5:
-        return -t_quantile(1 - p, df)
-    low, high = 0.0, 1.0
-    while t_cdf(high, df) < p:
-        high *= 2
-    for _ in range(200):
-        mid = (low + high) / 2
-        if t_cdf(mid, df) < p:
-            low = mid
-        else:
-            high = mid
-        if high - low < 1e-12:
-            break
-    return (low + high) / 2
+DEFAULT_MARGIN = 0.01  # --consolidate-margin's default: docs/gate-statistics.md says why
+# A spread on fewer degrees of freedom is too often tiny by chance (two passes that agreed):
+# with df 1 a variance under 1/1600 of the truth is a 2% event, with df 4 under 1/16 is 0.7%.
+MIN_DF = 4
 
 
 @dataclass(frozen=True)
-class Paired:
-    """The paired deltas of one comparison: their mean, spread and interval."""
+class Rule:
+    """What one verdict is tested at: the whole decision's confidence, its looks and its family."""
 
-    n: int  # deltas: units x passes
-    units: int
-    passes: int
-    before: float  # the parent's mean over the same units and passes
-    after: float
-    delta: float
-    low: float | None  # None when the spread could not be measured
-    high: float | None
-    borrowed: bool = False  # one pass of the candidate: the spread is its parent's, from the parent's passes
+    confidence: float
+    looks: int = 1  # passes a side it may take, counted from the first look
+    family: int = 1  # candidates of the round
+    margin: float | None = None  # a consolidation: keep when the upper end is below +margin
+    deterministic: bool = False
+    min_df: int = MIN_DF  # before the last look, a spread on fewer df asks for more passes
 
     @property
-    def measured(self) -> bool:
-        return self.low is not None and self.high is not None
+    def nominal(self) -> float:
+        """The two-sided confidence of each look's interval."""
+        return pocock(1 - (1 - self.confidence) / self.family, max(self.looks, 1))
 
-
-def paired(parent: Samples, candidate: Samples, confidence: float, *, deterministic: bool = False) -> Paired | None:
-    """Pair the two sides unit by unit over the passes both have; None when no unit has both.
-
-    With one pass of the candidate the comparison measures no luck of its own. When the
-    parent has passes of its own, their spread stands in: the same writer on nearly the
-    same notes varies about as much, so a delta's variance is twice a pass's. An effect far
-    beyond that luck is then decided without paying for a candidate's second pass.
-    """
-    units = sorted(u for u in candidate if u in parent and candidate[u] and parent[u])
-    if not units:
-        return None
-    passes = min(min(len(candidate[u]), len(parent[u])) for u in units)
-    deltas = {u: [candidate[u][r] - parent[u][r] for r in range(passes)] for u in units}
-    n = len(units) * passes
-    before = sum(parent[u][r] for u in units for r in range(passes)) / n
-    after = sum(candidate[u][r] for u in units for r in range(passes)) / n
-    delta = after - before
-    # The writer's luck: how the same unit's delta moves between passes, pooled over units.
-    squares = sum((d - sum(ds) / passes) ** 2 for ds in deltas.values() for d in ds)
-    df = len(units) * (passes - 1)
-    if df > 0:
-        sd = math.sqrt(squares / df)
-        borrowed = False
-    elif deterministic:
-        return Paired(n, len(units), passes, before, after, delta, delta, delta)
-    else:
-        own = {u: parent[u] for u in units}
-        df = sum(len(v) - 1 for v in own.values())
-        luck = sum((x - sum(v) / len(v)) ** 2 for v in own.values() for x in v)
-        if df == 0 or luck <= EPSILON:
-            # No luck measured (or none at all, which a writer that may vary cannot show): unknown.
-            return Paired(n, len(units), passes, before, after, delta, None, None)
-        sd, borrowed = math.sqrt(2 * luck / df), True
-    half = t_quantile((1 + confidence) / 2, df) * sd / math.sqrt(n) if sd > EPSILON else 0.0
-    return Paired(n, len(units), passes, before, after, delta, delta - half, delta + half, borrowed)
-
-
-def interval_text(p: Paired, confidence: float) -> str:
-    """`Δ -0.041 [-0.060, -0.022] at 90%, n=6`, or the mean delta alone when no spread was measured."""
-    if not p.measured:
-        return f"Δ {p.delta:+.3f} [spread not measured: one pass each], n={p.n}"
-    assert p.low is not None and p.high is not None
-    spread = " (spread of the parent's passes)" if p.borrowed else ""
-    return f"Δ {p.delta:+.3f} [{p.low:+.3f}, {p.high:+.3f}] at {confidence:.0%}{spread}, n={p.n}"
+    def describe(self) -> str:
+        parts = []
+        if self.looks > 1:
+            parts.append(f"each of {self.looks} looks at {self.nominal:.1%}")
+        if self.family > 1:
+            parts.append(f"Bonferroni over {self.family} candidates")
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The gate's finding on one comparison, and whether more passes could still change it."""
+    """The gate's finding, and what to measure next when it is still open."""
 
     verdict: GateVerdict
-    more: bool  # the interval straddles zero (or is unmeasured) and more passes are allowed
-    paired: Paired | None = None
+    more: str | None = None  # "both": one more pass each; "parent": the parent alone; None: decided
+    paired: PairedDelta | None = None
 
 
-def judge_pairs(
-    parent: Samples,
-    candidate: Samples,
+def judge(
+    parent: Clusters,
+    candidate: Clusters,
+    rule: Rule,
     *,
-    confidence: float,
     passes_left: bool,
-    deterministic: bool = False,
-    total_works: int = 0,
-    works: int = 0,
-    no_worse: bool = False,
+    history: Spread | None = None,
+    missing: Sequence[str] = (),
 ) -> Verdict:
-    """Keep only when the interval's upper end is below zero; say why otherwise (worse, tie, unclear).
-
-    With `no_worse` (a consolidation, whose aim is a smaller pool, not a lower loss) the same
-    interval decides the other question: roll back only when it shows validation worse (its
-    lower end above zero); a tie, or an interval that still straddles zero once the passes
-    allowed are spent, is kept. Without any spread measured, only a mean no higher is kept.
-    """
-    p = paired(parent, candidate, confidence, deterministic=deterministic)
+    """Keep only when the interval's upper end is below zero (below +margin for a consolidation)."""
+    confidence = rule.confidence
+    if missing:
+        why = f"gate: unmeasured: rolled back (validation work {', '.join(sorted(missing))} failed on a retry too)"
+        return Verdict(GateVerdict(None, None, 0, 0.0, "rollback", why, confidence=confidence))
+    p = paired_delta(parent, candidate, rule.nominal, history=history, deterministic=rule.deterministic)
     if p is None:
         none = GateVerdict(None, None, 0, 0.0, "none", "gate: validation failed; no verdict", confidence=confidence)
-        return Verdict(none, False)
-    head = f"gate: val {p.before:.3f} -> {p.after:.3f}, {interval_text(p, confidence)}"
-    if works and total_works and works < total_works:
-        head += f" (over {works} of {total_works} validation works)"
-    if p.measured and p.high is not None and p.high < -EPSILON:
-        advice, why, more = "keep", "better", False
-    elif p.measured and p.low is not None and p.low > EPSILON:
-        advice, why, more = "rollback", "worse", False
-    elif p.measured and p.high is not None and p.low is not None and p.high - p.low <= EPSILON:
-        # The point is zero: nothing gained, and for a consolidation nothing lost.
-        advice, why = ("keep", "tie, no worse: kept") if no_worse else ("rollback", "tie, rolled back")
-        more = False
+        return Verdict(none, None)
+    target = -EPSILON if rule.margin is None else rule.margin - EPSILON
+    how = "; ".join(x for x in (p.rests_on, rule.describe()) if x)
+    head = f"gate: val {p.before:.3f} -> {p.after:.3f}, {p.text}, n={p.clusters} calls ({how})"
+    more: str | None = None
+    spread = p.low is not None and p.high is not None and p.high - p.low > EPSILON
+    thin = passes_left and spread and not rule.deterministic and 0 < p.df < rule.min_df
+    if thin:
+        advice, why, more = "rollback", f"unclear: the spread rests on df {p.df}, fewer than {rule.min_df}", "parent"
+    elif p.low is not None and p.high is not None and p.high < target:
+        advice = "keep"
+        why = "better" if rule.margin is None else f"no worse than +{rule.margin:g}: kept"
+    elif p.low is not None and p.low > EPSILON and rule.margin is None:
+        advice, why = "rollback", "worse"
+    elif p.low is not None and p.high is not None and p.high - p.low <= EPSILON:
+        advice, why = "rollback", "tie, rolled back"  # zero spread: the point is the truth
+    elif p.low is None:
+        advice, why = "rollback", "unclear: no spread measured"
+        more = "parent" if passes_left or not rule.deterministic else None
+    elif rule.margin is not None and p.low > rule.margin:
+        advice, why = "rollback", f"worse by more than +{rule.margin:g}"
     else:
-        more = passes_left
         advice = "rollback"
-        why = "unclear after the passes allowed, rolled back" if p.measured else "unclear: no spread measured"
-        if no_worse and not more and (p.measured or p.delta <= EPSILON):
-            advice, why = "keep", "not shown worse after the passes allowed, kept"
+        more = "both" if passes_left else None
+        goal = "better" if rule.margin is None else f"within +{rule.margin:g}"
+        why = f"not shown {goal} after the passes allowed, rolled back"
     verdict = GateVerdict(
         before=round(p.before, 4),
         after=round(p.after, 4),
-        works=works or len({u[0] for u in candidate}),
-        tolerance=0.0,
+        works=len({k[0] for k in candidate} & {k[0] for k in parent}),
+        tolerance=0.0 if rule.margin is None else rule.margin,
         advice=advice,  # type: ignore[arg-type]
         reason=f"{head}: {why}",
-        n=p.n,
+        n=p.clusters,
         delta=round(p.delta, 4),
         low=None if p.low is None else round(p.low, 4),
         high=None if p.high is None else round(p.high, 4),
         confidence=confidence,
-        passes=p.passes,
+        passes=min(_passes(candidate), _passes(parent)),
     )
     return Verdict(verdict, more, p)
+
+
+def plan(found: Verdict, passes: int, parent_passes: int, max_passes: int) -> tuple[int, int] | None:
+    """What to measure next after `found`: (candidate passes, parent passes), or None when it is decided.
+
+    A parent alone gets one pass ahead when no spread was measured: the writer's luck on it
+    stands in, so a clear effect is decided without paying for the candidate's second pass.
+    """
+    if found.more == "parent" and parent_passes <= passes:
+        return passes, passes + 1
+    if found.more is None or passes >= max_passes:
+        return None
+    return passes + 1, max(passes + 1, parent_passes)
+
+
+def _passes(clusters: Clusters) -> int:
+    per: dict[str, int] = {}
+    for work, _ in clusters:
+        per[work] = per.get(work, 0) + 1
+    return min(per.values()) if per else 0

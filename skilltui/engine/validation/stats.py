@@ -26,9 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-
-import numpy as np
-from scipy import optimize, stats
+from types import ModuleType
 
 EPSILON = 1e-9  # losses are stored to 4 places: a variance below this is no spread at all
 
@@ -101,9 +99,9 @@ class PairedDelta:
     @property
     def rests_on(self) -> str:
         """What the interval rests on, for the verdict's reason."""
-        calls = f"{self.clusters} writing calls ({self.episodes} episodes)"
+        calls = f"{self.episodes} episodes"
         if self.df == 0:
-            return f"{calls}, no pass-to-pass spread measured"
+            return f"{calls}, a deterministic writer" if self.measured else f"{calls}, no call-to-call spread yet"
         own = self.df - self.borrowed
         history = f" + {self.borrowed} from earlier trees" if self.borrowed else ""
         return f"{calls}, call-to-call spread on df {own}{history}"
@@ -168,24 +166,31 @@ def _episodes(parent: Clusters, candidate: Clusters, work: str) -> int:
 # -- quantiles, boundaries, intervals -------------------------------------------------------
 
 
+def _stats() -> ModuleType:
+    """scipy.stats, imported on first use: a second of start-up a deterministic writer never needs."""
+    from scipy import stats
+
+    return stats
+
+
 def t_quantile(p: float, df: float) -> float:
     """The t value below which a share `p` of Student's t with `df` lies."""
     if not 0.0 < p < 1.0:
         raise ValueError("p must be strictly between 0 and 1")
     if df < 1:
         raise ValueError("df must be at least 1")
-    return float(stats.t.ppf(p, df))
+    return float(_stats().t.ppf(p, df))
 
 
 def t_cdf(t: float, df: float) -> float:
     """P(T <= t) for Student's t with `df`."""
     if df < 1:
         raise ValueError("df must be at least 1")
-    return float(stats.t.cdf(t, df))
+    return float(_stats().t.cdf(t, df))
 
 
 def normal_quantile(p: float) -> float:
-    return float(stats.norm.ppf(p))
+    return float(_stats().norm.ppf(p))
 
 
 @lru_cache(maxsize=64)
@@ -205,8 +210,10 @@ def pocock(confidence: float, looks: int) -> float:
     def excess(c: float) -> float:
         return _crossing(c, looks) - alpha
 
+    from scipy import optimize
+
     c = optimize.brentq(excess, normal_quantile(1 - alpha), normal_quantile(1 - alpha / looks), xtol=1e-6)
-    return 1 - 2 * float(stats.norm.sf(c))
+    return 1 - 2 * float(_stats().norm.sf(c))
 
 
 def _crossing(c: float, looks: int, step: float = 0.01) -> float:
@@ -216,6 +223,9 @@ def _crossing(c: float, looks: int, step: float = 0.01) -> float:
     and cut at the boundary (Armitage, McPherson & Rowe's recursion): deterministic, and
     exact to the grid's accuracy, unlike a randomised multivariate normal integral.
     """
+    import numpy as np
+
+    stats = _stats()
     grid = np.arange(-12 * math.sqrt(looks), c * math.sqrt(looks) + step, step)
     kernel_x = np.arange(-8, 8 + step, step)
     kernel = stats.norm.pdf(kernel_x) * step
@@ -231,7 +241,7 @@ def binomial_interval(hits: int, trials: int, confidence: float = 0.95) -> tuple
     """The exact (Clopper-Pearson) interval on a rate seen `hits` times in `trials`."""
     if trials <= 0:
         return (0.0, 1.0)
-    ci = stats.binomtest(hits, trials).proportion_ci(confidence_level=confidence, method="exact")
+    ci = _stats().binomtest(hits, trials).proportion_ci(confidence_level=confidence, method="exact")
     return (float(ci.low), float(ci.high))
 
 

@@ -18,10 +18,13 @@ validation curve means the notes got better at the craft, not at these works.
 - **A recorded point keeps its value.** A resumed run measures only the points it has not
   recorded, each on the notes that point belongs to (the tree its step ended on), whatever
   the live pool holds by then.
-- **The gate** (`--gate`, arithmetic in `gate.py`): after a micro-step passes its checks the
-  candidate notes and their parent are compared on paired samples; while the interval on the
-  mean delta straddles zero, both sides get another pass, up to `--gate-max-repeats`.
-  The automatic reviewer follows the advice; a person reviewing sees the figures and decides.
+- **The gate** (`--gate`, rule in `gate.py`, arithmetic in `stats.py`): after a micro-step
+  passes its checks the candidate notes and their parent are compared call by call; while
+  the interval on the mean delta straddles zero, both sides get another pass, up to
+  `--gate-max-repeats`, each look at the level that keeps the whole decision at
+  `--gate-confidence`. A validation pass that fails is retried once; a work still missing
+  makes the verdict "unmeasured". The automatic reviewer follows the advice; a person
+  reviewing sees the figures and decides.
 """
 
 from __future__ import annotations
@@ -30,11 +33,10 @@ import asyncio
 import statistics
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...model import events as ev
-from ...model.review import GateVerdict
 from ...store import val_store
 from ...store.places import Place
 from ...store.run import read_json, write_json
@@ -43,7 +45,8 @@ from ..loss.scores import combine
 from ..stages.context import Context
 from ..stages.gather import all_or_none
 from ..stages.passes import forward, loss
-from .gate import Unit, judge_pairs
+from .gate_loop import Gating
+from .stats import Cluster, Spread
 
 Wait = Callable[[], Awaitable[None]]
 
@@ -72,8 +75,8 @@ class Point:
 class Measurement:
     """The validation samples of every validation work for one tree of the pool.
 
-    `losses` is each work's figure (the mean of its passes); `units` every (work, episode)'s
-    loss per pass, what the gate pairs.
+    `losses` is each work's figure (the mean of its passes); `clusters` every (work, pass)'s
+    per-episode losses, what the gate compares.
     """
 
     commit: str
@@ -81,14 +84,14 @@ class Measurement:
     losses: dict[str, float] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)
     cost_usd: float = 0.0
-    units: dict[Unit, list[float]] = field(default_factory=dict)
+    clusters: dict[Cluster, list[float]] = field(default_factory=dict)
 
     @property
     def mean(self) -> float | None:
         return round(sum(self.losses.values()) / len(self.losses), 4) if self.losses else None
 
 
-class Validator:
+class Validator(Gating):
     """Runs validation points for one run; `fatal` exceptions (a stop, a refused key) propagate."""
 
     def __init__(
@@ -115,6 +118,10 @@ class Validator:
         self.deterministic = bool(getattr(ctx.backend, "deterministic", False))
         self._unpaid = 0.0  # what a gate's "before" measurement cost, added to its verdict
         self._locks: dict[str, asyncio.Lock] = {}
+        self._spreads: dict[str, tuple[int, Spread]] = {}  # tree -> (passes read, its spread)
+        self.margin = s.consolidate_margin
+        self._seen: list[float] = []  # the deltas verdicts measured, for the detectability notice
+        self._told = False
 
     # -- where things are ----------------------------------------------------------------
 
@@ -138,9 +145,9 @@ class Validator:
                 found.failed.append(work.name)
                 continue
             found.losses[work.name] = round(statistics.fmean(float(p["loss"]) for p in passes), 4)
-            for scores in passes:
-                for episode, value in episode_losses(scores).items():
-                    found.units.setdefault((work.name, episode), []).append(value)
+            for k, scores in enumerate(passes, start=1):
+                losses = episode_losses(scores)
+                found.clusters[(work.name, k)] = [losses[n] for n in sorted(losses)]
         return found
 
     # -- measuring -----------------------------------------------------------------------
@@ -226,13 +233,17 @@ class Validator:
         unsubscribe = self.ctx.bus.subscribe(count)
         try:
             results = await all_or_none([self._one(point, tree, w, k) for w, k in jobs])
+            # A failed pass is retried once, in pass order: a later pass is read only after an earlier one.
+            again = [(i, job) for i, (job, ok) in enumerate(zip(jobs, results, strict=True)) if not ok]
+            for i, (w, k) in again:
+                results[i] = await self._one(point, tree, w, k)
         finally:
             unsubscribe()
         ran = {w.name for (w, _), ok in zip(jobs, results, strict=True) if ok}
         found = await asyncio.to_thread(self.recorded, commit, tree)
         found.cost_usd = round(sum(costs), 6)
         for work in self.works:
-            count_now = len(found.units.get((work.name, self.first), []))
+            count_now = sum(1 for name, _ in found.clusters if name == work.name)
             if work.name in found.losses and count_now < passes:
                 found.failed.append(work.name)
             if work.name in found.losses and (work.name in ran or always_report):
@@ -303,61 +314,6 @@ class Validator:
         """Make sure the notes a micro-step starts from have their passes (in their own copy of the notes)."""
         measured = await self.ensure(Point("before", epoch, step, group), before, self.repeats)
         self._unpaid += measured.cost_usd
-
-    async def verdict(self, parent: str, candidate: str, point: Point, no_worse: bool = False) -> GateVerdict:
-        """The gate's verdict on `candidate` against `parent` (two commits of the pool), sequential.
-
-        Both sides get `--val-repeats` passes; when that measures no spread, the parent gets
-        one more first; while the interval on the mean paired delta straddles zero, one more
-        pass each, up to `--gate-max-repeats`. Samples either side
-        already has are used, not paid again. `cost_usd` is what this call measured (each
-        tree's calls are told apart by their transcripts' folder, so verdicts on several
-        candidates may run at once). This is the call a micro-step with several candidates
-        makes once per candidate, each candidate a commit of the pool on its own ref (the
-        notes are written out per tree, the live pool need not hold them); ranking them is
-        sorting the verdicts that advise keep by `delta`. It emits no `gate` event: `judge` does.
-        """
-        passes, cost = self.repeats, 0.0
-        parent_passes = passes  # may run one ahead: see below
-        before_point = Point("before", point.epoch, point.step, point.group, point.attempt)
-        while True:
-            after = await self.ensure(point, candidate, passes)
-            before = await self.ensure(before_point, parent, max(passes, parent_passes))
-            cost += after.cost_usd + before.cost_usd
-            found = judge_pairs(
-                before.units,
-                after.units,
-                confidence=self.confidence,
-                passes_left=passes < self.max_repeats and not self.deterministic,
-                deterministic=self.deterministic,
-                total_works=len(self.works),
-                works=len(set(before.losses) & set(after.losses)),
-                no_worse=no_worse,
-            )
-            if not found.more:
-                return replace(found.verdict, cost_usd=round(cost, 6))
-            if found.paired is not None and not found.paired.measured and parent_passes <= passes:
-                # No spread measured yet: a second pass of the parent alone measures the writer's
-                # luck, which stands in for the candidate's; a clear effect is then decided
-                # without paying for the candidate's second pass.
-                parent_passes = passes + 1
-                continue
-            passes += 1
-
-    async def judge(
-        self, before: str, epoch: int, step: int, group: int, attempt: int, no_worse: bool = False
-    ) -> GateVerdict:
-        """Validate the micro-step's notes (the pool holds them now) against the notes before it.
-
-        `no_worse`: a consolidation, kept unless validation shows it worse (`gate.judge_pairs`)."""
-        head = await asyncio.to_thread(self.ctx.run.pool.head)
-        verdict = await self.verdict(before, head, Point("micro", epoch, step, group, attempt), no_worse)
-        verdict = replace(verdict, cost_usd=round(verdict.cost_usd + self._unpaid, 6))
-        self._unpaid = 0.0
-        at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
-        # The event is the verdict, located: the same fields under the same names.
-        self.ctx.bus.emit(ev.GateChecked(**at, **asdict(verdict)))
-        return verdict
 
 
 def episode_losses(scores: dict) -> dict[int, float]:

@@ -1,0 +1,62 @@
+"""No decision on partial evidence (issue 32, item 5): a validation work that fails is never left out.
+
+Before, a failed validation pass dropped its work silently and the gate paired what was
+left, so a candidate whose notes made the writer fail on one validation work could be kept
+on the other. Now a failed pass is retried once, then the verdict is "unmeasured: rolled
+back" naming the work.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scripted import ScriptedBackend, seed_pool
+from test_validation import events, held_out_work, train_with
+
+from skilltui.agents.base import BackendError
+
+HELPFUL = "scene/scene-headings.md"  # the note ("add", "scene") writes: it helps both works
+
+
+class FailsOnItsNotes(ScriptedBackend):
+    """A writer that fails on validation work `quasar` whenever the notes it reads hold HELPFUL."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.failed: list[str] = []
+
+    async def agent(self, request, sandbox):
+        ctx = request.context
+        if request.role == "forward" and "/val/" in str(ctx.get("out_dir", "")) and "quasar" in str(ctx["out_dir"]):
+            if (Path(ctx["pool"]) / HELPFUL).exists():
+                self.failed.append(str(ctx["out_dir"]))
+                raise BackendError("the writer gave up on this work")
+        return await super().agent(request, sandbox)
+
+
+def test_a_validation_work_that_fails_never_lets_a_candidate_be_kept(tmp_path, make_work):
+    works = [make_work("kestrel", 4)]
+    val = [held_out_work(tmp_path / "works"), held_out_work(tmp_path / "works", "quasar")]
+    runs = tmp_path / "runs"
+    donor = seed_pool(tmp_path / "donor", "dialogue")
+    backend = FailsOnItsNotes(script=[("add", "scene")])
+    assert train_with(backend, runs, works, val, "--steps", "1", "--gate", "--init-pool", str(donor)) == 0
+    (decision,) = events(runs, "decision")
+    assert decision["decision"] == "rollback"
+    assert "unmeasured: rolled back" in decision["reason"] and "quasar" in decision["reason"]
+    # The failing pass was retried once before the verdict gave up on it.
+    assert len(backend.failed) == 2 and len(set(backend.failed)) == 1
+    (gate,) = events(runs, "gate")
+    assert gate["advice"] == "rollback" and gate["delta"] is None
+
+
+def test_the_same_candidate_is_kept_when_both_works_measure(tmp_path, make_work):
+    # The control: without the failure the helpful note is kept, so the rollback above is the failure's.
+    works = [make_work("kestrel", 4)]
+    val = [held_out_work(tmp_path / "works"), held_out_work(tmp_path / "works", "quasar")]
+    runs = tmp_path / "runs"
+    donor = seed_pool(tmp_path / "donor", "dialogue")
+    backend = ScriptedBackend(script=[("add", "scene")])
+    assert train_with(backend, runs, works, val, "--steps", "1", "--gate", "--init-pool", str(donor)) == 0
+    (decision,) = events(runs, "decision")
+    assert decision["decision"] == "approve", decision["reason"]
