@@ -60,3 +60,25 @@ def test_the_same_candidate_is_kept_when_both_works_measure(tmp_path, make_work)
     assert train_with(backend, runs, works, val, "--steps", "1", "--gate", "--init-pool", str(donor)) == 0
     (decision,) = events(runs, "decision")
     assert decision["decision"] == "approve", decision["reason"]
+
+
+def test_the_kept_candidates_recorded_delta_comes_from_a_fresh_pass(tmp_path, make_work):
+    # Among several candidates the lowest delta wins, so its own figure is biased low: the
+    # delta recorded beside the decision is measured again on a new pass each side.
+    works = [make_work("kestrel", 4)]
+    val = held_out_work(tmp_path / "works")
+    runs = tmp_path / "runs"
+    donor = seed_pool(tmp_path / "donor", "dialogue")
+    backend = ScriptedBackend(
+        by_candidate={1: ("remove", "dialogue/dialogue-blocks.md"), 2: ("add", "scene")}, noise=0.1
+    )
+    argv = ["--steps", "1", "--gate", "--candidates", "2", "--offline-noise", "0.1", "--init-pool", str(donor)]
+    assert train_with(backend, runs, works, [val], *argv) == 0
+    (decision,) = events(runs, "decision")
+    assert decision["decision"] == "approve" and decision["attempt"] == 2
+    assert "recorded from a fresh pass each, which did not choose it: Δ" in decision["reason"]
+    gate = {g["attempt"]: g for g in events(runs, "gate")}[2]
+    assert decision["gate_delta"] < 0 and decision["gate_delta"] != gate["delta"]
+    # Both sides ran one pass more than the verdict that chose it.
+    passes = [v["samples"] for v in events(runs, "val_loss") if v["point"] == "micro" and v["attempt"] == 2]
+    assert max(passes) == gate["passes"] + 1
