@@ -33,6 +33,7 @@ TRAIN_GROUPS: dict[str, tuple[str, ...]] = {
         "--backward-timeout",
         "--offline-latency",
         "--offline-noise",
+        "--offline-noise-call",
     ),
     "Training: the loop and the backward pass": (
         "--steps",
@@ -56,6 +57,7 @@ TRAIN_GROUPS: dict[str, tuple[str, ...]] = {
         "--gate",
         "--gate-confidence",
         "--gate-max-repeats",
+        "--consolidate-margin",
         "--gate-tolerance",
     ),
     "Review: who decides": ("--auto",),
