@@ -17,8 +17,7 @@ from pathlib import Path
 from ..agents import default_backend, make_backend
 from ..core.errors import UsageError
 from ..engine.data.works import DEFAULT_MAX_SCRIPT_KB
-from . import add_folders_flag, add_model_flags, add_runs_dir, command
-from .gate_flags import add_statistics_flags
+from . import add_folders_flag, add_model_flags, add_runs_dir, command, gate_flags
 from .tracking import add_tracking_flags, spec_from
 from .train_session import train
 from .unattended import refuse_offline_models
@@ -253,7 +252,7 @@ def add_gate_flags(p: argparse.ArgumentParser) -> None:
         help="the offline writer garbles a share P of its paragraphs (dropped, cut short, cue lost), drawn "
         "per call from a generator seeded by the run and the call, so passes differ (default 0: deterministic)",
     )
-    add_statistics_flags(p)
+    gate_flags.add_statistics_flags(p)
 
 
 def candidates_count(text: str) -> int:
