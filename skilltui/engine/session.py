@@ -8,7 +8,6 @@ leaves `runs/` exactly as it was.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from ..model.parse import read_run
 from ..model.view import RunView
 from ..store.pool import donor_notes
 from ..store.reconcile import reconcile
-from ..store.run import Run, RunLock, check_config, check_run_id, derive_run_id, write_json
+from ..store.run import Run, RunLock, check_config, check_run_id, check_runs_dir, derive_run_id, write_json
 from .data.works import DEFAULT_MAX_SCRIPT_KB, Work, covers, ignored_notice, load_works, unbroken
 from .prompts import Prompts
 
@@ -338,24 +337,6 @@ def finished_already(run: Run) -> bool:
     """True when the run's last session ended with every step done (not stopped, not failed)."""
     view = RunView().fold(read_run(run.events_path).events)
     return view.status == "finished"
-
-
-def check_runs_dir(runs_dir: Path) -> Path:
-    """--runs-dir must be a folder, or a path whose nearest existing parent is a folder we can write."""
-    if runs_dir.exists():
-        if not runs_dir.is_dir():
-            raise UsageError(f"--runs-dir {runs_dir} is a file; pass a folder")
-        if not os.access(runs_dir, os.W_OK | os.X_OK):
-            raise UsageError(f"--runs-dir {runs_dir} is not writable; pass a folder you can write to")
-        return runs_dir
-    parent = runs_dir.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise UsageError(f"--runs-dir {runs_dir} is under {parent}, which is a file; pass a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--runs-dir {runs_dir} cannot be made: {parent} is not writable")
-    return runs_dir
 
 
 def load_val_works(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -205,3 +206,21 @@ def is_locked(run_dir: Path) -> bool:
         return True
     probe.release()
     return False
+
+
+def check_runs_dir(runs_dir: Path) -> Path:
+    """--runs-dir must be a folder, or a path whose nearest existing parent is a folder we can write."""
+    if runs_dir.exists():
+        if not runs_dir.is_dir():
+            raise UsageError(f"--runs-dir {runs_dir} is a file; pass a folder")
+        if not os.access(runs_dir, os.W_OK | os.X_OK):
+            raise UsageError(f"--runs-dir {runs_dir} is not writable; pass a folder you can write to")
+        return runs_dir
+    parent = runs_dir.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"--runs-dir {runs_dir} is under {parent}, which is a file; pass a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--runs-dir {runs_dir} cannot be made: {parent} is not writable")
+    return runs_dir
