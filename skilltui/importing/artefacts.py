@@ -26,11 +26,12 @@ EDGE = 1.0 * INCH  # page numbers and running headers sit within an inch of the 
 def remove_artefacts(pages: list[Page]) -> Counter[str]:
     """Remove every artefact from `pages` in place; return how many of each kind went."""
     removed: Counter[str] = Counter()
+    # Page numbers first: one printed on a running header's line stands apart like a scene number.
+    _page_numbers(pages, removed)
     for page in pages:
         for line in page.lines:
             _margin_marks(line, removed)
         page.lines = [line for line in page.lines if line.words]
-    _page_numbers(pages, removed)
     _running_lines(pages, removed)
     _page_breaks(pages, removed)
     return removed
@@ -63,15 +64,22 @@ def _heading_like(words: list) -> bool:
 
 
 def _page_numbers(pages: list[Page], removed: Counter[str]) -> None:
-    """A number alone on a line within an inch of the top or the bottom of its page."""
+    """A number within an inch of the top or the bottom of its page, alone or apart at an end of its line."""
     for page in pages:
-        ends = {id(line) for line in page.lines[:2] + page.lines[-2:]}
+        edge = {id(line) for line in _edge_lines(page)}
         keep = []
         for line in page.lines:
-            near_edge = line.top < EDGE or line.top > page.height - EDGE
-            if near_edge and id(line) in ends and PAGE_NUMBER.match(line.text):
-                removed["page number"] += 1
-                continue
+            if id(line) in edge:
+                if PAGE_NUMBER.match(line.text):
+                    removed["page number"] += 1
+                    continue
+                words = line.words
+                if len(words) >= 2 and PAGE_NUMBER.match(words[-1].text) and words[-1].x0 - words[-2].x1 >= MARGIN_GAP:
+                    words.pop()
+                    removed["page number"] += 1
+                elif len(words) >= 2 and PAGE_NUMBER.match(words[0].text) and words[1].x0 - words[0].x1 >= MARGIN_GAP:
+                    words.pop(0)
+                    removed["page number"] += 1
             keep.append(line)
         page.lines = keep
 
@@ -82,13 +90,13 @@ def _shape(text: str) -> str:
 
 def _running_lines(pages: list[Page], removed: Counter[str]) -> None:
     """A header or footer: the same line (numbers aside) at the same height near the edge of many pages."""
-    if len(pages) < 3:
+    if len(pages) < 2:
         return
     seen: Counter[tuple[str, int]] = Counter()
     for page in pages:
         for line in _edge_lines(page):
             seen[(_shape(line.text), round(line.top / 3))] += 1
-    running = {key for key, n in seen.items() if n >= max(3, len(pages) * 0.4)}
+    running = {key for key, n in seen.items() if n >= max(2, len(pages) * 0.4)}
     for page in pages:
         edge = {id(line) for line in _edge_lines(page)}
         keep = []
