@@ -17,15 +17,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.durable import write_atomic
+from ...core.formats import story_episodes
 from .works import EPISODE_NAME, STORY_EPISODE, Work
 
 SOURCES = "story.sources.json"
-_SECTION = re.compile(r"^## Episode (\d+)\s*$", re.MULTILINE)
 
 
 @dataclass
@@ -78,21 +77,23 @@ def story_problems(work: Work) -> tuple[list[str], list[str]]:
     if not STORY_EPISODE.search(text):
         return [f"{work.story_path} has no '## Episode N' sections for the writer to find; {again}"], []
     problems: list[str] = []
-    sections = {int(n) for n in _SECTION.findall(text)}
+    sections = set(story_episodes(text))
     missing = [n for n in work.episodes if n not in sections]
     if missing:
         problems.append(f"{work.story_path} has no section for episode {_listed(missing)}; {again}")
+    notes: list[str] = []
     extra = sorted(sections - set(work.episodes))
     if extra:
-        problems.append(f"{work.story_path} retells episode {_listed(extra)}, which human/ no longer has; {again}")
+        # Not a problem: the writer reads only the sections of the episodes a step asks for.
+        notes.append(f"{work.story_path} also retells episode {_listed(extra)}, which human/ does not have")
     record = _record(work)
     if record is None:
-        return problems, [
+        return problems, notes + [
             f"{work.story_path} has no record of the episodes it was made from (an older diffuse); "
             f"{again} to let the check tell"
         ]
     if record.get("story") != _sha(story):
-        return problems, [
+        return problems, notes + [
             f"{work.story_path} was changed after diffuse wrote it; the check cannot tell which episodes it retells"
         ]
     known = record.get("episodes", {})
@@ -101,7 +102,7 @@ def story_problems(work: Work) -> tuple[list[str], list[str]]:
             continue
         if known.get(str(n)) != _sha(path.read_bytes()):
             problems.append(f"{path} changed since {work.story_path.name} was made from it; {again}")
-    return problems, []
+    return problems, notes
 
 
 def train_problems(work: Work) -> list[str]:
