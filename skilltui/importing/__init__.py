@@ -5,7 +5,7 @@ episodes as Final Draft files and PDFs. This package reads those into one shape
 (fountain.py's elements) and writes them as the work's episodes:
 
 - fdx.py: Final Draft XML, by paragraph type (defusedxml: no entities, no external references);
-- pdf.py: a PDF's text layer, word positions by pdfplumber;
+- pdf.py: a PDF's text layer, character positions by pypdfium2 (PDFium);
 - text.py: plain text laid out with spaces, and Fountain, normalised;
 - lines.py, artefacts.py, layout.py: the printed page shared by PDF and text, what a page
   adds that is not the script (page numbers, headers, (MORE), (CONT'D), scene numbers,
