@@ -154,3 +154,41 @@ def test_the_report_counts_scenes_characters_and_dialogue(tmp_path, capsys):
     assert code == 0
     assert "3 scenes, 3 characters, 9 lines of dialogue" in out.out
     assert "wrote 1 episode" in out.err
+
+
+FDX = """<?xml version="1.0" encoding="UTF-8" standalone="no" ?>
+<FinalDraft DocumentType="Script" Template="No" Version="5">
+  <Content>
+    <Paragraph Type="Scene Heading" Number="1"><Text>INT. FERRY - NIGHT</Text></Paragraph>
+    <Paragraph Type="Action"><Text>Engines. </Text><Text Style="Bold">A horn.</Text></Paragraph>
+    <Paragraph Type="Shot"><Text>CLOSE ON THE RAIL</Text></Paragraph>
+    <Paragraph Type="General"><Text>WET ROPE ON THE DECK</Text></Paragraph>
+    <Paragraph>
+      <DualDialogue>
+        <Paragraph Type="Character"><Text>MARTA</Text></Paragraph>
+        <Paragraph Type="Dialogue"><Text>Now?</Text></Paragraph>
+        <Paragraph Type="Character"><Text>IVO</Text></Paragraph>
+        <Paragraph Type="Parenthetical"><Text>(shouting)</Text></Paragraph>
+        <Paragraph Type="Dialogue"><Text>Now!</Text></Paragraph>
+      </DualDialogue>
+    </Paragraph>
+    <Paragraph Type="Cast List"><Text>MARTA, IVO</Text></Paragraph>
+    <Paragraph Type="Transition"><Text>CUT TO:</Text></Paragraph>
+  </Content>
+  <TitlePage><Content><Paragraph Alignment="Center"><Text>THE CROSSING</Text></Paragraph></Content></TitlePage>
+</FinalDraft>
+"""
+
+
+def test_fdx_paragraph_types_dual_dialogue_and_the_title_page(tmp_path, capsys):
+    source = tmp_path / "crossing 01.fdx"
+    source.write_text(FDX, encoding="utf-8")
+    report = imported(capsys, [source], tmp_path / "work")["files"][0]
+    written = (tmp_path / "work" / "human" / "01.fountain").read_text(encoding="utf-8")
+    assert written == (
+        "INT. FERRY - NIGHT\n\nEngines. A horn.\n\nCLOSE ON THE RAIL\n\nWET ROPE ON THE DECK\n\n"
+        "MARTA\nNow?\n\nIVO ^\n(shouting)\nNow!\n\nMARTA, IVO\n\nCUT TO:\n"
+    )
+    assert report["title"] == "THE CROSSING" and report["characters"] == ["MARTA", "IVO"]
+    assert report["unclassified"] == [{"page": 0, "text": "[Cast List] MARTA, IVO"}]
+    assert (tmp_path / "work" / "work.toml").read_text(encoding="utf-8") == 'title = "THE CROSSING"\n'

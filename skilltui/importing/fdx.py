@@ -21,7 +21,7 @@ TYPES = {
     "scene heading": "heading",
     "action": "action",
     "general": "action",
-    "shot": "heading",
+    "shot": "action",  # a shot is a new angle in the same scene, written in capitals as action
     "character": "character",
     "dialogue": "dialogue",
     "parenthetical": "parenthetical",

@@ -82,8 +82,8 @@ def to_fountain(elements: list[Element]) -> str:
 
 def _spoken(kind: str, text: str) -> str:
     if kind == "parenthetical":
+        # Final Draft keeps a parenthetical's brackets in its text; a reader that lost them gets them back.
         return text if text.startswith("(") else f"({text.strip('()')})"
-    # A dialogue line that opens with "(" would be read as a parenthetical.
     return text
 
 
@@ -102,7 +102,8 @@ def _centered_like(text: str) -> bool:
 
 
 def _cue(text: str, dual: bool) -> str:
-    name, paren, rest = text.partition("(")
+    name = text.partition("(")[0]
+    # A cue with a lower-case letter (McCLANE) is not read as a cue unless forced with @.
     cue = text if name.upper() == name and name.strip() else f"@{text}"
     return f"{cue} ^" if dual else cue
 
