@@ -190,5 +190,18 @@ def test_fdx_paragraph_types_dual_dialogue_and_the_title_page(tmp_path, capsys):
         "MARTA\nNow?\n\nIVO ^\n(shouting)\nNow!\n\nMARTA, IVO\n\nCUT TO:\n"
     )
     assert report["title"] == "THE CROSSING" and report["characters"] == ["MARTA", "IVO"]
-    assert report["unclassified"] == [{"page": 0, "text": "[Cast List] MARTA, IVO"}]
+    assert report["unclassified"] == [{"page": None, "text": "[Cast List] MARTA, IVO"}]
     assert (tmp_path / "work" / "work.toml").read_text(encoding="utf-8") == 'title = "THE CROSSING"\n'
+
+
+def test_a_line_in_no_column_is_reported_with_its_page_and_kept(tmp_path, capsys):
+    laid_out = lay_out_text(BUNDLED[0].read_text(encoding="utf-8"))
+    first, rest = laid_out.split("\f", 1)
+    stray = " " * 47 + "pencilled: call the depot"
+    source = tmp_path / "01.txt"
+    source.write_text(first + "\f" + rest.replace("\n\n", f"\n\n{stray}\n\n", 1), encoding="utf-8")
+    code = main(["import", str(source), "--work", str(tmp_path / "work")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "  unclassified (page 2): pencilled: call the depot" in out.splitlines()
+    assert "pencilled: call the depot" in (tmp_path / "work" / "human" / "01.fountain").read_text(encoding="utf-8")

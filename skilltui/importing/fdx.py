@@ -29,7 +29,7 @@ TYPES = {
 }
 
 
-def read_fdx(path: Path) -> tuple[Script, Counter[str], list[tuple[int, str]]]:
+def read_fdx(path: Path) -> tuple[Script, Counter[str], list[tuple[int | None, str]]]:
     """Read an FDX script: its elements, nothing removed, and the paragraphs of a type it does not know."""
     import defusedxml.ElementTree as SafeTree
     from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
@@ -54,14 +54,14 @@ def read_fdx(path: Path) -> tuple[Script, Counter[str], list[tuple[int, str]]]:
     if content is None:
         raise UsageError(f"{path} has no <Content>: it holds no script")
     elements: list[Element] = []
-    unknown: list[tuple[int, str]] = []
+    unknown: list[tuple[int | None, str]] = []
     for paragraph in content.findall("Paragraph"):
         _paragraph(paragraph, elements, unknown)
     return Script(elements, _title(root), _pages(content)), Counter(), unknown
 
 
 def _paragraph(
-    paragraph: XmlElement, elements: list[Element], unknown: list[tuple[int, str]], dual: bool = False
+    paragraph: XmlElement, elements: list[Element], unknown: list[tuple[int | None, str]], dual: bool = False
 ) -> None:
     duals = paragraph.findall("DualDialogue")
     if duals:
@@ -78,7 +78,8 @@ def _paragraph(
     kind_name = (paragraph.get("Type") or "General").lower()
     kind = TYPES.get(kind_name)
     if kind is None:
-        unknown.append((0, f"[{paragraph.get('Type')}] {text}"))
+        page = paragraph.get("Page") or ""
+        unknown.append((int(page) if page.isdigit() else None, f"[{paragraph.get('Type')}] {text}"))
         kind = "action"
     if kind == "action" and (paragraph.get("Alignment") or "").lower() == "center":
         kind = "centered"

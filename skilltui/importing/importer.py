@@ -138,7 +138,7 @@ def _check_file(path: Path, max_script_kb: int) -> None:
 def _convert(path: Path, number: int, destination: Path, max_script_kb: int) -> Imported:
     kind = FORMATS[path.suffix.lower()]
     removed: Counter[str] = Counter()
-    unclassified: list[tuple[int, str]] = []
+    unclassified: list[tuple[int | None, str]] = []
     title: str | None = None
     pages = 1
     if kind == "fdx":

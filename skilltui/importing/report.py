@@ -30,7 +30,8 @@ class FileReport:
     characters: list[str] = field(default_factory=list)
     dialogue_lines: int = 0
     removed: dict[str, int] = field(default_factory=dict)
-    unclassified: list[tuple[int, str]] = field(default_factory=list)
+    # (page, text); the page is None where the format has none (an FDX paragraph Final Draft never paginated).
+    unclassified: list[tuple[int | None, str]] = field(default_factory=list)
     title: str | None = None
 
     def as_json(self) -> dict[str, object]:
@@ -59,7 +60,7 @@ class FileReport:
             parts = ", ".join(f"{kind} x{n}" for kind, n in sorted(self.removed.items()))
             out.append(f"  removed: {parts}")
         for page, text in self.unclassified:
-            where = f"page {page}" if page else "paragraph"
+            where = f"page {page}" if page else "no page"
             out.append(f"  unclassified ({where}): {text}")
         return out
 
