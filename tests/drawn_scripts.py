@@ -106,7 +106,7 @@ def draw_pdf(text: str, path: Path, *, title: str = "THE SHOW", revised: tuple[i
             column = COLUMNS.get(kind, COLUMNS["character"])
             pdf.drawString(column * INCH, y, line)
             if kind == "heading" and scene:
-                pdf.drawString(0.75 * INCH, y, str(scene))
+                pdf.drawString((COLUMNS["heading"] - 0.75) * INCH, y, str(scene))
                 pdf.drawString(7.35 * INCH, y, str(scene))
                 drawn["scene number"] += 2
             if number in revised and index % 3 == 0:

@@ -205,3 +205,27 @@ def test_a_line_in_no_column_is_reported_with_its_page_and_kept(tmp_path, capsys
     assert code == 0
     assert "  unclassified (page 2): pencilled: call the depot" in out.splitlines()
     assert "pencilled: call the depot" in (tmp_path / "work" / "human" / "01.fountain").read_text(encoding="utf-8")
+
+
+def test_a_script_with_other_margins_still_reads(tmp_path, capsys, monkeypatch):
+    import drawn_scripts
+
+    # Everything half an inch further left, and the speech columns closer together than Final Draft's.
+    columns = {
+        "heading": 1.0,
+        "action": 1.0,
+        "dialogue": 1.8,
+        "parenthetical": 2.3,
+        "character": 2.9,
+        "transition": 5.5,
+    }
+    monkeypatch.setattr(drawn_scripts, "COLUMNS", columns)
+    texts = [p.read_text(encoding="utf-8") for p in BUNDLED[:3]] + [long_speeches()]
+    files, drawn = [], []
+    for n, text in enumerate(texts, start=1):
+        files.append(tmp_path / f"{n:02d}.pdf")
+        drawn.append(draw_pdf(text, files[-1]))
+    report = imported(capsys, files, tmp_path / "work")
+    for number, (text, artefacts, found) in enumerate(zip(texts, drawn, report["files"], strict=True), start=1):
+        assert found["removed"] == dict(sorted(artefacts.items()))
+        assert loss(tmp_path / "work", number, text) <= 0.03

@@ -47,6 +47,8 @@ class Classified:
 def learn_columns(pages: list[Page]) -> Columns:
     """Learn the margin and the dialogue, parenthetical and cue columns from the file's own lines."""
     lines = [line for page in pages for line in page.lines]
+    if not lines:  # only artefacts on the pages: nothing to classify, and the importer says so
+        return Columns(1.5 * INCH)
     clusters = _clusters([line.x0 for line in lines])
     floor = max(2, len(lines) * 0.03)
     real = [c for c in clusters if clusters[c] >= floor] or list(clusters)
