@@ -71,11 +71,12 @@ def write(planned: list[Imported], work: Path) -> Path | None:
     human.mkdir(parents=True, exist_ok=True)
     existing = _existing(human)
     for item in planned:
+        write_atomic(item.destination, item.fountain)
         old = existing.get(item.report.episode)
         if old is not None and old != item.destination:
-            # 1.fountain and the new 01.fountain would both be episode 1, which a work refuses.
+            # 1.fountain beside the new 01.fountain would both be episode 1, which a work refuses;
+            # removed only once the new one is written, so a failed write loses no episode.
             old.unlink()
-        write_atomic(item.destination, item.fountain)
     return _write_meta(work, next((i.report.title for i in planned if i.report.title), None))
 
 
