@@ -34,7 +34,7 @@ from conftest import NAMES, make_varied_episode  # noqa: E402
 from drawn_scripts import draw_pdf, lay_out  # noqa: E402
 
 from skilltui.cli import main  # noqa: E402
-from skilltui.engine.scores import combine, score_episode  # noqa: E402
+from skilltui.engine.loss.scores import combine, score_episode  # noqa: E402
 
 
 def feature(pages: int) -> str:

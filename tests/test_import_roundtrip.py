@@ -21,7 +21,7 @@ from screenplain.export.fdx import to_fdx
 from screenplain.parsers import fountain
 
 from skilltui.cli import main
-from skilltui.engine.scores import combine, score_episode
+from skilltui.engine.loss.scores import combine, score_episode
 
 EXAMPLES = Path(__file__).parent.parent / "skilltui" / "examples"
 BUNDLED = sorted(EXAMPLES.glob("*/human/*.fountain"))

@@ -162,6 +162,7 @@ REMOVALS = {
     ("engine/update/candidates.py", "close_copy"): "a candidate's git worktree in its attempt folder; no real .git",
     ("engine/stages/passes.py", "forward"): "files the writer left in its own scripts folder (not the pool)",
     ("core/durable.py", "write_atomic"): "its own temporary file",
+    ("importing/importer.py", "write"): "an episode file of a work that --force replaces (1.fountain by 01.fountain)",
     ("core/durable.py", "_open_new"): "a leftover or a planted link at write_atomic's own temporary name",
     ("core/durable.py", "clean_temps"): "dead writers' .NAME.tmpPID files and folders; skips .git",
     ("agents/tools.py", "delete"): "one note file an agent may write; .git names are refused",
