@@ -65,16 +65,16 @@ def _page(number: int, page) -> Page:
     tops: list[float] = []
     current: list[str] = []
     x0 = x1 = top = 0.0
-    raw, box = text.raw, pdfium_c.FS_RECTF()
-    unicode, generated, loose = (
-        pdfium_c.FPDFText_GetUnicode,
-        pdfium_c.FPDFText_IsGenerated,
-        pdfium_c.FPDFText_GetLooseCharBox,
-    )
-    # One reused box and the C calls themselves: a feature has some 130,000 characters.
-    for i in range(pdfium_c.FPDFText_CountChars(raw)):
-        char = chr(unicode(raw, i))
-        if char.isspace() or generated(raw, i):
+    raw, box, loose = text.raw, pdfium_c.FS_RECTF(), pdfium_c.FPDFText_GetLooseCharBox
+    count = pdfium_c.FPDFText_CountChars(raw)
+    # The page's text in one call, one character per index; PDFium's own spaces and line ends
+    # (its "generated" characters) are white space, so they end a word like a drawn space.
+    chars = text.get_text_range(0, count)
+    if len(chars) != count:  # characters outside the BMP: read them one index at a time
+        chars = "".join(chr(pdfium_c.FPDFText_GetUnicode(raw, i)) for i in range(count))
+    # One reused box and the C call itself: a feature has some 130,000 characters.
+    for i, char in enumerate(chars):
+        if char.isspace():
             if current:
                 words.append(Word(x0, x1, "".join(current)))
                 tops.append(top)
