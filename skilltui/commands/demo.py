@@ -97,9 +97,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     and `train` resumes an earlier one.
     """
     from ..engine.data.diffuse import noise_work
+    from ..engine.data.work_check import write_story
     from ..engine.data.works import load_work
     from ..engine.session import Settings
-    from ..store.run import write_atomic
 
     # Like `train`: piped or without stdin there is nobody to review, so say so before the demo
     # copies its works or opens a run; `--auto` is how to watch a demo train unattended.
@@ -115,7 +115,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             shutil.copytree(source, copy)
         work = load_work(copy)
         if not work.story_path.exists():
-            write_atomic(work.story_path, noise_work(work, seed=0, noise=0.3))
+            write_story(work, noise_work(work, seed=0, noise=0.3))
         works.append(copy)
     run_id = _fresh_demo_id(args.runs_dir, works)
     settings = Settings(

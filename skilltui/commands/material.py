@@ -113,8 +113,8 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
     (reported speech, dissolved scene headings, dropped detail).
     """
     from ..engine.data.diffuse import noise_work
+    from ..engine.data.work_check import write_story
     from ..engine.data.works import load_work
-    from ..store.run import write_atomic
 
     if not (0.0 <= args.noise <= 1.0):  # written so that nan fails too
         raise UsageError("--noise must be between 0 and 1")
@@ -133,7 +133,7 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
         story = diffuse_and_record(work, backend, args.noise)
         if story is None:
             return 1
-    write_atomic(work.story_path, story)
+    write_story(work, story)  # with the record of the episodes it was made from, for `check`
     print(f"wrote {work.story_path} ({counted(len(work.episodes), 'episode')})")
     return 0
 

@@ -146,6 +146,10 @@ def _check_story(work: Work) -> None:
         raise UsageError(f"{work.story_path} is empty; {again} to write it again")
     if not STORY_EPISODE.search(text):
         raise UsageError(f"{work.story_path} has no '## Episode N' sections for the writer to find; {again}")
+    from .work_check import train_problems  # the check `skilltui check` makes, before a run is made
+
+    if problems := train_problems(work):
+        raise UsageError("\n".join(problems))
 
 
 def covers(work: Work, first: int, last: int) -> bool:

@@ -1,0 +1,102 @@
+"""Benchmark: `skilltui import` of a 120-page feature PDF, against PDFium reading its bare text.
+
+Draws a feature-length production PDF with the tests' second layout (tests/drawn_scripts.py:
+Final Draft's margins, a running header, page numbers, scene numbers in both margins,
+(MORE)/(CONT'D), a revised page), then times, in the same process and on the same file:
+
+- `baseline`: pypdfium2's plain `get_text_range()` of every page (the text, no positions),
+  the least any PDF import built on PDFium can cost;
+- `import`: the real command, `skilltui import FILE --work DIR` (positions, artefacts,
+  classification, the report, the Fountain written).
+
+Prints the best of `--rounds` for each, the ratio, and the loss of the imported script
+against the original. Target: the import of 120 pages in <= 5 s on this machine.
+
+    python bench/bench_import.py [--pages 120] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from conftest import NAMES, make_varied_episode  # noqa: E402
+from drawn_scripts import draw_pdf, lay_out  # noqa: E402
+
+from skilltui.cli import main  # noqa: E402
+from skilltui.engine.loss.scores import combine, score_episode  # noqa: E402
+
+
+def feature(pages: int) -> str:
+    """Scenes of the tests' varied episodes until the drawn layout runs to `pages` pages."""
+    rng = random.Random(120)
+    cast = rng.sample(NAMES, 4)
+    parts: list[str] = []
+    while True:
+        parts.append(make_varied_episode(rng, cast))
+        text = "\n\n".join(parts)
+        if len(lay_out(text)[0]) >= pages:
+            return text
+
+
+def best(rounds: int, run) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main_() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=120)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    import pypdfium2 as pdfium
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        text = feature(args.pages)
+        pdf = folder / "01.pdf"
+        drawn = draw_pdf(text, pdf, revised=(2, 40))
+
+        def baseline() -> None:
+            document = pdfium.PdfDocument(str(pdf))
+            for page in document:
+                page.get_textpage().get_text_range()
+            document.close()
+
+        works = iter(range(10_000))
+
+        def imported() -> None:
+            work = folder / f"work{next(works)}"
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                assert main(["import", str(pdf), "--work", str(work)]) == 0
+
+        base = best(args.rounds, baseline)
+        took = best(args.rounds, imported)
+        written = (folder / "work0" / "human" / "01.fountain").read_text(encoding="utf-8")
+        loss = combine(score_episode(written, text))
+        pages = len(lay_out(text)[0])
+        print(f"feature PDF: {pages} pages, {pdf.stat().st_size // 1024} KB, artefacts drawn {sum(drawn.values())}")
+        print(f"baseline  pypdfium2 get_text_range: {base:.2f} s")
+        print(f"import    skilltui import:          {took:.2f} s  ({took / base:.2f}x baseline)")
+        print(f"loss of the import against the original: {loss:.4f}")
+        print(f"target <= 5 s: {'met' if took <= 5 else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main_())
