@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 from ..agents.base import Backend
 from ..core.signals import STOP_SIGNALS, exit_code, install_stop_signals, name_of
-from ..engine.ending import Outcome
-from ..engine.review import AutoReviewer
 from ..engine.session import OpenedRun
+from ..engine.stages.ending import Outcome
+from ..engine.update.review import AutoReviewer
 from ..model import events as ev
 from .driver import RunDriver
 
