@@ -60,6 +60,12 @@ TRAIN_GROUPS: dict[str, tuple[str, ...]] = {
         "--consolidate-margin",
         "--gate-tolerance",
     ),
+    "Test: works nothing else sees, for the final figure": (
+        "--test-work",
+        "--test-episodes",
+        "--test-repeats",
+        "--test-every",
+    ),
     "Review: who decides": ("--auto",),
     "Cost: before and while it runs": ("--estimate", "--max-cost", "--batch"),
     "Tracking: where the run is kept and logged": ("--runs-dir", "--run-id", "--mlflow", "--mlflow-experiment"),

@@ -85,7 +85,7 @@ def test_runs_says_how_many_works_each_mean_covers_and_shows_validation(two_runs
     assert (trained.latest_works, trained.latest_val, trained.latest_val_works) == (2, last["val_mean_loss"], 1)
     line = runs_line(trained)
     assert f"mean loss {last['mean_loss']:.3f} over 2 works" in line
-    assert f"validation {last['val_mean_loss']:.3f} (1)" in line
+    assert f"selection {last['val_mean_loss']:.3f} (1)" in line
 
 
 def test_the_plot_keeps_its_legend_above_the_data_and_draws_train_over_validation():

@@ -52,14 +52,14 @@ def test_compare_report_runs_the_summary_and_the_app_agree_on_one_run(tmp_path, 
     assert summary[1] == f"train loss {first.text()} → {last.text()}"
     # A gated run: validation starts from the notes before any update, as the gate measured them.
     base = sum(view.val_baseline.values()) / len(view.val_baseline)
-    assert summary[2] == f"validation loss {base:.3f} (1 work) before any update → {vals[(0, 1)].text()}"
+    assert summary[2] == f"selection (validation) loss {base:.3f} (1 work) before any update → {vals[(0, 1)].text()}"
     assert "over 1 kept micro-step" in summary[3]
 
     # The end-of-run summary --auto printed.
     printed = console.splitlines()
     assert printed[-len(summary) :] == summary
     for (e, s), mean in train.items():  # and each step's line as it ended
-        assert f"[step] epoch {e} step {s}: mean loss {mean.text()}, validation {vals[(e, s)].text()}," in console
+        assert f"[step] epoch {e} step {s}: mean loss {mean.text()}, selection {vals[(e, s)].text()}," in console
 
     # compare --json: the curves, and the epoch's mean of the works (every work scored both steps,
     # so it is the mean of the step means).
@@ -88,7 +88,7 @@ def test_compare_report_runs_the_summary_and_the_app_agree_on_one_run(tmp_path, 
     for (e, s), mean in train.items():
         assert f"train mean e{e} s{s}: {mean.value:.3f} over 2 works" in page
     for (e, s), mean in vals.items():
-        assert f"validation mean e{e} s{s}: {mean.value:.3f} over 1 work<" in page
+        assert f"selection (validation) mean e{e} s{s}: {mean.value:.3f} over 1 work<" in page
     before, after = changes[(0, 0)]
     credited = f"{before:.3f} (its step) → {after:.3f} (next step), over the works both scored"
     assert page.count(credited) == 1  # the rolled-back micro-step of step 0

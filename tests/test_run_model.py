@@ -235,7 +235,7 @@ def test_the_summary_starts_validation_from_the_notes_before_any_update():
         ]
     )
     lines = summarise(view).lines()
-    assert "validation loss 0.555 (1 work) before any update → 0.010 (1 work)" in lines, lines
+    assert "selection (validation) loss 0.555 (1 work) before any update → 0.010 (1 work)" in lines, lines
 
 
 def test_a_resumed_session_starts_its_rows_afresh_and_keeps_the_numbers_and_decisions():

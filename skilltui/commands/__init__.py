@@ -9,6 +9,8 @@
 - report.py: `report`, a run as one web page.
 - scripts.py: `import`, a person's own scripts (Final Draft, PDF, text) made into a work,
   and `check`, a work checked before training pays for it.
+- evaluation.py: `eval`, two pools compared on works with a paired interval;
+- crossval.py: `crossval`, k-fold cross-validation over works, each fold a run with a test split;
 - tracking.py: `mlflow`, finished runs into MLflow, and `train`'s `--mlflow` flags (the
   logging is skilltui/tracking/, an optional extra).
 - shell.py: `completion`, the shell's tab completion made from this parser.
@@ -46,9 +48,9 @@ FOLDERS = {
 
 def register_all(sub: argparse._SubParsersAction) -> None:
     """Add every subcommand, in the order bare `skilltui` lists them."""
-    from . import demo, history, mailbox, material, report, scripts, shell, tracking, training
+    from . import crossval, demo, evaluation, history, mailbox, material, report, scripts, shell, tracking, training
 
-    for family in (training, demo, scripts, material, history, report, tracking, mailbox, shell):
+    for family in (training, demo, scripts, material, history, report, evaluation, crossval, tracking, mailbox, shell):
         family.register(sub)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from ..agents.cache_policy import min_cacheable
 from ..core.formats import FOLDERS
 from ..core.tokens import CHARS_PER_TOKEN, count_tokens
-from ..engine.data.works import Work, covers, planned_steps
+from ..engine.data.works import Work, covers, load_works, planned_steps
 from ..engine.loss.scores import score_step
 from ..engine.prompts import Prompts
 from ..engine.session import Settings
@@ -71,6 +71,7 @@ class Planner:
         self.s = settings
         self.works = works
         self.val_works = val_works
+        self.test_works = load_works(settings.test_works) if settings.test_works else []  # checked by open_run
         self.models = models
         self.prompts = Prompts(settings.prompts)
         # Only paths and the listing are read from the pool here, so a pool that does not exist yet will do.
@@ -81,7 +82,7 @@ class Planner:
         self.roles: dict[str, RoleEstimate] = {}
 
     def add(self, role: str, size: CallSize) -> None:
-        of = {"validation loss": "loss", "validation": "forward", "consolidate": "backward"}
+        of = {"validation loss": "loss", "validation": "forward", "test": "forward", "consolidate": "backward"}
         model = self.models[of.get(role, role)]
         self.roles.setdefault(role, RoleEstimate(role, model)).sizes.append(size)
 
@@ -90,6 +91,7 @@ class Planner:
         steps = planned_steps(self.works, s.steps, s.episodes_per_step)
         if self.val_works:
             self._validate()
+        self._test(sides=1)  # the start pool, before any update
         for epoch in range(s.epochs):
             for step in range(steps):
                 first, last = step * s.episodes_per_step + 1, (step + 1) * s.episodes_per_step
@@ -97,7 +99,7 @@ class Planner:
                 if not active:
                     break
                 for work in active:
-                    self._forward(work, epoch, step, first, last, validation=False)
+                    self._forward(work, epoch, step, first, last, role="forward")
                     self._loss(work, epoch, first, last, validation=False)
                 if s.no_backward:
                     continue
@@ -118,6 +120,8 @@ class Planner:
                 self._consolidate()
                 if s.gate:
                     self._validate()
+            if s.test_every == "epoch" or epoch == s.epochs - 1:
+                self._test(sides=2)  # the trained pool and the start pool, paired
         return self.roles
 
     def _grow(self) -> None:
@@ -138,7 +142,9 @@ class Planner:
         """An agent call's first input: its system prompt, its texts and its tool definitions."""
         return count_tokens(self._system(role)) + sum(count_tokens(t) for t in texts) + _tools(role, self.s.backend)
 
-    def _forward(self, work: Work, epoch: int, step: int, first: int, last: int, *, validation: bool) -> None:
+    def _forward(self, work: Work, epoch: int, step: int, first: int, last: int, *, role: str) -> None:
+        """One writer call; `role` forward, validation or test (neither of the last two is cached)."""
+        validation = role != "forward"
         root = self.ctx.run.pool.root
         scripts = root.parent / "epoch0" / "step0" / "works" / work.name / "scripts"
         prompt = forward_prompt(self.prompts, work, first, last, work.story_path, root, scripts)
@@ -150,7 +156,7 @@ class Planner:
         # The story is cached across the steps of a work (cache_policy): later steps read it.
         lead_cached = not validation and (epoch > 0 or step > 0)
         self.add(
-            "validation" if validation else "forward",
+            role,
             agent_call(base, count_tokens(lead), lead_cached, turns, self._min("forward")),
         )
 
@@ -241,10 +247,17 @@ class Planner:
         turns = [(NOTE_TOKENS + TURN_TOKENS, 20), (TURN_TOKENS, 20), (TURN_TOKENS, 20)]
         self.add("consolidate", agent_call(base, 0, False, turns, self._min("consolidate")))
 
+    def _test(self, sides: int) -> None:
+        """A test point: --test-repeats passes of each side on every test work, forward only (no judge)."""
+        n = self.s.test_episodes or self.s.episodes_per_step
+        for _ in range(sides * self.s.test_repeats):
+            for work in self.test_works:
+                self._forward(work, 0, 0, 1, n, role="test")
+
     def _validate(self) -> None:
         n = self.s.episodes_per_step
         for work in self.val_works:
-            self._forward(work, 0, 0, 1, n, validation=True)
+            self._forward(work, 0, 0, 1, n, role="validation")
             self._loss(work, 0, 1, n, validation=True)
 
 
@@ -275,7 +288,7 @@ def _tool_tokens() -> dict[str, int]:
     }
 
 
-ORDER = ("forward", "loss", "reduce", "backward", "consolidate", "validation", "validation loss")
+ORDER = ("forward", "loss", "reduce", "backward", "consolidate", "validation", "validation loss", "test")
 # The roles whose calls --batch sends through the Message Batches API.
 BATCHED = ("loss", "reduce")
 
@@ -332,17 +345,19 @@ def _wall(rows: list[dict[str, Any]], settings: Settings, works: int, val_works:
         + seconds.get("backward", 0)
         + seconds.get("consolidate", 0)
         + (seconds.get("validation", 0) + seconds.get("validation loss", 0)) / val_parallel
+        + seconds.get("test", 0) / max(1, min(settings.workers, len(settings.test_works)))
     )
 
 
 def estimate_run(settings: Settings, backend_model: str | None) -> dict[str, Any]:
     """The forecast of a run from its settings alone: checks the inputs as `open_run` does, writes nothing."""
-    from ..engine.data.works import load_works
+    from ..engine.data.test_works import load_test_works
     from ..engine.session import load_val_works
 
     settings.check()
     works = load_works(settings.works)
     val_works = load_val_works(settings.val_works, works, settings.episodes_per_step)
+    load_test_works(settings, works + val_works)  # bad test input is refused here as by open_run
     settings.check_works(works)
     Prompts(settings.prompts).check()
     return forecast(settings, works, val_works, settings.models_by_role(backend_model))

@@ -18,6 +18,7 @@ from ..agents import default_backend, make_backend
 from ..core.errors import UsageError
 from ..engine.data.works import DEFAULT_MAX_SCRIPT_KB
 from . import add_folders_flag, add_model_flags, add_runs_dir, command, gate_flags
+from .evaluation import add_test_flags
 from .tracking import add_tracking_flags, spec_from
 from .train_session import train
 from .unattended import refuse_offline_models
@@ -90,6 +91,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         "val/ folder, out of the backward pass's reach",
     )
     add_gate_flags(p)
+    add_test_flags(p)
     p.add_argument(
         "--judge-weight",
         type=float,

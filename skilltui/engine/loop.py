@@ -43,6 +43,7 @@ from .stages.passes import StageError, forward, loss, reduce
 from .update.attribution import run_attribution
 from .update.consolidation import consolidate_epoch
 from .update.micro_step import BackwardFailed, MicroStep
+from .validation.test_points import TestPoints
 from .validation.validator import Point, Validator
 
 
@@ -88,17 +89,11 @@ class Trainer:
         self.held = 0
         self.on_held: Callable[[int], None] = lambda held: None  # told at every change of `held`
         self._stop_reason: str | None = None
-        self.validator = (
-            Validator(
-                self.ctx,
-                opened.val_works,
-                wait=self._gate,
-                limit=asyncio.Semaphore(self.settings.workers),
-                fatal=(RunStopped, FatalBackendError),
-            )
-            if opened.val_works
-            else None
-        )
+        # Validation and the test points share one bound (they never run at once); a stop ends either.
+        limit, fatal = asyncio.Semaphore(self.settings.workers), (RunStopped, FatalBackendError)
+        held = {"wait": self._gate, "limit": limit, "fatal": fatal}
+        self.validator = Validator(self.ctx, opened.val_works, **held) if opened.val_works else None
+        self.tests = TestPoints(self.ctx, opened.test_works, **held) if opened.test_works else None
 
     # -- control from outside (the app, a signal) ------------------------------------------
 
@@ -153,6 +148,7 @@ class Trainer:
                 backend=self.ctx.backend.name,
                 steps_per_epoch=planned_steps(self.works, s.steps, s.episodes_per_step),  # said below when fewer
                 workers=s.workers,
+                test_works=sorted(w.name for w in self.opened.test_works),
             )
         )
         # What reopening repaired or adopted goes on record before anything else happens.
@@ -164,6 +160,8 @@ class Trainer:
             self.bus.emit(ev.PoolChanged(head=self.opened.pool_moved_to, reason="moved outside training"))
         epochs_done = 0
         try:
+            if self.tests is not None:  # the start pool on the test works, before any update
+                await self.tests.measure(None)
             for epoch in range(s.epochs):
                 for step in range(s.steps):
                     first, last = step * s.episodes_per_step + 1, (step + 1) * s.episodes_per_step
@@ -175,6 +173,8 @@ class Trainer:
                     await self._step(epoch, step, first, last, active)
                     self.ctx.last_step_seconds = time.monotonic() - started
                 await consolidate_epoch(self.ctx, self.reviewer, self.validator if s.gate else None, epoch, self._gate)
+                if self.tests is not None and self.tests.due(epoch):
+                    await self.tests.measure(epoch)
                 epochs_done = epoch + 1
         except RunStopped as exc:
             return self._finish("stopped", str(exc), epochs_done)

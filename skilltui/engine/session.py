@@ -20,6 +20,7 @@ from ..model.view import RunView
 from ..store.pool import donor_notes
 from ..store.reconcile import reconcile
 from ..store.run import Run, RunLock, check_config, check_run_id, check_runs_dir, derive_run_id, write_json
+from .data.test_works import copy_stories, load_test_works, test_identity
 from .data.works import DEFAULT_MAX_SCRIPT_KB, Work, covers, ignored_notice, load_works, unbroken
 from .prompts import Prompts
 
@@ -79,6 +80,10 @@ class Settings:
     # An epoch that kept an update ends with a consolidation micro-step (consolidation.py).
     consolidate: bool = True
     consolidate_edit_lines: int | None = None  # its edit budget; None: 4 x --max-edit-lines
+    test_works: list[Path] = field(default_factory=list)  # --test-work: only the writer's forward sees them
+    test_episodes: int | None = None  # episodes 1..N of each (None: --episodes-per-step)
+    test_repeats: int = 2  # passes per side at each test point
+    test_every: str = "epoch"  # a test point after every epoch, or only at the "end"
 
     @property
     def consolidation_budget(self) -> int:
@@ -236,6 +241,7 @@ class Settings:
             identity["offline_noise"] = self.offline_noise
         if self.offline_noise_call:
             identity["offline_noise_call"] = self.offline_noise_call
+        identity.update(test_identity(self))  # only when used, so earlier runs reopen as they were
         return identity
 
 
@@ -254,6 +260,7 @@ class OpenedRun:
     pool_moved_to: str | None = None
     val_works: list[Work] = field(default_factory=list)
     spent: float = 0.0  # what earlier sessions' calls cost, as their records say
+    test_works: list[Work] = field(default_factory=list)
     # How the person resumes this run, said wherever a session stops short: running `demo`
     # again starts a fresh demo, so a demo names the `train` command instead.
     resume: str = "run the same command to resume"
@@ -268,6 +275,7 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
     settings.check()
     works = load_works(settings.works, max_script_kb=settings.max_script_kb)
     val_works = load_val_works(settings.val_works, works, settings.val_last, settings.max_script_kb)
+    test_works = load_test_works(settings, works + val_works)
     settings.check_works(works)
     prompts = Prompts(settings.prompts)
     prompts.check()
@@ -321,11 +329,12 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
             destination = run.val_story_path(work.name)
             if not destination.exists():
                 write_atomic(destination, work.story_path.read_bytes())
+        copy_stories(run.root, test_works)
     except BaseException:
         lock.release()
         raise
     return OpenedRun(
-        run, works, settings, prompts, config, resumed, lock, notices, found.moved_to, val_works=val_works, spent=spent
+        run, works, settings, prompts, config, resumed, lock, notices, found.moved_to, val_works, spent, test_works
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from rich import box
@@ -27,6 +28,9 @@ def list_runs(runs_dir: Path) -> list[RunStatus]:
     if not runs_dir.is_dir():
         raise UsageError(f"no runs folder at {runs_dir}/; pass --runs-dir, or train first (`skilltui demo`)")
     found = [run_status(Run(p.resolve())) for p in sorted(runs_dir.iterdir()) if p.is_dir() and is_run(p)]
+    for cv in sorted(runs_dir.glob("*/folds.json")):  # a crossval folder: each fold a run, listed as CV/fold<k>
+        folds = [f for f in sorted(cv.parent.glob("fold*")) if f.is_dir() and is_run(f)]
+        found += [replace(run_status(Run(f.resolve())), id=f"{cv.parent.name}/{f.name}") for f in folds]
     return sorted(found, key=lambda s: (s.started or "", s.id), reverse=True)
 
 
@@ -63,7 +67,8 @@ def runs_table(statuses: list[RunStatus], runs_dir: Path) -> Table:
     table.add_column("rerun", justify="right", no_wrap=True)
     table.add_column("rolled\nback", justify="right", no_wrap=True)
     table.add_column("mean\nloss", justify="right", no_wrap=True)
-    table.add_column("val\nloss", justify="right", no_wrap=True)
+    table.add_column("selection\nloss", justify="right", no_wrap=True)
+    table.add_column("test Δ", justify="right", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
     table.add_column("est.", justify="right", no_wrap=True)
     table.add_column("state", min_width=10)
@@ -78,13 +83,15 @@ def runs_table(statuses: list[RunStatus], runs_dir: Path) -> Table:
             str(s.rolled_back),
             mean_text(s.latest_loss, s.latest_works),
             mean_text(s.latest_val, s.latest_val_works),
+            s.test_delta or "-",
             money(s),
             estimate_text(s),
             Text(s.state, style=_style(s.state)),
         )
     table.caption = (
         "micro-steps approved, rerun and rolled back; mean loss of the latest finished step over (n) works, and "
-        "of the validation works after it (lower is better); cost includes validation; est. is what "
+        "of the selection (validation) works after it (lower is better); test Δ is the trained pool's test loss "
+        "minus the start pool's, with its interval; cost includes validation and test; est. is what "
         "`train --estimate` forecast when the run started"
     )
     table.caption_justify = "left"
@@ -138,7 +145,9 @@ def runs_line(s: RunStatus) -> str:
         loss += f" over {s.latest_works} work{'s' if s.latest_works != 1 else ''}"
         loss = loss.replace(f" ({s.latest_works})", "")
     if s.latest_val is not None:
-        loss += f", validation {mean_text(s.latest_val, s.latest_val_works)}"
+        loss += f", selection {mean_text(s.latest_val, s.latest_val_works)}"
+    if s.test_delta is not None:
+        loss += f", test Δ {s.test_delta}"
     epochs = f"{s.epochs_done}/{s.epochs}" if s.epochs else str(s.epochs_done)
     return (
         f"works {works_text(s.works)}; epochs {epochs}, steps {s.steps_done}; micro-steps {s.approved} approved, "

@@ -93,6 +93,7 @@ class RunStarted(Event, kind="run_started"):
     # work reaches), so progress through the run is a fraction, not a guess. None: not recorded.
     steps_per_epoch: int | None = None
     workers: int = 0  # works trained at once (--workers), so an ETA can tell waiting from working
+    test_works: list[str] = field(default_factory=list)  # --test-work: no row, no prompt, only `test` events
 
 
 class StepStarted(AtStep, kind="step_started"):
@@ -300,6 +301,24 @@ class ValLoss(AtStep, kind="val_loss"):
     reused: bool = False
     samples: int = 1  # passes behind `loss` (its mean over them); older runs had one
     spread: float | None = None  # the sample standard deviation of those passes' losses
+
+
+class TestMeasured(Event, kind="test"):
+    """A test point (engine/validation/test_points.py): `start` before the first update, `e<E>` after epoch E.
+
+    `figure` is the paired comparison of the pool at `commit` with the start pool (None at
+    `start`): start, trained, delta, low, high, confidence, works, episodes, passes. Read by
+    the summary, `runs`, `report`, `compare` and MLflow; never by a prompt or the gate.
+    """
+
+    __test__ = False
+    point: str
+    epoch: int | None
+    commit: str
+    start: float | None
+    figure: dict[str, Any] | None = None
+    text: str = ""
+    cost_usd: float = 0.0
 
 
 class GateChecked(AtAttempt, kind="gate"):

@@ -40,6 +40,7 @@ class RunSummary:
     pool_size: tuple[int, int] | None = None
     estimate: float | None = None  # the dollars `--estimate` forecast at the start (estimate.json)
     kept_empty: int = 0  # kept micro-steps whose commit changed nothing ("nothing was worth changing")
+    test: str | None = None  # the latest test point's figure (`--test-work`): the one a person may quote
 
     def lines(self) -> list[str]:
         how = self.status + (f": {self.reason}" if self.reason else "")
@@ -53,7 +54,10 @@ class RunSummary:
             lines.append("train loss: no step finished yet")
         if self.val is not None:
             start = self.val[0].text() + (" before any update" if self.val_from_baseline else "")
-            lines.append(f"validation loss {start} → {self.val[1].text()}")
+            # The gate chose updates on these works, so their figure is the selection's, not a test.
+            lines.append(f"selection (validation) loss {start} → {self.val[1].text()}")
+        if self.test is not None:
+            lines.append(self.test)
         empty = f" (and {self.kept_empty} kept that changed nothing)" if self.kept_empty else ""
         lines.append(
             f"notes: {self.added} added, {self.changed} changed, {self.removed} removed "
@@ -188,6 +192,7 @@ def summarise(view: RunView) -> RunSummary:
         cost_known=view.cost_known,
         pool_size=pool_size(view),
         estimate=estimated_usd(view.run_dir),
+        test=view.tests[-1].text if view.tests else None,
     )
 
 
@@ -198,3 +203,13 @@ def estimated_usd(run_dir: Path) -> float | None:
         return float(data["usd"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def test_delta_text(view: RunView) -> str | None:
+    """The latest paired test delta with its interval, short enough for a table cell."""
+    figure = next((t.figure for t in reversed(view.tests) if t.figure), None)
+    if figure is None:
+        return None
+    if figure.get("low") is None or figure.get("high") is None:
+        return f"{figure['delta']:+.3f}"
+    return f"{figure['delta']:+.3f} [{figure['low']:+.3f}, {figure['high']:+.3f}]"

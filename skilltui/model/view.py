@@ -94,6 +94,8 @@ class RunView:
     run_dir: Path = field(default_factory=Path)
     works: dict[str, WorkView] = field(default_factory=dict)
     val_works: set[str] = field(default_factory=set)
+    test_works: set[str] = field(default_factory=set)
+    tests: list[ev.TestMeasured] = field(default_factory=list)  # the test points, in the order measured
     config: dict[str, Any] = field(default_factory=dict)
     steps_per_epoch: int | None = None
     workers: int = 1
@@ -185,6 +187,8 @@ class RunView:
                     self.val_baseline, self.val_baseline_at = {}, at
                 if at == self.val_baseline_at:
                     self.val_baseline[intern(event.work)] = event.loss
+            case ev.TestMeasured():
+                self.tests = [t for t in self.tests if t.point != event.point] + [event]
             case ev.ValLoss() | ev.GateChecked() | ev.Summary() | ev.PoolChanged() | ev.HistoryAction():
                 pass  # the gate's calls count as calls; the review screen and the pool panes read the rest
             case ev.MicroStep():
@@ -222,7 +226,7 @@ class RunView:
         return self
 
     def _row(self, name: str | None) -> WorkView | None:
-        if name is None or name in self.val_works:
+        if name is None or name in self.val_works or name in self.test_works:
             return None  # validation works have no row: they never train, their numbers are the val curve
         if name not in self.works:
             self.works[name] = WorkView(name)
@@ -238,6 +242,7 @@ class RunView:
         self.run_id = e.run_id or self.run_id
         self.run_dir = Path(e.run_dir) if e.run_dir else self.run_dir
         self.val_works |= set(e.val_works)
+        self.test_works |= set(e.test_works)
         self.config = dict(e.config)
         self.steps_per_epoch = e.steps_per_epoch if e.steps_per_epoch is not None else self.steps_per_epoch
         self.workers = e.workers or self.workers
@@ -290,7 +295,7 @@ class RunView:
             self.failing[e.work] = f"epoch {e.epoch} step {e.step} {e.stage}: {e.error or 'failed'}"
         elif e.work is not None and e.status != "started":
             self.failing.pop(e.work, None)
-        if e.work is not None and e.work in self.val_works:
+        if e.work is not None and (e.work in self.val_works or e.work in self.test_works):
             return
         if e.work is None:  # a group's reduce or backward
             if e.group is not None and (

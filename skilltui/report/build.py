@@ -139,7 +139,7 @@ def curves(view: RunView) -> dict[str, Any]:
     val = {key: mean for key, mean in val_means(view).items() if key in train}
     series = [Series("train mean", "train", *_points(train))]
     if val:
-        series.append(Series("validation mean", "val", *_points(val)))
+        series.append(Series("selection (validation) mean", "val", *_points(val)))
     values = {key: mean.value for key, mean in val.items()}
     return {"chart": chart(sorted(train), series) if train else None, "val": values}
 
@@ -207,6 +207,7 @@ def build(run: Run) -> Page:
         pool_budget=budget,
         micro_steps=micro_steps(run, record.events, status, drawn["val"]),
         notes=notes(run),
+        tests=view.tests,
         history_actions=[e for e in record.events if isinstance(e, ev.HistoryAction)],
         generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )

@@ -91,6 +91,8 @@ def event_line(view: RunView, event: ev.Event) -> str | None:
             passes = f", mean of {event.samples} passes" if event.samples > 1 else ""
             same = ", same notes as before" if event.reused else ""
             return f"[val] {event.work}: {event.loss:.3f} ({where}{passes}{same})"
+        case ev.TestMeasured():
+            return f"[test] {event.point}: {event.text.removeprefix('test: ')}"
         case ev.GateChecked():
             advice = {"keep": "keep", "rollback": "roll back", "none": "no verdict"}.get(event.advice, event.advice)
             return f"[gate] {event.reason}; advice: {advice} (validation cost ${event.cost_usd:.4f})"
@@ -111,7 +113,7 @@ def event_line(view: RunView, event: ev.Event) -> str | None:
             mean = step_mean(step) if step is not None else None
             text = "n/a" if mean is None else mean.text()
             if step is not None and (val := val_mean(step)) is not None:
-                text += f", validation {val.text()}"
+                text += f", selection {val.text()}"
             return f"[step] epoch {event.epoch} step {event.step}: mean loss {text}, cost so far {cost_text(view)}"
         case ev.Warning_():
             return f"[warn] {event.message}"

@@ -11,6 +11,8 @@ if training helped, the trained run's validation loss is below the control's.
   episodes training never saw.
 - **difference**: each run's value minus the first run's.
 - **mean** rows average only the works every run has a value for, and say how many.
+- **test**: each run's latest test point (`--test-work`), its trained pool against its start
+  pool written in the same session, with the interval: the one figure a run may quote.
 
 Everything comes from `events.jsonl` folded into the run model, the same `RunView` and the
 same means (with the count of works each covers) that `runs`, `review` and the live app
@@ -47,6 +49,7 @@ class RunCurves:
     step_means: dict[StepKey, Mean] = field(default_factory=dict)  # finished steps: mean, works in it
     val_means: dict[StepKey, Mean] = field(default_factory=dict)
     skipped: str | None = None  # what reading its events.jsonl left out
+    test: dict[str, Any] | None = None  # the latest test point: {"point", "figure", "text"}
 
 
 def read_curves(run: Run) -> RunCurves:
@@ -65,6 +68,7 @@ def curves_of(view: RunView, run_id: str) -> RunCurves:
         val=epoch_means(view, val=True),
         step_means=finished_means(view),
         val_means={key: mean for key, mean in val_means(view).items() if view.steps[key].finished},
+        test=({"point": t.point, "figure": t.figure, "text": t.text} if (t := (view.tests or [None])[-1]) else None),
     )
 
 
@@ -106,7 +110,14 @@ def compare_runs(runs: list[Run]) -> dict[str, Any]:
                 row["mean_of"] = [r["work"] for r in common]
                 rows.append(row)
     skipped = [c.skipped for c in all_curves if c.skipped]
-    return {"runs": ids, "rows": rows, "curves": {c.id: curve_points(c) for c in all_curves}, "skipped": skipped}
+    tests = {c.id: c.test for c in all_curves}
+    return {
+        "runs": ids,
+        "rows": rows,
+        "curves": {c.id: curve_points(c) for c in all_curves},
+        "skipped": skipped,
+        "test": tests,
+    }
 
 
 def curve_points(curves: RunCurves) -> dict[str, list[list[Any]]]:
@@ -147,7 +158,8 @@ def table(data: dict[str, Any]) -> Table:
                 cells.append(Text("-" if d is None else f"{d:+.3f}", style=style))
         t.add_row(*cells, style="bold" if row["work"].startswith("mean of") else "")
     caption = [
-        "train: mean of the work's step losses in the epoch; val: after the epoch's last step; "
+        "train: mean of the work's step losses in the epoch; val: the selection (validation) works after the "
+        "epoch's last step; "
         f"Δ: minus {ids[0]}; mean rows: works every run scored"
     ]
     if uneven:
@@ -206,4 +218,8 @@ def print_compare(runs: list[Run], as_json: bool, console: Console | None = None
     console = console or Console(width=output_width(160))
     console.print(table(data))
     console.print(Text.from_ansi(plot(data, width=min(console.width, 120), color=console.is_terminal)))
+    if any(data["test"].values()):
+        console.print("test split (each run's trained pool against its own start pool, paired):")
+        for run, test in data["test"].items():
+            console.print(f"  {run}: {test['text'] if test else 'no test point (train with --test-work)'}")
     return 0

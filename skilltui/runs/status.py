@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..model.figures import Mean, finished_means, loss_changes, val_mean
 from ..model.parse import RunRecord
-from ..model.summary import estimated_usd
+from ..model.summary import estimated_usd, test_delta_text
 from ..model.tail import tail_of
 from ..model.view import RunView, StepKey
 from ..store.run import Run, is_locked, read_json
@@ -47,6 +47,7 @@ class RunStatus:
     changes: dict[StepKey, tuple[float, float]] = field(default_factory=dict, repr=False)
     # What reading events.jsonl left out (lines that are no event, exact copies), or None.
     skipped: str | None = None
+    test_delta: str | None = None  # the latest test point's `Δ -0.041 [-0.060, -0.022]` (--test-work)
 
     @property
     def running(self) -> bool:
@@ -120,6 +121,7 @@ def status_of(run: Run, view: RunView, record: RunRecord | None = None) -> RunSt
         failing=failing_works(view),
         changes=loss_changes(view),
         skipped=record.warning() if record is not None else None,
+        test_delta=test_delta_text(view),
     )
 
 

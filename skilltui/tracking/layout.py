@@ -207,6 +207,12 @@ class RunLayout:
             # derive the same id, and must not be merged into one MLflow run.
             "skilltui.run_folder": str(self.run.root.resolve()),
             "skilltui.status": self.ended or "running",
+            # A fold of `skilltui crossval`: its folder beside the others, so the folds can be found together.
+            **(
+                {"skilltui.crossval": self.run.root.parent.name}
+                if (self.run.root.parent / "folds.json").exists()
+                else {}
+            ),
         }
 
     def decision_table(self) -> dict[str, Any]:
@@ -251,7 +257,20 @@ class RunLayout:
                 put(name, key, value)
             for part, value in end.parts.items():
                 put(metric_name("loss_part", part), key, value)
+        self._test_metrics(out)
         return out
+
+    def _test_metrics(self, out: dict[str, dict[int, tuple[float, _dt.datetime | None]]]) -> None:
+        """The test points (`--test-work`): the start pool's loss, and per epoch the trained pool's, the
+        paired delta and its interval, at the epoch's last step (the start point at step 0); the last
+        points are the run's final test delta with its interval."""
+        for test in self.view.tests:
+            at = 0 if test.epoch is None else (test.epoch + 1) * self.steps_per_epoch - 1
+            when = _dt.datetime.fromisoformat(test.time.replace("Z", "+00:00"))
+            figure = test.figure or {"start": test.start}
+            for name in ("start", "trained", "delta", "low", "high"):
+                if figure.get(name) is not None:
+                    out.setdefault(f"test/{name}", {})[at] = (float(figure[name]), when)
 
     def commit(self, head: str | None) -> str:
         """The pool commit `head` stands for; None is where the run's pool started."""

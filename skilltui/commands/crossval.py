@@ -1,0 +1,153 @@
+"""`skilltui crossval`: k-fold cross-validation over works, each fold a run tested on the works it left out.
+
+Every fold is checked (its settings, works, stories, prompts) before anything is written, by
+the same forecast `--estimate` prints, so bad input costs one line and leaves no folder. The
+folds live under one crossval folder (`RUNS_DIR/<id>/fold<k>/`, with `folds.json`), so the
+same command resumes all of them: a finished fold is read, never trained again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from ..core.errors import UsageError
+from . import command
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from .training import add_train_flags
+
+    p = command(sub, "crossval", cmd_crossval)
+    add_train_flags(p)
+    p.add_argument("--folds", type=int, required=True, metavar="K", help="folds of the works (2 or more)")
+    p.add_argument("--seed", type=int, default=0, help="the seed of the fold assignment (default 0)")
+    p.add_argument("--json", action="store_true", help="print the folds and the mean as JSON at the end")
+
+
+def cmd_crossval(args: argparse.Namespace) -> int:
+    """Cross-validate training over works: K folds, each trained on the others and tested on itself.
+
+    The works are dealt into K folds (a fixed assignment from --seed, printed and kept). For
+    each fold a run trains on the other works with the fold as its --test-work; the folds
+    train at once within --workers and share --max-cost. It reports each fold's paired test
+    delta with its interval and the mean delta over folds with an interval across folds.
+    The same command resumes every fold; a finished fold is never trained again.
+    """
+    from ..engine.data.works import load_works
+    from ..engine.validation.crossval import assign_folds
+    from .estimate import estimate_lines, estimate_run
+    from .tracking import spec_from
+    from .training import _default_model, settings_from
+
+    base = settings_from(args)
+    base.check()
+    spec_from(args)  # --mlflow without the extra is refused before anything is written
+    if base.test_works:
+        raise UsageError("crossval chooses the test works itself (each fold in turn); drop --test-work")
+    works = load_works(base.works, max_script_kb=base.max_script_kb)
+    by_name = {w.name: w.root for w in works}
+    folds = assign_folds(list(by_name), args.folds, args.seed)
+    key = hashlib.sha256(json.dumps([sorted(by_name), args.folds, args.seed]).encode()).hexdigest()[:8]
+    root = Path(base.runs_dir).expanduser() / (args.run_id or f"crossval-{key}")
+    share = {"workers": max(1, base.workers // len(folds)), "auto": True, "runs_dir": root}
+    if base.max_cost is not None:
+        share["max_cost"] = base.max_cost / len(folds)
+    plans = []
+    for k, names in enumerate(folds, 1):
+        rest = [by_name[n] for n in sorted(by_name) if n not in names]
+        s = replace(base, works=rest, test_works=[by_name[n] for n in names], run_id=f"fold{k}", **share)
+        plans.append((f"fold{k}", names, s, estimate_run(s, _default_model(s.backend))))  # checks all, writes nothing
+    _check_assignment(root, folds)
+    if args.estimate:
+        for name, names, _, data in plans:
+            print(f"{name}: test on {', '.join(names)}")
+            print("\n".join("  " + line for line in estimate_lines(data)))
+        total = [d["usd"] for *_, d in plans]
+        print(f"crossval: {len(plans)} folds" + (f", ${sum(total):.2f} in all" if None not in total else ""))
+        return 0
+    for name, names, *_ in plans:
+        print(f"{name}: test on {', '.join(names)}; train on the other works")
+    print(f"crossval folder {root}")
+    return _train_and_report(root, plans, args)
+
+
+def _check_assignment(root: Path, folds: list[list[str]]) -> None:
+    kept = root / "folds.json"
+    if kept.exists() and json.loads(kept.read_text(encoding="utf-8"))["folds"] != folds:
+        raise UsageError(
+            f"{root} was dealt other folds (see its folds.json); give the same works, --folds and --seed, "
+            "or another --run-id"
+        )
+
+
+def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
+    """Open every unfinished fold, train them together, then read every fold's test figure from its record."""
+    from ..agents import make_backend
+    from ..agents.redact import env_secrets
+    from ..core.durable import write_atomic
+    from ..engine.session import AlreadyFinished, open_run
+    from ..engine.validation.crossval import across_folds
+    from ..engine.validation.test_split import TestFigure
+    from ..model.parse import read_run
+    from ..model.view import RunView
+    from ..runner.folds import train_folds
+    from .tracking import spec_from
+    from .train_session import _write_estimate
+
+    if not (root / "folds.json").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        write_atomic(root / "folds.json", json.dumps({"folds": [names for _, names, *_ in plans], "seed": args.seed}))
+    tracking = spec_from(args)
+    to_train, locks, trackers = [], [], []
+    try:
+        for name, _, s, _ in plans:
+            try:
+                opened = open_run(s, refuse_finished=True)
+            except AlreadyFinished:
+                print(f"[{name}] finished earlier: not trained again")
+                continue
+            locks.append(opened.lock)
+            if tracking is not None:  # each fold its own MLflow run, tagged with the crossval it belongs to
+                from ..tracking.live import LiveTracker, to_stderr
+
+                trackers.append(LiveTracker(opened.run, tracking, say=to_stderr))
+                trackers[-1].start()
+            backend = make_backend(s.backend, s.model, offline_latency=s.offline_latency, offline_noise=s.offline_noise)
+            _write_estimate(opened, backend)
+            to_train.append((name, opened, backend))
+        code = train_folds(to_train, secrets=env_secrets())[1] if to_train else 0
+    finally:
+        for tracker in trackers:
+            tracker.close()
+        for lock in locks:
+            lock.release()
+    rows = []
+    for name, names, *_ in plans:
+        view = RunView().fold(read_run(root / name / "events.jsonl").events)
+        last = next((t for t in reversed(view.tests) if t.figure), None)
+        figure = TestFigure.from_dict(last.figure) if last is not None and last.figure else None
+        rows.append({"fold": name, "test_works": names, "status": view.status, "figure": figure})
+    mean = across_folds([r["figure"] for r in rows if r["figure"]], base_confidence(plans))
+    if args.json:
+        out = [{**r, "figure": r["figure"].to_dict() if r["figure"] else None} for r in rows]
+        print(json.dumps({"folder": str(root), "folds": out, "mean": mean.to_dict() if mean else None}, indent=1))
+    else:
+        for r in rows:
+            print(f"{r['fold']} ({', '.join(r['test_works'])}): {r['figure'].text() if r['figure'] else r['status']}")
+        print(mean.text() if mean else "crossval: no fold has a test figure yet")
+    if code:
+        return code
+    unfinished = [r["fold"] for r in rows if r["status"] != "finished"]
+    if unfinished:
+        print(f"skilltui: {', '.join(unfinished)} did not finish; run the same command to resume", file=sys.stderr)
+        return 1
+    return 0
+
+
+def base_confidence(plans) -> float:
+    return plans[0][2].gate_confidence

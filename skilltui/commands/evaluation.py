@@ -1,0 +1,147 @@
+"""`skilltui eval`: two pools compared on works, paired, with an interval (engine/validation/evaluate.py).
+
+Everything a person names is checked before anything is written: the pools exist and hold
+notes, the works have their stories and the episodes asked for. A repeat of the same
+command reads its samples back from the eval folder and makes no model call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from ..core.errors import UsageError
+from . import add_folders_flag, add_model_flags, add_runs_dir, command
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = command(sub, "eval", cmd_eval)
+    p.add_argument(
+        "--pool",
+        action="append",
+        default=[],
+        metavar="POOL",
+        help="a run (its final pool), RUN@COMMIT, an exported skill folder or a folder of notes; give it once "
+        "(A, compared with the empty pool) or twice (A, then B)",
+    )
+    add_folders_flag(p, "--work", "works", "a work to write and score (repeatable)", required=True)
+    add_eval_flags(p)
+    add_model_flags(p)
+    add_runs_dir(p)
+    p.add_argument(
+        "--eval-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where samples are kept (default RUNS_DIR/evals): a repeat pays nothing twice",
+    )
+    p.add_argument("--workers", type=int, default=4, help="passes written at once (default 4)")
+    p.add_argument("--max-cost", type=float, default=None, metavar="USD", help="stop once this much is spent")
+    p.add_argument("--offline-noise", type=float, default=0.0, metavar="P", help="the offline writer's noise")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def add_test_flags(p: argparse.ArgumentParser) -> None:
+    """`train`'s test split (docs/test-split.md): works only the writer's forward pass ever sees."""
+    add_folders_flag(
+        p,
+        "--test-work",
+        "test_works",
+        "a test work (repeatable): written forward with the start pool and the trained pool, paired, before the "
+        "first update and after every epoch; scored by the engine alone, seen by no other prompt and not by the gate",
+    )
+    p.add_argument(
+        "--test-episodes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="episodes 1..N of every test work (default --episodes-per-step)",
+    )
+    p.add_argument(
+        "--test-repeats", type=int, default=2, metavar="R", help="passes per pool at each test point (default 2)"
+    )
+    p.add_argument(
+        "--test-every",
+        choices=("epoch", "end"),
+        default="epoch",
+        help="a test point after every epoch (default) or only after the last",
+    )
+
+
+def add_eval_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--episodes", type=int, default=2, metavar="N", help="episodes 1..N of every work (default 2)")
+    p.add_argument("--repeats", type=int, default=2, metavar="R", help="passes per pool (default 2)")
+    p.add_argument("--confidence", type=float, default=0.9, metavar="C", help="the interval's confidence (0.9)")
+
+
+def check_counts(episodes: int, repeats: int, confidence: float, *, prefix: str = "--") -> None:
+    if episodes < 1:
+        raise UsageError(f"{prefix}episodes must be at least 1")
+    if repeats < 1:
+        raise UsageError(f"{prefix}repeats must be at least 1 (passes per pool)")
+    if not (math.isfinite(confidence) and 0.5 <= confidence < 1):
+        raise UsageError("--confidence must be at least 0.5 and below 1, e.g. 0.9")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Compare two pools on works: each writes the episodes, the engine scores them, paired.
+
+    Pool A (and B, the empty pool unless given) write episodes 1..N of every work, pass by
+    pass; the engine's loss scores them (no judge call), and the paired delta A - B with its
+    interval is printed per work and overall. Samples are kept under the eval folder, so the
+    same command again makes no model call, and a stopped eval resumes.
+    """
+    import asyncio
+
+    from ..agents import default_backend, make_backend
+    from ..engine.data.works import load_works
+    from ..engine.session import Settings
+    from ..engine.validation.evaluate import EvalPlan, eval_text, resolve_pool, run_eval
+
+    if not 1 <= len(args.pool) <= 2:
+        raise UsageError("give --pool A once (compared with the empty pool) or twice (--pool A --pool B)")
+    check_counts(args.episodes, args.repeats, args.confidence)
+    if args.max_cost is not None and not (math.isfinite(args.max_cost) and args.max_cost > 0):
+        raise UsageError("--max-cost must be a positive number of US dollars")
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    a = resolve_pool(args.pool[0], args.runs_dir)
+    b = resolve_pool(args.pool[1] if len(args.pool) > 1 else None, args.runs_dir)
+    if a.key == b.key:
+        raise UsageError("--pool A and B hold the same notes; compare two different pools")
+    works = load_works(args.works)
+    if len({w.name for w in works}) < len(works):
+        raise UsageError("two --work folders have the same name; an eval keys works by folder name")
+    for work in works:
+        missing = [n for n in range(1, args.episodes + 1) if n not in work.episodes]
+        if missing:
+            raise UsageError(f"--work {work.root} has no episode {missing[0]}; lower --episodes or add it")
+    settings = Settings(
+        works=[w.root for w in works],
+        steps=1,
+        episodes_per_step=args.episodes,
+        backend=args.backend or default_backend(),
+        model=args.model,
+        workers=args.workers,
+        auto=True,
+        max_cost=args.max_cost,
+        offline_noise=args.offline_noise,
+    )
+    settings.check()
+    backend = make_backend(settings.backend, settings.model, offline_noise=settings.offline_noise)
+    root = args.eval_dir or (args.runs_dir / "evals")
+    plan = EvalPlan(a, b, works, args.episodes, args.repeats, args.confidence, root)
+    result = asyncio.run(run_eval(plan, settings, backend))
+    if args.json:
+        print(json.dumps(result.to_dict(plan), indent=1))
+    else:
+        print(f"eval: A = {a.label}, B = {b.label}; samples in {result.folder}")
+        for name, figure in result.per_work.items():
+            print(f"  {name}: {eval_text(figure) if figure else 'not measured'}")
+        print(f"overall: {eval_text(result.overall) if result.overall else 'not measured'}")
+        print(f"model calls this time: {result.calls} (${result.cost:.2f})")
+        if result.stopped:
+            print(f"eval stopped: {result.stopped}; run the same command to resume")
+    return 0

@@ -1,0 +1,229 @@
+"""The test split (`--test-work`) and `skilltui eval`: a figure nothing else touched, paired, with its interval."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from recorded import recorded
+from test_bad_input import assert_refused, run_cli, snapshot
+from test_validation import SECRET, held_out_work
+
+from skilltui.cli import main
+from skilltui.engine.data.diffuse import noise_work
+from skilltui.engine.data.works import load_work
+from skilltui.store.run import write_atomic
+
+
+def bundled_works(root: Path) -> dict[str, Path]:
+    """The bundled example works copied under `root`, each with its story, as `skilltui demo` makes them."""
+    found = {}
+    for source in sorted(Path(str(resources.files("skilltui") / "examples")).iterdir()):
+        if (source / "human").is_dir():
+            copy = root / source.name
+            shutil.copytree(source, copy)
+            write_atomic(load_work(copy).story_path, noise_work(load_work(copy), seed=0, noise=0.3))
+            found[source.name] = copy
+    return found
+
+
+def train(runs: Path, works: list[Path], tests: list[Path], *extra: str, run_id: str = "r") -> int:
+    argv = ["train", "--auto", "--backend", "offline", "--runs-dir", str(runs), "--run-id", run_id, "--steps", "2"]
+    argv += [a for w in works for a in ("--work", str(w))]
+    argv += [a for w in tests for a in ("--test-work", str(w))]
+    return main(argv + list(extra))
+
+
+def points_of(runs: Path, run_id: str = "r") -> list[dict]:
+    return [e for e in recorded(runs / run_id / "events.jsonl") if e["kind"] == "test"]
+
+
+def test_a_frozen_pool_tests_exactly_zero_with_a_deterministic_writer(tmp_path, make_work, capsys):
+    runs = tmp_path / "runs"
+    assert train(runs, [make_work("quay", 4)], [make_work("moor", 4)], "--no-backward") == 0
+    points = points_of(runs)
+    assert [p["point"] for p in points] == ["start", "e0"]
+    figure = points[-1]["figure"]
+    assert figure["delta"] == 0.0 and figure["low"] == 0.0 and figure["high"] == 0.0
+    assert (figure["works"], figure["episodes"], figure["passes"]) == (1, 2, 2)
+    out = capsys.readouterr().out
+    assert points[-1]["text"] in out  # the end summary says it
+    assert points[-1]["text"].startswith("test: start ") and "Δ +0.000 [+0.000, +0.000] at 90%" in points[-1]["text"]
+
+
+def test_a_frozen_pool_under_noise_keeps_zero_in_its_interval(tmp_path, make_work):
+    """40 seeded --no-backward runs under --offline-noise: the 90% interval holds 0 in at least 85% of them."""
+    works, tests = [make_work("quay", 2)], [make_work("moor", 2), make_work("fell", 2)]
+    held, measured = 0, 0
+    for seed in range(40):
+        runs = tmp_path / f"runs{seed}"
+        argv = ("--no-backward", "--steps", "1", "--offline-noise", "0.3", "--test-repeats", "3")
+        assert train(runs, works, tests, *argv, run_id=f"seed-{seed}") == 0
+        figure = points_of(runs, f"seed-{seed}")[-1]["figure"]
+        measured += 1
+        held += figure["low"] <= 0.0 <= figure["high"]
+    print(f"interval held 0 in {held} of {measured} seeded runs")
+    assert measured == 40 and held >= 34, held
+
+
+def test_no_prompt_of_a_run_sees_the_test_work_or_its_figure(tmp_path, make_work):
+    """Backward, reduce, loss reports and consolidation: every prompt the run kept, none with the test work."""
+    runs = tmp_path / "runs"
+    secret = held_out_work(tmp_path / "works")
+    works = [make_work("kestrel", 4), make_work("lantern", 4)]
+    assert train(runs, works, [secret], "--epochs", "2", "--group-size", "2") == 0
+    run = runs / "r"
+    figures = [p["text"] for p in points_of(runs)]
+    assert len(figures) == 3 and all(f.startswith("test: start") for f in figures)
+    story = (secret / "story.md").read_text(encoding="utf-8")
+    lines = [line for line in story.splitlines() if len(line) > 12]
+    roles: set[str] = set()
+    searched = 0
+    for path in run.rglob("*"):
+        if not path.is_file() or path.relative_to(run).parts[0] in ("test", "events.jsonl"):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.name.endswith("transcript.json"):
+            roles.add(json.loads(text)["role"])
+        searched += 1
+        for word in SECRET + lines + figures + ["test:", "Δ"]:
+            assert word not in text, f"{word!r} in {path}"
+    assert {"forward", "loss", "reduce", "backward", "consolidate"} <= roles, roles
+    assert searched > 20
+    # The test's own writer did see its story, and only there.
+    assert any(SECRET[0] in p.read_text(encoding="utf-8") for p in (run / "test").rglob("prompt.md"))
+
+
+def test_resume_never_measures_a_recorded_test_point_again(tmp_path, make_work, capsys):
+    runs = tmp_path / "runs"
+    works, tests = [make_work("quay", 4)], [make_work("moor", 4)]
+    assert train(runs, works, tests, "--epochs", "2", "--test-every", "end") == 0
+    assert [p["point"] for p in points_of(runs)] == ["start", "e1"]
+    marker = runs / "r" / "test" / "points" / "e1.json"
+    before = marker.read_bytes()
+    # Cut the run's end from its record: the next session walks every stage again.
+    events = (runs / "r" / "events.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (runs / "r" / "events.jsonl").write_text("".join(e for e in events if '"run_finished"' not in e), encoding="utf-8")
+    assert train(runs, works, tests, "--epochs", "2", "--test-every", "end") == 0
+    assert [p["point"] for p in points_of(runs)] == ["start", "e1"]
+    assert marker.read_bytes() == before
+    assert "[start] test" not in capsys.readouterr().out.split("resumed")[-1]
+
+
+def test_eval_of_a_trained_run_beats_the_empty_pool_on_a_held_out_work_and_pays_once(tmp_path, capsys):
+    bundled = bundled_works(tmp_path / "works")
+    runs = tmp_path / "runs"
+    assert train(runs, [bundled["dead-air"], bundled["night-oven"]], [], run_id="two") == 0
+    capsys.readouterr()
+    argv = ["eval", "--pool", str(runs / "two"), "--work", str(bundled["the-second-bid"]), "--runs-dir", str(runs)]
+    argv += ["--backend", "offline", "--json"]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    overall = first["overall"]
+    assert overall["delta"] < 0 and overall["high"] < 0 and overall["excludes_zero"], overall
+    assert first["calls"] == 4 and first["pool_b"] == "empty pool"
+    assert main(argv) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["calls"] == 0 and again["overall"] == overall
+    # The text form reads the same samples back: still no call.
+    assert main(argv[:-1]) == 0
+    assert "model calls this time: 0" in capsys.readouterr().out
+
+
+def test_bad_test_and_eval_input_is_one_line_and_writes_nothing(tmp_path, make_work):
+    runs = tmp_path / "runs"
+    work, other = make_work("quay", 4), make_work("moor", 2)
+    base = ["train", "--auto", "--backend", "offline", "--runs-dir", str(runs), "--work", str(work)]
+    refused = [
+        (base + ["--test-work", str(work)], "also a --work"),
+        (base + ["--test-work", str(other), "--test-episodes", "3"], "no episode 3"),
+        (base + ["--test-work", str(other), "--test-repeats", "0"], "at least 1"),
+        (["eval", "--pool", str(tmp_path / "nowhere"), "--work", str(work), "--runs-dir", str(runs)], "does not exist"),
+        (["eval", "--pool", "r@abc", "--work", str(work), "--runs-dir", str(runs)], "not a run folder"),
+    ]
+    for argv, words in refused:
+        assert_refused(run_cli(*argv, cwd=tmp_path), words)
+        assert snapshot(runs) == []
+
+
+def crossval_argv(runs: Path, bundled: dict[str, Path], *extra: str) -> list[str]:
+    argv = ["crossval", "--folds", "3", "--backend", "offline", "--offline-noise", "0.1", "--runs-dir", str(runs)]
+    argv += ["--steps", "1", "--run-id", "cv", "--json", *extra]
+    return argv + [a for w in bundled.values() for a in ("--work", str(w))]
+
+
+def fold_records(runs: Path) -> dict[str, list[dict]]:
+    return {f.name: recorded(f / "events.jsonl") for f in sorted((runs / "cv").glob("fold*/")) if f.is_dir()}
+
+
+@pytest.mark.parametrize("kill_at", ["step_finished", "test", "run_finished"])
+def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_twice(tmp_path, kill_at):
+    bundled = bundled_works(tmp_path / "works")
+    runs = tmp_path / "runs"
+    argv = crossval_argv(runs, bundled, "--offline-latency", "0.05")
+    started = subprocess.Popen([sys.executable, "-m", "skilltui", *argv], cwd=tmp_path, stdout=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not any(e["kind"] == kill_at for events in fold_records(runs).values() for e in events):
+        assert started.poll() is None and time.monotonic() < deadline, "crossval ended before the kill point"
+        time.sleep(0.02)
+    started.kill()
+    started.wait()
+    folds = json.loads((runs / "cv" / "folds.json").read_text(encoding="utf-8"))["folds"]
+    finished_before = {
+        name for name, events in fold_records(runs).items() if any(e["kind"] == "run_finished" for e in events)
+    }
+    again = run_cli(*argv, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    result = json.loads(again.stdout[again.stdout.index("{") :])
+    assert [f["test_works"] for f in result["folds"]] == folds
+    assert all(f["status"] == "finished" and f["figure"] for f in result["folds"])
+    mean = result["mean"]
+    assert mean["folds"] == 3 and mean["low"] <= mean["mean"] <= mean["high"]
+    for name, events in fold_records(runs).items():
+        sessions = sum(e["kind"] == "run_started" for e in events)
+        assert sessions == (1 if name in finished_before else 2), (name, sessions)
+        ran = [
+            (e["stage"], e["epoch"], e["step"], e["work"])
+            for e in events
+            if e["kind"] == "stage" and e["stage"] in ("forward", "loss") and e["status"] == "finished"
+        ]
+        assert len(ran) == len(set(ran)), f"{name} trained a stage twice"
+        assert sum(e["kind"] == "test" for e in events) == 2  # start and e0, each once
+
+
+def test_crossval_bad_folds_are_one_line_and_write_nothing(tmp_path):
+    bundled = bundled_works(tmp_path / "works")
+    runs = tmp_path / "runs"
+    for folds, words in (("1", "give 2 or more"), ("4", "more than the 3 works")):
+        argv = crossval_argv(runs, bundled)
+        argv[argv.index("--folds") + 1] = folds
+        assert_refused(run_cli(*argv, cwd=tmp_path), words)
+        assert snapshot(runs) == []
+    test_work = ["--test-work", str(bundled["dead-air"])]
+    assert_refused(run_cli(*crossval_argv(runs, bundled, *test_work), cwd=tmp_path), "drop --test-work")
+    assert snapshot(runs) == []
+
+
+def test_the_test_points_are_tracked_per_epoch_with_the_final_interval(tmp_path, make_work):
+    from skilltui.model.parse import read_run
+    from skilltui.store.run import Run
+    from skilltui.tracking.layout import RunLayout
+
+    runs = tmp_path / "runs"
+    assert train(runs, [make_work("quay", 4)], [make_work("moor", 4)], "--epochs", "2") == 0
+    layout = RunLayout(Run(runs / "r"))
+    for event in read_run(runs / "r" / "events.jsonl").events:
+        layout.apply(event)
+    metrics = layout.metrics()
+    points = points_of(runs)
+    assert [p["point"] for p in points] == ["start", "e0", "e1"]
+    assert sorted(metrics["test/delta"]) == [1, 3]  # each epoch's last step (2 steps an epoch)
+    assert metrics["test/start"][0][0] == points[0]["start"]
+    last = points[-1]["figure"]
+    assert [metrics[f"test/{k}"][3][0] for k in ("delta", "low", "high")] == [last["delta"], last["low"], last["high"]]
