@@ -11,7 +11,7 @@ import os
 from ..core.errors import UsageError
 from .base import Backend
 
-BACKENDS = ("offline", "anthropic", "claude-code")
+BACKENDS = ("offline", "anthropic", "claude-code", "openai")
 
 
 def default_backend() -> str:
@@ -20,7 +20,12 @@ def default_backend() -> str:
 
 
 def make_backend(
-    name: str, model: str | None = None, *, offline_latency: float = 0.0, offline_noise: float = 0.0
+    name: str,
+    model: str | None = None,
+    *,
+    offline_latency: float = 0.0,
+    offline_noise: float = 0.0,
+    base_url: str | None = None,
 ) -> Backend:
     if name == "offline":
         from .offline import OfflineBackend
@@ -38,4 +43,17 @@ def make_backend(
         from .claude_code import ClaudeCodeBackend
 
         return ClaudeCodeBackend(model)
+    if name == "openai":
+        return _openai(model, base_url)
     raise UsageError(f"unknown --backend {name!r}; choose one of {', '.join(BACKENDS)}")
+
+
+def _openai(model: str | None, base_url: str | None) -> Backend:
+    """The `openai` backend (an optional extra): any OpenAI-compatible server, `base_url` or OPENAI_BASE_URL."""
+    try:
+        from .openai_backend import OpenAIBackend
+    except ImportError:
+        raise UsageError("--backend openai needs the openai extra: pip install 'skilltui[openai]'") from None
+    from .base import Connection
+
+    return OpenAIBackend(model, Connection(base_url=base_url))
