@@ -45,7 +45,7 @@ from ..core.errors import UsageError
 from .anthropic_call import Call, loggable
 from .base import BackendError, CallResult, Connection, Request, try_backend
 from .openai_requests import Answer, ChatRequests
-from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
+from .openai_tools import COMMANDS, CUT_NOTE, function, tools_for
 from .redact import redact
 from .retries import RetryPolicy
 from .throttle import Throttle
@@ -65,79 +65,6 @@ NO_KEY = "no-key"
 PROBE_RETRY = RetryPolicy(max_retries=2, backoff_base=0.2, backoff_cap=1.0, max_retry_wait=5.0)
 PROBE_TOOL = "ready"
 AGENT_ROLES = ("forward", "backward", "consolidate")
-
-
-def _function(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    schema = {"type": "object", "properties": properties, "required": required}
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
-
-
-_PATH = {"type": "string", "description": "The file or folder, relative to the notes folder or absolute."}
-FILE_TOOLS: list[dict[str, Any]] = [
-    _function(
-        "view",
-        "Show a file with numbered lines, or list a folder. view_range [first, last] shows part of a long file "
-        "(last -1: to the end).",
-        {"path": _PATH, "view_range": {"type": "array", "items": {"type": "integer"}}},
-        ["path"],
-    ),
-    _function(
-        "create",
-        "Write a whole file (made, or replaced if it exists).",
-        {"path": _PATH, "file_text": {"type": "string", "description": "The file's whole text."}},
-        ["path", "file_text"],
-    ),
-    _function(
-        "str_replace",
-        "Replace one exact, unique piece of a file's text with another.",
-        {"path": _PATH, "old_str": {"type": "string"}, "new_str": {"type": "string"}},
-        ["path", "old_str", "new_str"],
-    ),
-    _function(
-        "insert",
-        "Insert text after line insert_line of a file (0: at the top).",
-        {"path": _PATH, "insert_line": {"type": "integer"}, "insert_text": {"type": "string"}},
-        ["path", "insert_line", "insert_text"],
-    ),
-    _function(
-        "delete_file",
-        "Delete one file you are allowed to write, for example a note that should no longer exist.",
-        {"path": _PATH},
-        ["path"],
-    ),
-]
-COMMIT_TOOL = _function(
-    "commit",
-    "Record all your edits as exactly one git commit with this message. Call it once, after your last edit; "
-    "with no edits it records an empty commit, which means nothing was worth changing.",
-    {"message": {"type": "string", "description": "The commit message."}},
-    ["message"],
-)
-HISTORY_TOOLS = [
-    {"type": "function", "function": {"name": "pool_log", "description": LOG_DESCRIPTION, "parameters": LOG_SCHEMA}},
-    {"type": "function", "function": {"name": "pool_show", "description": SHOW_DESCRIPTION, "parameters": SHOW_SCHEMA}},
-]
-# Tool name -> sandbox command.
-_COMMANDS: dict[str, str | None] = {
-    "view": "view",
-    "create": "create",
-    "str_replace": "str_replace",
-    "insert": "insert",
-    "delete_file": "delete",
-    "commit": "commit",
-    "pool_log": "pool_log",
-    "pool_show": "pool_show",
-}
-CUT_NOTE = "Your answer was cut off at the output limit. Continue with tool calls, and keep each call small."
-
-
-def tools_for(sandbox: Sandbox) -> list[dict[str, Any]]:
-    tools = [dict(t) for t in FILE_TOOLS]
-    if sandbox.on_commit is not None:
-        tools.append(dict(COMMIT_TOOL))
-    if sandbox.history is not None:
-        tools += [dict(t) for t in HISTORY_TOOLS]
-    return tools
 
 
 class OpenAIBackend(ChatRequests):
@@ -249,7 +176,7 @@ class OpenAIBackend(ChatRequests):
             args = None
         where = ToolContext(sandbox, request, cut=cut)
         if isinstance(args, dict):
-            output, _ = await run_tool(tool_call.get("id"), name, args, _COMMANDS, call, where)
+            output, _ = await run_tool(tool_call.get("id"), name, args, COMMANDS, call, where)
         else:  # the model's arguments are not a JSON object: it is told so, and can send them again
             output = f"the arguments of {name} are not a JSON object: {raw[:200]}"
             request.on_tool(name, "", output)
@@ -299,7 +226,7 @@ class OpenAIBackend(ChatRequests):
         params = self._params(model, request, tools=None)
         params["max_completion_tokens" if self.base_url is None else "max_tokens"] = 64
         if tools:
-            params["tools"] = [_function(PROBE_TOOL, "Say that you are ready.", {}, [])]
+            params["tools"] = [function(PROBE_TOOL, "Say that you are ready.", {}, [])]
         try:
             async with asyncio.timeout(request.timeout), self._client() as client:
                 answer = await self._turn(client, params, call, request, retry=PROBE_RETRY)

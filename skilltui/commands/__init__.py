@@ -104,6 +104,13 @@ def add_model_flags(p: argparse.ArgumentParser) -> None:
         choices=BACKENDS,
         default=None,
         help="who plays the agents: offline (no network; the default without ANTHROPIC_API_KEY), "
-        "anthropic (the default with a key), claude-code (optional extra)",
+        "anthropic (the default with a key), claude-code, openai (optional extras)",
     )
     p.add_argument("--model", default=None, help="model for every role (e.g. claude-sonnet-5-5)")
+    p.add_argument(
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help="--backend openai: an OpenAI-compatible server (vLLM, Ollama, LM Studio, OpenRouter), e.g. "
+        "http://localhost:11434/v1; default $OPENAI_BASE_URL, else OpenAI's",
+    )
