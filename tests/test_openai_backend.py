@@ -273,3 +273,11 @@ def test_preflight_says_at_once_that_a_server_refuses() -> None:
     with pytest.raises(UsageError, match="connection failed") as info:
         b.preflight({"forward": "llama3"})
     assert time.monotonic() - started < 10 and "\n" not in str(info.value)
+
+
+def test_train_knows_the_default_model_without_the_extra_and_it_is_priced() -> None:
+    from skilltui.agents import openai_backend
+    from skilltui.commands.training import _default_model
+
+    assert _default_model("openai") == openai_backend.DEFAULT_MODEL
+    assert pricing.price_for(openai_backend.DEFAULT_MODEL) is not None

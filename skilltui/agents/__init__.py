@@ -39,12 +39,12 @@ def make_backend(
         from .anthropic_backend import AnthropicBackend
 
         return AnthropicBackend(model)
+    if name == "openai":
+        return _openai(model, base_url)
     if name == "claude-code":
         from .claude_code import ClaudeCodeBackend
 
         return ClaudeCodeBackend(model)
-    if name == "openai":
-        return _openai(model, base_url)
     raise UsageError(f"unknown --backend {name!r}; choose one of {', '.join(BACKENDS)}")
 
 

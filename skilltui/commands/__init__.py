@@ -104,7 +104,7 @@ def add_model_flags(p: argparse.ArgumentParser) -> None:
         choices=BACKENDS,
         default=None,
         help="who plays the agents: offline (no network; the default without ANTHROPIC_API_KEY), "
-        "anthropic (the default with a key), claude-code, openai (optional extras)",
+        "anthropic (the default with a key), claude-code (optional extra)",
     )
     p.add_argument("--model", default=None, help="model for every role (e.g. claude-sonnet-5-5)")
     p.add_argument(

@@ -1,11 +1,10 @@
 """The backend a `train` run calls, made from its settings, and checked before the run is opened.
 
-`train` asks here for three things it must know before anything is written: which
-backend each role calls (`--backend`, and `--role-model ROLE=BACKEND:MODEL` for roles that
-call another, routed by `agents.routing.RoleRouter`), the model a backend calls by default
-(for `--estimate`, which makes no backend and needs no key), and whether the servers answer
-and the agents' models can call tools (`preflight`): a refused connection or a model
-without tool support is bad input, said in one line with no run folder made.
+`train` asks here for two things it must know before anything is written: which backend
+each role calls (`--backend`, and `--role-model ROLE=BACKEND:MODEL` for roles that call
+another, routed by `agents.routing.RoleRouter`), and whether the servers answer and the
+agents' models can call tools (`preflight`): a refused connection or a model without tool
+support is bad input, said in one line with no run folder made.
 """
 
 from __future__ import annotations
@@ -62,16 +61,3 @@ def preflight(settings, backend: Backend) -> None:
     check_inputs(settings)
     for line in check(settings.models_by_role(backend.model)):
         print(line, file=sys.stderr)
-
-
-def default_model(backend: str) -> str:
-    """The model a backend calls without --model, known without making the backend (which needs a key)."""
-    if backend == "anthropic":
-        from ..agents.anthropic_backend import DEFAULT_MODEL
-    elif backend == "openai":
-        DEFAULT_MODEL = "gpt-5.4"  # noqa: N806 - openai_backend.DEFAULT_MODEL, known without the extra
-    elif backend == "claude-code":
-        from ..agents.claude_code import DEFAULT_MODEL
-    else:
-        DEFAULT_MODEL = "offline"  # noqa: N806 - the same name as the backends' constant
-    return DEFAULT_MODEL

@@ -19,7 +19,7 @@ from ..agents import default_backend
 from ..core.errors import UsageError
 from ..engine.data.works import DEFAULT_MAX_SCRIPT_KB
 from . import add_folders_flag, add_model_flags, add_runs_dir, command
-from .run_backends import backend_for_run, default_model, preflight, role_settings
+from .run_backends import backend_for_run, preflight, role_settings
 from .tracking import add_tracking_flags, spec_from
 
 
@@ -290,11 +290,24 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.estimate:
         from .estimate import estimate_lines, estimate_run
 
-        print("\n".join(estimate_lines(estimate_run(settings, default_model(settings.backend)))))
+        print("\n".join(estimate_lines(estimate_run(settings, _default_model(settings.backend)))))
         return 0
     backend = backend_for_run(settings)
     preflight(settings, backend)
     return train(settings, backend, tracking)
+
+
+def _default_model(backend: str) -> str:
+    """The model a backend calls without --model, known without making the backend (which needs a key)."""
+    if backend == "anthropic":
+        from ..agents.anthropic_backend import DEFAULT_MODEL
+    elif backend == "openai":
+        DEFAULT_MODEL = "gpt-5.4"  # noqa: N806 - openai_backend's, known without the openai extra
+    elif backend == "claude-code":
+        from ..agents.claude_code import DEFAULT_MODEL
+    else:
+        DEFAULT_MODEL = "offline"  # noqa: N806 - the same name as the backends' constant
+    return DEFAULT_MODEL
 
 
 def train(settings, backend, tracking=None, *, resume: str | None = None) -> int:
