@@ -323,3 +323,29 @@ def test_estimate_prices_openai_models_and_says_a_local_one_has_no_price(
     out = capsys.readouterr().out
     assert "price unknown: llama3" in out
     assert not runs.exists()
+
+
+def test_max_cost_stops_an_openai_run_before_a_stage_and_it_resumes(
+    fake: FakeOpenAI, make_work, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    works = [make_work("quarry", 2)]
+    runs = tmp_path / "runs"
+    assert main(train_argv("openai", runs, works, "--steps", "1", "--model", MODEL, "--max-cost", "0.000001")) == 0
+    assert "--max-cost" in capsys.readouterr().err
+    events = recorded(runs / "r" / "events.jsonl")
+    assert events[-1]["status"] == "stopped" and [e["role"] for e in events if e["kind"] == "call"] == ["forward"]
+    assert main(train_argv("openai", runs, works, "--steps", "1", "--model", MODEL)) == 0
+    events = recorded(runs / "r" / "events.jsonl")
+    assert [e["role"] for e in events if e["kind"] == "call"] == ["forward", "loss", "backward"]
+    assert events[-1]["status"] == "finished"
+
+
+def test_max_cost_with_a_model_without_a_price_says_what_it_cannot_count(
+    fake: FakeOpenAI, make_work, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    argv = train_argv("openai", tmp_path / "runs", [make_work("quarry", 2)], "--steps", "1", "--model", "llama3")
+    assert main([*argv, "--max-cost", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "--max-cost counts only calls with a price: llama3" in err
+    calls = [e for e in recorded(tmp_path / "runs" / "r" / "events.jsonl") if e["kind"] == "call"]
+    assert calls and all(e["cost_usd"] is None and e["input_tokens"] > 0 for e in calls)

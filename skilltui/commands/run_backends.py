@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from ..agents import BACKENDS, make_backend
+from ..agents import BACKENDS, make_backend, pricing
 from ..agents.base import Backend
 from ..agents.routing import RoleRouter, parse_role_model
 
@@ -59,5 +59,14 @@ def preflight(settings, backend: Backend) -> None:
     from .estimate import check_inputs
 
     check_inputs(settings)
-    for line in check(settings.models_by_role(backend.model)):
+    models = settings.models_by_role(backend.model)
+    for line in check(models):
         print(line, file=sys.stderr)
+    unpriced = sorted({m for m in models.values() if pricing.price_for(m) is None})
+    if settings.max_cost is not None and unpriced:
+        # Said, not refused: a local model costs nothing per token, and OpenRouter reports its own price.
+        print(
+            f"--max-cost counts only calls with a price: {', '.join(unpriced)} has none in the table "
+            "(only a cost its server reports counts)",
+            file=sys.stderr,
+        )
