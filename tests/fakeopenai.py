@@ -19,7 +19,8 @@ Usage is computed, not scripted: prompt tokens are the request's messages and to
 characters / 4, completion tokens the answer's; `cached_tokens` is the longest prefix of
 the serialised messages an earlier request sent (characters / 4), when it reaches
 `min_cache_tokens`, as a provider's automatic prefix cache reports it. With `report_cost`
-the usage carries OpenRouter's `cost` field.
+the usage carries OpenRouter's `cost` field; with `report_usage=False` a stream carries no
+usage at all, as servers that ignore `stream_options` send it.
 
 A script is a list of answers taken in order, or a callable that looks at each recorded
 request and decides (and may block, to hold a call open while a test kills its client).
@@ -138,8 +139,10 @@ class FakeOpenAI:
         tools_supported: bool = True,
         min_cache_tokens: int = 0,
         report_cost: float | None = None,
+        report_usage: bool = True,
     ) -> None:
         self.key = key
+        self.report_usage = report_usage
         self.tools_supported = tools_supported
         self.min_cache_tokens = min_cache_tokens
         self.report_cost = report_cost
@@ -324,7 +327,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 for piece in _pieces(tool_call["arguments"], 11):
                     chunks.append(_chunk(body, {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
             chunks.append(_chunk(body, {}, finish=finish, model=model))
-            if (body.get("stream_options") or {}).get("include_usage"):
+            if (body.get("stream_options") or {}).get("include_usage") and fake.report_usage:
                 chunks.append({**_chunk(body, {}, model=model), "choices": [], "usage": usage})
             self._start()
             for n, chunk in enumerate(chunks):

@@ -101,6 +101,14 @@ async def test_a_local_model_has_tokens_and_no_price_and_a_reported_cost_wins(fa
     assert routed.cost_usd == pytest.approx(0.00042)
 
 
+async def test_a_server_that_reports_no_usage_leaves_the_call_without_a_price(fake: FakeOpenAI) -> None:
+    fake.report_usage = False
+    fake.script = [Reply("hi")]
+    result = await backend(fake).text(Request(role="loss", prompt="x"))
+    assert result.text == "hi" and result.cost_usd is None and result.usage.total == 0
+    assert [e["usage_reported"] for e in responses(result)] == [False]
+
+
 def test_every_openai_price_is_a_full_row_and_dated_snapshots_are_not_guessed() -> None:
     assert pricing.price_for("gpt-4o-2024-05-13") is None  # twice gpt-4o's price: not listed, not guessed
     assert pricing.price_for("openai/gpt-4o") is None
@@ -281,3 +289,14 @@ def test_train_knows_the_default_model_without_the_extra_and_it_is_priced() -> N
 
     assert _default_model("openai") == openai_backend.DEFAULT_MODEL
     assert pricing.price_for(openai_backend.DEFAULT_MODEL) is not None
+
+
+def test_openai_rate_limit_headers_say_how_long_to_wait() -> None:
+    from skilltui.agents.throttle import wait_from_headers
+
+    headers = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1m30s"}
+    assert wait_from_headers(headers) == (90.0, "requests limit")
+    headers = {"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "250ms"}
+    assert wait_from_headers(headers) == (0.25, "tokens limit")
+    assert wait_from_headers({"x-ratelimit-remaining-tokens": "5", "x-ratelimit-reset-tokens": "9s"})[0] == 10.0
+    assert wait_from_headers({"retry-after": "2", "x-ratelimit-remaining-tokens": "0"}) == (2.0, "retry-after")

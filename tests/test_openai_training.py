@@ -349,3 +349,13 @@ def test_max_cost_with_a_model_without_a_price_says_what_it_cannot_count(
     assert "--max-cost counts only calls with a price: llama3" in err
     calls = [e for e in recorded(tmp_path / "runs" / "r" / "events.jsonl") if e["kind"] == "call"]
     assert calls and all(e["cost_usd"] is None and e["input_tokens"] > 0 for e in calls)
+
+
+def test_diffuse_writes_a_story_through_openai(fake: FakeOpenAI, make_work, capsys: pytest.CaptureFixture) -> None:
+    fake.script = lambda r: Reply(f"PROSE RETELLING, key {KEY}")
+    work = make_work("orchard", 2, story=False)
+    assert main(["diffuse", "--work", str(work), "--backend", "openai", "--model", MODEL]) == 0
+    assert f"diffuse: model {MODEL} (openai)" in capsys.readouterr().err
+    story = (work / "story.md").read_text()
+    assert "## Episode 2" in story and "PROSE RETELLING" in story and KEY not in story
+    assert {r.body["model"] for r in fake.chat_requests} == {MODEL} and len(fake.chat_requests) == 2

@@ -49,6 +49,13 @@ class Call:
         self.turns += 1
         return self._charge(turn, reported_cost)
 
+    def add_unreported(self) -> None:
+        """Count a finished request whose server reported no usage: the call's tokens and price are
+        then not known, so the call has no price rather than a figure too low."""
+        self.turns += 1
+        self.priced = False
+        self.cost_usd = None
+
     def add_partial(self, usage: Any, output_tokens: int | None) -> None:
         """Count what a request that broke off had already reported (its `message_start` usage,
         and the output count of a `message_delta` if one came): it was billed all the same."""

@@ -14,7 +14,8 @@ OpenAI-compatible protocol:
 - Usage: `prompt_tokens` includes the cached part, which providers that cache report as
   `prompt_tokens_details.cached_tokens`; it is counted as cache reads (billed at the
   cached rate), the rest as input. A cost the provider reports itself (OpenRouter's
-  `usage.cost`) is taken as is.
+  `usage.cost`) is taken as is. A server that reports no usage at all leaves the call
+  without a price (its tokens are not known), never at $0.
 - Failures: 401/403 (the key), 402 (credit), 404 (the model), a 429 saying the quota is
   used up, and a 400 saying the model cannot use tools are fatal (no other work could
   succeed); 408/409/429/5xx, errors inside a stream and dropped connections are retried;
@@ -138,7 +139,11 @@ class ChatRequests:
 
     def _book(self, answer: Answer, call: Call, attempt: int, started: float) -> None:
         usage, reported = turn_usage(answer.usage)
-        cost = call.add_usage(usage, reported)
+        if answer.usage is None:  # a server that ignores stream_options: tokens unknown, so no price
+            call.add_unreported()
+            cost = None
+        else:
+            cost = call.add_usage(usage, reported)
         call.record(
             {
                 "event": "response",
