@@ -300,3 +300,21 @@ def test_openai_rate_limit_headers_say_how_long_to_wait() -> None:
     assert wait_from_headers(headers) == (0.25, "tokens limit")
     assert wait_from_headers({"x-ratelimit-remaining-tokens": "5", "x-ratelimit-reset-tokens": "9s"})[0] == 10.0
     assert wait_from_headers({"retry-after": "2", "x-ratelimit-remaining-tokens": "0"}) == (2.0, "retry-after")
+
+
+def test_without_the_extra_the_backend_is_one_line_saying_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, make_work, tmp_path: Path
+) -> None:
+    import sys
+
+    from skilltui.cli import main
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # what an install without the extra imports
+    monkeypatch.delitem(sys.modules, "skilltui.agents.openai_backend", raising=False)
+    monkeypatch.delitem(sys.modules, "skilltui.agents.openai_requests", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    work = make_work("cedar", 2)
+    runs = tmp_path / "runs"
+    assert main(["train", "--auto", "--backend", "openai", "--work", str(work), "--runs-dir", str(runs)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "pip install 'skilltui[openai]'" in err and len(err.splitlines()) == 1 and not runs.exists()

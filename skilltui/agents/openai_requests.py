@@ -138,6 +138,8 @@ class ChatRequests:
             attempt += 1
 
     def _book(self, answer: Answer, call: Call, attempt: int, started: float) -> None:
+        for n, tool_call in enumerate(answer.tool_calls):  # some local servers send calls without ids
+            tool_call["id"] = tool_call["id"] or f"call_{call.turns + 1}_{n}"
         usage, reported = turn_usage(answer.usage)
         if answer.usage is None:  # a server that ignores stream_options: tokens unknown, so no price
             call.add_unreported()
