@@ -359,3 +359,27 @@ def test_diffuse_writes_a_story_through_openai(fake: FakeOpenAI, make_work, caps
     story = (work / "story.md").read_text()
     assert "## Episode 2" in story and "PROSE RETELLING" in story and KEY not in story
     assert {r.body["model"] for r in fake.chat_requests} == {MODEL} and len(fake.chat_requests) == 2
+
+
+def test_batch_judges_on_anthropic_while_an_openai_model_writes(
+    fake: FakeOpenAI, make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    works = [make_work("kestrel", 2), make_work("lantern", 2)]
+    runs = tmp_path / "runs"
+    with FakeAnthropic() as anthropic_server:
+        anthropic_server.script = AnthropicModel(tmp_path / "works")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-batch-roles-000000000000")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.base_url)
+        argv = train_argv("anthropic", runs, works, "--steps", "1", "--group-size", "0", "--batch", "--workers", "1")
+        assert main([*argv, "--role-model", f"writer=openai:{MODEL}"]) == 0
+        assert [len(b.requests) for b in anthropic_server.batches.created] == [2, 1]  # the judges, the reduce
+    calls = [e for e in recorded(runs / "r" / "events.jsonl") if e["kind"] == "call"]
+    assert {(e["role"], e["backend"]) for e in calls} == {
+        ("forward", "openai"),
+        ("loss", "anthropic"),
+        ("reduce", "anthropic"),
+        ("backward", "anthropic"),
+    }
+    # --batch on roles that call another backend is refused before anything is written.
+    code = main([*train_argv("anthropic", tmp_path / "other", works, "--batch"), "--role-model", "judge=openai:x"])
+    assert code == 2 and not (tmp_path / "other").exists()
