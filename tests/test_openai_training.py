@@ -29,9 +29,9 @@ from recorded import recorded
 pytest.importorskip("openai", reason="the openai extra is not installed (pip install -e '.[openai]')")
 
 from skilltui.cli import main  # noqa: E402
-from skilltui.engine.diffuse import noise_work  # noqa: E402
-from skilltui.engine.pool import Pool, render_note  # noqa: E402
-from skilltui.engine.works import load_work  # noqa: E402
+from skilltui.engine.data.diffuse import noise_work  # noqa: E402
+from skilltui.engine.data.works import load_work  # noqa: E402
+from skilltui.store.pool import Pool, render_note  # noqa: E402
 from tests.fakeapi import FakeAnthropic  # noqa: E402
 from tests.fakeopenai import FakeOpenAI, Recorded, Reply, call  # noqa: E402
 from tests.test_anthropic_training import FakeModel as AnthropicModel  # noqa: E402
