@@ -28,6 +28,7 @@ TRAIN_GROUPS: dict[str, tuple[str, ...]] = {
         "--backend",
         "--model",
         "--role-model",
+        "--base-url",
         "--forward-timeout",
         "--loss-timeout",
         "--backward-timeout",

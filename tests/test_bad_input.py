@@ -106,7 +106,8 @@ def test_re_noised_story_and_changed_settings_are_refused_on_reopen(tmp_path, ma
         (["--run-id", "../escape"], "--run-id"),
         (["--prompts", "/nonexistent/prompts"], "--prompts"),
         (["--init-pool", "/nonexistent/pool"], "--init-pool"),
-        (["--role-model", "judge=x"], "--role-model"),
+        (["--role-model", "critic=x"], "--role-model"),  # judge and writer name the loss and forward roles
+        (["--role-model", "writer=openai:"], "--role-model"),
     ],
 )
 def test_bad_flags(tmp_path, make_work, argv, words):

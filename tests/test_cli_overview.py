@@ -37,6 +37,7 @@ def test_every_training_setting_has_a_train_flag_of_its_name() -> None:
 
     args = build_parser().parse_args(["train", "--work", "w", "--steps", "7", "--role-model", "loss=m", "--gate"])
     flags = set(vars(args))
-    assert {f.name for f in fields(Settings)} - flags == {"role_models"}  # from the repeated --role-model
+    # role_models and role_backends come from the repeated --role-model ROLE=[BACKEND:]MODEL
+    assert {f.name for f in fields(Settings)} - flags == {"role_models", "role_backends"}
     settings = settings_from(args)
     assert (settings.steps, settings.gate, settings.role_models) == (7, True, {"loss": "m"})

@@ -11,7 +11,7 @@ import os
 from ..core.errors import UsageError
 from .base import Backend
 
-BACKENDS = ("offline", "anthropic", "claude-code", "codex")
+BACKENDS = ("offline", "anthropic", "claude-code", "codex", "openai")
 # Backends named with an argument after a colon: `mailbox:DIR` (mailbox.py).
 SPEC_BACKENDS = ("mailbox",)
 
@@ -37,6 +37,7 @@ def make_backend(
     offline_latency: float = 0.0,
     offline_noise: float = 0.0,
     offline_noise_call: float = 0.0,
+    base_url: str | None = None,
 ) -> Backend:
     if name == "offline":
         from .offline import OfflineBackend
@@ -50,6 +51,8 @@ def make_backend(
         from .anthropic_backend import AnthropicBackend
 
         return AnthropicBackend(model)
+    if name == "openai":
+        return _openai(model, base_url)
     if name == "claude-code":
         from .claude_code import ClaudeCodeBackend
 
@@ -63,3 +66,14 @@ def make_backend(
 
         return MailboxBackend(name, model)
     raise UsageError(f"unknown --backend {name!r}; choose one of {', '.join(BACKENDS)}")
+
+
+def _openai(model: str | None, base_url: str | None) -> Backend:
+    """The `openai` backend (an optional extra): any OpenAI-compatible server, `base_url` or OPENAI_BASE_URL."""
+    try:
+        from .openai_backend import OpenAIBackend
+    except ImportError:
+        raise UsageError("--backend openai needs the openai extra: pip install 'skilltui[openai]'") from None
+    from .base import Connection
+
+    return OpenAIBackend(model, Connection(base_url=base_url))

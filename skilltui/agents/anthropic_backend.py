@@ -68,7 +68,8 @@ from .cache_policy import Marks, opening
 from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
 from .redact import redact
 from .throttle import Throttle
-from .tools import MAX_VIEW_CHARS, Sandbox, ToolError
+from .tool_calls import ToolContext, run_tool
+from .tools import MAX_VIEW_CHARS, Sandbox
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_MAX_TOKENS = 32_000
@@ -274,41 +275,9 @@ class AnthropicBackend(StreamedRequests):
     async def _run_tool(
         self, block: dict[str, Any], sandbox: Sandbox, call: Call, request: Request, *, cut: bool
     ) -> dict[str, Any]:
-        name = block.get("name", "")
         args = block.get("input") if isinstance(block.get("input"), dict) else {}
-        known = name in _COMMANDS
-        # The editor names its command in the input; the other tools are one command each.
-        command = (_COMMANDS[name] or str(args.get("command", ""))) if known else ""
-        label = command or name
-        path = str(args.get("path", ""))
-        error: str | None = None  # why the call was refused; it is also what the model is told
-        if cut:
-            error = (
-                "This call was cut off at the output limit before it was complete, so it was not "
-                "run. Write in smaller pieces: create the file with a first part, then insert the rest."
-            )
-        elif not known:
-            error = f"unknown tool {name!r}; use {', '.join(_COMMANDS)}"
-        else:
-            try:
-                # Off the event loop: the commit tool runs git, and the app must not stall.
-                output = await asyncio.to_thread(sandbox.run, command, args)
-            except (ToolError, ValueError, TypeError, OSError) as exc:
-                error = str(exc) or type(exc).__name__
-        if error is not None:
-            output = error
-        request.on_tool(label, path, error)
-        call.record(
-            {
-                "event": "tool",
-                "turn": call.turns,
-                "id": block.get("id"),
-                "name": name,
-                "input": args,
-                "ok": error is None,
-                "result": output,
-            }
-        )
+        where = ToolContext(sandbox, request, cut=cut)
+        output, error = await run_tool(block.get("id"), block.get("name", ""), args, _COMMANDS, call, where)
         result: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": block.get("id"),

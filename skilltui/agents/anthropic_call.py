@@ -43,6 +43,19 @@ class Call:
         self.turns += 1
         return turn, self._charge(turn)
 
+    def add_usage(self, turn: Usage, reported_cost: float | None = None) -> float | None:
+        """Count one finished request of any API (the `openai` backend's turns). A price the
+        provider reported itself (OpenRouter's `usage.cost`) is taken over the table's."""
+        self.turns += 1
+        return self._charge(turn, reported_cost)
+
+    def add_unreported(self) -> None:
+        """Count a finished request whose server reported no usage: the call's tokens and price are
+        then not known, so the call has no price rather than a figure too low."""
+        self.turns += 1
+        self.priced = False
+        self.cost_usd = None
+
     def add_partial(self, usage: Any, output_tokens: int | None) -> None:
         """Count what a request that broke off had already reported (its `message_start` usage,
         and the output count of a `message_delta` if one came): it was billed all the same."""
@@ -55,10 +68,10 @@ class Call:
         cost = self._charge(turn)
         self.record({"event": "partial_usage", "turn": self.turns + 1, "usage": usage_dict(turn), "cost_usd": cost})
 
-    def _charge(self, turn: Usage) -> float | None:
+    def _charge(self, turn: Usage, reported_cost: float | None = None) -> float | None:
         """Count one request's usage and add its price; one unpriced request leaves the call unpriced."""
         self.usage.add(turn)
-        cost = pricing.cost_usd(self.model, turn)
+        cost = reported_cost if reported_cost is not None else pricing.cost_usd(self.model, turn)
         if cost is None:
             self.priced = False
             self.cost_usd = None

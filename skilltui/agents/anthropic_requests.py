@@ -14,53 +14,22 @@ than the tool loop does, and each is easier to read alone.
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
-import random
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import anthropic
 import httpx2
 
-from ..core.words import counted
 from .anthropic_call import Call, block_dict, usage_dict
 from .base import Request
 from .redact import redact
+from .retries import RETRY_STATUSES, Failure, RetryPolicy, retry_after
 from .throttle import Throttle
 
-# Statuses worth another attempt: rate limits, timeouts, conflicts, overload and server errors.
-RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
+__all__ = ["Failure", "RetryPolicy", "StreamedRequests", "retry_after"]
+
 # Error types that arrive inside a 200 stream and are transient.
 RETRY_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
-# A retry-after longer than this is not waited out inside one call.
-MAX_RETRY_AFTER = 600.0
-
-
-@dataclass
-class Failure:
-    """What a failed request means: worth another attempt or not, what to say, how long to wait."""
-
-    retryable: bool
-    message: str
-    wait: float | None = None
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How long to keep trying one request: at most `max_retries` more attempts, waiting about
-    `min(backoff_cap, backoff_base * 2**n)` before attempt n (with jitter, so concurrent works do
-    not retry in lockstep), and never more than `max_retry_wait` seconds of waits in all."""
-
-    max_retries: int = 6
-    backoff_base: float = 1.0
-    backoff_cap: float = 60.0
-    max_retry_wait: float = 300.0
-
-    def backoff(self, attempt: int) -> float:
-        ceiling = min(self.backoff_cap, self.backoff_base * (2**attempt))
-        return ceiling * (0.5 + random.random() / 2)
 
 
 class StreamedRequests:
@@ -120,31 +89,7 @@ class StreamedRequests:
                     }
                 )
                 return message
-            if not failure.retryable:
-                raise call.fail(failure.message, fatal=False) from None
-            if attempt >= self.retry.max_retries:
-                raise call.fail(f"{failure.message}; gave up after {counted(attempt + 1, 'attempt')}") from None
-            wait = failure.wait if failure.wait is not None else self.retry.backoff(attempt)
-            if waited + wait > self.retry.max_retry_wait:
-                # Retries are capped in time too: a long retry-after or a storm is not waited out
-                # inside one call; the work fails (only it), and the next step or a resume tries again.
-                raise call.fail(
-                    f"{failure.message}; gave up after {counted(attempt + 1, 'attempt')} rather than wait "
-                    f"{waited + wait:.0f}s in all (the limit is {self.retry.max_retry_wait:.0f}s)"
-                ) from None
-            waited += wait
-            call.record(
-                {
-                    "event": "retry",
-                    "turn": call.turns + 1,
-                    "attempt": attempt + 1,
-                    "error": failure.message,
-                    "wait_seconds": round(wait, 3),
-                }
-            )
-            if streamed:
-                request.on_delta(f"\n[{failure.message}; retrying]\n")
-            await asyncio.sleep(wait)
+            waited = await self.retry.pause(failure, attempt, waited, call, request, streamed=streamed)
             attempt += 1
 
     def _classify(self, exc: anthropic.APIStatusError, call: Call) -> Failure:
@@ -179,26 +124,3 @@ class StreamedRequests:
             else f"the API stream broke off with {label}: {detail}"
         )
         return Failure(retryable, message, retry_after(exc.response))
-
-
-def retry_after(response: httpx2.Response | None) -> float | None:
-    """The server's requested wait in seconds (retry-after-ms, retry-after seconds or date), capped."""
-    if response is None:
-        return None
-    headers = response.headers
-    wait: float | None = None
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            wait = float(ms) / 1000
-        except ValueError:
-            wait = None
-    if wait is None and (value := headers.get("retry-after")) is not None:
-        try:
-            wait = float(value)
-        except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value) if value else None
-            if parsed is not None:
-                wait = parsed.timestamp() - time.time()
-    if wait is None or wait < 0:
-        return None
-    return min(wait, MAX_RETRY_AFTER)

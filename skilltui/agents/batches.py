@@ -43,7 +43,9 @@ class BatchStatus:
 
 class BatchClient:
     def __init__(self, backend: AnthropicBackend) -> None:
-        self.backend = backend
+        # With roles on several backends (agents/routing.py), the judges' one: train refuses --batch
+        # unless the judges and the reducer call Anthropic.
+        self.backend = getattr(backend, "for_role", lambda _: backend)("loss")
 
     async def submit(self, items: dict[str, Request]) -> str:
         requests = [

@@ -1,4 +1,4 @@
-"""Dollar prices for Claude models: turns a call's token usage into what it cost.
+"""Dollar prices for Claude and OpenAI models: turns a call's token usage into what it cost.
 
 Training spends money on every forward, loss, reduce and backward call, and
 `--max-cost` stops a run on it, so the price table must be honest: a model that is not
@@ -114,6 +114,61 @@ PRICES: dict[str, Price] = {
     "claude-haiku-4-5": _HAIKU_4_5,
 }
 
+
+def _openai(input_: float, cached: float, output: float) -> Price:
+    """OpenAI's rates: caching is automatic and writing the cache costs nothing extra (input rate)."""
+    return Price(Rates(input_, output, input_, input_, cached))
+
+
+# OpenAI models (the `openai` backend), USD per million tokens: input, cached input, output.
+# From OpenAI's pricing page (https://developers.openai.com/api/docs/pricing) as mirrored by
+# price trackers in 2026 (the GPT-5.4 / 5.5 rows as of June 2026, GPT-5.2 from its release),
+# and the model launch posts for GPT-5, GPT-4.1, GPT-4o, o3 (after its June 2025 cut) and
+# o4-mini. Only exact ids are listed: OpenAI's dated snapshots do not always share a price
+# (gpt-4o-2024-05-13 costs twice gpt-4o), and a model served under another id (OpenRouter's
+# "openai/gpt-4o", a local "llama3") has no price here unless its provider reports one. The
+# GPT-6 family and GPT-5.6 had no price in any source here, so they stay unpriced on purpose.
+_GPT_5_5 = _openai(5.00, 0.50, 30.00)
+_GPT_5_4 = _openai(2.50, 0.25, 15.00)
+_GPT_5 = _openai(1.25, 0.125, 10.00)
+_GPT_5_MINI = _openai(0.25, 0.025, 2.00)
+_GPT_4_1 = _openai(2.00, 0.50, 8.00)
+_GPT_4_1_MINI = _openai(0.40, 0.10, 1.60)
+_GPT_4O = _openai(2.50, 1.25, 10.00)
+_GPT_4O_MINI = _openai(0.15, 0.075, 0.60)
+OPENAI_PRICES: dict[str, Price] = {
+    "gpt-5.5": _GPT_5_5,
+    "gpt-5.5-2026-04-23": _GPT_5_5,
+    "gpt-5.4": _GPT_5_4,
+    "gpt-5.4-mini": _openai(0.75, 0.075, 4.50),
+    "gpt-5.4-mini-2026-03-17": _openai(0.75, 0.075, 4.50),
+    "gpt-5.4-nano": _openai(0.20, 0.02, 1.25),
+    "gpt-5.4-nano-2026-03-17": _openai(0.20, 0.02, 1.25),
+    "gpt-5.2": _openai(1.75, 0.175, 14.00),
+    "gpt-5.2-2025-12-11": _openai(1.75, 0.175, 14.00),
+    "gpt-5": _GPT_5,
+    "gpt-5-2025-08-07": _GPT_5,
+    "gpt-5-mini": _GPT_5_MINI,
+    "gpt-5-mini-2025-08-07": _GPT_5_MINI,
+    "gpt-5-nano": _openai(0.05, 0.005, 0.40),
+    "gpt-5-nano-2025-08-07": _openai(0.05, 0.005, 0.40),
+    "gpt-4.1": _GPT_4_1,
+    "gpt-4.1-2025-04-14": _GPT_4_1,
+    "gpt-4.1-mini": _GPT_4_1_MINI,
+    "gpt-4.1-mini-2025-04-14": _GPT_4_1_MINI,
+    "gpt-4.1-nano": _openai(0.10, 0.025, 0.40),
+    "gpt-4.1-nano-2025-04-14": _openai(0.10, 0.025, 0.40),
+    "gpt-4o": _GPT_4O,
+    "gpt-4o-2024-08-06": _GPT_4O,
+    "gpt-4o-2024-11-20": _GPT_4O,
+    "gpt-4o-mini": _GPT_4O_MINI,
+    "gpt-4o-mini-2024-07-18": _GPT_4O_MINI,
+    "o3": _openai(2.00, 0.50, 8.00),
+    "o3-2025-04-16": _openai(2.00, 0.50, 8.00),
+    "o4-mini": _openai(1.10, 0.275, 4.40),
+    "o4-mini-2025-04-16": _openai(1.10, 0.275, 4.40),
+}
+
 # Dated snapshots (claude-haiku-4-5-20251001) and Claude Code's context suffix
 # (claude-sonnet-5-5[1m]) name the same model at the same price.
 _SUFFIX = re.compile(r"(-\d{8})?(\[[^\]]*\])?$")
@@ -128,6 +183,8 @@ def price_for(model: str | None) -> Price | None:
     """The model's price, or None when it is not in the table (never a guess)."""
     if not model:
         return None
+    if (exact := OPENAI_PRICES.get(model.strip())) is not None:
+        return exact
     return PRICES.get(canonical(model))
 
 
@@ -158,7 +215,7 @@ def cost_usd(model: str | None, usage: Usage, *, cache_ttl: str = "5m") -> float
 
 if __name__ == "__main__":
     print(f"{'model':22} {'input':>8} {'output':>8} {'write5m':>8} {'write1h':>8} {'read':>8}")
-    for name, price in PRICES.items():
+    for name, price in {**PRICES, **OPENAI_PRICES}.items():
         r = price.rates
         print(
             f"{name:22} {r.input:8.3f} {r.output:8.3f} {r.cache_write_5m:8.3f} "

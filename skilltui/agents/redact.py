@@ -6,7 +6,7 @@ may land in it. Backends pass every transcript and every error message through
 
 - the actual secrets the process holds (the key it was given), whatever their shape, so a
   key in an unusual format (a gateway token) is still caught;
-- anything shaped like an Anthropic key (`sk-ant-...`), so a key the model or a server
+- anything shaped like an Anthropic or OpenAI key (`sk-ant-...`, `sk-proj-...`), so a key the model or a server
   echoed back, or one pasted into a story, is caught even though it is not ours.
 
 Servers and tools often show a key cut down (`sk-ant-probe...efghij`: its first 12 and last
@@ -28,10 +28,12 @@ REDACTED = "[REDACTED]"
 # truncated key is still a leak.
 _BODY = r"[A-Za-z0-9_\-]"
 _ELISION = r"(?:\.{2,}|\u2026|\*{2,})"
-KEY_SHAPE = re.compile(rf"sk-ant-{_BODY}*(?:{_ELISION}{_BODY}+)?")
+# OpenAI keys (sk-proj-, sk-svcacct-, sk-admin-, and the older sk- with 32+ letters and digits)
+# and OpenRouter's (sk-or-v1-) go the same way, for the `openai` backend.
+KEY_SHAPE = re.compile(rf"sk-(?:ant|proj|svcacct|admin|or-v1)-{_BODY}*(?:{_ELISION}{_BODY}+)?|\bsk-[A-Za-z0-9]{{32,}}")
 
 # Environment variables whose values are credentials the backends may be holding.
-SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY")
 
 T = TypeVar("T")
 

@@ -7,7 +7,8 @@ call of one backend, and on a 429 it:
 
 - reads the wait the API asks for: `retry-after` (or `retry-after-ms`), else the reset
   time of whichever `anthropic-ratelimit-*-remaining` counter is exhausted (requests,
-  tokens, input or output tokens; `anthropic-ratelimit-*-reset` is an RFC 3339 time);
+  tokens, input or output tokens; `anthropic-ratelimit-*-reset` is an RFC 3339 time), or
+  of OpenAI's `x-ratelimit-remaining-requests` / `-tokens` (its reset a duration, `6m0s`);
 - holds every new request until then, not only the refused one;
 - halves the number of calls allowed in flight (at least one) and keeps it lowered for
   the longer of that wait and `hold` seconds; after that, each successful request lets
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import datetime
@@ -56,9 +58,26 @@ def wait_from_headers(headers: Mapping[str, str], now: float | None = None) -> t
             continue
         if exhausted:
             waits.append((min(MAX_WAIT, max(0.0, at - now)), f"{counter} limit"))
+    for counter in ("requests", "tokens"):  # OpenAI's: x-ratelimit-reset-* is a duration ("1s", "6m0s", "20ms")
+        remaining = lower.get(f"x-ratelimit-remaining-{counter}")
+        reset = _duration(lower.get(f"x-ratelimit-reset-{counter}", ""))
+        if remaining is not None and remaining.strip() in ("0", "0.0") and reset is not None:
+            waits.append((min(MAX_WAIT, reset), f"{counter} limit"))
     if waits:
         return max(waits)
     return DEFAULT_WAIT, "rate limit"
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _duration(text: str) -> float | None:
+    """Seconds in a duration like `6m0s` or `20ms`; None when it is not one."""
+    parts = _DURATION.findall(text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        return None
+    return sum(float(n) * _UNITS[u] for n, u in parts)
 
 
 class Throttle:

@@ -114,3 +114,10 @@ def add_model_flags(p: argparse.ArgumentParser) -> None:
         "agent answers each call through the folder DIR; see `skilltui mailbox`)",
     )
     p.add_argument("--model", default=None, help="model for every role (e.g. claude-sonnet-5-5)")
+    p.add_argument(
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help="--backend openai: an OpenAI-compatible server (vLLM, Ollama, LM Studio, OpenRouter), e.g. "
+        "http://localhost:11434/v1; default $OPENAI_BASE_URL, else OpenAI's",
+    )

@@ -40,7 +40,8 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     """
     from ..engine.data.works import load_works
     from ..engine.validation.crossval import assign_folds
-    from .estimate import estimate_lines, estimate_run
+    from .estimate import estimate_run
+    from .estimate_text import estimate_lines
     from .tracking import spec_from
     from .training import _default_model, settings_from
 

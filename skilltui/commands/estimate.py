@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from ..agents import pricing
 from ..agents.cache_policy import min_cacheable
 from ..core.formats import FOLDERS
-from ..core.tokens import CHARS_PER_TOKEN, count_tokens
+from ..core.tokens import count_tokens
 from ..engine.data.works import Work, covers, load_works, planned_steps
 from ..engine.loss.scores import score_step
 from ..engine.prompts import Prompts
@@ -31,13 +32,14 @@ from ..engine.session import Settings
 from ..engine.stages.batching import make_groups
 from ..engine.stages.passes import forward_prompt, note_policy, pool_context, story_lead
 from ..store.pool import Pool
-from .estimate_sizes import OUTPUT_PER_SECOND, TURN_SECONDS, CallSize, agent_call, text_call
+from .estimate_sizes import CallSize, agent_call, text_call
 
 # What a call adds beyond its prompt, where only a model could say.
 TURN_TOKENS = 60  # the words around each tool call: a path, a remark
 REPORT_TOKENS = 500  # a judge's loss report, and a reduce's commonality report
 NOTE_TOKENS = 250  # what one kept micro-step adds to the pool (one short note)
 HEADER_TOKENS = 30  # one note's line in the pool listing: its path and description
+OPENAI_MIN_CACHEABLE = 1024  # OpenAI caches a prompt's prefix on its own from this length
 
 ASSUMED = (
     f"the writer reads every note once and writes episodes as long as the human ones, in 3 turns; "
@@ -131,16 +133,19 @@ class Planner:
             self.headers.append((f"{next(iter(FOLDERS))}/note-{len(self.headers) + 1}.md", "x" * (HEADER_TOKENS * 3)))
 
     def _min(self, role: str) -> int:
-        """The model's minimum cacheable prompt; other backends than anthropic place no marks of ours."""
+        """The model's minimum cacheable prompt: anthropic's by model; OpenAI caches prompts of 1,024
+        tokens and more on its own; other backends place no marks of ours."""
         model = self.models["backward" if role == "consolidate" else role]
-        return min_cacheable(model) if self.s.backend == "anthropic" else 0
+        backend = self.s.backend_for(role)
+        return min_cacheable(model) if backend == "anthropic" else OPENAI_MIN_CACHEABLE if backend == "openai" else 0
 
     def _system(self, role: str) -> str:
         return self.prompts.render("system", role=role)
 
     def _base(self, role: str, *texts: str) -> int:
         """An agent call's first input: its system prompt, its texts and its tool definitions."""
-        return count_tokens(self._system(role)) + sum(count_tokens(t) for t in texts) + _tools(role, self.s.backend)
+        tools = _tools(role, self.s.backend_for(role))
+        return count_tokens(self._system(role)) + sum(count_tokens(t) for t in texts) + tools
 
     def _forward(self, work: Work, epoch: int, step: int, first: int, last: int, *, role: str) -> None:
         """One writer call; `role` forward, validation or test (neither of the last two is cached)."""
@@ -271,17 +276,24 @@ def _start_pool(settings: Settings) -> tuple[int, list[tuple[str, str]]]:
 
 
 def _tools(role: str, backend: str) -> int:
-    """Tokens of the tool definitions; only the anthropic backend's are known (the offline one sends none)."""
+    """Tokens of the tool definitions the anthropic and openai backends send (the offline one sends none)."""
     # A consolidation is sent the backward agent's tools.
-    return _tool_tokens()["backward" if role == "consolidate" else role] if backend == "anthropic" else 0
+    if backend not in ("anthropic", "openai"):
+        return 0
+    return _tool_tokens(backend).get("backward" if role == "consolidate" else role, 0)
 
 
 @functools.cache
-def _tool_tokens() -> dict[str, int]:
-    """The tool definitions an anthropic agent call sends on every turn (imported late: the SDK is big)."""
-    from ..agents.anthropic_backend import COMMIT_TOOL, DELETE_TOOL, EDITOR_TOOL, HISTORY_TOOLS
+def _tool_tokens(backend: str) -> dict[str, int]:
+    """The tool definitions an agent call sends on every turn (imported late: the anthropic SDK is big)."""
+    if backend == "openai":
+        from ..agents.openai_tools import COMMIT_TOOL, FILE_TOOLS, HISTORY_TOOLS
 
-    forward = [EDITOR_TOOL, DELETE_TOOL]
+        forward = list(FILE_TOOLS)
+    else:
+        from ..agents.anthropic_backend import COMMIT_TOOL, DELETE_TOOL, EDITOR_TOOL, HISTORY_TOOLS
+
+        forward = [EDITOR_TOOL, DELETE_TOOL]
     return {
         "forward": count_tokens(json.dumps(forward)),
         "backward": count_tokens(json.dumps([*forward, COMMIT_TOOL, *HISTORY_TOOLS])),
@@ -321,11 +333,14 @@ def forecast(settings: Settings, works: list[Work], val_works: list[Work], model
             }
         )
     usd = totals["batched"] if settings.batch else totals["cached"]
+    # --batch is the Message Batches API: a figure for it only when loss and reduce call Anthropic.
+    batchable = {settings.backend_for(role) for role in BATCHED} == {"anthropic"}
     return {
         "rows": rows,
         "usd_plain": round(totals["plain"], 6) if priced else None,
         "usd_cached": round(totals["cached"], 6) if priced else None,
-        "usd_cached_batched": round(totals["batched"], 6) if priced else None,
+        "usd_cached_batched": round(totals["batched"], 6) if priced and batchable else None,
+        "unpriced": sorted({r["model"] for r in rows if pricing.price_for(r["model"]) is None}),
         "usd": round(usd, 6) if priced else None,
         "wall_seconds": round(_wall(rows, settings, len(works), len(val_works))),
         "workers": settings.workers,
@@ -349,9 +364,10 @@ def _wall(rows: list[dict[str, Any]], settings: Settings, works: int, val_works:
     )
 
 
-def estimate_run(settings: Settings, backend_model: str | None) -> dict[str, Any]:
-    """The forecast of a run from its settings alone: checks the inputs as `open_run` does, writes nothing."""
+def check_inputs(settings: Settings) -> tuple[list[Work], list[Work]]:
+    """The works and validation works, checked as `open_run` checks them; writes nothing."""
     from ..engine.data.test_works import load_test_works
+    from ..engine.data.works import load_works
     from ..engine.session import load_val_works
 
     settings.check()
@@ -360,41 +376,10 @@ def estimate_run(settings: Settings, backend_model: str | None) -> dict[str, Any
     load_test_works(settings, works + val_works)  # bad test input is refused here as by open_run
     settings.check_works(works)
     Prompts(settings.prompts).check()
+    return works, val_works
+
+
+def estimate_run(settings: Settings, backend_model: str | None) -> dict[str, Any]:
+    """The forecast of a run from its settings alone: checks the inputs as `open_run` does, writes nothing."""
+    works, val_works = check_inputs(settings)
     return forecast(settings, works, val_works, settings.models_by_role(backend_model))
-
-
-# Why a run's dollars are not known beforehand, by backend (`mailbox:DIR` by its kind).
-NO_PRICE = {
-    "offline": "the offline backend costs nothing",
-    "mailbox": "whoever answers the mailbox sets the price; each answer's cost is recorded as it comes",
-}
-
-
-def _no_price(backend: str | None) -> str:
-    return NO_PRICE.get((backend or "offline").partition(":")[0], "a model of this run is not in the price table")
-
-
-def estimate_lines(data: dict[str, Any]) -> list[str]:
-    """The forecast as `--estimate` prints it: a table by role, the dollars, the wall time, the assumptions."""
-    lines = [f"{'role':16} {'model':20} {'calls':>6} {'input/call':>11} {'output/call':>12}"]
-    for row in data["rows"]:
-        lines.append(
-            f"{row['role']:16} {row['model']:20} {row['calls']:6} "
-            f"{row['input_per_call']:11,} {row['output_per_call']:12,}"
-        )
-    if data["usd"] is None:
-        lines.append(f"dollars: no price for a model of this run ({_no_price(data.get('backend'))})")
-    else:
-        lines.append(
-            f"dollars: ${data['usd_plain']:.2f} without caching or batching, ${data['usd_cached']:.2f} with "
-            f"caching, ${data['usd_cached_batched']:.2f} with caching and --batch (loss and reduce at half price)"
-        )
-    wall = int(data["wall_seconds"])
-    took = f"{wall // 3600}h{wall % 3600 // 60:02d}m" if wall >= 3600 else f"{wall // 60}m{wall % 60:02d}s"
-    rates = ", ".join(f"{name} {rate}" for name, rate in OUTPUT_PER_SECOND.items())
-    lines.append(
-        f"wall time: about {took} at --workers {data['workers']} "
-        f"(assumes output tokens per second: {rates}; {TURN_SECONDS:.0f} s per turn; no review waits)"
-    )
-    lines.append(f"tokens counted as characters / {CHARS_PER_TOKEN}; assumes {data['assumed']}")
-    return lines

@@ -125,7 +125,7 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
     else:
         from ..engine.data.diffuse_calls import diffuse_and_record
 
-        backend = make_backend(backend_name, args.model)
+        backend = make_backend(backend_name, args.model, base_url=args.base_url)
         print(
             f"diffuse: model {backend.model} ({backend_name}{'' if args.model else ', its default'})", file=sys.stderr
         )

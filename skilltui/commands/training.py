@@ -14,11 +14,12 @@ import argparse
 from dataclasses import fields
 from pathlib import Path
 
-from ..agents import default_backend, make_backend
+from ..agents import default_backend
 from ..core.errors import UsageError
 from ..engine.data.works import DEFAULT_MAX_SCRIPT_KB
 from . import add_folders_flag, add_model_flags, add_runs_dir, command, gate_flags
 from .evaluation import add_test_flags
+from .run_backends import backend_for_run, preflight, role_settings
 from .tracking import add_tracking_flags, spec_from
 from .train_session import train
 from .unattended import refuse_offline_models
@@ -62,8 +63,9 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         "--role-model",
         action="append",
         default=[],
-        metavar="ROLE=MODEL",
-        help="a model for one role (forward, loss, reduce, backward), e.g. loss=claude-haiku-5-5",
+        metavar="ROLE=[BACKEND:]MODEL",
+        help="a model for one role (forward or writer, loss or judge, reduce, backward, consolidate), on the run's "
+        "backend or another: loss=claude-haiku-5-5, writer=openai:llama3 (repeatable)",
     )
     add_runs_dir(p)
     p.add_argument("--run-id", default=None, help="the run folder's name (default: derived from the settings)")
@@ -272,15 +274,10 @@ def settings_from(args: argparse.Namespace):
     """The run's Settings from the parsed `train` flags."""
     from ..engine.session import Settings
 
-    role_models = {}
-    for item in args.role_model:
-        role, _, model = item.partition("=")
-        if role not in ("forward", "loss", "reduce", "backward") or not model:
-            raise UsageError(f"--role-model {item!r}: use ROLE=MODEL with ROLE one of forward, loss, reduce, backward")
-        role_models[role] = model
-    # Every flag of `train` fills the Settings field of the same name; only these two are worked out.
+    backend = args.backend or default_backend()
+    # Every flag of `train` fills the Settings field of the same name; only these three are worked out.
     given = {f.name: getattr(args, f.name) for f in fields(Settings) if hasattr(args, f.name)}
-    return Settings(**{**given, "backend": args.backend or default_backend(), "role_models": role_models})
+    return Settings(**{**given, "backend": backend, **role_settings(args.role_model, backend)})
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -292,16 +289,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     settings.check()
     tracking = spec_from(args)
-    if settings.batch and settings.backend != "anthropic":
+    if settings.batch and {settings.backend_for("loss"), settings.backend_for("reduce")} != {"anthropic"}:
         raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
     if args.estimate:
-        from .estimate import estimate_lines, estimate_run
+        from .estimate import estimate_run
+        from .estimate_text import estimate_lines
 
         print("\n".join(estimate_lines(estimate_run(settings, _default_model(settings.backend)))))
         return 0
     refuse_offline_models(settings)
-    noise = {"offline_noise": settings.offline_noise, "offline_noise_call": settings.offline_noise_call}
-    backend = make_backend(settings.backend, settings.model, offline_latency=settings.offline_latency, **noise)
+    backend = backend_for_run(settings)
+    preflight(settings, backend)
     return train(settings, backend, tracking)
 
 
@@ -309,6 +307,8 @@ def _default_model(backend: str) -> str:
     """The model a backend calls without --model, known without making the backend (which needs a key)."""
     if backend == "anthropic":
         from ..agents.anthropic_backend import DEFAULT_MODEL
+    elif backend == "openai":
+        DEFAULT_MODEL = "gpt-5.4"  # noqa: N806 - openai_backend's, known without the openai extra
     elif backend == "claude-code":
         from ..agents.claude_code import DEFAULT_MODEL
     elif backend == "codex":

@@ -28,6 +28,7 @@ from .prompts import Prompts
 DEFAULT_MAX_EDIT_LINES = 80
 # The default bound on the pool's size in tokens (core.tokens): what a writer can still read whole.
 DEFAULT_POOL_BUDGET = 4000
+_BACKWARD = {"consolidate": "backward"}  # a role that calls another's model and backend unless given its own
 
 
 @dataclass
@@ -45,6 +46,8 @@ class Settings:
     backend: str = "offline"
     model: str | None = None
     role_models: dict[str, str] = field(default_factory=dict)
+    role_backends: dict[str, str] = field(default_factory=dict)  # --role-model ROLE=BACKEND:MODEL
+    base_url: str | None = None  # --base-url, the openai backend's server: how a run reaches it, not what it computes
     runs_dir: Path = Path("runs")
     run_id: str | None = None
     prompts: Path | None = None
@@ -182,8 +185,12 @@ class Settings:
         )
 
     def model_for(self, role: str) -> str | None:
-        # A consolidation is a backward micro-step of another kind: it calls the backward model.
-        return self.role_models.get("backward" if role == "consolidate" else role, self.model)
+        # A consolidation is a backward micro-step of another kind: backward's model unless given its own.
+        return self.role_models.get(role) or self.role_models.get(_BACKWARD.get(role, role), self.model)
+
+    def backend_for(self, role: str) -> str:
+        """The backend a role's calls go to: its --role-model BACKEND, else --backend."""
+        return self.role_backends.get(role) or self.role_backends.get(_BACKWARD.get(role, role), self.backend)
 
     def models_by_role(self, backend_model: str | None) -> dict[str, str]:
         """The model each training role calls: its --role-model, else --model, else the backend's default."""
@@ -213,8 +220,9 @@ class Settings:
             "model": self.model,
             "role_models": dict(sorted(self.role_models.items())),
             "prompts": str(Path(self.prompts).resolve()) if self.prompts else None,
-            # Only when set, so runs started before the flag existed still reopen.
+            # Only when set, so runs started before these flags existed still reopen.
             **({"judge_weight": self.judge_weight} if self.judge_weight else {}),
+            **({"role_backends": dict(sorted(self.role_backends.items()))} if self.role_backends else {}),
         }
         if self.max_edit_lines != DEFAULT_MAX_EDIT_LINES:
             identity["max_edit_lines"] = self.max_edit_lines

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...agents.base import Backend, BackendError, CallResult, Request
 from ...agents.redact import redact
+from ...agents.routing import backend_name
 from ...agents.tools import Sandbox
 from ...model import events as ev
 from ...model.bus import EventBus
@@ -63,7 +64,7 @@ class Context:
         self.bus.emit(
             ev.Call(
                 role=role,
-                backend=self.backend.name,
+                backend=backend_name(self.backend, role),
                 model=result.model or self.settings.model_for(role),
                 **result.spent(),
                 seconds=round(seconds, 3),
