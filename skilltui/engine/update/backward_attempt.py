@@ -25,6 +25,7 @@ from ...agents.base import FatalBackendError
 from ...agents.pool_history import PoolHistory
 from ...agents.tools import Sandbox, ToolError
 from ...model import events as ev
+from ...model import trailers
 from ...store.pool import Pool
 from ...store.reconcile import kept_notice
 from ...store.run import write_atomic, write_json
@@ -118,7 +119,7 @@ async def run_attempt(
             refused.append(trouble)
             listed = "\n".join(f"- {t}" for t in trouble)
             raise ToolError(f"not committed; fix these, then call commit again:\n{listed}")
-        body = message.strip()
+        body = trailers.agent_message(message).strip()  # provenance is the engine's to write, at the decision
         full = body if body.startswith(subject) else f"{subject}\n\n{body}"
         # commit_problems staged every change already: commit the index as it stands.
         pool.git("commit", "-q", "--allow-empty", "--no-verify", "-m", full)
