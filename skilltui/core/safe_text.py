@@ -20,6 +20,7 @@ LINE_SEPARATORS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 # C0 without tab and newline, DEL, and C1: what a terminal may act on instead of showing.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SEPARATOR = re.compile("\r\n|[" + LINE_SEPARATORS + "]")
+_ANY_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _OTHER_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]")
 
 
@@ -47,6 +48,12 @@ def has_control(text: str) -> bool:
 def controls_in(text: str) -> list[str]:
     """The control characters `text` holds, spelled out, each once, in the order met."""
     return list(dict.fromkeys(_spelled(m) for m in _CONTROL.finditer(text)))
+
+
+def dropped(text: str) -> str:
+    """`text` without its control characters, tab and newline included: for a cell already laid out,
+    where a terminal counts them as no width, so dropping them moves nothing."""
+    return text if text.isprintable() else _ANY_CONTROL.sub("", text)
 
 
 def message_lines(text: str) -> str:
