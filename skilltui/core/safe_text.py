@@ -56,6 +56,14 @@ def dropped(text: str) -> str:
     return text if text.isprintable() else _ANY_CONTROL.sub("", text)
 
 
+def json_line(encoded: str) -> str:
+    """A JSON text made with ensure_ascii=False, with the line separators JSON leaves raw escaped
+    (U+2028, U+2029, U+0085), so no reader that splits on them can cut a record line in two."""
+    if encoded.isascii():
+        return encoded
+    return encoded.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
+
+
 def message_lines(text: str) -> str:
     """A message with "\\n" as its only line end and no other control character (tabs stay)."""
     return _OTHER_CONTROL.sub("", _SEPARATOR.sub("\n", text))

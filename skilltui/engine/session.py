@@ -17,17 +17,27 @@ from ..core.errors import UsageError
 from ..model.bus import repair_tail
 from ..model.parse import read_run
 from ..model.view import RunView
-from ..store.pool import donor_notes
+from ..store.pool import Pool, donor_notes
 from ..store.reconcile import reconcile
 from ..store.run import Run, RunLock, check_config, check_run_id, check_runs_dir, derive_run_id, write_json
 from .data.test_works import copy_stories, load_test_works, test_identity
 from .data.works import DEFAULT_MAX_SCRIPT_KB, Work, covers, ignored_notice, load_works, unbroken
+from .notes.note_checks import pool_tokens
 from .prompts import Prompts
 
 # The default bound on lines one micro-step may add plus remove: two full notes' worth.
 DEFAULT_MAX_EDIT_LINES = 80
 # The default bound on the pool's size in tokens (core.tokens): what a writer can still read whole.
 DEFAULT_POOL_BUDGET = 4000
+
+
+# Each candidate is a whole backward call and a working copy of the pool, and a person
+# weighs them side by side: past 16 a round costs more than any review can use.
+MAX_CANDIDATES = 16
+CANDIDATES_BOUND = (
+    f"--candidates takes a whole number from 1 to {MAX_CANDIDATES} (backward attempts per micro-step; each is a "
+    "full backward call and a working copy of the pool, and more than a reviewer can weigh side by side)"
+)
 
 
 @dataclass
@@ -107,8 +117,8 @@ class Settings:
                 raise UsageError(f"--{role}-timeout must be a positive number of seconds")
         if self.backward_retries < 0:
             raise UsageError("--backward-retries must be 0 (no retry) or more")
-        if not (isinstance(self.candidates, int) and self.candidates >= 1):
-            raise UsageError("--candidates must be a whole number, 1 or more (backward attempts per micro-step)")
+        if not (isinstance(self.candidates, int) and 1 <= self.candidates <= MAX_CANDIDATES):
+            raise UsageError(CANDIDATES_BOUND)
         if self.max_edit_lines < 1:
             raise UsageError("--max-edit-lines must be at least 1 (lines one micro-step may add and remove)")
         if self.consolidate_edit_lines is not None and self.consolidate_edit_lines < 1:
@@ -296,6 +306,12 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
         )
     if settings.init_pool and not resumed:
         donor_notes(Path(settings.init_pool))
+        size = pool_tokens(Pool(Path(settings.init_pool)))
+        if size > settings.pool_budget:  # every attempt would fail the budget check: refuse before any call
+            raise UsageError(
+                f"--init-pool {settings.init_pool} holds {size:,} tokens of notes, over --pool-budget "
+                f"{settings.pool_budget:,.0f}; raise --pool-budget or start from a smaller pool"
+            )
 
     run.root.mkdir(parents=True, exist_ok=True)
     lock = RunLock(run.root)

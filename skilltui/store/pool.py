@@ -196,7 +196,8 @@ class Pool(PoolGit):
 
         Returns (the full ref, the paths that differ from HEAD).
         """
-        index = self.root / ".git" / f"skilltui-save.index{os.getpid()}"
+        # A candidate's working copy is a git worktree, whose .git is a file: ask git where its folder is.
+        index = Path(self.git("rev-parse", "--absolute-git-dir")) / f"skilltui-save.index{os.getpid()}"
         env = {**os.environ, "GIT_INDEX_FILE": str(index)}
         try:
             self.repo.git.execute(["git", *SAFE_GIT, "read-tree", "HEAD"], env=env)
