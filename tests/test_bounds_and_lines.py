@@ -82,3 +82,24 @@ def test_a_working_copy_keeps_its_stray_edits_and_a_locked_entry_is_cleared(tmp_
     assert pool.git("worktree", "list", "--porcelain").count("worktree ") == 1
     fsck = subprocess.run(["git", "-C", str(pool.root), "fsck"], capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stderr
+
+
+def backward_calls(tmp_path: Path, work: Path, capsys, k: str) -> int:
+    argv = ["train", "--estimate", "--runs-dir", str(tmp_path / "runs"), "--steps", "1", "--candidates", k]
+    assert main([*argv, "--work", str(work)]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    return next(int(row[2]) for row in rows if row and row[0] == "backward")
+
+
+def test_the_estimate_counts_every_candidate(make_work, tmp_path, capsys) -> None:
+    work = make_work("kiln-yard", 2)
+    assert backward_calls(tmp_path, work, capsys, "3") == 3 * backward_calls(tmp_path, work, capsys, "1")
+
+
+def test_val_repeats_without_the_gate_is_not_refused_for_the_gate(make_work, tmp_path, capsys) -> None:
+    val = make_work("salt-road", 2)
+    assert (
+        train(tmp_path, make_work("kiln-yard", 2), "--no-consolidate", "--val-work", str(val), "--val-repeats", "4")
+        == 0
+    )
+    assert "--gate-max-repeats" not in capsys.readouterr().err

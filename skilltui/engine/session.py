@@ -142,7 +142,7 @@ class Settings:
             raise UsageError("--gate-confidence must be at least 0.5 and below 1, e.g. 0.9 for a 90% interval")
         if self.val_repeats < 1:
             raise UsageError("--val-repeats must be at least 1 (passes over the validation works per measurement)")
-        if self.gate_max_repeats < self.val_repeats:
+        if self.gate and self.gate_max_repeats < self.val_repeats:  # without --gate no pass is added
             raise UsageError(
                 f"--gate-max-repeats must be at least --val-repeats ({self.val_repeats}): "
                 "the passes the gate may add when unsure"
