@@ -111,3 +111,18 @@ def test_a_gated_consolidation_killed_inside_its_decision_is_decided_once(make_w
     assert unreviewed_on_main(run) == []
     check_decided_once(run)
     assert [e["group"] for e in decisions(run) if e["decision"] != "rerun"] == [1, 0]
+
+
+def test_a_kill_after_the_checks_passed_asks_the_review_again_without_a_new_attempt(make_work, tmp_path) -> None:
+    runs, works = tmp_path / "runs", [make_work("kiln-yard", 2)]
+    args = argv(runs, works, "--no-consolidate")
+    assert run_killed("skilltui.engine.update.backward_attempt:_check", 1, args) == -9
+    again = run_plain(args)
+    assert again.returncode == 0, again.stderr
+    run = runs / "r"
+    check_decided_once(run)
+    attempts = sorted(p.name for p in run.glob("epoch0/step0/backward/g1/attempt*"))
+    assert attempts == ["attempt1"], attempts
+    pool = Pool(run / "memory")
+    assert not pool.git("for-each-ref", "refs/skilltui/dead/").strip()
+    assert "left dirty" not in again.stderr

@@ -206,6 +206,30 @@ async def run_attempt(
     return checked
 
 
+def recheck(ctx: Context, adir: Path, where: Where) -> bool:
+    """Finish the checks of an attempt a kill stopped between its commit and its record; True when it passed.
+
+    The agent's call was paid and its commit stands in the pool (one attempt, K=1): running
+    the checks again on it (they read only the pool) gives the record the attempt would
+    have written, so the review is asked again instead of the round paid for again.
+    """
+    pool = ctx.run.pool
+    done = any((adir / name).exists() for name in ("checked.json", "failed.json", "review.json"))
+    if done or not (adir / "transcript.json").exists():
+        return False
+    head, clean = pool.state()
+    if head == where.before or not clean or pool.parents(head) != [where.before]:
+        return False
+    if not pool.log(f"{where.before}..{head}")[0].subject.startswith(f"train {where.label}"):
+        return False  # not this attempt's commit: the usual start (kept under dead/) handles it
+    problem, checked = _check(pool, where.before, f"train {where.label}", lexicon_of(ctx))
+    if problem:
+        return False
+    write_atomic(adir / "patch.diff", checked.pop("patch"))
+    write_json(adir / "checked.json", checked)
+    return True
+
+
 async def _start_clean(ctx: Context, pool: Pool, where: Where) -> None:
     """A dead or failed attempt may have left edits or even a commit; nothing of it may leak into this one."""
     stale, clean = await asyncio.to_thread(pool.state)

@@ -50,7 +50,7 @@ from ...store.pool import Pool
 from ...store.reconcile import kept_notice
 from ..stages.context import Context
 from . import decided, provenance
-from .backward_attempt import BACKWARD, AttemptFailed, Brief, Candidate, Where, run_attempt
+from .backward_attempt import BACKWARD, AttemptFailed, Brief, Candidate, Where, recheck, run_attempt
 from .candidates import candidate_ref, close_copy, open_copy, rank, sweep_copies
 
 if TYPE_CHECKING:
@@ -125,6 +125,9 @@ class MicroStep:
         self.notes = self.records.reviewer_notes()
         self.attempt = self.records.attempts()
         self.failures = self.records.failures_since_review(self.attempt)
+        if self.candidates == 1 and self.attempt:  # killed between its commit and its record: check it now
+            where = self.where(self.attempt)
+            await asyncio.to_thread(recheck, self.ctx, self.records.attempt_dir(self.attempt), where)
         # A round of candidates killed mid-way left working copies; their commits stay under dead/.
         await asyncio.to_thread(sweep_copies, self.pool, self.records.out, self.before, self.prefix)
         # A run stopped while a checked round awaited review asks for that review again
