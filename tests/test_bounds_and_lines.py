@@ -103,3 +103,11 @@ def test_val_repeats_without_the_gate_is_not_refused_for_the_gate(make_work, tmp
         == 0
     )
     assert "--gate-max-repeats" not in capsys.readouterr().err
+
+
+def test_parallel_candidates_tool_events_are_each_kept(make_work, tmp_path) -> None:
+    assert train(tmp_path, make_work("kiln-yard", 2), "--no-consolidate", "--candidates", "3") == 0
+    record = read_run(tmp_path / "runs" / "r" / "events.jsonl")
+    assert record.duplicates == 0, record.warning()
+    tools = [e for e in record.events if isinstance(e, ev.ToolUsed) and e.role == "backward"]
+    assert {e.attempt for e in tools} == {1, 2, 3}

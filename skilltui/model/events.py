@@ -122,6 +122,7 @@ class Delta(ByAgent, kind="delta"):
 
     role: str
     text: str
+    attempt: int | None = None  # a backward attempt's number: K candidates stream at once
 
 
 class ToolUsed(ByAgent, kind="tool", retired={"ok"}):
@@ -134,6 +135,9 @@ class ToolUsed(ByAgent, kind="tool", retired={"ok"}):
     tool: str
     path: str
     error: str | None = None
+    # A backward attempt's number: K candidates of one group read the same notes at the same
+    # moment, and two equal lines would be read as one written twice.
+    attempt: int | None = None
 
     @property
     def ok(self) -> bool:
