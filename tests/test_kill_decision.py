@@ -126,3 +126,17 @@ def test_a_kill_after_the_checks_passed_asks_the_review_again_without_a_new_atte
     pool = Pool(run / "memory")
     assert not pool.git("for-each-ref", "refs/skilltui/dead/").strip()
     assert "left dirty" not in again.stderr
+
+
+@pytest.mark.parametrize("point", ["skilltui.store.repair:_keep_damaged", "skilltui.store.repair:_Git.__call__"])
+def test_a_repair_killed_after_rewriting_head_keeps_the_garbage_bytes(done, point) -> None:
+    """Repair rewrote a garbage HEAD before saving it, so a kill lost its bytes (and could leave an index)."""
+    git_dir = done.pool.root / ".git"
+    (git_dir / "HEAD").write_bytes(b"\x7fELF garbage\n")
+    assert run_killed(point, 1, ["repair", str(done.root)], when="before") == -9
+    again = run_plain(["repair", str(done.root)])
+    assert again.returncode == 0, again.stderr
+    pool = Pool(done.pool.root)
+    kept = pool.git("for-each-ref", "--format=%(refname)", "refs/skilltui/damaged/").split()
+    assert len(kept) == 1 and "ELF garbage" in pool.git("log", "-1", "--format=%B", kept[0])
+    assert not list(git_dir.glob("skilltui-*")), list(git_dir.glob("skilltui-*"))
