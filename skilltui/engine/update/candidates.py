@@ -59,14 +59,14 @@ def _unlock(pool: Pool, folder: Path) -> None:
     that, the entry stays locked, `worktree prune` leaves it, and `git fsck` fails on it.
     The run lock is held, so no git of ours is adding it now.
     """
-    admin = pool.root / ".git" / "worktrees"
+    admin = Path(pool.git("rev-parse", "--absolute-git-dir")) / "worktrees"
     if not admin.is_dir():
         return
-    target = (folder / ".git").resolve()
+    target = folder.resolve()
     for entry in admin.iterdir():
-        gitdir = entry / "gitdir"
+        gitdir = entry / "gitdir"  # names the copy's own git file, inside `folder`
         try:
-            points = Path(gitdir.read_text(encoding="utf-8").strip()).resolve() == target
+            points = Path(gitdir.read_text(encoding="utf-8").strip()).parent.resolve() == target
         except OSError:
             points = not (entry / "HEAD").exists()  # killed before git wrote it: nothing of use is in it
         if points and (entry / "locked").exists():
