@@ -38,17 +38,6 @@ def test_candidates_are_bounded_with_a_line_saying_why(make_work, tmp_path, caps
     assert not (tmp_path / "runs" / "r").exists()
 
 
-def test_an_init_pool_over_the_pool_budget_is_refused_before_any_call(make_work, tmp_path, capsys) -> None:
-    work = make_work("kiln-yard", 2)
-    assert train(tmp_path, work, "--no-consolidate") == 0
-    donor = tmp_path / "runs" / "r" / "memory"
-    argv = ["train", "--auto", "--runs-dir", str(tmp_path / "runs"), "--run-id", "b", "--steps", "1"]
-    assert main([*argv, "--work", str(work), "--init-pool", str(donor), "--pool-budget", "10"]) == 2
-    err = capsys.readouterr().err
-    assert "over --pool-budget 10" in err and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / "runs" / "b" / "events.jsonl").exists()
-
-
 def test_line_separators_in_an_event_neither_tear_it_nor_drop_the_next(tmp_path) -> None:
     path = tmp_path / "events.jsonl"
     sink = JsonlSink(path)

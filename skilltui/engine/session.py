@@ -17,12 +17,11 @@ from ..core.errors import UsageError
 from ..model.bus import repair_tail
 from ..model.parse import read_run
 from ..model.view import RunView
-from ..store.pool import Pool, donor_notes
+from ..store.pool import donor_notes
 from ..store.reconcile import reconcile
 from ..store.run import Run, RunLock, check_config, check_run_id, check_runs_dir, derive_run_id, write_json
 from .data.test_works import copy_stories, load_test_works, test_identity
 from .data.works import DEFAULT_MAX_SCRIPT_KB, Work, covers, ignored_notice, load_works, unbroken
-from .notes.note_checks import pool_tokens
 from .prompts import Prompts
 
 # The default bound on lines one micro-step may add plus remove: two full notes' worth.
@@ -306,12 +305,6 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
         )
     if settings.init_pool and not resumed:
         donor_notes(Path(settings.init_pool))
-        size = pool_tokens(Pool(Path(settings.init_pool)))
-        if size > settings.pool_budget:  # every attempt would fail the budget check: refuse before any call
-            raise UsageError(
-                f"--init-pool {settings.init_pool} holds {size:,} tokens of notes, over --pool-budget "
-                f"{settings.pool_budget:,.0f}; raise --pool-budget or start from a smaller pool"
-            )
 
     run.root.mkdir(parents=True, exist_ok=True)
     lock = RunLock(run.root)

@@ -182,12 +182,11 @@ class MicroRecords:
     # -- writing ---------------------------------------------------------------------------
 
     @staticmethod
-    def review_of(
-        decision: str, by: str, note: str, ref: str | None, reason: str, gate: dict | None, commit: str
-    ) -> dict:
+    def review_of(fate: tuple[str, str, str], by: str, ref: str | None, gate: dict | None, commit: str) -> dict:
         """One attempt's review.json. The gate's figures go beside the decision, for the next prompt's
         rejected updates (rejected.py); `commit` is the attempt's commit with its provenance trailers,
         the one the history joins."""
+        decision, note, reason = fate  # the decision, the reviewer's note, why
         return {
             "decision": decision,
             "by": by,

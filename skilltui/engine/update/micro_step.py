@@ -286,7 +286,7 @@ class MicroStep:
             action, note, reason = fates[c.attempt]
             figures = gate_figures(c.verdict)
             reviews[str(c.attempt)] = self.records.review_of(
-                action, decision.by, note, refs[c.attempt], reason, figures, c.commit
+                fates[c.attempt], decision.by, refs[c.attempt], figures, c.commit
             )
         event = ev.DecisionMade(
             decision=decision.action,
