@@ -135,9 +135,7 @@ class ToolUsed(ByAgent, kind="tool", retired={"ok"}):
     tool: str
     path: str
     error: str | None = None
-    # A backward attempt's number: K candidates of one group read the same notes at the same
-    # moment, and two equal lines would be read as one written twice.
-    attempt: int | None = None
+    attempt: int | None = None  # a backward attempt's: K candidates reading one note at once are K events
 
     @property
     def ok(self) -> bool:
