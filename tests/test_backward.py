@@ -105,6 +105,7 @@ def test_a_pool_left_dirty_by_a_dead_attempt_is_reset_first(tmp_path, make_work)
     before = (g1 / "before.txt").read_text().strip()
     # The process died after the agent wrote a stray note and committed half-way: undo the record of it.
     (g1 / "commit.txt").unlink()
+    (g1 / "decision.json").unlink()  # and before its decision was recorded
     pool.reset(before)
     (pool.root / "scene").mkdir(exist_ok=True)
     (pool.root / "scene" / "stray.md").write_text("stray edit from a dead attempt\n")

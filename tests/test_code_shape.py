@@ -30,7 +30,6 @@ WIDE_FUNCTIONS = {
     ("engine/update/micro_step.py", "__init__"): 9,
     ("engine/update/provenance.py", "trailer_pairs"): 7,
     ("model/trailers.py", "val_value"): 7,
-    ("store/micro_records.py", "reviewed"): 8,
     ("tui/widgets/loss_curve.py", "draw"): 7,
 }
 

@@ -84,6 +84,7 @@ def _unfinish_last_micro_step(run: Run) -> Path:
     """What a kill while the last micro-step awaited review leaves: a checked attempt, no decision."""
     out = run.root / "epoch0" / "step1" / "backward" / "g2"
     (out / "commit.txt").unlink()
+    (out / "decision.json").unlink()  # recorded before any move of the decision: a kill before it
     last = max(out.glob("attempt*"), key=lambda p: int(p.name[7:]))
     (last / "review.json").unlink()
     return out

@@ -110,18 +110,18 @@ class Planner:
                     group = [by_name[n] for n in names]
                     if len(group) > 1:
                         self._reduce(group)
-                    self._backward(group, first, last)
-                    if s.gate:
-                        self._validate()
+                    for _ in range(s.candidates):  # K candidates, each validated under the gate
+                        self._backward(group, first, last)
+                        if s.gate:
+                            self._validate()
                     self._grow()
                 # With the gate, the step's point measures the notes its last micro-step left, already measured.
                 if self.val_works and not s.gate:
                     self._validate()
             # Every micro-step is assumed to keep a note, so every epoch ends with its consolidation.
             if s.consolidate and not s.no_backward and self.headers:
-                self._consolidate()
-                if s.gate:
-                    self._validate()
+                for _ in range(s.candidates):  # a consolidation is a micro-step: K candidates too
+                    self._consolidate() or (s.gate and self._validate())
             if s.test_every == "epoch" or epoch == s.epochs - 1:
                 self._test(sides=2)  # the trained pool and the start pool, paired
         return self.roles

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import UsageError
+from ..core.safe_text import visible
 from ..core.words import counted
 from ..runs.locate import find_run
 from . import add_run_arg, add_runs_dir, command
@@ -102,7 +103,7 @@ def cmd_blame(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
-        print("\n".join(blame_text(result)))
+        print("\n".join(visible(line) for line in blame_text(result)))  # a note's lines are agent text
     return 0
 
 

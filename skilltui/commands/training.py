@@ -260,13 +260,15 @@ def add_gate_flags(p: argparse.ArgumentParser) -> None:
 
 
 def candidates_count(text: str) -> int:
-    """--candidates K: a whole number, 1 or more. A UsageError (not argparse's two lines) says so in one."""
+    """--candidates K: a whole number from 1 to 16. A UsageError (not argparse's two lines) says so in one."""
+    from ..engine.session import CANDIDATES_BOUND, MAX_CANDIDATES
+
     try:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise UsageError(f"--candidates {text!r}: give a whole number, 1 or more (backward attempts per micro-step)")
+    if not 1 <= value <= MAX_CANDIDATES:
+        raise UsageError(f"--candidates {text!r}: " + CANDIDATES_BOUND.removeprefix("--candidates "))
     return value
 
 

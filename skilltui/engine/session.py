@@ -31,6 +31,15 @@ DEFAULT_POOL_BUDGET = 4000
 _BACKWARD = {"consolidate": "backward"}  # a role that calls another's model and backend unless given its own
 
 
+# Each candidate is a whole backward call and a working copy of the pool, and a person
+# weighs them side by side: past 16 a round costs more than any review can use.
+MAX_CANDIDATES = 16
+CANDIDATES_BOUND = (
+    f"--candidates takes a whole number from 1 to {MAX_CANDIDATES} (backward attempts per micro-step; each is a "
+    "full backward call and a working copy of the pool, and more than a reviewer can weigh side by side)"
+)
+
+
 @dataclass
 class Settings:
     """Everything `skilltui train` was asked to do."""
@@ -110,8 +119,8 @@ class Settings:
                 raise UsageError(f"--{role}-timeout must be a positive number of seconds")
         if self.backward_retries < 0:
             raise UsageError("--backward-retries must be 0 (no retry) or more")
-        if not (isinstance(self.candidates, int) and self.candidates >= 1):
-            raise UsageError("--candidates must be a whole number, 1 or more (backward attempts per micro-step)")
+        if not (isinstance(self.candidates, int) and 1 <= self.candidates <= MAX_CANDIDATES):
+            raise UsageError(CANDIDATES_BOUND)
         if self.max_edit_lines < 1:
             raise UsageError("--max-edit-lines must be at least 1 (lines one micro-step may add and remove)")
         if self.consolidate_edit_lines is not None and self.consolidate_edit_lines < 1:
@@ -135,7 +144,7 @@ class Settings:
             raise UsageError("--gate-confidence must be at least 0.5 and below 1, e.g. 0.9 for a 90% interval")
         if self.val_repeats < 1:
             raise UsageError("--val-repeats must be at least 1 (passes over the validation works per measurement)")
-        if self.gate_max_repeats < self.val_repeats:
+        if self.gate and self.gate_max_repeats < self.val_repeats:  # without --gate no pass is added
             raise UsageError(
                 f"--gate-max-repeats must be at least --val-repeats ({self.val_repeats}): "
                 "the passes the gate may add when unsure"

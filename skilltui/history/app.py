@@ -15,7 +15,7 @@ from functools import partial
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from ..components import keymap, themes
+from ..components import keymap, terminal_guard, themes
 from ..components.help import HelpScreen
 from ..components.palette import choose_theme, kept_textual_commands
 from ..store.run import Run
@@ -34,6 +34,7 @@ class HistoryApp(App):
     BINDINGS = keymap.bindings("review app")
 
     def __init__(self, run: Run, poll: float | None = 2.0) -> None:
+        terminal_guard.install()  # agent text never drives the terminal, whichever widget shows it
         super().__init__()
         self.own_themes: list[str] = []  # the palette's theme picker offers these
         self.run_folder = run

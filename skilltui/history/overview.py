@@ -14,6 +14,7 @@ from rich.text import Text
 
 from ..core.errors import UsageError
 from ..core.piped import output_width
+from ..core.safe_text import visible
 from ..runs.locate import is_run
 from ..runs.status import RunStatus, run_status
 from ..store.run import Run
@@ -109,17 +110,17 @@ def print_runs(runs_dir: Path, console: Console | None = None) -> int:
         console.print(runs_table(statuses, runs_dir))
         for s in statuses:
             for line in failing_lines(s):
-                console.print(Text(f"{s.id}: {line}", style="red"), overflow="fold")
+                console.print(Text(visible(f"{s.id}: {line}"), style="red"), overflow="fold")
     else:
         # Ten columns do not fit a narrow terminal; one short block per run reads better than a crushed table.
         for s in statuses:
             console.print(Text.assemble((s.id, "bold"), "  ", (s.state, _style(s.state))))
-            console.print(Padding(Text(runs_line(s)), (0, 0, 0, 2)))
-            for line in failing_lines(s):
-                console.print(Padding(Text(line, style="red"), (0, 0, 0, 2)))
+            console.print(Padding(Text(visible(runs_line(s))), (0, 0, 0, 2)))
+            for line in failing_lines(s):  # a stop's reason may quote agent text
+                console.print(Padding(Text(visible(line), style="red"), (0, 0, 0, 2)))
     for s in statuses:  # what a damaged record left out: on stderr, so the table stays the table
         if s.skipped:
-            print(f"warning: {s.id}: {s.skipped}", file=sys.stderr)
+            print(visible(f"warning: {s.id}: {s.skipped}"), file=sys.stderr)
     return 0
 
 

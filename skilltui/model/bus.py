@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from ..core.safe_text import json_line
 from .events import Event
 
 Sink = Callable[["Event"], None]
@@ -79,7 +80,7 @@ class JsonlSink:
         if event.kind == "delta" or self.error is not None:
             return
         try:
-            self._file.write(json.dumps(event.to_dict(), default=str, ensure_ascii=False) + "\n")
+            self._file.write(json_line(json.dumps(event.to_dict(), default=str, ensure_ascii=False)) + "\n")
             self._file.flush()
         except OSError as exc:
             # A full disk: the run stops at its next write of a record, and says why; a line cut

@@ -122,6 +122,7 @@ class Delta(ByAgent, kind="delta"):
 
     role: str
     text: str
+    attempt: int | None = None  # a backward attempt's number: K candidates stream at once
 
 
 class ToolUsed(ByAgent, kind="tool", retired={"ok"}):
@@ -134,6 +135,7 @@ class ToolUsed(ByAgent, kind="tool", retired={"ok"}):
     tool: str
     path: str
     error: str | None = None
+    attempt: int | None = None  # a backward attempt's: K candidates reading one note at once are K events
 
     @property
     def ok(self) -> bool:

@@ -164,5 +164,5 @@ def read_run(path: Path) -> RunRecord:
     except FileNotFoundError:
         return record
     complete = text[: text.rfind("\n") + 1]  # a line without its newline is still being written
-    parse_lines(complete.splitlines(), record)
+    parse_lines(complete.split("\n")[:-1], record)  # "\n" alone ends a line: U+2028 in a name is not one
     return record

@@ -50,7 +50,7 @@ class EventTail:
             complete = data[: data.rfind(b"\n") + 1]
             self.offset += len(complete)
             before = len(self.record.events)
-            parse_lines(complete.decode("utf-8", errors="replace").splitlines(), self.record)
+            parse_lines(complete.decode("utf-8", errors="replace").split("\n")[:-1], self.record)
             self.view.fold(self.record.events[before:])
             self.record.events = []  # folded: the view holds what they said
             return self.view

@@ -28,6 +28,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..core.safe_text import message_lines
+
 PREFIX = "Skilltui-"
 NOTES_REF = "refs/notes/skilltui"  # where decisions made later are written (git notes)
 KEYS = ("Step", "Evidence", "Val", "Cost", "Kind", "Decision")
@@ -56,6 +58,17 @@ class Provenance:
 
 def is_trailer(line: str) -> bool:
     return TRAILER.match(line.strip()) is not None
+
+
+# What an agent's line must not look like: a Skilltui trailer in any case, spacing or separator.
+LOOKALIKE = re.compile(rf"^\W*{PREFIX}[\w-]*\s*[:=]", re.IGNORECASE)
+
+
+def agent_message(text: str) -> str:
+    """An agent's commit message as the engine keeps it: one kind of line end, no control character,
+    and no line that looks like a trailer, since only the engine writes provenance (engine/provenance.py)."""
+    lines = message_lines(text).split("\n")
+    return "\n".join(line for line in lines if not LOOKALIKE.match(line)).strip("\n")
 
 
 def parse(*texts: str) -> Provenance:

@@ -21,6 +21,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from ..core.safe_text import visible
 from ..core.words import counted
 from ..model import events as ev
 from ..model.figures import duration_text, eta, run_progress, step_mean, step_progress, val_mean, work_elapsed
@@ -177,6 +178,7 @@ class ConsoleSink:
             self.live.update(self._render())
 
     def say(self, line: str) -> None:
+        line = visible(line)  # a line may quote agent text: a subject, a reason, a path
         if self.live is None:
             self.console.print(line, markup=False, soft_wrap=True)
         else:
@@ -199,7 +201,7 @@ class ConsoleSink:
             self.live = None
         if summary and not self.view.active:
             for line in summarise(self.view).lines():
-                self.console.print(line, markup=False, soft_wrap=True)
+                self.console.print(visible(line), markup=False, soft_wrap=True)
 
     def _render(self) -> Group:
         view, now = self.view, self.now()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from ..core.json_read import BadJSON, loads
+from ..core.safe_text import json_line
 from ..model import events as ev
 from ..model.parse import EventShapeError, fits, parse_event
 from ..model.review import Decision, ReviewRequest, request_to_dict
@@ -131,7 +132,7 @@ def line_of(message: ForApp | ForTrainer) -> bytes:
         data: dict[str, Any] = {"t": "event", "event": message.to_dict()}
     else:
         data = {"t": message.tag, **{f.name: _plain(getattr(message, f.name)) for f in dataclasses.fields(message)}}
-    return (json.dumps(data, default=str, ensure_ascii=False) + "\n").encode()
+    return (json_line(json.dumps(data, default=str, ensure_ascii=False)) + "\n").encode()
 
 
 # -- in ----------------------------------------------------------------------------------------

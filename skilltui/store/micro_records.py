@@ -8,6 +8,7 @@ before.txt            the commit it started from, fixed at its first attempt
 lint_report.txt       the pool's lint as the backward found it
 attempt<N>/           prompt.md, transcript.json, then checked.json + patch.diff, or failed.json
 attempt<N>/review.json  the decision on that attempt (approve, rerun, rollback, dropped)
+decision.json         a round's decision, whole, written before it moves anything (decided.py)
 commit.txt            written last: the micro-step is done (approved, rolled back or skipped)
 ```
 
@@ -180,49 +181,43 @@ class MicroRecords:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def reviewed(
-        self,
-        attempt: int,
-        decision: str,
-        by: str,
-        note: str,
-        ref: str | None,
-        reason: str,
-        gate: dict | None = None,
-        commit: str | None = None,
-    ) -> None:
-        # The gate's figures go beside the decision, for the next prompt's rejected updates (rejected.py);
-        # `commit` is the attempt's commit with its provenance trailers, the one the history joins.
-        write_json(
-            self.attempt_dir(attempt) / "review.json",
-            {
-                "decision": decision,
-                "by": by,
-                "note": note,
-                "ref": ref,
-                "reason": reason,
-                "gate": gate,
-                "commit": commit,
-            },
-        )
+    @staticmethod
+    def review_of(fate: tuple[str, str, str], by: str, ref: str | None, gate: dict | None, commit: str) -> dict:
+        """One attempt's review.json. The gate's figures go beside the decision, for the next prompt's
+        rejected updates (rejected.py); `commit` is the attempt's commit with its provenance trailers,
+        the one the history joins."""
+        decision, note, reason = fate  # the decision, the reviewer's note, why
+        return {
+            "decision": decision,
+            "by": by,
+            "note": note,
+            "ref": ref,
+            "reason": reason,
+            "gate": gate,
+            "commit": commit,
+        }
 
-    def finished(self, before: str, after: str, chosen: Checked, decision: str, by: str, ref: str | None) -> None:
+    def reviewed(self, attempt: int, review: dict) -> None:
+        write_json(self.attempt_dir(attempt) / "review.json", review)
+
+    @staticmethod
+    def outcome(before: str, after: str, chosen: Checked, decision: str, by: str, ref: str | None) -> dict:
         """commit.txt: the micro-step is done, and which attempt's commit (if any) it kept."""
         record = chosen.record
-        write_json(
-            self.out / "commit.txt",
-            {
-                "before": before,
-                "after": after,
-                "subject": record["subject"],
-                "message": record.get("message", ""),
-                "decision": decision,
-                "by": by,
-                "attempt": chosen.attempt,
-                "attempt_commit": chosen.commit,
-                "ref": ref,
-            },
-        )
+        return {
+            "before": before,
+            "after": after,
+            "subject": record["subject"],
+            "message": record.get("message", ""),
+            "decision": decision,
+            "by": by,
+            "attempt": chosen.attempt,
+            "attempt_commit": chosen.commit,
+            "ref": ref,
+        }
+
+    def finished(self, outcome: dict) -> None:
+        write_json(self.out / "commit.txt", outcome)
 
     def skipped(self, before: str, attempt: int, failures: list[str]) -> None:
         write_json(

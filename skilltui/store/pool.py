@@ -45,6 +45,7 @@ from ..core.formats import (  # noqa: F401 - the note format, shared with the ag
     render_note,
 )
 from ..core.pool_damage import damaged, never_committed
+from ..core.safe_text import controls_in, has_control, visible_line
 from ..pool_git import SAFE_GIT, Changes, PoolGit
 
 __all__ = ["Changes", "Pool", "donor_notes", "lint_note", "parse_note", "render_note"]
@@ -56,39 +57,44 @@ AUTHOR = "skilltui <skilltui@localhost>"
 def lint_note(rel: str, text: str) -> list[str]:
     """Every problem with one note, each as 'path: what is wrong'."""
     problems: list[str] = []
+    shown = visible_line(rel)  # a name is the agent's text too: one line, nothing a terminal acts on
     parts = rel.split("/")
     if len(parts) != 2 or parts[0] not in FOLDERS:
-        return [f"{rel}: notes live directly in one of the folders {', '.join(FOLDERS)}"]
+        return [f"{shown}: notes live directly in one of the folders {', '.join(FOLDERS)}"]
     if not NOTE_NAME.match(parts[1]):
-        problems.append(f"{rel}: name notes in lowercase letters, digits and hyphens, ending in .md")
+        problems.append(f"{shown}: name notes in lowercase letters, digits and hyphens, ending in .md")
+    if has_control(plain := text.replace("\r\n", "\n")):  # Windows line ends are still plain text
+        # A note is plain text; an escape sequence in one reaches every screen and prompt it is shown on.
+        spelled = ", ".join(controls_in(plain)[:4])
+        problems.append(f"{shown}: holds control characters ({spelled}); a note is plain text, remove them")
     meta, body, problem = parse_note(text)
     if problem:
-        return problems + [f"{rel}: {problem}"]
+        return problems + [f"{shown}: {problem}"]
     assert meta is not None
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
-        problems.append(f"{rel}: front matter needs a one-line description")
+        problems.append(f"{shown}: front matter needs a one-line description")
     elif "\n" in description.strip():
-        problems.append(f"{rel}: the description must be one line")
+        problems.append(f"{shown}: the description must be one line")
     elif len(description) > MAX_DESCRIPTION_CHARS:
-        problems.append(f"{rel}: description is {len(description)} characters; the limit is {MAX_DESCRIPTION_CHARS}")
+        problems.append(f"{shown}: description is {len(description)} characters; the limit is {MAX_DESCRIPTION_CHARS}")
     extra = sorted(set(meta) - {"description"})
     if extra:
-        problems.append(f"{rel}: front matter holds only description (remove {', '.join(map(str, extra))})")
+        problems.append(f"{shown}: front matter holds only description (remove {', '.join(map(str, extra))})")
     lines = body.strip("\n").splitlines()
     if not lines or lines[0].strip() != BODY_HEADING:
-        problems.append(f"{rel}: the body must start with the heading '{BODY_HEADING}'")
+        problems.append(f"{shown}: the body must start with the heading '{BODY_HEADING}'")
     else:
         if any(line.startswith("#") for line in lines[1:]):
-            problems.append(f"{rel}: only one heading is allowed ('{BODY_HEADING}')")
+            problems.append(f"{shown}: only one heading is allowed ('{BODY_HEADING}')")
         content = "\n".join(lines[1:]).strip()
         if not content:
-            problems.append(f"{rel}: the body under '{BODY_HEADING}' is empty")
+            problems.append(f"{shown}: the body under '{BODY_HEADING}' is empty")
         if len(content) > MAX_BODY_CHARS:
-            problems.append(f"{rel}: body is {len(content)} characters; the limit is {MAX_BODY_CHARS}")
+            problems.append(f"{shown}: body is {len(content)} characters; the limit is {MAX_BODY_CHARS}")
     total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
     if total_lines > MAX_LINES:
-        problems.append(f"{rel}: {total_lines} lines; the limit is {MAX_LINES}")
+        problems.append(f"{shown}: {total_lines} lines; the limit is {MAX_LINES}")
     return problems
 
 
@@ -190,7 +196,8 @@ class Pool(PoolGit):
 
         Returns (the full ref, the paths that differ from HEAD).
         """
-        index = self.root / ".git" / f"skilltui-save.index{os.getpid()}"
+        # A candidate's working copy is a git worktree, whose .git is a file: ask git where its folder is.
+        index = Path(self.git("rev-parse", "--absolute-git-dir")) / f"skilltui-save.index{os.getpid()}"
         env = {**os.environ, "GIT_INDEX_FILE": str(index)}
         try:
             self.repo.git.execute(["git", *SAFE_GIT, "read-tree", "HEAD"], env=env)

@@ -37,7 +37,7 @@ from ..core.errors import UsageError
 from ..model import events as ev
 from ..pool_git import readable
 from .pool import Pool
-from .run import Run
+from .run import DECISION, Run, read_json
 
 LOCK_FILES = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packed-refs.lock")
 
@@ -130,7 +130,7 @@ def reconcile(run: Run, events: list[ev.Event]) -> Reconciled:
     rebased = False
     for out in unfinished_micro_steps(run):
         before = (out / "before.txt").read_text(encoding="utf-8").strip()
-        if before == head or _own_attempt(pool, before, head, _subject_prefix(run, out)):
+        if before == head or head in _decided_heads(out) or _own_attempt(pool, before, head, _subject_prefix(run, out)):
             continue
         write_atomic(out / "before.txt", head + "\n")
         rebased = True
@@ -143,7 +143,8 @@ def reconcile(run: Run, events: list[ev.Event]) -> Reconciled:
         # Only an unfinished micro-step's own subject counts as training's: a hand commit whose
         # subject merely looks like one ("train epoch 0 step 1 ...") is a change from outside.
         prefixes = tuple(_subject_prefix(run, out) for out in unfinished_micro_steps(run))
-        own = bool(prefixes) and _own_attempt(pool, recorded, head, prefixes)
+        decided = {h for out in unfinished_micro_steps(run) for h in _decided_heads(out)}
+        own = head in decided or (bool(prefixes) and _own_attempt(pool, recorded, head, prefixes))
         if not own:
             found.moved_to = head
             if not rebased:
@@ -164,8 +165,21 @@ def unfinished_micro_steps(run: Run) -> list[Path]:
 
 
 def _subject_prefix(run: Run, out: Path) -> str:
+    """How the subject of this micro-step's own attempts begins (backward_prompt.py, consolidation.py)."""
     step_dir = out.parent.parent
-    return f"train epoch {step_dir.parent.name[5:]} step {step_dir.name[4:]} micro {out.name[1:]}/"
+    epoch = step_dir.parent.name[5:]
+    if out.name == "g0":  # the epoch's consolidation (consolidation.GROUP), labelled by its epoch alone
+        return f"train epoch {epoch} consolidation"
+    return f"train epoch {epoch} step {step_dir.name[4:]} micro {out.name[1:]}/"
+
+
+def _decided_heads(out: Path) -> set[str]:
+    """The HEAD a decision recorded in `out` and not yet carried out leaves: training's own (decided.py)."""
+    path = out / DECISION
+    try:
+        return {str(read_json(path)["head"])} if path.exists() else set()
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
 
 
 def _where(run: Run, out: Path) -> str:

@@ -123,10 +123,21 @@ def repair(run_dir: Path) -> str:
         lock.release()
 
 
+SAVED_HEAD = "skilltui-damaged-HEAD"  # a garbage HEAD's bytes, kept on disk before HEAD is rewritten
+
+
 def _repair(run: Run, git_dir: Path) -> str:
-    raw_head = (git_dir / "HEAD").read_bytes() if (git_dir / "HEAD").is_file() else b""
+    for stale in git_dir.glob("skilltui-*.index*"):  # a killed repair's or reset's index: the lock is ours
+        stale.unlink()
+    saved = git_dir / SAVED_HEAD
+    if saved.is_file():  # a repair killed after it rewrote HEAD: the damaged bytes are these
+        raw_head = saved.read_bytes()
+    else:
+        raw_head = (git_dir / "HEAD").read_bytes() if (git_dir / "HEAD").is_file() else b""
     raw_main = read_ref(git_dir, MAIN)
     problem = head_problem(git_dir)
+    if saved.is_file():
+        problem = f".git/HEAD held {raw_head[:40]!r} (a repair killed after rewriting it kept these bytes)"
     g = _Git(run.pool.root)
     old = raw_main.strip().decode("ascii", errors="replace") if raw_main else ""
     if problem is None:
@@ -137,7 +148,10 @@ def _repair(run: Run, git_dir: Path) -> str:
             return f"the pool of run {run.id} is not damaged: HEAD {sha[:7]} reads whole; nothing to repair"
         problem = f"HEAD's commit {sha[:7]} has objects that cannot be read"
     if problem.startswith(".git/HEAD"):
-        # git will not run at all in a repository whose HEAD is garbage; its bytes are kept below.
+        # git will not run at all in a repository whose HEAD is garbage; its bytes are kept below,
+        # and on disk first, so a kill between here and there loses none of them.
+        if not saved.is_file():
+            write_atomic(saved, raw_head)
         write_atomic(git_dir / "HEAD", f"ref: {MAIN}\n")
     candidates = recorded_commits(run) + g.kept()
     target = next((sha for sha in candidates if g.intact(sha)), None)
@@ -149,6 +163,7 @@ def _repair(run: Run, git_dir: Path) -> str:
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     ref = f"refs/skilltui/damaged/{stamp}"
     g("update-ref", ref, _keep_damaged(g, git_dir, raw_head, raw_main, old, problem))
+    saved.unlink(missing_ok=True)  # its bytes are in the damaged commit's message now
     loose = git_dir / MAIN
     if loose.is_file() and SHA.match(loose.read_bytes().strip()) is None:
         # git will not update a ref it cannot read; its old bytes are in the damaged commit's message.

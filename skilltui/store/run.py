@@ -39,6 +39,8 @@ __all__ = ["Run", "RunLock", "read_json", "write_atomic", "write_json"]
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
 
+DECISION = "decision.json"  # a micro-step's round decision, recorded whole before it moves anything (decided.py)
+
 
 def write_json(path: Path, data: Any) -> None:
     write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")

@@ -33,7 +33,7 @@ from textual.events import Key
 from textual.screen import Screen
 from textual.worker import Worker
 
-from ..components import keymap, themes
+from ..components import keymap, terminal_guard, themes
 from ..components.confirm import ConfirmScreen
 from ..components.help import HelpScreen
 from ..components.palette import kept_textual_commands
@@ -79,6 +79,7 @@ class TrainingApp(App[int]):
         clock: Callable[[], float] = time.monotonic,
         hint: bool | None = None,
     ) -> None:
+        terminal_guard.install()  # agent text never drives the terminal, whichever widget shows it
         super().__init__()
         self.opened = opened
         self.run_dir = opened.run.root

@@ -25,6 +25,7 @@ from ...agents.base import FatalBackendError
 from ...agents.pool_history import PoolHistory
 from ...agents.tools import Sandbox, ToolError
 from ...model import events as ev
+from ...model import trailers
 from ...store.pool import Pool
 from ...store.reconcile import kept_notice
 from ...store.run import write_atomic, write_json
@@ -118,7 +119,7 @@ async def run_attempt(
             refused.append(trouble)
             listed = "\n".join(f"- {t}" for t in trouble)
             raise ToolError(f"not committed; fix these, then call commit again:\n{listed}")
-        body = message.strip()
+        body = trailers.agent_message(message).strip()  # provenance is the engine's to write, at the decision
         full = body if body.startswith(subject) else f"{subject}\n\n{body}"
         # commit_problems staged every change already: commit the index as it stands.
         pool.git("commit", "-q", "--allow-empty", "--no-verify", "-m", full)
@@ -203,6 +204,30 @@ async def run_attempt(
     if own:
         ctx.bus.emit(ev.PoolChanged(head=checked["after"], reason=f"commit {where.label}"))
     return checked
+
+
+def recheck(ctx: Context, adir: Path, where: Where) -> bool:
+    """Finish the checks of an attempt a kill stopped between its commit and its record; True when it passed.
+
+    The agent's call was paid and its commit stands in the pool (one attempt, K=1): running
+    the checks again on it (they read only the pool) gives the record the attempt would
+    have written, so the review is asked again instead of the round paid for again.
+    """
+    pool = ctx.run.pool
+    done = any((adir / name).exists() for name in ("checked.json", "failed.json", "review.json"))
+    if done or not (adir / "transcript.json").exists():
+        return False
+    head, clean = pool.state()
+    if head == where.before or not clean or pool.parents(head) != [where.before]:
+        return False
+    if not pool.log(f"{where.before}..{head}")[0].subject.startswith(f"train {where.label}"):
+        return False  # not this attempt's commit: the usual start (kept under dead/) handles it
+    problem, checked = _check(pool, where.before, f"train {where.label}", lexicon_of(ctx))
+    if problem:
+        return False
+    write_atomic(adir / "patch.diff", checked.pop("patch"))
+    write_json(adir / "checked.json", checked)
+    return True
 
 
 async def _start_clean(ctx: Context, pool: Pool, where: Where) -> None:

@@ -48,7 +48,29 @@ def close_copy(pool: Pool, folder: Path) -> None:
         raise ValueError(f"{folder} is a repository, not a candidate's working copy; not removed")
     if folder.exists():
         shutil.rmtree(folder)
+    _unlock(pool, folder)
     pool.git("worktree", "prune")
+
+
+def _unlock(pool: Pool, folder: Path) -> None:
+    """Drop git's record of the working copy at `folder` if a kill left it locked.
+
+    `git worktree add` locks its new entry ("initializing") until it is done; killed before
+    that, the entry stays locked, `worktree prune` leaves it, and `git fsck` fails on it.
+    The run lock is held, so no git of ours is adding it now.
+    """
+    admin = Path(pool.git("rev-parse", "--absolute-git-dir")) / "worktrees"
+    if not admin.is_dir():
+        return
+    target = folder.resolve()
+    for entry in admin.iterdir():
+        gitdir = entry / "gitdir"  # names the copy's own git file, inside `folder`
+        try:
+            points = Path(gitdir.read_text(encoding="utf-8").strip()).parent.resolve() == target
+        except OSError:
+            points = not (entry / "HEAD").exists()  # killed before git wrote it: nothing of use is in it
+        if points and (entry / "locked").exists():
+            shutil.rmtree(entry)
 
 
 def sweep_copies(pool: Pool, out: Path, before: str, where: str) -> None:

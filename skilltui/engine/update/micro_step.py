@@ -49,8 +49,8 @@ from ...store.places import Sample
 from ...store.pool import Pool
 from ...store.reconcile import kept_notice
 from ..stages.context import Context
-from . import provenance
-from .backward_attempt import BACKWARD, AttemptFailed, Brief, Candidate, Where, run_attempt
+from . import decided, provenance
+from .backward_attempt import BACKWARD, AttemptFailed, Brief, Candidate, Where, recheck, run_attempt
 from .candidates import candidate_ref, close_copy, open_copy, rank, sweep_copies
 
 if TYPE_CHECKING:
@@ -110,6 +110,11 @@ class MicroStep:
         if self.records.done():
             return False
         self.records.start(self.samples)
+        fact = decided.pending(self.records)
+        if fact is not None:  # killed inside a decision: carry it out, never decide again
+            await decided.carry_out(self.ctx, self.records, fact, resumed=True)
+            if fact.finished is not None:
+                return True
         self.before, kept = await asyncio.to_thread(self.records.base_commit, self.pool)
         if kept:
             self.ctx.bus.emit(
@@ -120,6 +125,9 @@ class MicroStep:
         self.notes = self.records.reviewer_notes()
         self.attempt = self.records.attempts()
         self.failures = self.records.failures_since_review(self.attempt)
+        if self.candidates == 1 and self.attempt:  # killed between its commit and its record: check it now
+            where = self.where(self.attempt)
+            await asyncio.to_thread(recheck, self.ctx, self.records.attempt_dir(self.attempt), where)
         # A round of candidates killed mid-way left working copies; their commits stay under dead/.
         await asyncio.to_thread(sweep_copies, self.pool, self.records.out, self.before, self.prefix)
         # A run stopped while a checked round awaited review asks for that review again
@@ -139,14 +147,12 @@ class MicroStep:
                 return self.give_up()
             ranked = await self.validate(round_)
             decision = await self.review(ranked)
-            chosen, ref = await self.decide(ranked, decision)
+            await self.decide(ranked, decision)
             if decision.action == "rerun":
                 if decision.note.strip():
                     self.notes.append(decision.note.strip())
                 self.failures = []  # a new round of attempts: the retry budget starts again
                 continue
-            after = chosen.commit if decision.action == "approve" else self.before
-            self.records.finished(self.before, after, chosen, decision.action, decision.by, ref)
             return True
 
     # -- attempt and checks ----------------------------------------------------------------
@@ -250,8 +256,10 @@ class MicroStep:
         """Move the pool as the decision says, keep what it drops under a ref, record each attempt's fate.
 
         Each attempt's commit is written once more with its provenance trailers (provenance.py);
-        that commit is what the pool or a ref keeps. Returns the chosen attempt and the ref its
-        commit is kept under when the pool drops it.
+        that commit is what the pool or a ref keeps. The whole decision is recorded before
+        anything moves (decided.py), so a kill anywhere in it is carried out on resume, never
+        decided again. Returns the chosen attempt and the ref its commit is kept under when
+        the pool drops it.
         """
         chosen = next((c for c in ranked if c.attempt == decision.attempt), ranked[0])
         approve = decision.action == "approve"
@@ -262,42 +270,46 @@ class MicroStep:
             else:
                 fates[c.attempt] = (decision.action, decision.note if c is chosen else "", decision.reason)
             c.decided = await asyncio.to_thread(self.stamp, c, fates[c.attempt][0], decision.by)
+        keep: dict[str, str] = {}  # every ref the decision moves -> the stamped commit it keeps
         refs: dict[int, str | None] = {}
         for c in ranked:
+            if c.record.get("ref"):  # a candidate's own ref holds its stamped commit, whatever the decision
+                keep[str(c.record["ref"])] = c.commit
             if approve:
-                # A candidate is kept under its own ref (candidates.py): the ref moves to its stamped commit.
-                if c.record.get("ref"):
-                    await asyncio.to_thread(self.pool.git, "update-ref", str(c.record["ref"]), c.commit)
                 refs[c.attempt] = None if c is chosen else c.record.get("ref")
             else:
                 kind = "rerun" if decision.action == "rerun" else "rolledback"
-                name = f"{kind}/{self.prefix}-a{c.attempt}"
-                refs[c.attempt] = await asyncio.to_thread(self.pool.keep, name, c.commit)
-        head = chosen.commit if approve else self.before
-        if await asyncio.to_thread(self.pool.head) != head:
-            kept = await asyncio.to_thread(self.pool.reset, head)
-            if kept:
-                notice = kept_notice(self.pool, kept, head, " during review")
-                self.ctx.bus.emit(ev.Warning_(message=f"{self.label}: {notice}"))
-            self.ctx.bus.emit(ev.PoolChanged(head=head, reason=f"{decision.action} {self.label}"))
+                refs[c.attempt] = f"refs/skilltui/{kind}/{self.prefix}-a{c.attempt}"
+                keep[refs[c.attempt]] = c.commit
+        reviews = {}
         for c in ranked:
             action, note, reason = fates[c.attempt]
             figures = gate_figures(c.verdict)
-            self.records.reviewed(c.attempt, action, decision.by, note, refs[c.attempt], reason, figures, c.commit)
-        self.ctx.bus.emit(
-            ev.DecisionMade(
-                decision=decision.action,
-                by=decision.by,
-                **self.at,
-                attempt=chosen.attempt,
-                before=self.before,
-                after=chosen.commit,
-                note=decision.note,
-                ref=refs[chosen.attempt],
-                reason=decision.reason,
-                **decision_figures(chosen.verdict),
+            reviews[str(c.attempt)] = self.records.review_of(
+                fates[c.attempt], decision.by, refs[c.attempt], figures, c.commit
             )
+        event = ev.DecisionMade(
+            decision=decision.action,
+            by=decision.by,
+            **self.at,
+            attempt=chosen.attempt,
+            before=self.before,
+            after=chosen.commit,
+            note=decision.note,
+            ref=refs[chosen.attempt],
+            reason=decision.reason,
+            **decision_figures(chosen.verdict),
         )
+        head = chosen.commit if approve else self.before
+        finished = None
+        if decision.action != "rerun":
+            finished = self.records.outcome(
+                self.before, head, chosen, decision.action, decision.by, refs[chosen.attempt]
+            )
+        fields = {k: v for k, v in event.to_dict().items() if k != "kind"}
+        fact = decided.Decided(self.label, decision.action, keep, head, reviews, fields, finished)
+        await asyncio.to_thread(decided.record, self.records, fact)
+        await decided.carry_out(self.ctx, self.records, fact)
         return chosen, refs[chosen.attempt]
 
     def stamp(self, c: Checked, action: str, by: str) -> str:

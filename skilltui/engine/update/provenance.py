@@ -78,11 +78,13 @@ def stamp(pool: Pool, sha: str, pairs: list[tuple[str, str]]) -> str:
     """A commit with `sha`'s tree, parents and message, the trailers appended; its id.
 
     A commit that already carries Skilltui trailers (a resumed decision) is stamped afresh
-    from its message without them, so a trailer never appears twice.
+    from its message without them, so a trailer never appears twice; an agent's line that
+    only looks like one (behind a carriage return, a U+2028, in another case) goes too.
     """
     # Read through git commands, not the shared object reader: the app may be reading the pool.
     body = pool.git("log", "-1", "--format=%B", sha)
-    message = "\n".join(line for line in body.split("\n") if not tr.is_trailer(line)).rstrip()
+    # The agent wrote the message: what looks like a trailer or splits a line for a reader goes.
+    message = tr.agent_message(body).rstrip()
     tree = pool.git("rev-parse", f"{sha}^{{tree}}")
     parents = [arg for p in pool.parents(sha) for arg in ("-p", p)]
     return pool.git("commit-tree", tree, *parents, "-m", f"{message}\n\n{tr.block(pairs)}\n")
