@@ -41,7 +41,8 @@ from conftest import write_work  # noqa: E402
 
 from skilltui.agents.offline import OfflineBackend  # noqa: E402
 from skilltui.engine import stages  # noqa: E402
-from skilltui.engine.session import DEFAULT_POOL_BUDGET, Settings, open_run  # noqa: E402
+from skilltui.engine.session import open_run  # noqa: E402
+from skilltui.engine.settings import DEFAULT_POOL_BUDGET, Settings  # noqa: E402
 from skilltui.engine.update.micro_step import MicroStep  # noqa: E402
 from skilltui.engine.update.review import AutoReviewer  # noqa: E402
 from skilltui.model.bus import EventBus, JsonlSink  # noqa: E402

@@ -46,7 +46,8 @@ from skilltui.core.formats import story_episodes  # noqa: E402
 from skilltui.engine.data.works import load_work  # noqa: E402
 from skilltui.engine.loop import Trainer  # noqa: E402
 from skilltui.engine.loss.scores import score_step  # noqa: E402
-from skilltui.engine.session import Settings, open_run  # noqa: E402
+from skilltui.engine.session import open_run  # noqa: E402
+from skilltui.engine.settings import Settings  # noqa: E402
 from skilltui.engine.update.review import AutoReviewer  # noqa: E402
 from skilltui.engine.validation.stats import binomial_interval  # noqa: E402
 from skilltui.model import events as ev  # noqa: E402

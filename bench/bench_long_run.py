@@ -46,7 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from conftest import write_work  # noqa: E402 - the tests' generator of works the project never saw
 
 from skilltui.agents.offline import OfflineBackend  # noqa: E402
-from skilltui.engine.session import Settings, open_run  # noqa: E402
+from skilltui.engine.session import open_run  # noqa: E402
+from skilltui.engine.settings import Settings  # noqa: E402
 from skilltui.engine.update.review import AutoReviewer  # noqa: E402
 from skilltui.model import events as ev  # noqa: E402
 from skilltui.runner.driver import RunDriver  # noqa: E402

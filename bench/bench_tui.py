@@ -53,7 +53,8 @@ from textual import events  # noqa: E402
 from textual.screen import Screen  # noqa: E402
 
 from skilltui.agents.offline import OfflineBackend  # noqa: E402
-from skilltui.engine.session import Settings, open_run  # noqa: E402
+from skilltui.engine.session import open_run  # noqa: E402
+from skilltui.engine.settings import Settings  # noqa: E402
 from skilltui.tui.app import TrainingApp  # noqa: E402
 from skilltui.tui.collector import settle_heap  # noqa: E402
 from skilltui.tui.screens.review import ReviewScreen  # noqa: E402

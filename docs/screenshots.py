@@ -24,7 +24,8 @@ from skilltui.agents.offline import OfflineBackend
 from skilltui.commands.demo import DEMO_SETTINGS
 from skilltui.engine.data.diffuse import noise_work
 from skilltui.engine.data.works import load_work
-from skilltui.engine.session import Settings, open_run
+from skilltui.engine.session import open_run
+from skilltui.engine.settings import Settings
 from skilltui.store.run import write_atomic
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.screens.review import ReviewScreen

@@ -17,7 +17,8 @@ import pytest
 from skilltui.cli import main
 from skilltui.engine.data.diffuse import noise_work
 from skilltui.engine.data.works import load_work
-from skilltui.engine.session import OpenedRun, Settings, open_run
+from skilltui.engine.session import OpenedRun, open_run
+from skilltui.engine.settings import Settings
 from skilltui.store.run import Run, write_atomic
 from tests.fakeapi import FakeAnthropic
 

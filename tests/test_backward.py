@@ -12,7 +12,8 @@ from skilltui.agents.base import BackendError, CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.agents.tools import Sandbox
 from skilltui.engine.loop import Trainer
-from skilltui.engine.session import Settings, open_run
+from skilltui.engine.session import open_run
+from skilltui.engine.settings import Settings
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.model.review import Decision, ReviewRequest

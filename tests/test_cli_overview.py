@@ -33,7 +33,7 @@ def test_every_training_setting_has_a_train_flag_of_its_name() -> None:
     from dataclasses import fields
 
     from skilltui.commands.training import settings_from
-    from skilltui.engine.session import Settings
+    from skilltui.engine.settings import Settings
 
     args = build_parser().parse_args(["train", "--work", "w", "--steps", "7", "--role-model", "loss=m", "--gate"])
     flags = set(vars(args))

@@ -16,7 +16,8 @@ from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.diff_screen import DiffScreen
 from skilltui.components.run_header import RunHeader
 from skilltui.engine.loop import Trainer
-from skilltui.engine.session import Settings, open_run
+from skilltui.engine.session import open_run
+from skilltui.engine.settings import Settings
 from skilltui.history.app import HistoryApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.history.screens.history_screen import HistoryScreen

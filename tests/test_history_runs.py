@@ -11,7 +11,8 @@ from recorded import recorded
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
 from skilltui.engine.loop import Trainer
-from skilltui.engine.session import Settings, open_run
+from skilltui.engine.session import open_run
+from skilltui.engine.settings import Settings
 from skilltui.history.overview import list_runs, runs_line
 from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.model.events import RunFinished, utc_now

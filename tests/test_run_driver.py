@@ -10,7 +10,8 @@ import pytest
 from rich.console import Console
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.session import Settings, open_run
+from skilltui.engine.session import open_run
+from skilltui.engine.settings import Settings
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.parse import read_run
 from skilltui.runner.console import ConsoleSink

@@ -99,7 +99,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ..engine.data.diffuse import noise_work
     from ..engine.data.work_check import write_story
     from ..engine.data.works import load_work
-    from ..engine.session import Settings
+    from ..engine.settings import Settings
 
     # Like `train`: piped or without stdin there is nobody to review, so say so before the demo
     # copies its works or opens a run; `--auto` is how to watch a demo train unattended.

@@ -28,7 +28,7 @@ from ..core.tokens import count_tokens
 from ..engine.data.works import Work, covers, load_works, planned_steps
 from ..engine.loss.scores import score_step
 from ..engine.prompts import Prompts
-from ..engine.session import Settings
+from ..engine.settings import Settings
 from ..engine.stages.batching import make_groups
 from ..engine.stages.passes import forward_prompt, note_policy, pool_context, story_lead
 from ..store.pool import Pool

@@ -97,7 +97,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     from ..agents import default_backend, make_backend
     from ..engine.data.works import load_works
-    from ..engine.session import Settings
+    from ..engine.settings import Settings
     from ..engine.validation.evaluate import EvalPlan, eval_text, resolve_pool, run_eval
 
     if not 1 <= len(args.pool) <= 2:

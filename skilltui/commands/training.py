@@ -261,7 +261,7 @@ def add_gate_flags(p: argparse.ArgumentParser) -> None:
 
 def candidates_count(text: str) -> int:
     """--candidates K: a whole number from 1 to 16. A UsageError (not argparse's two lines) says so in one."""
-    from ..engine.session import CANDIDATES_BOUND, MAX_CANDIDATES
+    from ..engine.settings import CANDIDATES_BOUND, MAX_CANDIDATES
 
     try:
         value = int(text)
@@ -274,7 +274,7 @@ def candidates_count(text: str) -> int:
 
 def settings_from(args: argparse.Namespace):
     """The run's Settings from the parsed `train` flags."""
-    from ..engine.session import Settings
+    from ..engine.settings import Settings
 
     backend = args.backend or default_backend()
     # Every flag of `train` fills the Settings field of the same name; only these three are worked out.

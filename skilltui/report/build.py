@@ -21,7 +21,7 @@ from markdown_it import MarkdownIt
 
 from ..core.errors import UsageError
 from ..core.formats import parse_note
-from ..engine.session import DEFAULT_POOL_BUDGET
+from ..engine.settings import DEFAULT_POOL_BUDGET
 from ..model import events as ev
 from ..model.commits import MicroStepRecord
 from ..model.figures import Mean, finished_means, val_means

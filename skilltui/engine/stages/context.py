@@ -26,7 +26,7 @@ from ...store.run import Run, write_atomic
 from ..data.works import Work
 from ..notes.leakage import Lexicon
 from ..prompts import Prompts
-from ..session import Settings
+from ..settings import Settings
 
 
 @dataclass

@@ -39,7 +39,7 @@ from ...model.bus import EventBus
 from ...store.run import Run, read_json, write_json
 from ..data.works import Work
 from ..prompts import Prompts
-from ..session import Settings
+from ..settings import Settings
 from ..stages.context import Context
 from .test_split import Sampler, Side, TestFigure, paired_test_delta
 
