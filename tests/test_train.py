@@ -80,6 +80,8 @@ def test_resume_after_a_crash_runs_only_what_is_missing(tmp_path, make_work):
     commit_txt = step1 / "backward" / "g1" / "commit.txt"
     approved = json.loads(commit_txt.read_text())["after"]
     commit_txt.unlink()
+    # ...before its decision was recorded (a recorded one is carried out on resume, not made again).
+    (step1 / "backward" / "g1" / "decision.json").unlink()
     pool = Pool(runs / "r" / "memory")
     pool.reset((step1 / "backward" / "g1" / "before.txt").read_text().strip())
     unfinish(runs)  # a crashed run never wrote its end

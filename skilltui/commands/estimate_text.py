@@ -21,7 +21,7 @@ NO_PRICE = {
 
 def _no_price(backend: str | None, unpriced: str) -> str:
     kind = (backend or "offline").partition(":")[0]
-    return NO_PRICE.get(kind) or f"price unknown: {unpriced}; never a guess"
+    return NO_PRICE.get(kind) or f"price unknown: {unpriced}, not in the price table; never a guess"
 
 
 def estimate_lines(data: dict[str, Any]) -> list[str]:

@@ -438,7 +438,7 @@ class MainScreen(DiskPanes):
             cost=v.cost,
             cost_known=v.cost_known,
             status=v.status,
-            paused=driver.paused if driver is not None else v.paused,  # the driver knows at the key
+            paused=v.paused or (driver is not None and driver.paused),  # the driver knows at the key, the run after
             throttled=v.throttled,
             batch=v.batch,
             stages_done=done,
