@@ -220,3 +220,19 @@ def test_an_agent_call_is_billed_turn_by_turn_with_and_without_the_cache() -> No
     assert (led.cached.cache_write_tokens, led.cached.cache_read_tokens) == (1000, 3000)
     short = agent_call(500, 0, False, [(10, 0), (10, 0)], minimum=1024)
     assert (short.cached.input_tokens, short.cached.cache_write_tokens) == (1010, 0)
+
+
+def test_the_offline_estimate_says_the_time_its_calls_take(make_work, tmp_path: Path, capsys) -> None:
+    """The offline writer takes its --offline-latency per call, not a model's output rate (3 min for a 7 s run)."""
+    works = [make_work("kestrel", 4), make_work("lantern", 4)]
+    runs = tmp_path / "runs"
+    argv = ["train", "--backend", "offline", "--runs-dir", str(runs), *(a for w in works for a in ("--work", str(w)))]
+    assert main([*argv, "--estimate"]) == 0
+    assert "wall time: about 0m00s" in capsys.readouterr().out
+    assert main([*argv, "--offline-latency", "2", "--estimate"]) == 0
+    out = capsys.readouterr().out
+    wall = next(line for line in out.splitlines() if line.startswith("wall time: about "))
+    minutes, seconds = wall.removeprefix("wall time: about ").split(" ")[0].rstrip("s").split("m")
+    # Forward and loss of the two works in parallel, then reduce and backward, 2 s each, per step.
+    assert 0 < int(minutes) * 60 + int(seconds) <= 2 * 4 * 3 + 2 * 2, wall
+    assert not runs.exists()

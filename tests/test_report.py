@@ -185,3 +185,30 @@ def test_a_micro_step_is_credited_with_the_change_on_the_works_both_steps_scored
     page = build(run).html
     assert "0.700 (its step) → 0.500 (next step), over the works both scored" in page
     assert "0.533 (its step)" not in page
+
+
+def test_an_attempt_that_was_not_kept_shows_no_effect_on_the_next_step(tmp_path):
+    """A rolled-back attempt's 'its step -> next step' would credit it with a change it never made."""
+    from skilltui.model import events as ev
+    from skilltui.report.build import build
+    from skilltui.store.run import Run
+
+    run = Run(tmp_path / "run")
+    run.root.mkdir()
+    run.config_path.write_text(json.dumps({"works": ["a"], "epochs": 1}))
+    where = {"epoch": 0, "step": 0, "group": 1, "attempt": 1}
+    micro = dict(label="e0 s0 m1/1", subject="teach", added=[], changed=[], removed=[], lint_ok=True, patch="")
+    records = [
+        ev.StepStarted(epoch=0, step=0, first=1, last=1, works=["a"], groups=[["a"]]),
+        ev.Loss(epoch=0, step=0, work="a", loss=0.701, scores={}, report=""),
+        ev.MicroStep(**where, before="a" * 40, after="b" * 40, **micro),
+        ev.DecisionMade(**where, before="a" * 40, after="b" * 40, decision="rollback", by="human"),
+        ev.StepFinished(epoch=0, step=0, mean_loss=0.701, failed=[], works_in_mean=1),
+        ev.StepStarted(epoch=0, step=1, first=2, last=2, works=["a"], groups=[["a"]]),
+        ev.Loss(epoch=0, step=1, work="a", loss=0.4, scores={}, report=""),
+        ev.StepFinished(epoch=0, step=1, mean_loss=0.4, failed=[], works_in_mean=1),
+    ]
+    run.events_path.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in records))
+    page = build(run).html
+    assert "0.701 (its step); not kept, so no later step measured it" in page
+    assert "→ 0.400 (next step)" not in page

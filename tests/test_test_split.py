@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -227,3 +228,34 @@ def test_the_test_points_are_tracked_per_epoch_with_the_final_interval(tmp_path,
     assert metrics["test/start"][0][0] == points[0]["start"]
     last = points[-1]["figure"]
     assert [metrics[f"test/{k}"][3][0] for k in ("delta", "low", "high")] == [last["delta"], last["low"], last["high"]]
+
+
+async def test_the_apps_header_shows_the_latest_test_delta_with_its_interval(tmp_path, make_work):
+    """Once a test point is measured, the header says its delta and interval (the delta alone when narrow)."""
+    from textual.app import App
+
+    from skilltui.components.run_header import HeaderFacts, RunHeader
+    from skilltui.model.parse import read_run
+    from skilltui.model.summary import test_delta_text
+    from skilltui.model.view import RunView
+
+    runs = tmp_path / "runs"
+    works, tests = [make_work("quay", 4)], [make_work("moor", 4)]
+    assert await asyncio.to_thread(train, runs, works, tests, "--no-backward") == 0  # main() runs its own loop
+    figure = test_delta_text(RunView().fold(read_run(runs / "r" / "events.jsonl").events))
+    assert figure == "+0.000 [+0.000, +0.000]"
+
+    class One(App):
+        def compose(self):
+            yield RunHeader()
+
+    for width, shown in ((200, "test Δ +0.000 [+0.000, +0.000]"), (60, "test Δ +0.000")):
+        app = One()
+        async with app.run_test(size=(width, 10)) as pilot:
+            header = app.query_one(RunHeader)
+            header.facts = HeaderFacts(run_id="r", status="finished", epoch=0, step=1, test=figure)
+            await pilot.pause()
+            assert shown in header.render().plain
+            header.facts = HeaderFacts(run_id="r", status="running")
+            await pilot.pause()
+            assert "test Δ" not in header.render().plain

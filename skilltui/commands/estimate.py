@@ -329,7 +329,7 @@ def forecast(settings: Settings, works: list[Work], val_works: list[Work], model
                 "calls": r.calls,
                 "input_per_call": r.mean("input_tokens"),
                 "output_per_call": r.mean("output_tokens"),
-                "seconds": sum(x.seconds(r.model) for x in r.sizes),
+                "seconds": _seconds(settings, name, r),
             }
         )
     usd = totals["batched"] if settings.batch else totals["cached"]
@@ -347,6 +347,13 @@ def forecast(settings: Settings, works: list[Work], val_works: list[Work], model
         "backend": settings.backend,
         "assumed": ASSUMED,
     }
+
+
+def _seconds(settings: Settings, role: str, r: RoleEstimate) -> float:
+    """A role's calls' time: a model's from its output rate; the offline writer's is its --offline-latency per call."""
+    if settings.backend_for(role) == "offline":
+        return r.calls * settings.offline_latency
+    return sum(x.seconds(r.model) for x in r.sizes)
 
 
 def _wall(rows: list[dict[str, Any]], settings: Settings, works: int, val_works: int) -> float:

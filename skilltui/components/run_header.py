@@ -57,6 +57,7 @@ class HeaderFacts:
     steps_total: int | None = None  # None: the run did not record its plan
     eta: str = ""  # "ETA 2m10s" or ""
     kept: int = 0  # micro-steps kept so far: the cost per kept update is what an update costs
+    test: str = ""  # the latest paired test delta with its interval (--test-work), or ""
 
 
 def bar_text(done: int, total: int, cells: int = BAR_CELLS) -> str:
@@ -137,6 +138,8 @@ class RunHeader(Widget):
             facts += [sep, ("throttled", STATUS_STYLES["paused"])]
         if f.batch:
             facts += [sep, (f.batch, "$text-accent")]
+        if f.test:  # the one figure a person may quote: kept at every width, shorter when narrow
+            facts += [sep, ("test Δ " + (f.test.split(" [")[0] if level == 2 else f.test), "$text-accent")]
         if level < 2:
             facts += [sep, elapsed_text(f.elapsed)]
         facts += [sep, f"{tokens_text(f.tokens)} tok", sep, cost, sep]

@@ -112,6 +112,9 @@ def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[S
                 # The decided commit carries the provenance trailers (engine/update/provenance.py): it is the one kept.
                 after = e.after or m.micro.after
                 m.micro = replace(m.micro, decision=e.decision, by=e.by, reason=e.reason, note=e.note, after=after)
+                if e.decision != "approve":
+                    # The next step trained on the notes without it: its loss says nothing of this attempt.
+                    m.loss_after = None
             case ev.GateChecked() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
                 m.val_before, m.val_after = e.before, e.after
                 m.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.advice, "nothing")

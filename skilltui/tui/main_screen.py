@@ -48,7 +48,7 @@ from ..model.figures import (
     work_elapsed,
 )
 from ..model.notices import notice_of
-from ..model.summary import kept_updates
+from ..model.summary import kept_updates, test_delta_text
 from ..model.view import RunView
 from .output_feed import OutputFeed
 from .panes import DiskPanes
@@ -421,8 +421,7 @@ class MainScreen(DiskPanes):
         if self.selected_work is not None and clock_due(now, self._clock_at, self._last_input()):
             self._subtitle(self.work_time(self.selected_work))
         step = v.step
-        done, total = step_progress(v)
-        steps_done, steps_total = run_progress(v)
+        (done, total), (steps_done, steps_total) = step_progress(v), run_progress(v)
         left = eta(v, _dt.datetime.now(_dt.UTC))
         when = ""
         if left.step is not None and v.status != "review":  # what a person takes to review is not the machine's
@@ -447,6 +446,7 @@ class MainScreen(DiskPanes):
             steps_total=steps_total,
             eta=when,
             kept=kept_updates(v)[0],
+            test=test_delta_text(v) or "",
         )
 
     # -- selection -----------------------------------------------------------------------
