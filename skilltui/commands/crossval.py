@@ -88,7 +88,6 @@ def _check_assignment(root: Path, folds: list[list[str]]) -> None:
 
 def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
     """Open every unfinished fold, train them together, then read every fold's test figure from its record."""
-    from ..agents import make_backend
     from ..agents.redact import env_secrets
     from ..core.durable import write_atomic
     from ..engine.session import AlreadyFinished, open_run
@@ -97,6 +96,7 @@ def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
     from ..model.parse import read_run
     from ..model.view import RunView
     from ..runner.folds import train_folds
+    from .run_backends import backend_for_run
     from .tracking import spec_from
     from .train_session import _write_estimate
 
@@ -118,7 +118,7 @@ def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
 
                 trackers.append(LiveTracker(opened.run, tracking, say=to_stderr))
                 trackers[-1].start()
-            backend = make_backend(s.backend, s.model, offline_latency=s.offline_latency, offline_noise=s.offline_noise)
+            backend = backend_for_run(s)  # the run's backends (--role-model too) and its noise, as train makes them
             _write_estimate(opened, backend)
             to_train.append((name, opened, backend))
         code = train_folds(to_train, secrets=env_secrets())[1] if to_train else 0
@@ -141,9 +141,13 @@ def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
         for r in rows:
             print(f"{r['fold']} ({', '.join(r['test_works'])}): {r['figure'].text() if r['figure'] else r['status']}")
         print(mean.text() if mean else "crossval: no fold has a test figure yet")
+    unfinished = [r["fold"] for r in rows if r["status"] != "finished"]
+    if tracking is not None:
+        from ..tracking.crossval_runs import log_across_folds
+
+        log_across_folds(tracking, root, mean, finished=not unfinished and not code)
     if code:
         return code
-    unfinished = [r["fold"] for r in rows if r["status"] != "finished"]
     if unfinished:
         print(f"skilltui: {', '.join(unfinished)} did not finish; run the same command to resume", file=sys.stderr)
         return 1

@@ -20,6 +20,7 @@ The process exits 128 + the signal's number (130, 143, 129), with one line on st
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
@@ -128,3 +129,24 @@ def raising_signals() -> Iterator[None]:
 def signal_of(exc: BaseException) -> int:
     """The signal an interruption came from."""
     return exc.signum if isinstance(exc, Terminated) else int(signal.SIGINT)
+
+
+@contextmanager
+def loop_stop_signals(loop: asyncio.AbstractEventLoop, handler: Callable[[int], None]) -> Iterator[None]:
+    """`handler(signum)` for every stop signal on `loop` while the block runs, then asyncio's own again.
+
+    Off the main thread asyncio refuses a handler: the caller's handlers stay, which is what a
+    caller running training in a thread (a test, the app) wants.
+    """
+    installed = []
+    for signum in STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(signum, handler, signum)
+            installed.append(signum)
+        except (RuntimeError, ValueError):
+            break
+    try:
+        yield
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 
 from ..agents.base import Backend
-from ..core.signals import STOP_SIGNALS, exit_code, install_stop_signals, name_of
+from ..core.signals import exit_code, install_stop_signals, loop_stop_signals, name_of
 from ..engine.session import OpenedRun
 from ..engine.stages.ending import Outcome
 from ..engine.update.review import AutoReviewer
@@ -58,18 +58,8 @@ def train_folds(folds: list[tuple[str, OpenedRun, Backend]], *, secrets: list[st
             elif task is not None:
                 task.cancel()
 
-        installed = []
-        for signum in STOP_SIGNALS:
-            try:
-                loop.add_signal_handler(signum, on_signal, signum)
-                installed.append(signum)
-            except (RuntimeError, ValueError):  # not the main thread: the caller keeps its handlers
-                break
-        try:
+        with loop_stop_signals(loop, on_signal):
             await asyncio.gather(*(driver.run() for driver in drivers))
-        finally:
-            for signum in installed:
-                loop.remove_signal_handler(signum)
 
     try:
         asyncio.run(until_signal())

@@ -14,7 +14,7 @@ import sys
 from rich.console import Console
 
 from ..agents.base import Backend
-from ..core.signals import STOP_SIGNALS, exit_code, install_stop_signals, name_of
+from ..core.signals import exit_code, install_stop_signals, loop_stop_signals, name_of
 from ..engine.session import OpenedRun
 from ..engine.update.review import AutoReviewer
 from ..model import events as ev
@@ -49,20 +49,12 @@ def train_headless(
             elif task is not None:
                 task.cancel()
 
-        installed = []
-        for signum in STOP_SIGNALS:
+        with loop_stop_signals(loop, on_signal):
+            beat = asyncio.ensure_future(sink.beat())
             try:
-                loop.add_signal_handler(signum, on_signal, signum)
-                installed.append(signum)
-            except (RuntimeError, ValueError):  # not the main thread: the caller keeps its handlers
-                break
-        beat = asyncio.ensure_future(sink.beat())
-        try:
-            await driver.run()
-        finally:
-            beat.cancel()
-            for signum in installed:
-                loop.remove_signal_handler(signum)
+                await driver.run()
+            finally:
+                beat.cancel()
 
     try:
         asyncio.run(train_until_signal())

@@ -35,6 +35,7 @@ from ..report.build import write_report
 from ..runs.export import export_skill
 from ..store.run import Run, read_json, write_json
 from . import TrackingSpec
+from .crossval_runs import crossval_folder, experiment_of, parent_run
 from .layout import RunLayout
 
 STATE_FILE = "mlflow.json"
@@ -98,7 +99,8 @@ class MlflowLog:
 
     def open(self, layout: RunLayout) -> str:
         """Find this run's MLflow run (the one kept in the folder, else by its tag) or make it; its id."""
-        self.experiment = self.spec.experiment or experiment_name(layout.config)
+        folder = crossval_folder(self.run)
+        self.experiment = self.spec.experiment or (experiment_of(folder) if folder else experiment_name(layout.config))
         found = self._kept() or self._tagged(self._experiment_id())
         if found is None:
             made = self.client.create_run(
@@ -111,6 +113,10 @@ class MlflowLog:
         else:
             self.run_id = found
             self._read_back()
+        if folder is not None:  # a crossval's fold: a child of the crossval's run
+            self.client.set_tag(
+                self.run_id, "mlflow.parentRunId", parent_run(self.client, self._experiment_id(), folder)
+            )
         self._keep()
         return self.run_id
 

@@ -172,12 +172,12 @@ def shadow_due(now: float, drawn: float) -> bool:
     return now - drawn >= KEY_FLUSH_SECONDS
 
 
-# What is drawn at once, keys or not: a pause or resume (the answer to the person's own key),
-# a warning or a throttle, a revert or reset, the run's end. Everything else (the stream, and a
-# decision, a commit or a step's end as well) waits while keys come, for a key's shadow: the
-# key bench's slowest keys were the first after a review closed, landing behind the frame of
-# its decision, which the trainer sends some 50 ms after the key that made it.
-AT_ONCE = frozenset({"paused", "warning", "throttle", "history", "run_finished"})
+# Drawn at once, keys or not: a pause or resume (the answer to the person's own key), a warning,
+# a throttle, a revert or reset, a session's start (it hides the last one's banner), the end.
+# All else (the stream, a decision, a commit or a step's end as well) waits while keys come, for
+# a key's shadow: the key bench's slowest keys were the first after a review closed, landing
+# behind the frame of its decision, which the trainer sends some 50 ms after the key that made it.
+AT_ONCE = frozenset({"paused", "warning", "throttle", "history", "run_started", "run_finished"})
 
 
 def clock_due(now: float, shown: float, last_input: float) -> bool:
