@@ -20,8 +20,10 @@ async def test_the_old_sessions_end_banner_is_cleared_on_resume(open_training):
     async with again.run_test(size=(80, 24)) as pilot:
         # The new session trains and has drawn its first stage.
         await wait_for(pilot, lambda: again.main.view.active and again.main.view.current is not None)
-        await pilot.pause()
         banner = again.main.query_one("#summary", Static)
-        assert not banner.display, str(banner.render())
+        # The screen draws what the run did at its next flush: wait for that, while the session still trains
+        # (before the fix the old banner stayed up until this session ended).
+        await wait_for(pilot, lambda: not banner.display or not again.main.view.active)
+        assert again.main.view.active and not banner.display, str(banner.render())
         again.stop_training("test over")
         await wait_for(pilot, lambda: banner.display)  # the new session's own end shows it again
