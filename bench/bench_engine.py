@@ -40,9 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from conftest import write_work  # noqa: E402
 
 from skilltui.agents.offline import OfflineBackend  # noqa: E402
-from skilltui.engine import stages  # noqa: E402
 from skilltui.engine.session import open_run  # noqa: E402
 from skilltui.engine.settings import DEFAULT_POOL_BUDGET, Settings  # noqa: E402
+from skilltui.engine.stages.context import Context  # noqa: E402
+from skilltui.engine.stages.passes import forward, loss  # noqa: E402
 from skilltui.engine.update.micro_step import MicroStep  # noqa: E402
 from skilltui.engine.update.review import AutoReviewer  # noqa: E402
 from skilltui.model.bus import EventBus, JsonlSink  # noqa: E402
@@ -90,10 +91,10 @@ async def measure(size: int, repeat: int, base: Path) -> tuple[float, float, flo
     bus = EventBus()
     sink = JsonlSink(opened.run.events_path)
     bus.subscribe(sink)
-    ctx = stages.Context(opened.run, opened.settings, OfflineBackend(), opened.prompts, bus)
+    ctx = Context(opened.run, opened.settings, OfflineBackend(), opened.prompts, bus)
     # One real forward + loss gives the micro-steps real evidence to act on.
-    await stages.forward(ctx, opened.works[0], 0, 0, 1, 2)
-    sample, _ = await stages.loss(ctx, opened.works[0], 0, 0, 1, 2)
+    await forward(ctx, opened.works[0], 0, 0, 1, 2)
+    sample, _ = await loss(ctx, opened.works[0], 0, 0, 1, 2)
     ours: list[float] = []
     cpu = 0.0
     for i in range(repeat + 1):

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from conftest import NAMES, make_varied_episode  # noqa: E402
 from corruptions import drop_words  # noqa: E402
 
-from skilltui.engine import scores  # noqa: E402
+from skilltui.engine.loss import scores  # noqa: E402
 
 
 def script(rng: random.Random, words: int) -> str:
