@@ -60,7 +60,14 @@ class ReportView(VerticalScroll, can_focus=True):
 
     def _theme_changed(self, *_: object) -> None:
         use_markdown_colours(self.app)
-        self.query_one("#report-body", Static).update(rendered(self._text))
+        self._draw()
+
+    def _draw(self) -> None:
+        # The body is absent while the app tears the screen down (a mount can still be
+        # delivered then, seen under load): nothing to draw, and compose draws the text anew.
+        body = self.query_one_optional("#report-body", Static)
+        if body is not None:
+            body.update(rendered(self._text))
 
     def watch_title(self, title: str) -> None:
         self.border_title = title or None
@@ -71,5 +78,5 @@ class ReportView(VerticalScroll, can_focus=True):
         if text == self._text:
             return
         self._text = text
-        self.query_one("#report-body", Static).update(rendered(text))
+        self._draw()
         self.scroll_home(animate=False)
