@@ -2,7 +2,7 @@
 
 Drives `skilltui diffuse` and `skilltui train --backend anthropic` on the three bundled
 works (the demo's settings: 3 steps of 2 episodes, groups of 2) through the real
-`anthropic` SDK against `tests/fakeapi.py`, whose prompt cache follows the API's rules
+`anthropic` SDK against `tests/support/fakeapi.py`, whose prompt cache follows the API's rules
 (prefix match up to a mark, the model's minimum cacheable length, a 5-minute life). A
 scripted model plays every role the way a tool-using model would: the writer views the
 story and a few notes and writes one episode per turn; the judge and the reducer answer
@@ -30,19 +30,16 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 from collections import defaultdict
 from importlib import resources
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from skilltui.agents import pricing  # noqa: E402
-from skilltui.agents.base import Usage  # noqa: E402
-from skilltui.cli import main as skilltui  # noqa: E402
-from skilltui.engine.data.diffuse import noise_episode  # noqa: E402
-from tests.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use  # noqa: E402
+from skilltui.agents import pricing
+from skilltui.agents.base import Usage
+from skilltui.cli import main as skilltui
+from skilltui.engine.data.diffuse import noise_episode
+from tests.support.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use
 
 KEY = "sk-ant-bench-cache-0000000000"
 EDITOR = "str_replace_based_edit_tool"

@@ -30,24 +30,20 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from conftest import write_work  # noqa: E402
-
-from skilltui.agents.offline import OfflineBackend  # noqa: E402
-from skilltui.engine.session import open_run  # noqa: E402
-from skilltui.engine.settings import DEFAULT_POOL_BUDGET, Settings  # noqa: E402
-from skilltui.engine.stages.context import Context  # noqa: E402
-from skilltui.engine.stages.passes import forward, loss  # noqa: E402
-from skilltui.engine.update.micro_step import MicroStep  # noqa: E402
-from skilltui.engine.update.review import AutoReviewer  # noqa: E402
-from skilltui.model.bus import EventBus, JsonlSink  # noqa: E402
-from skilltui.store.pool import FOLDERS, render_note  # noqa: E402
+from skilltui.agents.offline import OfflineBackend
+from skilltui.engine.session import open_run
+from skilltui.engine.settings import DEFAULT_POOL_BUDGET, Settings
+from skilltui.engine.stages.context import Context
+from skilltui.engine.stages.passes import forward, loss
+from skilltui.engine.update.micro_step import MicroStep
+from skilltui.engine.update.review import AutoReviewer
+from skilltui.model.bus import EventBus, JsonlSink
+from skilltui.store.pool import FOLDERS, render_note
+from tests.support.works import write_work
 
 
 def fill_pool(root: Path, count: int) -> None:

@@ -1,7 +1,7 @@
 """Benchmark: the gate's error rates, each with a 95% binomial interval, beside the rule before issue 32.
 
 (a) **Arithmetic** (no engine): the whole decision loop (`gate.judge` and `gate.plan`, in
-tests/gate_sim.py) on drawn losses: 12 episodes of sd 0.05, a shock shared by each writing
+tests/support/gate_sim.py) on drawn losses: 12 episodes of sd 0.05, a shock shared by each writing
 call of sd 0.025 (half the per-episode sd) unless said, runs of 5 decisions in a row (later
 ones borrow the earlier trees' spread), 1 to 3 passes a side, `--gate-confidence 0.9`.
 Effects are in standard errors of one pass (the sd of the mean delta with one pass a side).
@@ -11,7 +11,7 @@ same draws; `ratio` is old / new.
 
 (b) **Engine**: `--gate` as shipped, trained with the offline writer (`--offline-noise`
 for paragraphs, `--offline-noise-call` for whole calls that ignore the notes) and a scripted
-backward agent (tests/scripted_backward.py `KnownMoves`) whose updates' truths are known:
+backward agent (tests/support/scripted_backward.py `KnownMoves`) whose updates' truths are known:
 each decision is classed by its noise-free validation delta (the same writer, no noise).
 
     python bench/bench_gate.py [--runs 400] [--engine-runs 20] [--micro-steps 3] [--skip-engine]
@@ -25,36 +25,32 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gate_old import old_judge
 
-from conftest import write_work  # noqa: E402
-from gate_old import old_judge  # noqa: E402
-from gate_sim import Tally, World, simulate  # noqa: E402
-from known_truths import MENU, START, held_out  # noqa: E402
-from scripted import seed_pool  # noqa: E402
-from scripted_backward import KnownMoves  # noqa: E402
-
-from skilltui.agents.offline import MAX_READS, TOPIC_WORDS, moves_taught, write_episode  # noqa: E402
-from skilltui.core.formats import story_episodes  # noqa: E402
-from skilltui.engine.data.works import load_work  # noqa: E402
-from skilltui.engine.loop import Trainer  # noqa: E402
-from skilltui.engine.loss.scores import score_step  # noqa: E402
-from skilltui.engine.session import open_run  # noqa: E402
-from skilltui.engine.settings import Settings  # noqa: E402
-from skilltui.engine.update.review import AutoReviewer  # noqa: E402
-from skilltui.engine.validation.stats import binomial_interval  # noqa: E402
-from skilltui.model import events as ev  # noqa: E402
-from skilltui.model.bus import EventBus, JsonlSink  # noqa: E402
-from skilltui.model.parse import read_run  # noqa: E402
-from skilltui.store import val_store  # noqa: E402
-from skilltui.store.pool import Pool  # noqa: E402
+from skilltui.agents.offline import MAX_READS, TOPIC_WORDS, moves_taught, write_episode
+from skilltui.core.formats import story_episodes
+from skilltui.engine.data.works import load_work
+from skilltui.engine.loop import Trainer
+from skilltui.engine.loss.scores import score_step
+from skilltui.engine.session import open_run
+from skilltui.engine.settings import Settings
+from skilltui.engine.update.review import AutoReviewer
+from skilltui.engine.validation.stats import binomial_interval
+from skilltui.model import events as ev
+from skilltui.model.bus import EventBus, JsonlSink
+from skilltui.model.parse import read_run
+from skilltui.store import val_store
+from skilltui.store.pool import Pool
+from tests.support.gate_sim import Tally, World, simulate
+from tests.support.known_truths import MENU, START, held_out
+from tests.support.scripted import seed_pool
+from tests.support.scripted_backward import KnownMoves
+from tests.support.works import write_work
 
 TIE = 1e-6  # a true delta this small is no effect at all (losses are kept to 4 places)
 SHOCKED = World()

@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from skilltui.pool_git import PoolGit, split_patch  # noqa: E402
-from skilltui.store.pool import FOLDERS, Pool, render_note  # noqa: E402
+from skilltui.pool_git import PoolGit, split_patch
+from skilltui.store.pool import FOLDERS, Pool, render_note
 
 
 def build(root: Path, commits: int) -> Pool:

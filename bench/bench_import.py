@@ -1,6 +1,6 @@
 """Benchmark: `skilltui import` of a 120-page feature PDF, against PDFium reading its bare text.
 
-Draws a feature-length production PDF with the tests' second layout (tests/drawn_scripts.py:
+Draws a feature-length production PDF with the tests' second layout (tests/support/drawn_scripts.py:
 Final Draft's margins, a running header, page numbers, scene numbers in both margins,
 (MORE)/(CONT'D), a revised page), then times, in the same process and on the same file:
 
@@ -21,20 +21,14 @@ import argparse
 import contextlib
 import io
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from conftest import NAMES, make_varied_episode  # noqa: E402
-from drawn_scripts import draw_pdf, lay_out  # noqa: E402
-
-from skilltui.cli import main  # noqa: E402
-from skilltui.engine.loss.scores import combine, score_episode  # noqa: E402
+from skilltui.cli import main
+from skilltui.engine.loss.scores import combine, score_episode
+from tests.support.drawn_scripts import draw_pdf, lay_out
+from tests.support.works import NAMES, make_varied_episode
 
 
 def feature(pages: int) -> str:

@@ -35,22 +35,18 @@ import argparse
 import asyncio
 import os
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from conftest import write_work  # noqa: E402 - the tests' generator of works the project never saw
-
-from skilltui.agents.offline import OfflineBackend  # noqa: E402
-from skilltui.engine.session import open_run  # noqa: E402
-from skilltui.engine.settings import Settings  # noqa: E402
-from skilltui.engine.update.review import AutoReviewer  # noqa: E402
-from skilltui.model import events as ev  # noqa: E402
-from skilltui.runner.driver import RunDriver  # noqa: E402
+from skilltui.agents.offline import OfflineBackend
+from skilltui.engine.session import open_run
+from skilltui.engine.settings import Settings
+from skilltui.engine.update.review import AutoReviewer
+from skilltui.model import events as ev
+from skilltui.runner.driver import RunDriver
+from tests.support.works import write_work  # the tests' generator of works the project never saw
 
 STEPS_PER_EPOCH = 10
 BASELINE_STEP = 50

@@ -18,16 +18,11 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from conftest import NAMES, make_varied_episode  # noqa: E402
-from corruptions import drop_words  # noqa: E402
-
-from skilltui.engine.loss import scores  # noqa: E402
+from skilltui.engine.loss import scores
+from tests.support.corruptions import drop_words
+from tests.support.works import NAMES, make_varied_episode
 
 
 def script(rng: random.Random, words: int) -> str:

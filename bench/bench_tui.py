@@ -45,20 +45,17 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+from textual import events
+from textual.screen import Screen
 
-from conftest import write_work  # noqa: E402 - the tests' generator of works the project never saw
-from textual import events  # noqa: E402
-from textual.screen import Screen  # noqa: E402
-
-from skilltui.agents.offline import OfflineBackend  # noqa: E402
-from skilltui.engine.session import open_run  # noqa: E402
-from skilltui.engine.settings import Settings  # noqa: E402
-from skilltui.tui.app import TrainingApp  # noqa: E402
-from skilltui.tui.collector import settle_heap  # noqa: E402
-from skilltui.tui.screens.review import ReviewScreen  # noqa: E402
-from skilltui.tui.widgets.live_output import LiveOutput  # noqa: E402
+from skilltui.agents.offline import OfflineBackend
+from skilltui.engine.session import open_run
+from skilltui.engine.settings import Settings
+from skilltui.tui.app import TrainingApp
+from skilltui.tui.collector import settle_heap
+from skilltui.tui.screens.review import ReviewScreen
+from skilltui.tui.widgets.live_output import LiveOutput
+from tests.support.works import write_work  # the tests' generator of works the project never saw
 
 TARGET_MS = 100.0
 

@@ -13,16 +13,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from conftest import write_work  # noqa: E402
-
-from skilltui.cli import main as skilltui  # noqa: E402
+from skilltui.cli import main as skilltui
+from tests.support.works import write_work
 
 
 def timed_run(works: list[Path], runs: Path, workers: int, latency: float) -> float:

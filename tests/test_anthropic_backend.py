@@ -1,6 +1,6 @@
 """The `anthropic` backend against the fake Messages API: streaming, tools, caching, cost, retries, secrets.
 
-Every test drives the real `anthropic` SDK over HTTP to `tests/fakeapi.py` on 127.0.0.1;
+Every test drives the real `anthropic` SDK over HTTP to `tests/support/fakeapi.py` on 127.0.0.1;
 nothing reaches the network.
 """
 
@@ -18,7 +18,7 @@ from skilltui.agents.base import BackendError, Connection, FatalBackendError, Re
 from skilltui.agents.redact import REDACTED, redact
 from skilltui.agents.tools import Sandbox
 from skilltui.core.errors import UsageError
-from tests.fakeapi import Drop, Error, FakeAnthropic, Recorded, Reply, text, thinking, tool_use
+from tests.support.fakeapi import Drop, Error, FakeAnthropic, Recorded, Reply, text, thinking, tool_use
 
 KEY = "sk-ant-test-XXXX-0123456789abcdef"
 EDITOR = "str_replace_based_edit_tool"

@@ -1,7 +1,7 @@
 """API faults through the real `anthropic` SDK against the fake server: each is retried,
 capped, and paid for, and a work whose calls keep failing costs only that work.
 
-Every test drives HTTP on 127.0.0.1 (`tests/fakeapi.py`); nothing is mocked in between.
+Every test drives HTTP on 127.0.0.1 (`tests/support/fakeapi.py`); nothing is mocked in between.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from recorded import recorded
 
 from skilltui.agents import pricing
 from skilltui.agents.anthropic_backend import AnthropicBackend
@@ -22,7 +21,8 @@ from skilltui.cli import main
 from skilltui.model.parse import read_run
 from skilltui.model.view import RunView
 from skilltui.tui.output_feed import OutputFeed
-from tests.fakeapi import Cut, Error, FakeAnthropic, Recorded, Reply, text, tool_use
+from tests.support.fakeapi import Cut, Error, FakeAnthropic, Recorded, Reply, text, tool_use
+from tests.support.recorded import recorded
 
 KEY = "sk-ant-test-XXXX-faults-0123456789ab"
 EDITOR = "str_replace_based_edit_tool"

@@ -6,30 +6,16 @@ import asyncio
 import json
 from pathlib import Path
 
-from recorded import recorded
-
 from skilltui.agents.base import BackendError, CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.agents.tools import Sandbox
 from skilltui.engine.loop import Trainer
-from skilltui.engine.session import open_run
-from skilltui.engine.settings import Settings
 from skilltui.engine.update.review import AutoReviewer
-from skilltui.model.bus import EventBus, JsonlSink
-from skilltui.model.review import Decision, ReviewRequest
+from skilltui.model.bus import EventBus
+from skilltui.model.review import Decision
 from skilltui.store.pool import Pool
-
-
-class ScriptedReviewer:
-    """Answers reviews from a list, and remembers every request it saw."""
-
-    def __init__(self, *decisions: Decision) -> None:
-        self.decisions = list(decisions)
-        self.requests: list[ReviewRequest] = []
-
-    async def review(self, request: ReviewRequest) -> Decision:
-        self.requests.append(request)
-        return self.decisions.pop(0) if self.decisions else Decision("approve", "auto")
+from tests.support.recorded import recorded
+from tests.support.reviewing import ScriptedReviewer, open_, train_once
 
 
 class BadBackward(OfflineBackend):
@@ -54,25 +40,6 @@ class BadBackward(OfflineBackend):
             sandbox.commit("a note without front matter")
             return CallResult(text="committed a bad note")
         raise AssertionError(self.how)
-
-
-def open_(tmp_path: Path, works: list[Path], **settings) -> object:
-    # The micro-steps of the steps alone: an epoch's consolidation has its own tests (test_consolidation).
-    settings.setdefault("consolidate", False)
-    return open_run(Settings(works=works, runs_dir=tmp_path / "runs", run_id="r", auto=True, **settings))
-
-
-def train_once(tmp_path, works, backend, reviewer, **settings):
-    opened = open_(tmp_path, works, **settings)
-    bus = EventBus()
-    sink = JsonlSink(opened.run.events_path)
-    bus.subscribe(sink)
-    try:
-        outcome = asyncio.run(Trainer(opened, backend, reviewer, bus).train())
-    finally:
-        sink.close()
-        opened.lock.release()
-    return opened.run, outcome
 
 
 def test_under_strict_a_failed_backward_stops_the_run_and_leaves_the_pool_untouched(tmp_path, make_work):

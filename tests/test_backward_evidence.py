@@ -8,7 +8,6 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from recorded import recorded
 
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
@@ -19,7 +18,8 @@ from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.review import Decision
 from skilltui.store.pool import Pool, render_note
 from skilltui.store.run import Run, write_json
-from tests.test_backward import ScriptedReviewer, train_once
+from tests.support.recorded import recorded
+from tests.support.reviewing import ScriptedReviewer, train_once
 
 BACKTICKED = re.compile(r"`([^`\s]+)`")
 LISTED_NOTE = re.compile(r"^- ([a-z0-9-]+/[a-z0-9-]+\.md): ", re.MULTILINE)

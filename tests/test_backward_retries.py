@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import re
 
-from recorded import recorded
-from recorded import recorded as read_events
-
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.parse import parse_event
 from skilltui.model.summary import summarise
 from skilltui.model.view import RunView
 from skilltui.store.pool import Pool
-from tests.scripted_backward import GOOD, ScriptedBackward
-from tests.test_backward import train_once
+from tests.support.recorded import recorded
+from tests.support.recorded import recorded as read_events
+from tests.support.reviewing import train_once
+from tests.support.scripted_backward import GOOD, ScriptedBackward
 
 
 def kinds(run, kind):

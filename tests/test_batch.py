@@ -1,7 +1,7 @@
 """`--batch`: a step's judge calls and reduce calls go through the Message Batches API, at most once.
 
-`skilltui train --batch --backend anthropic` against `tests/fakeapi.py`, whose batches
-endpoints (`tests/fakebatches.py`) answer every request of a batch with the same fake
+`skilltui train --batch --backend anthropic` against `tests/support/fakeapi.py`, whose batches
+endpoints (`tests/support/fakebatches.py`) answer every request of a batch with the same fake
 model that answers normal calls.
 """
 
@@ -16,13 +16,13 @@ import time
 from pathlib import Path
 
 import pytest
-from recorded import recorded
 
 from skilltui.agents import pricing
 from skilltui.agents.base import Usage
 from skilltui.cli import main
-from tests.fakeapi import FakeAnthropic
-from tests.test_anthropic_training import KEY, FakeModel, role_of
+from tests.support.fakeapi import FakeAnthropic
+from tests.support.fakemodel import KEY, FakeModel, role_of
+from tests.support.recorded import recorded
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from recorded import recorded
-
 from skilltui.cli import main
+from tests.support.recorded import recorded
 
 
 def test_every_line_names_a_micro_step_of_the_runs_events(trained_run, capsys):

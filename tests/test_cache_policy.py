@@ -1,7 +1,7 @@
 """Cache marks go only where a later request reads them, and the fake API bills them by the API's rules.
 
-Every test drives the real `anthropic` SDK against `tests/fakeapi.py`, whose prompt cache
-(`tests/fakecache.py`) applies prefix matching up to a mark, a minimum length and a life.
+Every test drives the real `anthropic` SDK against `tests/support/fakeapi.py`, whose prompt cache
+(`tests/support/fakecache.py`) applies prefix matching up to a mark, a minimum length and a life.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from skilltui.agents.anthropic_backend import AnthropicBackend
 from skilltui.agents.base import Connection, Request
 from skilltui.agents.cache_policy import min_cacheable
 from skilltui.agents.tools import Sandbox
-from tests.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use
+from tests.support.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use
 
 KEY = "sk-ant-test-XXXX-cachepolicy-0123456789"
 EDITOR = "str_replace_based_edit_tool"
@@ -144,7 +144,7 @@ def test_training_marks_the_story_and_the_human_episodes_only_where_a_later_step
     from skilltui.cli import main
     from skilltui.engine.data.diffuse import noise_work
     from skilltui.engine.data.works import load_work
-    from tests.test_anthropic_training import FakeModel, role_of
+    from tests.support.fakemodel import FakeModel, role_of
 
     works = [make_work("kestrel", 8, story=False), make_work("lantern", 4, story=False)]
     for work in works:  # long enough episodes that a step's human episodes pass the minimum
@@ -223,7 +223,7 @@ def test_every_backward_micro_step_after_the_first_reads_the_run_wide_rules_from
     micro-step, so the pool listing (changed by every commit) no longer keeps them out of
     the cache: the first micro-step writes them, every later one reads them."""
     from skilltui.cli import main
-    from tests.test_anthropic_training import FakeModel, role_of
+    from tests.support.fakemodel import FakeModel, role_of
 
     works = [make_work("kestrel", 4), make_work("lantern", 4)]
     with FakeAnthropic(FakeModel(tmp_path / "works"), min_cache_tokens=1024) as fake:
@@ -253,7 +253,7 @@ def test_a_run_with_one_backward_call_leaves_its_rules_unmarked(
     make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from skilltui.cli import main
-    from tests.test_anthropic_training import FakeModel, role_of
+    from tests.support.fakemodel import FakeModel, role_of
 
     work = make_work("kestrel", 2)
     with FakeAnthropic(FakeModel(tmp_path / "works"), min_cache_tokens=1024) as fake:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 
-from conftest import train_works
-
 from skilltui.cli import main
 from skilltui.model.parse import read_run
+from tests.support.works import train_works
 
 
 def test_parallel_candidates_tool_events_each_name_their_attempt_and_none_is_dropped(tmp_path, make_work, capsys):

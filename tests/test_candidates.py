@@ -10,10 +10,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from scripted import ScriptedBackend, seed_pool
-from test_backward import ScriptedReviewer, train_once
-from test_bad_input import assert_refused, run_cli, snapshot
-from test_validation import events, held_out_work, train_with
 
 from skilltui.engine.update.candidates import open_copy, rank, sweep_copies
 from skilltui.model.review import (
@@ -28,6 +24,10 @@ from skilltui.runs.records import load_history
 from skilltui.store.micro_records import Checked, MicroRecords
 from skilltui.store.pool import Pool
 from skilltui.store.run import Run, read_json, write_json
+from tests.support.cli import assert_refused, run_cli, snapshot
+from tests.support.reviewing import ScriptedReviewer, train_once
+from tests.support.scripted import ScriptedBackend, seed_pool
+from tests.support.validation import events, held_out_work, train_with
 
 NEUTRAL, HARMFUL, HELPFUL = ("add", "dialogue"), ("remove", "dialogue/dialogue-blocks.md"), ("add", "scene")
 

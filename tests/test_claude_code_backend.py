@@ -18,7 +18,7 @@ import pytest
 from skilltui.agents.base import BackendError, Connection, FatalBackendError, Request
 from skilltui.agents.tools import Sandbox
 from skilltui.core.errors import UsageError
-from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, tool_use
+from tests.support.fakeapi import Error, FakeAnthropic, Recorded, Reply, text, tool_use
 
 sdk = pytest.importorskip("claude_agent_sdk")
 

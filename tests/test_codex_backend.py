@@ -1,6 +1,6 @@
 """The `codex` backend: the real Codex CLI (`@openai/codex`) against the fake Responses API.
 
-The CLI is pointed at tests/fakeresponses.py through the provider the backend defines
+The CLI is pointed at tests/support/fakeresponses.py through the provider the backend defines
 (`OPENAI_BASE_URL`). The fake model uses a model name the CLI has no metadata for, so the
 CLI offers its MCP tools directly (with its own models it defers them behind a search
 tool, which a model loads itself). Skipped, with the reason, when no `codex` is found
@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recorded import recorded
 
 from skilltui.agents.base import Request
 from skilltui.agents.tools import Sandbox
 from skilltui.cli import main
 from skilltui.pool_git import open_repo
-from tests.fakeresponses import FakeResponses, Recorded, function_call, message
-from tests.test_anthropic_training import NOTE
+from tests.support.fakemodel import NOTE
+from tests.support.fakeresponses import FakeResponses, Recorded, function_call, message
+from tests.support.recorded import recorded
 
 CODEX = os.environ.get("SKILLTUI_CODEX") or shutil.which("codex")
 needs_cli = pytest.mark.skipif(CODEX is None, reason="the Codex CLI is not installed (npm install @openai/codex)")

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from recorded import recorded
-from test_validation import held_out_work
 
 from skilltui.cli import main
+from tests.support.recorded import recorded
+from tests.support.validation import held_out_work
 
 
 @pytest.fixture

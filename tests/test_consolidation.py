@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from recorded import recorded
-from test_validation import held_out_work, train_with
-
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
 from skilltui.core.formats import parse_note, render_note
@@ -15,6 +12,8 @@ from skilltui.engine.update.attribution import attribute, episodes
 from skilltui.engine.update.consolidation import near_duplicates, no_growth, notes_of
 from skilltui.store.pool import Pool
 from skilltui.store.run import Run, read_json
+from tests.support.recorded import recorded
+from tests.support.validation import held_out_work, train_with
 
 DIALOGUE = "Turn reported speech into dialogue blocks: the speaker's cue in capitals, the line below it."
 
@@ -140,7 +139,7 @@ def test_a_consolidation_may_not_grow_the_pool(tmp_path):
 
 
 def test_a_run_from_before_consolidation_is_not_reopened_at_an_epoch_it_left(tmp_path, make_work):
-    from test_train import unfinish
+    from tests.support.runs import unfinish
 
     works = [make_work("sable-quay", 4)]
     runs = tmp_path / "runs"

@@ -16,8 +16,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import write_work
-from test_train import unfinish
 
 from skilltui.cli import main
 from skilltui.model.parse import read_run
@@ -25,6 +23,8 @@ from skilltui.model.summary import summarise
 from skilltui.model.view import RunView
 from skilltui.runs.records import load_history
 from skilltui.store.run import Run
+from tests.support.runs import unfinish
+from tests.support.works import write_work
 
 NOT_EVENTS = ["null", "42", "[1]", "NaN", "{}", '{"kind":"micro_step"}', '{"kind":"call","cost_usd":"lots"}']
 
@@ -166,9 +166,8 @@ def test_report_runs_compare_and_the_history_say_what_they_say_for_the_clean_rec
 
 
 async def test_review_opens_a_damaged_record_and_says_once_what_it_left_out(finished):
-    from test_history_review import SIZE, screen_of, settle
-
     from skilltui.history.app import HistoryApp
+    from tests.support.history import SIZE, screen_of, settle
 
     run, _ = finished
     says = damage_by(run, "copies")

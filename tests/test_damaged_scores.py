@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from recorded import recorded
-from test_train import unfinish
 
 from skilltui.cli import main
 from skilltui.store.run import Run
+from tests.support.recorded import recorded
+from tests.support.runs import unfinish
 
 
 def train(runs: Path, works: list[Path]) -> int:

@@ -8,10 +8,9 @@ import subprocess
 import sys
 import time
 
-from recorded import recorded
-
 from skilltui.cli import main
 from skilltui.commands.demo import train_command
+from tests.support.recorded import recorded
 
 
 def test_a_second_demo_starts_fresh_and_does_not_offer_a_finished_one_for_resume(tmp_path, capsys, monkeypatch):

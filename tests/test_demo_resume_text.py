@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_tui_support import make_app, wait_for
 from textual.widgets import Static
 
 from skilltui.commands.demo import train_command
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.help import HelpScreen
+from tests.support.tui import make_app, wait_for
 
 
 def demo_resume(opened) -> str:

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from test_history_review import run, settle  # noqa: F401 - the fixture and the helper
+from pathlib import Path
+
+import pytest
 
 from skilltui.components.diff_screen import DiffScreen
 from skilltui.history.app import HistoryApp
+from skilltui.store.run import Run
+from tests.support.history import Scripted, settle, train
 
 
-async def test_the_diff_views_footer_shows_every_key_at_80_columns(run) -> None:  # noqa: F811
+@pytest.fixture
+def run(make_work, tmp_path: Path) -> Run:
+    return train(tmp_path / "runs", [make_work("moth-ferry"), make_work("glass-choir")], Scripted())
+
+
+async def test_the_diff_views_footer_shows_every_key_at_80_columns(run) -> None:
     app = HistoryApp(run, poll=None)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)

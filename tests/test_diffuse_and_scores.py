@@ -18,6 +18,7 @@ from skilltui.cli import main
 from skilltui.engine.data.diffuse import noise_work, story_episodes
 from skilltui.engine.data.works import load_work
 from skilltui.engine.loss.scores import score_step
+from tests.support.works import long_script
 
 
 def test_diffuse_is_deterministic_for_a_seed_and_noise(tmp_path, make_work):
@@ -111,17 +112,6 @@ def test_a_script_over_max_script_kb_is_refused_when_the_work_is_opened(tmp_path
     assert main(argv) == 0  # the default, 2048 KB, takes a 4 KB episode
 
 
-def _long_script(words: int) -> str:
-    import random
-
-    from conftest import NAMES, make_varied_episode
-
-    rng, text = random.Random(5), ""
-    while len(text.split()) < words:
-        text += make_varied_episode(rng, NAMES[:6]) + "\n"
-    return text
-
-
 def _gone(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -145,7 +135,7 @@ def _wait_for(condition, timeout: float = 20.0) -> bool:
 async def test_scoring_runs_in_a_worker_process_and_leaves_the_event_loop_free():
     from skilltui.engine.loss import score_pool
 
-    human = _long_script(20_000)
+    human = long_script(20_000)
     written = {1: human.replace("INT.", "EXT."), 2: None}
     task = asyncio.ensure_future(score_pool.score_in_worker(written, {1: human, 2: human}))
     ticks = 0
@@ -162,7 +152,7 @@ async def test_scoring_runs_in_a_worker_process_and_leaves_the_event_loop_free()
 async def test_a_cancelled_scoring_takes_its_worker_down():
     from skilltui.engine.loss import score_pool
 
-    human = _long_script(60_000)
+    human = long_script(60_000)
     task = asyncio.ensure_future(score_pool.score_in_worker({1: human}, {1: human}))
     executor = score_pool.pool()
     assert _wait_for(lambda: bool(getattr(executor, "_processes", {})), 10)
@@ -183,12 +173,12 @@ def test_a_trainer_ended_at_once_leaves_no_scorer_running(tmp_path):
         textwrap.dedent(
             f"""
             import asyncio, os, sys
-            sys.path.insert(0, {str(Path(__file__).parent)!r})
-            from test_diffuse_and_scores import _long_script
+            sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+            from tests.support.works import long_script
             from skilltui.engine.loss import score_pool
 
             async def main():
-                human = _long_script(60_000)
+                human = long_script(60_000)
                 scoring = asyncio.ensure_future(score_pool.score_in_worker({{1: human}}, {{1: human}}))
                 while not getattr(score_pool.pool(), "_processes", None):
                     await asyncio.sleep(0.01)

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-import stat
 
 import pytest
-from recorded import recorded
-from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 from textual.app import App
 
 from skilltui.store.pool import Pool
 from skilltui.tui.widgets.pool_tree import PoolTree
-
-
-def stub_editor(tmp_path, line: str):
-    """An editor that appends `line` to the file it is given, as a person typing would."""
-    script = tmp_path / "editor.sh"
-    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "{line}" >> "$1"\n')
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return script
+from tests.support.recorded import recorded
+from tests.support.tui import SIZE, make_app, stub_editor, wait_for, wait_for_review
 
 
 def notices(app) -> list[str]:

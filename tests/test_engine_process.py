@@ -13,11 +13,11 @@ import signal
 from pathlib import Path
 
 import pytest
-from recorded import recorded
-from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 
 from skilltui.runner.engine_process import ProcessDriver
 from skilltui.runner.trainer_child import LOG_NAME, TRAINER_NICENESS, group_niceness
+from tests.support.recorded import recorded
+from tests.support.tui import SIZE, make_app, wait_for, wait_for_review
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the trainer runs in the app's loop without fork")
 

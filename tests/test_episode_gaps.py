@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recorded import recorded
-
 from skilltui.cli import main
 from skilltui.store.run import Run
+from tests.support.recorded import recorded
 
 
 def with_gap(make_work, name: str = "gap-show") -> Path:

@@ -1,6 +1,6 @@
 """`train --estimate`: the forecast a person reads before paying for a run, checked against a bill.
 
-The bill is the fake Messages API's (tests/fakeapi.py), which counts the tokens of every
+The bill is the fake Messages API's (tests/support/fakeapi.py), which counts the tokens of every
 request it is sent, splits them by the cache marks the client placed, and reports that
 usage the way the API does; the run's `call` events price it. The fake model here behaves
 as `--estimate` assumes a real one does (commands/estimate.py): the writer opens every note
@@ -17,14 +17,14 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from recorded import recorded as read_events
 
 from skilltui.cli import main
 from skilltui.engine.data.diffuse import noise_work
 from skilltui.engine.data.works import load_work
 from skilltui.store.pool import render_note
-from tests.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use
-from tests.test_anthropic_training import KEY, FakeModel, assistant_turns, call, role_of
+from tests.support.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use
+from tests.support.fakemodel import KEY, FakeModel, assistant_turns, call, role_of
+from tests.support.recorded import recorded as read_events
 
 PAGE = " ".join(["The writer kept the scene moving but flattened the dialogue into action lines."] * 22)
 BODY = "\n".join(f"- Rule {n}: keep each scene to one turn, and let the dialogue carry it." for n in range(1, 12))

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from scripted import ScriptedBackend, seed_pool
-from test_validation import events, held_out_work, train_with
 
 from skilltui.store.pool import Pool
+from tests.support.scripted import ScriptedBackend, seed_pool
+from tests.support.validation import events, held_out_work, train_with
 
 # The reason's format changed with the interval rule (issue 21): before -> after, the paired
 # delta, its interval at the confidence, n writing calls and what the interval rests on

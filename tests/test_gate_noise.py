@@ -1,6 +1,6 @@
 """The gate's error rates as a procedure (issue 32, item 9): rates over many draws, with a binomial bound.
 
-Each rate comes from simulating the whole decision loop (tests/gate_sim.py: the real
+Each rate comes from simulating the whole decision loop (tests/support/gate_sim.py: the real
 `gate.judge` and `gate.plan`, on drawn losses with a shock shared by each writing call)
 thousands of times, and is asserted on the exact 95% interval of what was counted, so a
 pass does not rest on a lucky seed. The engine's own decisions, with the offline writer,
@@ -10,10 +10,10 @@ cases whose outcome does not depend on the draw.
 
 from __future__ import annotations
 
-from gate_sim import World, simulate
-from known_truths import MENU, START, held_out
-from scripted import ScriptedBackend, seed_pool
-from test_validation import events, held_out_work, train_with
+from tests.support.gate_sim import World, simulate
+from tests.support.known_truths import MENU, START, held_out
+from tests.support.scripted import ScriptedBackend, seed_pool
+from tests.support.validation import events, held_out_work, train_with
 
 SHOCKED = World(sd=0.05, shock=0.025)  # a call shock of half the per-episode sd, as the issue asks
 
@@ -79,7 +79,7 @@ def test_no_call_noise_leaves_every_result_as_it_was(tmp_path, make_work):
 def test_a_validation_set_too_small_to_decide_says_so(tmp_path, make_work):
     # Null updates judged on 2 episodes of a noisy writer: the smallest change the gate could
     # detect at 3 passes is larger than every change the updates showed.
-    from scripted_backward import KnownMoves
+    from tests.support.scripted_backward import KnownMoves
 
     train = make_work("train", 2)
     val = held_out(tmp_path / "works", 12, 0)

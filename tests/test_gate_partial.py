@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripted import ScriptedBackend, seed_pool
-from test_validation import events, held_out_work, train_with
-
 from skilltui.agents.base import BackendError
+from tests.support.scripted import ScriptedBackend, seed_pool
+from tests.support.validation import events, held_out_work, train_with
 
 HELPFUL = "scene/scene-headings.md"  # the note ("add", "scene") writes: it helps both works
 

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-from scripted import ScriptedBackend, seed_pool
-from test_bad_input import assert_refused, run_cli, snapshot
-from test_validation import SECRET, events, held_out_work, train_with
 
 from skilltui.store.run import read_json
+from tests.support.cli import assert_refused, run_cli, snapshot
+from tests.support.scripted import ScriptedBackend, seed_pool
+from tests.support.validation import SECRET, events, held_out_work, train_with
 
 
 def test_a_new_pass_on_the_same_notes_adds_a_sample_and_replaces_none(tmp_path, make_work):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from recorded import recorded
 
 from skilltui.runs import operations
 from skilltui.runs.records import load_history
 from skilltui.store.pool import render_note
 from skilltui.store.run import Run, RunLock
+from tests.support.recorded import recorded
 
 
 @pytest.fixture

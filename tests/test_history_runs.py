@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from recorded import recorded
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
@@ -21,6 +20,7 @@ from skilltui.model.review import Decision, ReviewRequest
 from skilltui.model.view import RunView
 from skilltui.runs.status import run_state
 from skilltui.store.run import Run, RunLock
+from tests.support.recorded import recorded
 
 
 class Scripted:

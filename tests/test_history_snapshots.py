@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_history_review import Scripted, settle, train
 
 from skilltui.history.app import HistoryApp
+from tests.support.history import Scripted, settle, train
 
 FIXED_DATE = "2026-01-01T12:00:00+00:00"
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import train_works
-
 from skilltui.cli import main
+from tests.support.works import train_works
 
 
 def check(capsys, *works: Path) -> tuple[int, str, str]:

@@ -1,7 +1,7 @@
 """`skilltui import` loses nothing the loss counts: Fountain -> PDF or FDX -> import -> the same episode.
 
 Each episode is turned into a PDF and an FDX by screenplain, and into a production PDF by a
-second layout these tests draw (tests/drawn_scripts.py: Final Draft's margins, scene numbers
+second layout these tests draw (tests/support/drawn_scripts.py: Final Draft's margins, scene numbers
 in both margins, (MORE)/(CONT'D), revised pages, a running header), imported with the real
 command, and scored against the original with the engine's own loss.
 """
@@ -14,14 +14,14 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import NAMES, make_varied_episode
-from drawn_scripts import draw_pdf, lay_out_text
 from screenplain.export import pdf as screenplain_pdf
 from screenplain.export.fdx import to_fdx
 from screenplain.parsers import fountain
 
 from skilltui.cli import main
 from skilltui.engine.loss.scores import combine, score_episode
+from tests.support.drawn_scripts import draw_pdf, lay_out_text
+from tests.support.works import NAMES, make_varied_episode
 
 EXAMPLES = Path(__file__).parent.parent / "skilltui" / "examples"
 BUNDLED = sorted(EXAMPLES.glob("*/human/*.fountain"))
@@ -208,7 +208,7 @@ def test_a_line_in_no_column_is_reported_with_its_page_and_kept(tmp_path, capsys
 
 
 def test_a_script_with_other_margins_still_reads(tmp_path, capsys, monkeypatch):
-    import drawn_scripts
+    from tests.support import drawn_scripts
 
     # Everything half an inch further left, and the speech columns closer together than Final Draft's.
     columns = {

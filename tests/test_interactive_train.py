@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from recorded import recorded
 
 from skilltui.cli import main
+from tests.support.recorded import recorded
 
 
 def as_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,6 @@
 """The judge's rubric: validated by the engine, blended only with --judge-weight, never fatal.
 
-The anthropic path runs against tests/fakeapi.py: one judge answer carries a good rubric,
+The anthropic path runs against tests/support/fakeapi.py: one judge answer carries a good rubric,
 one a malformed one and one none, in the same run.
 """
 
@@ -11,12 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
-from recorded import recorded
 
 from skilltui.cli import main
 from skilltui.engine.loss import rubric
-from tests.fakeapi import FakeAnthropic, Recorded, Reply, text
-from tests.test_anthropic_training import KEY, FakeModel, role_of
+from tests.support.fakeapi import FakeAnthropic, Recorded, Reply, text
+from tests.support.fakemodel import KEY, FakeModel, role_of
+from tests.support.recorded import recorded
 
 GOOD = {
     "scene_purpose": {"score": 0.8, "reason": "each scene turns the story the way the human one does"},

@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 
 import pytest
-from faults import run_killed, run_plain
-from recorded import recorded
 
 from skilltui.store.pool import Pool
+from tests.support.faults import run_killed, run_plain
+from tests.support.recorded import recorded
 
 FINISHED = "skilltui.store.micro_records:MicroRecords.finished"
 REVIEWED = "skilltui.store.micro_records:MicroRecords.reviewed"

@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from faults import run_killed, run_plain
-from recorded import recorded
 
 from skilltui.store.pool import Pool
+from tests.support.faults import run_killed, run_plain
+from tests.support.recorded import recorded
 
 G0 = "'g0' in str(args[0].out)"  # a MicroRecords call of the consolidation
 UPDATE = "skilltui.engine.update"
@@ -60,7 +60,7 @@ def outcome(run: Path) -> tuple[str, list[tuple[int, str, str]]]:
 
 @pytest.fixture(scope="module")
 def unkilled(tmp_path_factory) -> tuple[Path, Path, tuple]:
-    from conftest import write_work
+    from tests.support.works import write_work
 
     root = tmp_path_factory.mktemp("unkilled")
     work, val = write_work(root / "works", "kiln-yard", 2), write_work(root / "works", "salt-road", 2)

@@ -19,9 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from recorded import recorded
-
 from skilltui.store.pool import Pool
+from tests.support.recorded import recorded
 
 STEPS = 4
 MICRO_STEPS = 2 * STEPS

@@ -14,8 +14,9 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from conftest import NAMES, make_varied_episode
-from corruptions import (
+
+from skilltui.engine.loss.scores import WEIGHTS, combine, score_episode, score_step
+from tests.support.corruptions import (
     cut_end,
     delete_heading,
     delete_longest_scene,
@@ -31,8 +32,7 @@ from corruptions import (
     swap_cues,
     twice,
 )
-
-from skilltui.engine.loss.scores import WEIGHTS, combine, score_episode, score_step
+from tests.support.works import NAMES, make_varied_episode
 
 EXAMPLES = Path(str(resources.files("skilltui") / "examples"))
 HAND = Path(__file__).parent / "data"
@@ -226,14 +226,15 @@ def test_the_loss_is_the_same_in_every_process():
     import sys
 
     code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]);"
-        "from test_loss_table import *; from corruptions import paraphrase, swap_cues;"
-        "eps = folder_episodes(HAND / 'ferry-crossing');"
+        "import json, sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
+        "from skilltui.engine.loss.scores import score_step;"
+        "from tests.support.corruptions import paraphrase, swap_cues;"
+        "eps = [p.read_text(encoding='utf-8') for p in sorted(Path(sys.argv[2]).glob('*.fountain'))];"
         "print(json.dumps([score_step({1: f(h)}, {1: h}) for h in eps for f in (paraphrase, swap_cues)]))"
     )
     runs = [
         subprocess.run(
-            [sys.executable, "-c", code, str(Path(__file__).parent)],
+            [sys.executable, "-c", code, str(Path(__file__).parent.parent), str(HAND / "ferry-crossing" / "human")],
             capture_output=True,
             text=True,
             check=True,

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from recorded import recorded
 
 from skilltui.agents.base import BackendError, Request
 from skilltui.agents.mailbox import MailboxBackend
@@ -27,6 +26,7 @@ from skilltui.agents.mailbox_serve import serve
 from skilltui.agents.tools import Sandbox, ToolError
 from skilltui.cli import main
 from skilltui.pool_git import open_repo
+from tests.support.recorded import recorded
 
 
 def train_argv(runs: Path, run_id: str, works: list[Path], backend: str) -> list[str]:

@@ -7,9 +7,6 @@ an update the gate rolled back (a rejected update the next prompt lists) and one
 
 from __future__ import annotations
 
-from scripted import ScriptedBackend, seed_pool
-from test_validation import held_out_work, train_with
-
 from skilltui.engine.update.feedback import feedback_text, past_micro_steps
 from skilltui.engine.update.rejected import rejected_updates
 from skilltui.model.commits import MicroStepRecord
@@ -19,6 +16,8 @@ from skilltui.report.build import micro_steps as report_micro_steps
 from skilltui.runs.records import load_history
 from skilltui.runs.status import status_of
 from skilltui.store.run import Run
+from tests.support.scripted import ScriptedBackend, seed_pool
+from tests.support.validation import held_out_work, train_with
 
 
 def _facts(m: MicroStepRecord) -> tuple:

@@ -19,33 +19,24 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import write_work
-from test_validation import held_out_work
 
-OFFLINE_ENV = {"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "1"}
+from tests.support.tracking import OFFLINE_ENV, use_store
+from tests.support.validation import held_out_work
+from tests.support.works import write_work
+
 os.environ.update(OFFLINE_ENV)  # before MLflow is imported: it never reports usage from a test
 pytest.importorskip("mlflow", reason="the mlflow extra is not installed (pip install -e '.[mlflow]')")
 
 import mlflow  # noqa: E402
 from mlflow import MlflowClient  # noqa: E402
-from recorded import recorded as read_events  # noqa: E402
 
 from skilltui.cli import main  # noqa: E402
 from skilltui.runs.compare import compare_runs  # noqa: E402
 from skilltui.store.pool import Pool  # noqa: E402
 from skilltui.store.run import Run, read_json  # noqa: E402
+from tests.support.recorded import recorded as read_events  # noqa: E402
 
 STEPS = 2
-
-
-def use_store(mp: pytest.MonkeyPatch, folder: Path) -> str:
-    """A tracking store in `folder`; the artifacts go to ./mlruns, so the current folder is `folder` too."""
-    uri = f"sqlite:///{folder / 'mlflow.db'}"
-    for name, value in {**OFFLINE_ENV, "MLFLOW_TRACKING_URI": uri}.items():
-        mp.setenv(name, value)
-    mp.chdir(folder)
-    mlflow.set_tracking_uri(uri)
-    return uri
 
 
 @pytest.fixture

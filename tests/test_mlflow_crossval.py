@@ -11,8 +11,9 @@ import json
 import os
 
 import pytest
-from test_mlflow import OFFLINE_ENV, use_store
-from test_test_split import bundled_works, crossval_argv
+
+from tests.support.splits import bundled_works, crossval_argv
+from tests.support.tracking import OFFLINE_ENV, use_store
 
 os.environ.update(OFFLINE_ENV)
 pytest.importorskip("mlflow", reason="the mlflow extra is not installed (pip install -e '.[mlflow]')")

@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import write_work
+
+from tests.support.works import write_work
 
 OFFLINE_ENV = {"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "1"}
 os.environ.update(OFFLINE_ENV)  # before MLflow is imported: it never reports usage from a test

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import write_varied_work
-from recorded import recorded
 
 from skilltui.cli import main
+from tests.support.recorded import recorded
+from tests.support.works import write_varied_work
 
 SETTINGS = ["--steps", "3", "--episodes-per-step", "2", "--epochs", "2"]
 

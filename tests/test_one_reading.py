@@ -12,10 +12,6 @@ import asyncio
 import json
 import re
 
-from scripted import ScriptedBackend, seed_pool
-from test_tui_support import SIZE, make_app, screen_text, wait_for
-from test_validation import held_out_work, train_with
-
 from skilltui import cli
 from skilltui.cli import main
 from skilltui.commands import training
@@ -27,6 +23,9 @@ from skilltui.model.view import RunView
 from skilltui.runs.records import load_history
 from skilltui.runs.status import run_status
 from skilltui.store.run import Run
+from tests.support.scripted import ScriptedBackend, seed_pool
+from tests.support.tui import SIZE, make_app, screen_text, wait_for
+from tests.support.validation import held_out_work, train_with
 
 
 def test_compare_report_runs_the_summary_and_the_app_agree_on_one_run(tmp_path, make_work, capsys):

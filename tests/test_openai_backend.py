@@ -4,7 +4,7 @@ Streaming with tool calls, usage and price (cached tokens at the cached rate, a 
 own cost, no price for a local model), retries on 429 / 5xx / dropped and cut streams, the
 throttle, fatal errors in one line, the key kept out of every record, and the preflight
 that refuses a model without tool support or a server that refuses. Every test drives HTTP
-on 127.0.0.1 (`tests/fakeopenai.py`); nothing is mocked in between.
+on 127.0.0.1 (`tests/support/fakeopenai.py`); nothing is mocked in between.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from skilltui.agents.base import BackendError, Connection, FatalBackendError, Re
 from skilltui.agents.openai_backend import OpenAIBackend  # noqa: E402
 from skilltui.agents.tools import Sandbox  # noqa: E402
 from skilltui.core.errors import UsageError  # noqa: E402
-from tests.fakeopenai import Cut, Drop, Error, FakeOpenAI, Reply, call  # noqa: E402
+from tests.support.fakeopenai import Cut, Drop, Error, FakeOpenAI, Reply, call  # noqa: E402
 
 KEY = "sk-proj-test-0123456789abcdefABCDEF-backend"
 MODEL = "gpt-4.1-mini"

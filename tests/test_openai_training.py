@@ -1,7 +1,7 @@
 """Training through the real `openai` SDK: `skilltui train --backend openai` against the fake chat-completions server.
 
 These tests type the commands a user types, with `OPENAI_API_KEY` and `OPENAI_BASE_URL`
-pointing at `tests/fakeopenai.py` on 127.0.0.1. The fake model plays every role from the
+pointing at `tests/support/fakeopenai.py` on 127.0.0.1. The fake model plays every role from the
 prompts it is sent, as `test_anthropic_training.py`'s does over the Messages API: the
 writer views the story and creates the episodes with the `create` function, the judge and
 the reducer answer in prose, the backward agent writes a note and commits. The demo's
@@ -24,7 +24,8 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from recorded import recorded
+
+from tests.support.recorded import recorded
 
 pytest.importorskip("openai", reason="the openai extra is not installed (pip install -e '.[openai]')")
 
@@ -32,9 +33,9 @@ from skilltui.cli import main  # noqa: E402
 from skilltui.engine.data.diffuse import noise_work  # noqa: E402
 from skilltui.engine.data.works import load_work  # noqa: E402
 from skilltui.store.pool import Pool, render_note  # noqa: E402
-from tests.fakeapi import FakeAnthropic  # noqa: E402
-from tests.fakeopenai import FakeOpenAI, Recorded, Reply, call  # noqa: E402
-from tests.test_anthropic_training import FakeModel as AnthropicModel  # noqa: E402
+from tests.support.fakeapi import FakeAnthropic  # noqa: E402
+from tests.support.fakemodel import FakeModel as AnthropicModel  # noqa: E402
+from tests.support.fakeopenai import FakeOpenAI, Recorded, Reply, call  # noqa: E402
 
 KEY = "sk-proj-training-0123456789abcdefABCDEF"
 MODEL = "gpt-4.1-mini"

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from test_tui_support import make_app, wait_for
-
 from skilltui.tui.scores_comment import ScoresFilter, without_scores
+from tests.support.tui import make_app, wait_for
 
 REPORT = 'Weakest: order.\n\n<!-- scores: {"format": 0.66, "order": 0.33} -->\n\nafter\n'
 

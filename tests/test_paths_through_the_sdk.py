@@ -14,12 +14,12 @@ import re
 from pathlib import Path
 
 import pytest
-from recorded import recorded
 
 from skilltui.cli import main
 from skilltui.store.pool import render_note
-from tests.fakeapi import FakeAnthropic, Recorded, Reply, _flatten_text, text, tool_use
-from tests.test_anthropic_training import KEY, assistant_turns, role_of
+from tests.support.fakeapi import FakeAnthropic, Recorded, Reply, _flatten_text, text, tool_use
+from tests.support.fakemodel import KEY, assistant_turns, role_of
+from tests.support.recorded import recorded
 
 BACKTICKED = re.compile(r"`([^`\s]+)`")
 LISTED_NOTE = re.compile(r"^- ([a-z0-9-]+/[a-z0-9-]+\.md): ", re.MULTILINE)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from test_tui_support import make_app, wait_for
-
 from skilltui.components.run_header import RunHeader
+from tests.support.tui import make_app, wait_for
 
 
 async def test_the_header_says_paused_as_soon_as_p_is_pressed(open_training):

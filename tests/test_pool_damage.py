@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import train_works as train
-from recorded import recorded
 
 from skilltui.cli import main
 from skilltui.store.pool import Pool
 from skilltui.store.run import Run
+from tests.support.recorded import recorded
+from tests.support.works import train_works as train
 
 SKILLTUI = Path(__file__).resolve().parent.parent / "skilltui"
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import git
-from recorded import recorded
-from test_validation import held_out_work, train_with
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.model.commits import parse_body
 from skilltui.model.trailers import NOTES_REF, parse
 from skilltui.store.run import Run
+from tests.support.recorded import recorded
+from tests.support.validation import held_out_work, train_with
 
 KEYS = ("Step", "Evidence", "Val", "Cost", "Decision")
 

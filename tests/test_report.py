@@ -14,10 +14,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from scripted import ScriptedBackend, seed_pool
-from test_validation import events, held_out_work, train_with
 
 from skilltui.cli import main
+from tests.support.scripted import ScriptedBackend, seed_pool
+from tests.support.validation import events, held_out_work, train_with
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 SECTIONS = ("settings", "curves", "micro-steps", "history", "notes")

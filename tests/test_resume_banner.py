@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from test_tui_support import make_app, wait_for
 from textual.widgets import Static
+
+from tests.support.tui import make_app, wait_for
 
 
 async def test_the_old_sessions_end_banner_is_cleared_on_resume(open_training):

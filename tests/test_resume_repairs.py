@@ -16,8 +16,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import train_works as train
-from recorded import recorded
 
 from skilltui.cli import main
 from skilltui.engine.notes.leakage import Lexicon
@@ -25,6 +23,8 @@ from skilltui.engine.update.backward_attempt import _check
 from skilltui.runs import operations
 from skilltui.store.pool import Pool, render_note
 from skilltui.store.run import Run
+from tests.support.recorded import recorded
+from tests.support.works import train_works as train
 
 NOTE = render_note("Cut an entrance late and leave early.", "Start a scene as late as it can start.")
 

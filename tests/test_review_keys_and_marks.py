@@ -6,9 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_history_review import Scripted, log, screen_of, settle, status, train
-from test_tui_support import make_app, wait_for, wait_for_review
-from test_tui_widgets import Harness
 from textual.widgets import TabbedContent
 
 from skilltui.components import keymap
@@ -21,6 +18,9 @@ from skilltui.history.app import HistoryApp
 from skilltui.model.commits import PENDING, Commit, Mark, MicroStepRecord
 from skilltui.runs import operations
 from skilltui.store.run import Run
+from tests.support.history import Scripted, log, screen_of, settle, status, train
+from tests.support.tui import make_app, wait_for, wait_for_review
+from tests.support.widgets import Harness
 
 
 @pytest.fixture

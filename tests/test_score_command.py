@@ -7,10 +7,10 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from corruptions import drop_words, reverse_scenes
 
 from skilltui.cli import main
 from skilltui.engine.loss.scores import WEIGHTS, score_step
+from tests.support.corruptions import drop_words, reverse_scenes
 
 HUMAN = Path(str(resources.files("skilltui") / "examples" / "night-oven" / "human" / "01.fountain"))
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import contextlib
 import json
 
-from test_editor import stub_editor
-from test_tui_support import SIZE, make_app, screen_text, wait_for, wait_for_review
 from textual.app import App
 
 from skilltui.engine.loss.scores import compare, parse, score_step
 from skilltui.runs.episode_pair import pair_texts, rows_of
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.screens.side_by_side import SideBySideScreen
+from tests.support.tui import SIZE, make_app, screen_text, stub_editor, wait_for, wait_for_review
 
 KITCHEN = "INT. KITCHEN - NIGHT\n\nMara burns the letter over the stove.\n\nMARA\nIt was never yours to keep.\n"
 HARBOUR = "EXT. HARBOUR - DAWN\n\nFishing boats knock together in the fog.\n\nTOMAS\nThe tide came in wrong today.\n"

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from recorded import recorded
+
+from tests.support.recorded import recorded
 
 STARTER = (
     "import sys; sys.argv = ['skilltui', *sys.argv[1:]]; print('up', flush=True); "

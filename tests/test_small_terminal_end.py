@@ -7,12 +7,11 @@ and one key folds it to its first line.
 
 from __future__ import annotations
 
-from test_tui_support import make_app, wait_for
-
 from skilltui.model.figures import step_means
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.end_summary import EndSummary
 from skilltui.tui.widgets.loss_curve import MIN_PLOT_ROWS, LossCurve
+from tests.support.tui import make_app, wait_for
 
 
 def curve_lines(app) -> list[str]:

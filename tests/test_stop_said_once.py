@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from test_tui_support import wait_for
+from tests.support.tui import wait_for
 
 
 def test_sigterm_in_the_app_says_the_stop_reason_once(open_training, monkeypatch, capsys):

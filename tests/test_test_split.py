@@ -4,34 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 
 import pytest
-from recorded import recorded
-from test_bad_input import assert_refused, run_cli, snapshot
-from test_validation import SECRET, held_out_work
 
 from skilltui.cli import main
-from skilltui.engine.data.diffuse import noise_work
-from skilltui.engine.data.works import load_work
-from skilltui.store.run import write_atomic
-
-
-def bundled_works(root: Path) -> dict[str, Path]:
-    """The bundled example works copied under `root`, each with its story, as `skilltui demo` makes them."""
-    found = {}
-    for source in sorted(Path(str(resources.files("skilltui") / "examples")).iterdir()):
-        if (source / "human").is_dir():
-            copy = root / source.name
-            shutil.copytree(source, copy)
-            write_atomic(load_work(copy).story_path, noise_work(load_work(copy), seed=0, noise=0.3))
-            found[source.name] = copy
-    return found
+from tests.support.cli import assert_refused, run_cli, snapshot
+from tests.support.recorded import recorded
+from tests.support.splits import bundled_works, crossval_argv
+from tests.support.validation import SECRET, held_out_work
 
 
 def train(runs: Path, works: list[Path], tests: list[Path], *extra: str, run_id: str = "r") -> int:
@@ -151,12 +135,6 @@ def test_bad_test_and_eval_input_is_one_line_and_writes_nothing(tmp_path, make_w
     for argv, words in refused:
         assert_refused(run_cli(*argv, cwd=tmp_path), words)
         assert snapshot(runs) == []
-
-
-def crossval_argv(runs: Path, bundled: dict[str, Path], *extra: str) -> list[str]:
-    argv = ["crossval", "--folds", "3", "--backend", "offline", "--offline-noise", "0.1", "--runs-dir", str(runs)]
-    argv += ["--steps", "1", "--run-id", "cv", "--json", *extra]
-    return argv + [a for w in bundled.values() for a in ("--work", str(w))]
 
 
 def fold_records(runs: Path) -> dict[str, list[dict]]:

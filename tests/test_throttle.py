@@ -1,6 +1,6 @@
 """Rate limits: a 429 slows every call of the backend down, and the app and the console say "throttled".
 
-Drives the real `anthropic` SDK against `tests/fakeapi.py`, which answers 429 with the
+Drives the real `anthropic` SDK against `tests/support/fakeapi.py`, which answers 429 with the
 API's `retry-after` and `anthropic-ratelimit-*` headers.
 """
 
@@ -23,7 +23,7 @@ from skilltui.model import events as ev
 from skilltui.model.notices import notice_of
 from skilltui.model.view import RunView
 from skilltui.runner.console import ConsoleSink
-from tests.fakeapi import Error, FakeAnthropic, Recorded, Reply, text
+from tests.support.fakeapi import Error, FakeAnthropic, Recorded, Reply, text
 
 KEY = "sk-ant-test-XXXX-throttle-0123456789"
 

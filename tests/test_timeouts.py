@@ -6,15 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-from recorded import recorded
 
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
 from skilltui.engine.update.review import AutoReviewer
-from tests.fakeapi import FakeAnthropic, Recorded, Reply, text
-from tests.test_anthropic_training import KEY, FakeModel, assistant_turns, call, role_of
-from tests.test_backward import train_once
+from tests.support.fakeapi import FakeAnthropic, Recorded, Reply, text
+from tests.support.fakemodel import KEY, FakeModel, assistant_turns, call, role_of
+from tests.support.recorded import recorded
+from tests.support.reviewing import train_once
 
 
 class Bounds(OfflineBackend):

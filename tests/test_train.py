@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from recorded import recorded
-
 from skilltui.cli import main
 from skilltui.store.pool import Pool
+from tests.support.recorded import recorded
+from tests.support.runs import unfinish
 
 
 def train(runs: Path, works: list[Path], *extra: str) -> int:
@@ -61,13 +61,6 @@ def test_repeating_the_command_adds_no_commit_and_skips_every_stage(tmp_path, ma
     stages = [e for e in second if e["kind"] == "stage"]
     assert stages and all(e["status"] in ("started", "skipped") for e in stages)
     assert not [e for e in second if e["kind"] in ("call", "loss", "decision")]
-
-
-def unfinish(runs: Path, run_id: str = "r") -> None:
-    """Make a finished run look like one that crashed before its end: drop its run_finished lines."""
-    path = runs / run_id / "events.jsonl"
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    path.write_text("".join(line for line in lines if '"kind": "run_finished"' not in line), encoding="utf-8")
 
 
 def test_resume_after_a_crash_runs_only_what_is_missing(tmp_path, make_work):

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import time
 
-from recorded import recorded
-from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 from textual import events
 from textual.widgets import TabbedContent
 
@@ -25,6 +23,8 @@ from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
 from skilltui.tui.widgets.works_table import WorksTable
+from tests.support.recorded import recorded
+from tests.support.tui import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 
 # The shared fixtures, registered in this module (autouse included).
 

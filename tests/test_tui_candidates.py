@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from scripted import ScriptedBackend
-from test_tui_support import SIZE, decisions, screen_text, wait_for, wait_for_review
-
 from skilltui.store.pool import Pool
 from skilltui.tui.app import TrainingApp
+from tests.support.scripted import ScriptedBackend
+from tests.support.tui import SIZE, decisions, screen_text, wait_for, wait_for_review
 
 
 async def test_the_person_cycles_the_candidates_and_approve_keeps_the_one_shown(open_training):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from test_tui_support import SIZE, make_app, screen_text, wait_for, wait_for_review
-
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.pool_size import PoolSize
+from tests.support.tui import SIZE, make_app, screen_text, wait_for, wait_for_review
 
 
 async def test_the_consolidation_is_reviewed_as_such_and_the_pool_pane_shows_its_size(open_training):

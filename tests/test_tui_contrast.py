@@ -17,9 +17,6 @@ from pathlib import Path
 import pytest
 from rich.color import Color as RichColor
 from rich.style import Style
-from test_history_review import Scripted, screen_of, settle, status, train
-from test_tui_support import make_app, tab_label, wait_for, wait_for_review
-from test_tui_widgets import Harness
 from textual.app import App
 from textual.containers import Vertical
 from textual.geometry import Region
@@ -34,6 +31,9 @@ from skilltui.history.app import HistoryApp
 from skilltui.history.screens.evidence_screen import EvidenceScreen
 from skilltui.model.commits import Commit, Mark
 from skilltui.tui.widgets.live_output import LiveOutput
+from tests.support.history import Scripted, screen_of, settle, status, train
+from tests.support.tui import make_app, tab_label, wait_for, wait_for_review
+from tests.support.widgets import Harness
 
 TEXT, NON_TEXT = 4.5, 3.0
 DIM_FACTOR = 0.5  # how far a terminal's faint (`dim`) text goes toward the background, as Textual's DimFilter

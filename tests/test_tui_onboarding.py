@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from test_tui_support import SIZE, make_app, screen_text, wait_for, wait_for_review
 
 from skilltui.components.run_header import RunHeader
 from skilltui.model.parse import read_run
 from skilltui.tui.screens.review import ReviewScreen
+from tests.support.tui import SIZE, make_app, screen_text, wait_for, wait_for_review
 
 
 async def test_the_first_start_shows_a_hint_and_the_first_review_waits_until_it_was_seen(open_training, config_home):

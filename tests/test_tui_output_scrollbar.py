@@ -7,10 +7,9 @@ long the text is and where the view is in it.
 
 from __future__ import annotations
 
-from test_tui_widgets import Harness
-
 from skilltui.tui.output import OutputBuffer
 from skilltui.tui.widgets.live_output import LiveOutput
+from tests.support.widgets import Harness
 
 
 async def test_the_scrollbar_follows_the_text_as_it_streams_and_shrinks():

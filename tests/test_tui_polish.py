@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import re
 
-from test_tui_support import make_app, screen_text, wait_for, wait_for_review
-from test_tui_widgets import Harness
-
 from skilltui.components.help import HelpScreen
 from skilltui.components.report_view import ReportView
 from skilltui.model import events as ev
 from skilltui.tui.output import OutputBuffer, wrap_spans
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.works_table import WorksTable
+from tests.support.tui import make_app, screen_text, wait_for, wait_for_review
+from tests.support.widgets import Harness
 
 
 def notices(app) -> list[str]:

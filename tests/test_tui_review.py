@@ -7,9 +7,6 @@ the pool ended up, not what the screen happened to print.
 
 from __future__ import annotations
 
-from recorded import recorded
-from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
-
 from skilltui.components.commit_list import CommitList
 from skilltui.components.confirm import ConfirmScreen
 from skilltui.components.themes import DEFAULT_THEME
@@ -18,6 +15,8 @@ from skilltui.store.pool import Pool, render_note
 from skilltui.tui.screens.rerun_note import RerunNoteScreen
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.pool_tree import PoolTree
+from tests.support.recorded import recorded
+from tests.support.tui import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 
 # The shared fixtures, registered in this module (autouse included).
 

@@ -9,10 +9,10 @@ Update with `pytest tests/test_tui_snapshots.py --snapshot-update` after a delib
 from __future__ import annotations
 
 import pytest
-from test_tui_support import make_app, tab_label, wait_for, wait_for_review
 
 from skilltui.components.help import HelpScreen
 from skilltui.tui.screens.side_by_side import SideBySideScreen
+from tests.support.tui import make_app, tab_label, wait_for, wait_for_review
 
 SNAPSHOT_SIZE = (120, 36)
 SMALLEST = (80, 24)  # the smallest supported size (docs/app.md, "Sizes")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from test_tui_support import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
-from test_tui_widgets import Harness
-from test_validation import held_out_work
-
 from skilltui.model.figures import Mean
 from skilltui.tui.widgets.loss_curve import LossCurve
+from tests.support.tui import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
+from tests.support.validation import held_out_work
+from tests.support.widgets import Harness
 
 
 async def test_the_review_shows_validation_around_the_micro_step_and_the_person_decides(open_training, tmp_path):

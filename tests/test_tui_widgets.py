@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.app import App, ComposeResult
 from textual.color import Color
 from textual.containers import VerticalScroll
 from textual.widget import Widget
@@ -47,25 +46,9 @@ from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
 from skilltui.tui.widgets.pool_tree import PoolTree
 from skilltui.tui.widgets.works_table import WorksTable
+from tests.support.widgets import Harness
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class Harness(App):
-    """One widget on a screen, with skilltui's themes registered."""
-
-    def __init__(self, widget: Widget, theme: str = DEFAULT_THEME) -> None:
-        super().__init__()
-        self.widget = widget
-        self.wanted = theme
-
-    def compose(self) -> ComposeResult:
-        yield self.widget
-
-    def on_mount(self) -> None:
-        for theme in load_themes().themes:
-            self.register_theme(theme)
-        self.theme = self.wanted
 
 
 def pool_with_three_kinds_of_change(root: Path) -> tuple[Pool, str]:

@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 import pytest
-from test_tui_support import SIZE, make_app, wait_for, wait_for_review
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.update.review import AutoReviewer
@@ -23,6 +22,7 @@ from skilltui.runner.driver import Driver, RunDriver
 from skilltui.runner.messages import Answer, ReviewAsked, WireError, parse_for_app, parse_for_trainer
 from skilltui.tui.screens.rerun_note import RerunNoteScreen
 from skilltui.tui.screens.review import ReviewScreen
+from tests.support.tui import SIZE, make_app, wait_for, wait_for_review
 
 forks = pytest.mark.skipif(not hasattr(os, "fork"), reason="the trainer runs in the app's loop without fork")
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import train_works
-from recorded import recorded
-
 from skilltui.cli import main
+from tests.support.recorded import recorded
+from tests.support.works import train_works
 
 
 def test_a_file_given_as_a_work_folder_says_it_is_a_file(tmp_path, capsys):

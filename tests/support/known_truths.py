@@ -1,6 +1,6 @@
 """A validation work and a move menu whose effects on the loss are known: the gate's truth.
 
-`tests/scripted_backward.py` `KnownMoves` makes helpful, harmful and neutral updates from
+`tests/support/scripted_backward.py` `KnownMoves` makes helpful, harmful and neutral updates from
 `MENU`; on `held_out` work their effect is known without noise. The loss weighs who says a
 line, so teaching dialogue is what this work rewards; only one episode in `TALKING` speaks,
 which makes teaching (or dropping) dialogue worth about -0.08 (+0.08) on the validation
@@ -15,11 +15,10 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from conftest import ACTIONS, LINES, NAMES, PLACES, TIMES
-
 from skilltui.engine.data.diffuse import noise_work
 from skilltui.engine.data.works import load_work
 from skilltui.store.run import write_atomic
+from tests.support.works import ACTIONS, LINES, NAMES, PLACES, TIMES
 
 MENU = ("dialogue", "scene")
 START = ("scene",)

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tests.fakeapi import FakeAnthropic
+    from tests.support.fakeapi import FakeAnthropic
 
 _ids = itertools.count(1)
 
@@ -47,7 +47,7 @@ class FakeBatches:
         return next((b for b in self.created if b.id == batch_id), None)
 
     def create(self, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
-        from tests.fakeapi import Error, Recorded, Reply
+        from tests.support.fakeapi import Error, Recorded, Reply
 
         batch = FakeBatch(f"msgbatch_fake{next(_ids):04d}", list(body.get("requests", [])))
         for item in batch.requests:

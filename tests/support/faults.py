@@ -82,7 +82,7 @@ def run_killed(
     `only`, a Python expression over the call's `args`, counts just the calls it holds for
     (`"'g0' in str(args[0].out)"`: a consolidation's records).
     """
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.run(
         [sys.executable, "-c", LAUNCHER, point, str(n), when, only, *argv],
         stdout=subprocess.DEVNULL,

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fakebatches import FakeBatches
-from tests.fakecache import PromptCache
+from tests.support.fakebatches import FakeBatches
+from tests.support.fakecache import PromptCache
 
 __all__ = [
     "Cut",

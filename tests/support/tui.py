@@ -7,9 +7,9 @@ in conftest.py.
 from __future__ import annotations
 
 import asyncio
+import stat
 from collections.abc import Callable
 
-from recorded import recorded
 from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
@@ -17,6 +17,7 @@ from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.session import OpenedRun
 from skilltui.tui.app import TrainingApp
 from skilltui.tui.screens.review import ReviewScreen
+from tests.support.recorded import recorded
 
 SIZE = (120, 36)
 
@@ -56,3 +57,11 @@ def screen_text(app: TrainingApp) -> str:
 def tab_label(app: TrainingApp, pane: str) -> str:
     """The label of one of the main screen's pane tabs ("Commits · 2"), whichever screen is on top."""
     return app.main.query_one(TabbedContent).get_tab(pane).label.plain
+
+
+def stub_editor(tmp_path, line: str):
+    """An editor that appends `line` to the file it is given, as a person typing would."""
+    script = tmp_path / "editor.sh"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "{line}" >> "$1"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
