@@ -51,7 +51,6 @@ from ..pool_git import SAFE_GIT, Changes, PoolGit
 __all__ = ["Changes", "Pool", "donor_notes", "lint_note", "parse_note", "render_note"]
 
 NOTE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,60}\.md$")
-AUTHOR = "skilltui <skilltui@localhost>"
 
 
 def lint_note(rel: str, text: str) -> list[str]:

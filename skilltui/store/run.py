@@ -115,9 +115,6 @@ class Run:
     def val_story_path(self, work: str) -> Path:
         return self.val_dir / "stories" / f"{work}.md"
 
-    def all_loss_dirs(self) -> list[Path]:
-        return sorted(self.root.glob("epoch*/step*/loss"))
-
 
 def run_containing(path: Path) -> Path | None:
     """The run folder `path` is in (or is), if any.

@@ -25,8 +25,6 @@ from ..core.durable import write_atomic
 from .places import Place
 from .run import read_json
 
-Unit = tuple[str, int]  # (validation work, episode)
-
 
 def pass_dir(root: Path, tree: str, k: int) -> Path:
     base = root / f"pool-{tree[:16]}"

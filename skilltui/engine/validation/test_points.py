@@ -23,7 +23,6 @@ session's luck; the interval is the test split's statistics (`test_split.paired_
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from ...model import events as ev
 from ...store import val_store
@@ -127,12 +126,3 @@ class TestPoints:
 
     def _stage(self, status: str, work: str) -> None:
         self.ctx.stage("test", status, self._at[0], self._at[1], work=work)
-
-
-def recorded_points(run_root: Path) -> list[dict]:
-    """The test points a run recorded, in the order they were measured (for commands reading a run folder)."""
-    folder = run_root / "test" / "points"
-    if not folder.is_dir():
-        return []
-    found = [read_json(p) for p in folder.glob("*.json")]
-    return sorted(found, key=lambda p: (p.get("epoch") is not None, p.get("epoch") or 0))
