@@ -163,7 +163,7 @@ REMOVALS = {
     ("engine/update/candidates.py", "_unlock"): "git's admin entry of a candidate's worktree a kill left locked",
     ("engine/update/decided.py", "carry_out"): "a rerun's decision.json in the run folder, once carried out",
     ("store/repair.py", "_repair"): "a killed repair's temporary index, and its saved HEAD once kept in a commit",
-    ("engine/stages/passes.py", "forward"): "files the writer left in its own scripts folder (not the pool)",
+    ("engine/stages/passes.py", "_prepare_forward"): "files the writer left in its own scripts folder (not the pool)",
     ("core/durable.py", "write_atomic"): "its own temporary file",
     ("importing/importer.py", "write"): "an episode file of a work that --force replaces (1.fountain by 01.fountain)",
     ("core/durable.py", "_open_new"): "a leftover or a planted link at write_atomic's own temporary name",

@@ -21,6 +21,7 @@ import math
 import os
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,14 +75,26 @@ def story_lead(story: Path) -> str:
     return f"# The story\n\n{data(story.read_text(encoding='utf-8'), 'markdown')}\n"
 
 
-async def forward(
-    ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
-) -> bool:
-    """The writer's pass for one work. True when it ran, False when its artifacts were already there."""
-    place = place or Place.training(ctx.run, epoch, step, work.name)
+@dataclass(frozen=True)
+class _ForwardInputs:
+    """What the writer's pass reads from disk before its call: its cleared scripts folder, pool and story."""
+
+    scripts: Path
+    pool: Pool
+    headers: list[tuple[str, str]]
+    lead: str
+
+
+def _prepare_forward(place: Place, run_pool: Pool) -> _ForwardInputs | None:
+    """Ready a work's forward on disk; None when its artifacts are already there.
+
+    Every file this touches (the done marker, a dead attempt's scripts, the pool's notes, the
+    story) is read or removed here, in one function that `forward` runs in a thread: on the
+    event loop, a slow disk or a big pool would stall the app's keys and every other work.
+    """
     out = place.work_dir
     if (out / "done.json").exists():
-        return False
+        return None
     scripts = out / "scripts"
     if scripts.exists():  # a dead attempt's half-written episodes must not count
         for stale in scripts.iterdir():
@@ -91,14 +104,24 @@ async def forward(
             else:
                 stale.unlink()
     scripts.mkdir(parents=True, exist_ok=True)
-    pool = Pool(place.notes) if place.notes else ctx.run.pool
-    headers = pool.headers()
-    story = place.story
-    prompt = forward_prompt(ctx.prompts, work, first, last, story, pool.root, scripts)
-    prefix = pool_context(ctx, headers, pool_dir=pool.root)
+    pool = Pool(place.notes) if place.notes else run_pool
     # The story leads the prompt: the same work's forward re-reads it word for word every
     # step, so it is cached across steps when one comes later (cache_policy).
-    lead = story_lead(story)
+    return _ForwardInputs(scripts, pool, pool.headers(), story_lead(place.story))
+
+
+async def forward(
+    ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
+) -> bool:
+    """The writer's pass for one work. True when it ran, False when its artifacts were already there."""
+    place = place or Place.training(ctx.run, epoch, step, work.name)
+    out = place.work_dir
+    inputs = await asyncio.to_thread(_prepare_forward, place, ctx.run.pool)
+    if inputs is None:
+        return False
+    scripts, pool, headers, lead, story = inputs.scripts, inputs.pool, inputs.headers, inputs.lead, place.story
+    prompt = forward_prompt(ctx.prompts, work, first, last, story, pool.root, scripts)
+    prefix = pool_context(ctx, headers, pool_dir=pool.root)
     # Records are synced to disk: written off the loop, so the app's keys never wait on a disk.
     await asyncio.to_thread(write_atomic, out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(
@@ -146,7 +169,7 @@ async def forward(
 
     request.on_tool = on_tool
     result = await ctx.call(request, out / "transcript.json", sandbox, epoch=epoch, step=step, **where)
-    written = written_episodes(scripts, first, last)
+    written = await asyncio.to_thread(written_episodes, scripts, first, last)
     missing = [n for n in range(first, last + 1) if not written.get(n, "").strip()]
     await asyncio.to_thread(write_json, out / "reads.json", {"notes": sandbox.reads, "episodes": before_episode})
     if missing:
