@@ -10,11 +10,7 @@ from skilltui.store.pool import render_note
 from tests.support.fakeapi import Recorded, Reply, text, thinking, tool_use
 
 KEY = "sk-ant-test-XXXX-training-5a5a5a5a5a5a"
-
-
 EDITOR = "str_replace_based_edit_tool"
-
-
 NOTE = render_note(
     "Keep every line of dialogue short and said by someone present.",
     "Write dialogue as character cues with short lines. Cut speeches in half.",
