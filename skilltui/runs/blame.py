@@ -5,9 +5,10 @@ to validation and what it cost. `git blame` (through GitPython) names the commit
 changed each line; the run's records (`records.load_history`) say which micro-step made
 that commit, on which works' reports it acted and how it was decided; the run's `call`
 events say what its backward attempt cost; its decision event carries the gate's figures.
-A commit with provenance trailers (`model/trailers.py`) says its decision and validation
-itself, and a git note under `refs/notes/skilltui` a decision made after it (a revert);
-those are preferred, and a run from before trailers reads from its records as it did.
+A commit with provenance trailers (`model/trailers.py`, read by the store's one reader of
+micro-steps, `store.micro_steps`) says its decision and validation itself, and a git note
+under `refs/notes/skilltui` a decision made after it (a revert); those are preferred,
+and a run from before trailers reads from its records as it did.
 
 A line written outside training (the pool's first commit, a seed, a hand edit) names its
 commit and says so; it has no micro-step.
@@ -26,6 +27,7 @@ from ..core.errors import UsageError
 from ..model import events as ev
 from ..model import trailers as tr
 from ..model.parse import read_run
+from ..store.micro_steps import commit_trailers
 from ..store.run import Run
 from .records import load_history
 
@@ -114,7 +116,7 @@ def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
         key = (micro.epoch, micro.step, micro.group, micro.attempt)
         # The commit's own trailers say what was decided and measured; a note adds what was decided later.
         # A run from before trailers has none, and its records say it instead.
-        said = tr.parse(run.pool.message(sha), run.pool.notes_of(sha, tr.NOTES_REF))
+        said = commit_trailers(run, sha)
         before = f"{commit.loss_before:.3f}" if commit.loss_before is not None else "?"
         after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "…"
         origins[sha] = Origin(

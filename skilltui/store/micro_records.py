@@ -29,6 +29,16 @@ from .pool import Pool
 from .run import Run, read_json, write_atomic, write_json
 
 
+def write_checked(adir: Path, checked: dict) -> None:
+    """An attempt passed its checks: the record its review, a resume and every reader of micro-steps read."""
+    write_json(adir / "checked.json", checked)
+
+
+def attempt_ended(adir: Path) -> bool:
+    """The attempt recorded how it ended (checked, failed or reviewed): nothing of it is left to finish."""
+    return any((adir / name).exists() for name in ("checked.json", "failed.json", "review.json"))
+
+
 @dataclass
 class Checked:
     """One attempt that passed its checks: its record (`checked.json`) and, once validated, its verdict."""

@@ -1,0 +1,227 @@
+"""The one reader of a run's micro-steps: every reader of what an update did asks `micro_step_records`.
+
+A micro-step is recorded three ways, each kept for its own reason: its attempt files
+(`epoch<E>/step<S>/backward/g<G>/`: `batch.json`, `attempt<N>/checked.json`,
+`attempt<N>/review.json`, `attempt<N>/failed.json`, `commit.txt`; `micro_records.py` writes
+them), the event log (its `micro_step` and `decision` events, and the label the run gave it),
+and the provenance trailers on its decided commit (`model/trailers.py`, with the git notes
+of decisions made later). Readers once joined them each their own way (the backward
+prompt from `commit.txt`, the history from `checked.json`, the report from the events,
+`blame` from the trailers) and could drift apart after a resume or a damaged file. Here
+they are joined once:
+
+- `micro_step_records(run)`: every micro-step of the run, each a `MicroStepRecords` holding
+  its attempts as the files record them (`attempts`), the same attempts as the event log
+  told them (`told`: what the report pages show), its outcome (`commit.txt`), the attempts
+  that failed their checks and the reviewer's notes;
+- `step_records(run, key)`: one step's micro-steps from their files alone, for the backward
+  prompt, which reads them at every micro-step and keeps settled steps (`settled.py`);
+- `commit_trailers(run, sha)`: the trailers of one commit with its later notes.
+
+A file that cannot be read leaves out what it would have said (a record edited by hand,
+a write cut short): readers of a run's history must never fail on one damaged attempt.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..model import events as ev
+from ..model import trailers as tr
+from ..model.commits import MicroStepRecord, attempt_record, parse_body, plain_label
+from ..model.parse import read_run
+from ..model.view import StepKey
+from .run import Run, read_json
+
+GroupKey = tuple[int, int, int]  # (epoch, step, group)
+_GROUP = re.compile(r"g(\d+)")
+_ATTEMPT = re.compile(r"attempt(\d+)")
+_EPOCH = re.compile(r"epoch(\d+)")
+_STEP = re.compile(r"step(\d+)")
+
+
+@dataclass(frozen=True)
+class MicroStepRecords:
+    """Everything the run recorded about one micro-step (its group's update at one step)."""
+
+    epoch: int
+    step: int
+    group: int
+    label: str  # the run's own label (its last `micro_step` event's), or the plain one
+    folder: Path  # backward/g<G>
+    works: tuple[str, ...] = ()  # whose loss reports it acted on (batch.json)
+    attempts: tuple[MicroStepRecord, ...] = ()  # each attempt that passed its checks, with its review
+    told: tuple[MicroStepRecord, ...] = ()  # the attempts as the event log tells them, in its order
+    outcome: MicroStepRecord | None = None  # commit.txt: done; its `attempt` is how many attempts it took
+    failures: tuple[tuple[int, str], ...] = ()  # (attempt, why) for each attempt that failed its checks
+    rerun_notes: tuple[tuple[int, str], ...] = ()  # (attempt, note) for each attempt sent back with a note
+
+    @property
+    def rejected(self) -> list[MicroStepRecord]:
+        """The attempts a reviewer refused: rolled back, sent back for a rerun, or a candidate not chosen."""
+        return [a for a in self.attempts if a.decision in ("rollback", "rerun", "dropped")]
+
+
+def _read(path: Path) -> Any:
+    """A record's JSON, or None when it is missing or damaged."""
+    try:
+        return read_json(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _numbered(folder: Path, pattern: re.Pattern[str]) -> list[int]:
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(int(m.group(1)) for e in entries if (m := pattern.fullmatch(e.name)) and e.is_dir())
+    except OSError:
+        return []
+
+
+def _outcome(at: GroupKey, label: str, folder: Path, notes: tuple[str, ...]) -> MicroStepRecord | None:
+    """The micro-step's final record (`commit.txt`): its decision, or why it was skipped."""
+    record = _read(folder / "commit.txt")
+    if not isinstance(record, dict):
+        return None
+    message = str(record.get("message") or "")
+    try:
+        attempts = int(record.get("attempt") or 1)
+    except (TypeError, ValueError):  # a record edited by hand: one attempt is the least it took
+        attempts = 1
+    return MicroStepRecord(
+        *at,
+        attempts,
+        label=label,
+        folder=folder,
+        decision=str(record.get("decision", "")),
+        by=str(record.get("by") or ""),
+        subject=str(record.get("subject", "")),
+        message=message,
+        # The commit with the decision's trailers (provenance.py); a run from before them kept the agent's.
+        after=str(record.get("attempt_commit") or record.get("after", "")),
+        prediction=parse_body(f"subject\n{message}")["prediction"] if message else "",
+        reason=str(record.get("reason", "")),
+        rerun_notes=notes,
+    )
+
+
+def read_micro_step(run: Run, at: GroupKey, labels: dict[tuple[int, ...], str] | None = None) -> MicroStepRecords:
+    """One micro-step's files, labelled by `labels` ((e, s, g, a) per attempt, (e, s, g) for the
+    micro-step: the run's own, from its events) or by the plain words where the run gave none."""
+    labels = labels or {}
+    folder = run.backward_dir(*at)
+    label = labels.get(at) or plain_label(*at)
+    batch = _read(folder / "batch.json")
+    works = tuple(b.get("work", "?") for b in batch if isinstance(b, dict)) if isinstance(batch, list) else ()
+    attempts: list[MicroStepRecord] = []
+    failures: list[tuple[int, str]] = []
+    notes: list[tuple[int, str]] = []
+    for n in _numbered(folder, _ATTEMPT):
+        adir = folder / f"attempt{n}"
+        review = _read(adir / "review.json")
+        review = review if isinstance(review, dict) else {}
+        if review.get("decision") == "rerun" and review.get("note"):
+            notes.append((n, str(review["note"])))
+        failed = _read(adir / "failed.json")
+        if isinstance(failed, dict):
+            failures.append((n, str(failed.get("reason", ""))))
+        checked = _read(adir / "checked.json")
+        if isinstance(checked, dict):
+            own = labels.get((*at, n)) or plain_label(*at)
+            attempts.append(replace(attempt_record((*at, n), own, folder, checked, review), works=list(works)))
+    outcome = _outcome(at, label, folder, tuple(note for _, note in notes))
+    return MicroStepRecords(
+        *at,
+        label=label,
+        folder=folder,
+        works=works,
+        attempts=tuple(attempts),
+        outcome=outcome,
+        failures=tuple(failures),
+        rerun_notes=tuple(notes),
+    )
+
+
+def _groups(run: Run, key: StepKey) -> list[GroupKey]:
+    return [(*key, g) for g in _numbered(run.step_dir(*key) / "backward", _GROUP)]
+
+
+def step_records(run: Run, key: StepKey) -> list[MicroStepRecords]:
+    """The micro-steps of one step from their files alone (plain labels), by group."""
+    return [read_micro_step(run, at) for at in _groups(run, key)]
+
+
+def _folded(events: Iterable[ev.Event]) -> tuple[dict[tuple[int, ...], str], dict[GroupKey, list[MicroStepRecord]]]:
+    """The labels the run gave its micro-steps, and each attempt as the event log tells it.
+
+    An attempt is told by its `micro_step` event (what it committed) and its `decision`
+    event, which names only the attempt the reviewer chose: a candidate not chosen stays
+    as its `micro_step` event left it, as the report has always shown it.
+    """
+    labels: dict[tuple[int, ...], str] = {}
+    told: dict[tuple[int, int, int, int], MicroStepRecord] = {}
+    for e in events:
+        match e:
+            case ev.MicroStep():
+                labels[(e.epoch, e.step, e.group, e.attempt)] = labels[(e.epoch, e.step, e.group)] = e.label
+                told[(e.epoch, e.step, e.group, e.attempt)] = MicroStepRecord(
+                    e.epoch,
+                    e.step,
+                    e.group,
+                    e.attempt,
+                    e.label,
+                    Path(),  # set from the run below
+                    subject=e.subject,
+                    message=e.message,
+                    after=e.after,
+                    added=tuple(e.added),
+                    changed=tuple(e.changed),
+                    removed=tuple(e.removed),
+                )
+            case ev.DecisionMade() if (m := told.get((e.epoch, e.step, e.group, e.attempt))) is not None:
+                # The decided commit carries the provenance trailers: it is the one kept.
+                told[(e.epoch, e.step, e.group, e.attempt)] = replace(
+                    m, decision=e.decision, by=e.by, reason=e.reason, note=e.note, after=e.after or m.after
+                )
+    by_group: dict[GroupKey, list[MicroStepRecord]] = {}
+    for (epoch, step, group, _), record in told.items():
+        by_group.setdefault((epoch, step, group), []).append(record)
+    return labels, by_group
+
+
+def micro_step_records(run: Run, events: Sequence[ev.Event] | None = None) -> list[MicroStepRecords]:
+    """Every micro-step of the run: in the order the event log first tells of them, then those only
+    its folders hold (a record the log lost) in run order.
+
+    `events` is the run's event log when the caller has read it already; otherwise it is read here.
+    """
+    if events is None:
+        events = read_run(run.events_path).events
+    labels, told = _folded(events)
+    on_disk = [at for key in _step_keys(run) for at in _groups(run, key)]
+    order = list(told) + [at for at in on_disk if at not in told]
+    found: list[MicroStepRecords] = []
+    for at in order:
+        record = read_micro_step(run, at, labels)
+        told_here = tuple(replace(m, folder=record.folder) for m in told.get(at, []))
+        found.append(replace(record, told=told_here))
+    return found
+
+
+def _step_keys(run: Run) -> list[StepKey]:
+    keys = []
+    for epoch in _numbered(run.root, _EPOCH):
+        keys += [(epoch, step) for step in _numbered(run.root / f"epoch{epoch}", _STEP)]
+    return keys
+
+
+def commit_trailers(run: Run, sha: str) -> tr.Provenance:
+    """The Skilltui trailers of a pool commit, and the decisions a git note added after it
+    (empty for a commit made outside training, or before trailers existed)."""
+    pool = run.pool
+    return tr.parse(pool.message(sha), pool.notes_of(sha, tr.NOTES_REF))
