@@ -82,7 +82,7 @@ def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[S
     The losses are the run model's, as `skilltui review` shows them: the mean of the step the
     micro-step learned from and of the next finished step, over the works both scored.
     """
-    found: dict[tuple[int, int, int, int], MicroStepView] = {}
+    found: list[MicroStepView] = []
     for micro in micro_step_records(run, events):
         for m in micro.told:
             before, after = status.loss_change((m.epoch, m.step))
@@ -90,25 +90,22 @@ def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[S
                 # The next step trained on the notes without it: its loss says nothing of this attempt.
                 after = None
             patch = m.attempt_dir / "patch.diff"
-            found[(m.epoch, m.step, m.group, m.attempt)] = MicroStepView(
+            view = MicroStepView(
                 m,
                 loss_before=before,
                 loss_after=after,
                 val_step=val.get((m.epoch, m.step)),
                 diff=_diff_lines(patch.read_text(encoding="utf-8")) if patch.exists() else [],
             )
-    # A verdict speaks for the attempt as last told: one from before a resumed run told it again is gone.
-    told_at = {(e.epoch, e.step, e.group, e.attempt): i for i, e in enumerate(events) if isinstance(e, ev.MicroStep)}
-    for i, e in enumerate(events):
-        if not isinstance(e, ev.GateChecked):
-            continue
-        key = (e.epoch, e.step, e.group, e.attempt)
-        if (v := found.get(key)) is not None and i > told_at[key]:
-            v.val_before, v.val_after = e.before, e.after
-            v.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.advice, "nothing")
-            if e.delta is not None:
-                v.gate_figures = delta_text(e.delta, e.low, e.high, e.confidence, e.n)
-    return list(found.values())
+            if (verdict := micro.verdicts.get(m.attempt)) is not None:
+                view.val_before, view.val_after = verdict.before, verdict.after
+                view.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(verdict.advice, "nothing")
+                if verdict.delta is not None:
+                    view.gate_figures = delta_text(
+                        verdict.delta, verdict.low, verdict.high, verdict.confidence, verdict.n
+                    )
+            found.append(view)
+    return found
 
 
 def notes(run: Run) -> list[dict[str, str]]:

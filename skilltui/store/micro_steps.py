@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from ..model.view import StepKey
 from .run import Run, read_json
 
 GroupKey = tuple[int, int, int]  # (epoch, step, group)
+AttemptKey = tuple[int, int, int, int]  # (epoch, step, group, attempt)
 _GROUP = re.compile(r"g(\d+)")
 _ATTEMPT = re.compile(r"attempt(\d+)")
 _EPOCH = re.compile(r"epoch(\d+)")
@@ -60,6 +61,8 @@ class MicroStepRecords:
     outcome: MicroStepRecord | None = None  # commit.txt: done; its `attempt` is how many attempts it took
     failures: tuple[tuple[int, str], ...] = ()  # (attempt, why) for each attempt that failed its checks
     rerun_notes: tuple[tuple[int, str], ...] = ()  # (attempt, note) for each attempt sent back with a note
+    verdicts: dict[int, ev.GateChecked] = field(default_factory=dict)  # attempt -> the gate's last verdict on it
+    decided: tuple[Decided, ...] = ()  # its decisions as the event log told them, by attempt
 
     @property
     def rejected(self) -> list[MicroStepRecord]:
@@ -156,26 +159,42 @@ def step_records(run: Run, key: StepKey) -> list[MicroStepRecords]:
     return [read_micro_step(run, at) for at in _groups(run, key)]
 
 
-def _folded(events: Iterable[ev.Event]) -> tuple[dict[tuple[int, ...], str], dict[GroupKey, list[MicroStepRecord]]]:
-    """The labels the run gave its micro-steps, and each attempt as the event log tells it.
+@dataclass(frozen=True)
+class Decided:
+    """One decision as the event log told it: the attempt's label, the event, and the gate's verdict
+    on the attempt when it was decided (None without --gate)."""
 
-    An attempt is told by its `micro_step` event (what it committed) and its `decision`
-    event, which names only the attempt the reviewer chose: a candidate not chosen stays
-    as its `micro_step` event left it, as the report has always shown it.
+    label: str
+    event: ev.DecisionMade
+    gate: ev.GateChecked | None
+
+
+@dataclass
+class Told:
+    """The micro-steps as the event log tells them, folded one event at a time (`apply`): what a
+    reader that follows the log as it grows (the MLflow tracker) and the whole run's reader share.
+
+    An attempt is told by its `micro_step` event (what it committed) and its `decision` event,
+    which names only the attempt the reviewer chose: a candidate not chosen stays as its
+    `micro_step` event left it, as the report has always shown it. Each decision is kept
+    once, the first told (a resumed run emits one only when the log lacks it).
     """
-    labels: dict[tuple[int, ...], str] = {}
-    told: dict[tuple[int, int, int, int], MicroStepRecord] = {}
-    for e in events:
+
+    attempts: dict[AttemptKey, MicroStepRecord] = field(default_factory=dict)
+    labels: dict[tuple[int, ...], str] = field(default_factory=dict)  # (e, s, g, a) and (e, s, g): micro_step's
+    verdicts: dict[AttemptKey, ev.GateChecked] = field(default_factory=dict)  # the last verdict on each attempt
+    decided: dict[AttemptKey, Decided] = field(default_factory=dict)
+    _asked: dict[AttemptKey, str] = field(default_factory=dict)  # labels a review request gave
+
+    def apply(self, e: ev.Event) -> None:
         match e:
             case ev.MicroStep():
-                labels[(e.epoch, e.step, e.group, e.attempt)] = labels[(e.epoch, e.step, e.group)] = e.label
-                told[(e.epoch, e.step, e.group, e.attempt)] = MicroStepRecord(
-                    e.epoch,
-                    e.step,
-                    e.group,
-                    e.attempt,
+                key = (e.epoch, e.step, e.group, e.attempt)
+                self.labels[key] = self.labels[key[:3]] = self._asked[key] = e.label
+                self.attempts[key] = MicroStepRecord(
+                    *key,
                     e.label,
-                    Path(),  # set from the run below
+                    Path(),  # the folder is the run's: set by `micro_step_records`
                     subject=e.subject,
                     message=e.message,
                     after=e.after,
@@ -183,15 +202,26 @@ def _folded(events: Iterable[ev.Event]) -> tuple[dict[tuple[int, ...], str], dic
                     changed=tuple(e.changed),
                     removed=tuple(e.removed),
                 )
-            case ev.DecisionMade() if (m := told.get((e.epoch, e.step, e.group, e.attempt))) is not None:
-                # The decided commit carries the provenance trailers: it is the one kept.
-                told[(e.epoch, e.step, e.group, e.attempt)] = replace(
-                    m, decision=e.decision, by=e.by, reason=e.reason, note=e.note, after=e.after or m.after
-                )
-    by_group: dict[GroupKey, list[MicroStepRecord]] = {}
-    for (epoch, step, group, _), record in told.items():
-        by_group.setdefault((epoch, step, group), []).append(record)
-    return labels, by_group
+            case ev.ReviewRequested():
+                self._asked[(e.epoch, e.step, e.group, e.attempt)] = e.label
+            case ev.GateChecked():
+                self.verdicts[(e.epoch, e.step, e.group, e.attempt)] = e
+            case ev.DecisionMade():
+                key = (e.epoch, e.step, e.group, e.attempt)
+                if key not in self.decided:
+                    self.decided[key] = Decided(self._asked.get(key, ""), e, self.verdicts.get(key))
+                if (m := self.attempts.get(key)) is not None:
+                    # The decided commit carries the provenance trailers: it is the one kept.
+                    self.attempts[key] = replace(
+                        m, decision=e.decision, by=e.by, reason=e.reason, note=e.note, after=e.after or m.after
+                    )
+
+    def by_group(self) -> dict[GroupKey, list[MicroStepRecord]]:
+        """The told attempts of each micro-step, micro-steps and attempts in the order the log first told them."""
+        found: dict[GroupKey, list[MicroStepRecord]] = {}
+        for (epoch, step, group, _), record in self.attempts.items():
+            found.setdefault((epoch, step, group), []).append(record)
+        return found
 
 
 def micro_step_records(run: Run, events: Sequence[ev.Event] | None = None) -> list[MicroStepRecords]:
@@ -202,14 +232,19 @@ def micro_step_records(run: Run, events: Sequence[ev.Event] | None = None) -> li
     """
     if events is None:
         events = read_run(run.events_path).events
-    labels, told = _folded(events)
+    fold = Told()
+    for event in events:
+        fold.apply(event)
+    told = fold.by_group()
     on_disk = [at for key in _step_keys(run) for at in _groups(run, key)]
     order = list(told) + [at for at in on_disk if at not in told]
     found: list[MicroStepRecords] = []
     for at in order:
-        record = read_micro_step(run, at, labels)
+        record = read_micro_step(run, at, fold.labels)
         told_here = tuple(replace(m, folder=record.folder) for m in told.get(at, []))
-        found.append(replace(record, told=told_here))
+        verdicts = {a: v for (*g, a), v in fold.verdicts.items() if tuple(g) == at}
+        decided = tuple(d for key, d in sorted(fold.decided.items()) if key[:3] == at)
+        found.append(replace(record, told=told_here, verdicts=verdicts, decided=decided))
     return found
 
 
