@@ -15,7 +15,8 @@ commit.txt            written last: the micro-step is done (approved, rolled bac
 With `--candidates K` above 1, one round of attempts is K consecutive attempt folders, one
 per candidate; each `checked.json` then also says its `candidate` number and its `round`
 (the first attempt of the round). `MicroStep` (micro_step.py) is the procedure; this
-module is the only place that knows these file names.
+module writes these files and reads back what a resumed micro-step needs, and
+`micro_steps.py` reads them for every other reader: nothing outside the store names them.
 """
 
 from __future__ import annotations

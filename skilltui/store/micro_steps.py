@@ -239,12 +239,16 @@ def micro_step_records(run: Run, events: Sequence[ev.Event] | None = None) -> li
     on_disk = [at for key in _step_keys(run) for at in _groups(run, key)]
     order = list(told) + [at for at in on_disk if at not in told]
     found: list[MicroStepRecords] = []
+    verdicts: dict[GroupKey, dict[int, ev.GateChecked]] = {}
+    for (epoch, step, group, attempt), verdict in fold.verdicts.items():
+        verdicts.setdefault((epoch, step, group), {})[attempt] = verdict
+    decided: dict[GroupKey, list[Decided]] = {}
+    for key in sorted(fold.decided):
+        decided.setdefault(key[:3], []).append(fold.decided[key])
     for at in order:
         record = read_micro_step(run, at, fold.labels)
         told_here = tuple(replace(m, folder=record.folder) for m in told.get(at, []))
-        verdicts = {a: v for (*g, a), v in fold.verdicts.items() if tuple(g) == at}
-        decided = tuple(d for key, d in sorted(fold.decided.items()) if key[:3] == at)
-        found.append(replace(record, told=told_here, verdicts=verdicts, decided=decided))
+        found.append(replace(record, told=told_here, verdicts=verdicts.get(at, {}), decided=tuple(decided.get(at, ()))))
     return found
 
 
