@@ -15,7 +15,7 @@ from conftest import train_works
 
 from skilltui.model import events as ev
 from skilltui.model.parse import read_run
-from skilltui.store.micro_steps import commit_trailers, micro_step_records, read_micro_step, step_records
+from skilltui.store.micro_steps import Told, commit_trailers, micro_step_records, read_micro_step, step_records
 from skilltui.store.run import Run
 
 
@@ -121,3 +121,25 @@ def test_a_run_folder_with_no_micro_step_has_no_records(tmp_path: Path):
     run.events_path.write_text("", encoding="utf-8")
     assert micro_step_records(run) == []
     assert step_records(run, (0, 0)) == []
+
+
+def test_an_attempts_cost_is_its_transcripts_calls_and_its_groups_calls_kept_without_one():
+    told = Told()
+
+    def call(cost: float | None, transcript: str | None, role: str = "backward", group: int | None = 1) -> ev.Call:
+        return ev.Call(
+            role=role, backend="x", model=None, epoch=0, step=2, group=group, cost_usd=cost, transcript=transcript
+        )
+
+    for event in (
+        call(0.25, "/r/epoch0/step2/backward/g1/attempt1/transcript.json"),
+        call(0.5, "/r/epoch0/step2/backward/g1/attempt1/transcript.reminder.json"),
+        call(None, "/r/epoch0/step2/backward/g1/attempt2/transcript.json"),
+        call(0.125, None),  # the group's, with no transcript: every attempt of the group carries it
+        call(9.0, "/r/epoch0/step2/works/a/attempt1/transcript.json", role="forward"),  # not an update's
+        call(9.0, "/r/epoch0/step2/backward/g3/attempt1/transcript.json", group=None),  # no micro-step's
+    ):
+        told.apply(event)
+    assert told.cost((0, 2, 1, 1)) == 0.875
+    assert told.cost((0, 2, 1, 2)) is None  # one of its calls had no price: its cost is unknown, not less
+    assert told.cost((0, 2, 3, 1)) == 0.0

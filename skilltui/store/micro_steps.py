@@ -44,6 +44,7 @@ _GROUP = re.compile(r"g(\d+)")
 _ATTEMPT = re.compile(r"attempt(\d+)")
 _EPOCH = re.compile(r"epoch(\d+)")
 _STEP = re.compile(r"step(\d+)")
+_TRANSCRIPT = re.compile(r"attempt(\d+)")  # the attempt folder a call's transcript is kept in
 
 
 @dataclass(frozen=True)
@@ -185,9 +186,24 @@ class Told:
     verdicts: dict[AttemptKey, ev.GateChecked] = field(default_factory=dict)  # the last verdict on each attempt
     decided: dict[AttemptKey, Decided] = field(default_factory=dict)
     _asked: dict[AttemptKey, str] = field(default_factory=dict)  # labels a review request gave
+    # What the backward calls cost (None: no price known): by the attempt whose transcript holds
+    # the call, and by group for a call kept without one, which no attempt can be told apart by.
+    _paid: dict[AttemptKey, list[float | None]] = field(default_factory=dict)
+    _paid_by_group: dict[GroupKey, list[float | None]] = field(default_factory=dict)
+
+    def cost(self, key: AttemptKey) -> float | None:
+        """What an attempt's calls cost, with its group's calls kept without a transcript (None: a price unknown)."""
+        paid = self._paid.get(key, []) + self._paid_by_group.get(key[:3], [])
+        return None if None in paid else round(sum(c for c in paid if c is not None), 6)
 
     def apply(self, e: ev.Event) -> None:
         match e:
+            case ev.Call(epoch=int(epoch), step=int(step), group=int(group)) if e.role in ("backward", "consolidate"):
+                found = _TRANSCRIPT.search(e.transcript or "")
+                if found is None:
+                    self._paid_by_group.setdefault((epoch, step, group), []).append(e.cost_usd)
+                else:
+                    self._paid.setdefault((epoch, step, group, int(found[1])), []).append(e.cost_usd)
             case ev.MicroStep():
                 key = (e.epoch, e.step, e.group, e.attempt)
                 self.labels[key] = self.labels[key[:3]] = self._asked[key] = e.label
