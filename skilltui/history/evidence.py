@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from ..model.commits import DECISION_WORDS, Commit, MicroStepRecord
+from ..store.micro_steps import read_micro_step
 from ..store.run import Run, read_json
 
 HEADING = re.compile(r"^(#{1,5}) ")
@@ -70,11 +71,12 @@ def evidence_markdown(run: Run, commit: Commit) -> str:
         parts += ["", "## The commonality report it read (summary.md)", "", _embedded(summary)]
     elif len(micro.works) == 1:
         parts += ["", f"A group of one work: the micro-step read the loss report of {micro.works[0]} directly."]
-    notes = _rerun_notes(micro)
+    recorded = read_micro_step(run, (micro.epoch, micro.step, micro.group))
+    notes = _before(recorded.rerun_notes, micro)
     if notes:
         parts += ["", "## Reviewer notes from earlier attempts", ""]
         parts += [f"- attempt {n}: {note}" for n, note in notes]
-    failed = _failed_attempts(micro)
+    failed = _before(recorded.failures, micro)
     if failed:
         parts += ["", "## Attempts that failed their checks (each retried from the reset pool)", ""]
         parts += [f"- attempt {n}: {reason}" for n, reason in failed]
@@ -102,24 +104,6 @@ def _reads_line(run: Run, micro: MicroStepRecord, work: str) -> str:
     return "Notes the writer opened: " + (", ".join(f"`{n}`" for n in notes) if notes else "none") + "."
 
 
-def _failed_attempts(micro: MicroStepRecord) -> list[tuple[int, str]]:
-    failed = []
-    for n in range(1, micro.attempt):
-        try:
-            reason = read_json(micro.folder / f"attempt{n}" / "failed.json").get("reason", "")
-        except (OSError, ValueError, AttributeError):
-            continue
-        failed.append((n, str(reason)))
-    return failed
-
-
-def _rerun_notes(micro: MicroStepRecord) -> list[tuple[int, str]]:
-    notes = []
-    for n in range(1, micro.attempt):
-        try:
-            review = read_json(micro.folder / f"attempt{n}" / "review.json")
-        except (OSError, ValueError):
-            continue
-        if review.get("decision") == "rerun" and review.get("note"):
-            notes.append((n, str(review["note"])))
-    return notes
+def _before(found: tuple[tuple[int, str], ...], micro: MicroStepRecord) -> list[tuple[int, str]]:
+    """What the store recorded of the attempts before this one."""
+    return [(n, text) for n, text in found if n < micro.attempt]

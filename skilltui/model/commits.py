@@ -82,13 +82,13 @@ PENDING = Mark("pending")
 class MicroStepRecord:
     """One backward attempt of a micro-step and what came of it, as the run recorded it.
 
-    The one record of a micro-step: every reader of a run's micro-steps builds it and every
-    view shows it. `runs.records` joins each commit to the attempts that made it (their
-    `checked.json`, `review.json` and `batch.json`: the history app, `review`, `blame`, the
-    evidence pages); the backward prompt's feedback reads each finished micro-step's
-    `commit.txt` (`engine.update.feedback`) and each refused attempt's review (`engine.update.rejected`);
-    the report takes the `micro_step` and `decision` events. Each fills what its source
-    records and leaves the rest at its default (a `commit.txt` names no works). The losses
+    The one record of a micro-step: the store's one reader (`store.micro_steps`) builds it
+    and every view shows it. From an attempt's files (`checked.json`, `review.json` and the
+    group's `batch.json`): what the history app, `review`, `blame`, the evidence pages and the
+    prompt's rejected updates show; from a micro-step's `commit.txt`: its outcome, which the
+    backward prompt's feedback lists; from the `micro_step` and `decision` events: what the
+    report shows. Each fills what its source records and leaves the rest at its default (a
+    `commit.txt` names no works). The losses
     around it are not kept here: they are the run model's figures for its step
     (`model.figures`), which each view looks up by `(epoch, step)`.
     """
@@ -150,8 +150,8 @@ def attempt_record(
     at: tuple[int, int, int, int], label: str, folder: Path, checked: dict[str, Any], review: dict[str, Any]
 ) -> MicroStepRecord:
     """The record of a checked attempt at `at` (epoch, step, group, attempt) from its own files:
-    `checked.json` (what it committed) and `review.json` (how it was decided; {} while it waits).
-    The history and the prompt's rejected updates both read an attempt this way."""
+    `checked.json` (what it committed) and `review.json` (how it was decided; {} while it waits),
+    as `store.micro_steps` reads them."""
     return MicroStepRecord(
         *at,
         label=label,

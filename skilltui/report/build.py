@@ -12,7 +12,7 @@ script and names no other file, so it opens anywhere and fetches nothing.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from ..model.review import delta_text
 from ..model.summary import pool_by_step
 from ..model.view import RunView, StepKey
 from ..runs.status import RunStatus, status_of
+from ..store.micro_steps import micro_step_records
 from ..store.run import Run, read_json, run_containing, write_atomic
 from .svg import Series, chart
 
@@ -37,8 +38,8 @@ from .svg import Series, chart
 @dataclass
 class MicroStepView:
     """A micro-step attempt as the page shows it: the model's one record of it (`MicroStepRecord`,
-    from its `micro_step` and `decision` events) and the page's figures beside it: the losses
-    around it, the gate's verdict and its diff, coloured."""
+    as its `micro_step` and `decision` events told it, read by `store.micro_steps`) and the
+    page's figures beside it: the losses around it, the gate's verdict and its diff, coloured."""
 
     micro: MicroStepRecord
     loss_before: float | None = None
@@ -75,52 +76,36 @@ def _diff_lines(patch: str) -> list[tuple[str, str]]:
 
 
 def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[StepKey, float]) -> list[MicroStepView]:
-    """Every checked backward attempt, joined to its decision, its gate verdict and the losses around it.
+    """Every checked backward attempt as the event log told it (`store.micro_steps`), joined to its
+    gate verdict and the losses around it.
 
     The losses are the run model's, as `skilltui review` shows them: the mean of the step the
     micro-step learned from and of the next finished step, over the works both scored.
     """
-    found: dict[tuple[int, int, int, int], MicroStepView] = {}
-    for e in events:
-        match e:
-            case ev.MicroStep():
-                folder = run.backward_dir(e.epoch, e.step, e.group)
-                patch = folder / f"attempt{e.attempt}" / "patch.diff"
-                before, after = status.loss_change((e.epoch, e.step))
-                record = MicroStepRecord(
-                    e.epoch,
-                    e.step,
-                    e.group,
-                    e.attempt,
-                    e.label,
-                    folder,
-                    subject=e.subject,
-                    message=e.message,
-                    after=e.after,
-                    added=tuple(e.added),
-                    changed=tuple(e.changed),
-                    removed=tuple(e.removed),
-                )
-                found[(e.epoch, e.step, e.group, e.attempt)] = MicroStepView(
-                    record,
-                    loss_before=before,
-                    loss_after=after,
-                    val_step=val.get((e.epoch, e.step)),
-                    diff=_diff_lines(patch.read_text(encoding="utf-8")) if patch.exists() else [],
-                )
-            case ev.DecisionMade() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
-                # The decided commit carries the provenance trailers (engine/update/provenance.py): it is the one kept.
-                after = e.after or m.micro.after
-                m.micro = replace(m.micro, decision=e.decision, by=e.by, reason=e.reason, note=e.note, after=after)
-                if e.decision != "approve":
-                    # The next step trained on the notes without it: its loss says nothing of this attempt.
-                    m.loss_after = None
-            case ev.GateChecked() if (m := found.get((e.epoch, e.step, e.group, e.attempt))) is not None:
-                m.val_before, m.val_after = e.before, e.after
-                m.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(e.advice, "nothing")
-                if e.delta is not None:
-                    m.gate_figures = delta_text(e.delta, e.low, e.high, e.confidence, e.n)
-    return list(found.values())
+    found: list[MicroStepView] = []
+    for micro in micro_step_records(run, events):
+        for m in micro.told:
+            before, after = status.loss_change((m.epoch, m.step))
+            if m.decision is not None and m.decision != "approve":
+                # The next step trained on the notes without it: its loss says nothing of this attempt.
+                after = None
+            patch = m.attempt_dir / "patch.diff"
+            view = MicroStepView(
+                m,
+                loss_before=before,
+                loss_after=after,
+                val_step=val.get((m.epoch, m.step)),
+                diff=_diff_lines(patch.read_text(encoding="utf-8")) if patch.exists() else [],
+            )
+            if (verdict := micro.verdicts.get(m.attempt)) is not None:
+                view.val_before, view.val_after = verdict.before, verdict.after
+                view.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(verdict.advice, "nothing")
+                if verdict.delta is not None:
+                    view.gate_figures = delta_text(
+                        verdict.delta, verdict.low, verdict.high, verdict.confidence, verdict.n
+                    )
+            found.append(view)
+    return found
 
 
 def notes(run: Run) -> list[dict[str, str]]:

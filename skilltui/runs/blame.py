@@ -5,9 +5,10 @@ to validation and what it cost. `git blame` (through GitPython) names the commit
 changed each line; the run's records (`records.load_history`) say which micro-step made
 that commit, on which works' reports it acted and how it was decided; the run's `call`
 events say what its backward attempt cost; its decision event carries the gate's figures.
-A commit with provenance trailers (`model/trailers.py`) says its decision and validation
-itself, and a git note under `refs/notes/skilltui` a decision made after it (a revert);
-those are preferred, and a run from before trailers reads from its records as it did.
+A commit with provenance trailers (`model/trailers.py`, read by the store's one reader of
+micro-steps, `store.micro_steps`) says its decision and validation itself, and a git note
+under `refs/notes/skilltui` a decision made after it (a revert); those are preferred,
+and a run from before trailers reads from its records as it did.
 
 A line written outside training (the pool's first commit, a seed, a hand edit) names its
 commit and says so; it has no micro-step.
@@ -15,17 +16,15 @@ commit and says so; it has no micro-step.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import git
 
 from ..core.errors import UsageError
-from ..model import events as ev
 from ..model import trailers as tr
 from ..model.parse import read_run
+from ..store.micro_steps import Told, commit_trailers
 from ..store.run import Run
 from .records import load_history
 
@@ -95,12 +94,10 @@ def blame(run: Run, note: str) -> Blame:
 
 def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
     history = load_history(run)
-    events = read_run(run.events_path).events
-    costs = _attempt_costs(events)
-    reasons: dict[tuple[int, int, int, int], str] = {}
-    for event in events:
-        if isinstance(event, ev.DecisionMade) and event.reason:
-            reasons[(event.epoch, event.step, event.group, event.attempt)] = event.reason
+    told = Told()  # the micro-steps as the event log tells them: each decision's reason, each attempt's cost
+    for event in read_run(run.events_path).events:
+        told.apply(event)
+    reasons = {key: d.event.reason for key, d in told.decided.items() if d.event.reason}
     origins: dict[str, Origin] = {}
     for sha in sorted(shas):
         commit = history.find(sha)
@@ -114,7 +111,7 @@ def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
         key = (micro.epoch, micro.step, micro.group, micro.attempt)
         # The commit's own trailers say what was decided and measured; a note adds what was decided later.
         # A run from before trailers has none, and its records say it instead.
-        said = tr.parse(run.pool.message(sha), run.pool.notes_of(sha, tr.NOTES_REF))
+        said = commit_trailers(run, sha)
         before = f"{commit.loss_before:.3f}" if commit.loss_before is not None else "?"
         after = f"{commit.loss_after:.3f}" if commit.loss_after is not None else "…"
         origins[sha] = Origin(
@@ -129,37 +126,10 @@ def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
             decision=said.get("Decision") or commit.decision,
             validation=said.get("Val") or (reasons.get(key, "") if reasons.get(key, "").startswith("gate") else ""),
             loss=f"{before}→{after}",
-            cost_usd=costs(key),
+            cost_usd=told.cost(key),
             provenance={key: said.get(key) for key in tr.KEYS if said.get(key)},
         )
     return origins
-
-
-ATTEMPT = re.compile(r"attempt(\d+)")
-
-
-def _attempt_costs(events: list[ev.Event]) -> Callable[[tuple[int, int, int, int]], float | None]:
-    """What each backward attempt's calls cost (None when a price is unknown), from one pass over the calls.
-
-    A call belongs to the attempt its transcript is kept in; one without a transcript is
-    counted for every attempt of its group, since it cannot be told apart.
-    """
-    by_attempt: dict[tuple[int | None, ...], list[float | None]] = {}
-    by_group: dict[tuple[int | None, ...], list[float | None]] = {}
-    for event in events:
-        if isinstance(event, ev.Call) and event.role in ("backward", "consolidate"):
-            group = (event.epoch, event.step, event.group)
-            found = ATTEMPT.search(event.transcript or "")
-            if found is None:
-                by_group.setdefault(group, []).append(event.cost_usd)
-            else:
-                by_attempt.setdefault((*group, int(found[1])), []).append(event.cost_usd)
-
-    def cost(key: tuple[int, int, int, int]) -> float | None:
-        paid = by_attempt.get(key, []) + by_group.get(key[:3], [])
-        return None if None in paid else round(sum(c for c in paid if c is not None), 6)
-
-    return cost
 
 
 def blame_text(result: Blame) -> list[str]:

@@ -1,8 +1,9 @@
 """The pool's commits, each joined to the micro-step that made it and what the loss did next.
 
 `git log` says what changed; the run's records say why. A commit made by a backward
-micro-step is found through the `checked.json` its attempt wrote (keyed by the commit it
-checked, or by the one with its provenance trailers its `review.json` names), and gets
+micro-step is found through the store's one reader of micro-steps (`store.micro_steps`):
+each checked attempt is keyed by the commit it checked, or, once decided, by the one with
+its provenance trailers, and gets
 that micro-step's label, works, decision, reviewer and the loss of the
 step whose reports it acted on. A revert made by `skilltui review` is found through its
 `history` event. Commits that a rerun, a roll back or a reset dropped are still kept
@@ -15,18 +16,17 @@ written with the notes as that micro-step (and the others of its step) left them
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field
 
 from ..engine.update.attribution import NoteStats, run_attribution
 from ..model import events as ev
-from ..model.commits import LABEL, Commit, MicroStepRecord, attempt_record, decision_words, parse_body, plain_label
+from ..model.commits import LABEL, Commit, MicroStepRecord, decision_words, parse_body
 from ..model.figures import part_means
 from ..model.parse import read_run
 from ..model.view import RunView
 from ..pool_git import REVERTS, PoolGit
-from ..store.run import Run, read_json
+from ..store.micro_steps import micro_step_records
+from ..store.run import Run
 from .status import RunStatus, status_of
 
 DROPPED = {
@@ -57,40 +57,18 @@ class History:
         return [c for c in self.commits if c.in_history]
 
 
-def micro_steps(run: Run, view: RunView) -> dict[str, list[MicroStepRecord]]:
+def micro_steps(run: Run, events: list[ev.Event]) -> dict[str, list[MicroStepRecord]]:
     """Every checked backward attempt of the run, keyed by the commit it produced, in the order they ran."""
-    labels = {key: micro.label for key, micro in view.micro_steps.items()}
     found: dict[str, list[MicroStepRecord]] = {}
-    for checked_path in run.root.glob("epoch*/step*/backward/g*/attempt*/checked.json"):
-        adir = checked_path.parent
-        gdir = adir.parent
-        try:
-            epoch = int(gdir.parent.parent.parent.name.removeprefix("epoch"))
-            step = int(gdir.parent.parent.name.removeprefix("step"))
-            group = int(gdir.name.removeprefix("g"))
-            attempt = int(adir.name.removeprefix("attempt"))
-            checked = read_json(checked_path)
-        except (ValueError, OSError):
-            continue
-        review = _read_or_none(adir / "review.json") or {}
-        batch = _read_or_none(gdir / "batch.json") or []
-        label = labels.get((epoch, step, group, attempt)) or plain_label(epoch, step, group)
-        micro = attempt_record((epoch, step, group, attempt), label, gdir, checked, review)
-        works = [b.get("work", "?") for b in batch if isinstance(b, dict)]
-        # A decided attempt stands for the commit that carries its trailers (micro.after); an
-        # older run's, or one still awaiting review, for the commit the agent made.
-        found.setdefault(micro.after, []).append(replace(micro, works=works))
+    for micro in micro_step_records(run, events):
+        for attempt in micro.attempts:
+            # A decided attempt stands for the commit that carries its trailers (attempt.after); an
+            # older run's, or one still awaiting review, for the commit the agent made.
+            found.setdefault(attempt.after, []).append(attempt)
     for attempts in found.values():
         # Two candidates can make the very same commit; the one the reviewer kept speaks for it.
         attempts.sort(key=lambda m: (m.epoch, m.step, m.group, m.decision != "dropped", m.attempt))
     return found
-
-
-def _read_or_none(path: Path) -> Any:
-    try:
-        return read_json(path)
-    except (OSError, ValueError):
-        return None
 
 
 def load_history(run: Run) -> History:
@@ -101,7 +79,7 @@ def load_history(run: Run) -> History:
     status = status_of(run, view, record)  # the same read the commits are joined to
     head = pool.head()
     in_history = {c.sha for c in pool.log("HEAD")}
-    records = micro_steps(run, view)
+    records = micro_steps(run, record.events)
     reruns = {(m.epoch, m.step, m.group, m.attempt): sha for sha, ms in records.items() for m in ms}
     kept = pool.kept_refs()
     history_actions = {

@@ -15,7 +15,8 @@ commit.txt            written last: the micro-step is done (approved, rolled bac
 With `--candidates K` above 1, one round of attempts is K consecutive attempt folders, one
 per candidate; each `checked.json` then also says its `candidate` number and its `round`
 (the first attempt of the round). `MicroStep` (micro_step.py) is the procedure; this
-module is the only place that knows these file names.
+module writes these files and reads back what a resumed micro-step needs, and
+`micro_steps.py` reads them for every other reader: nothing outside the store names them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,16 @@ from ..model.review import CandidateView, GateVerdict, ReviewRequest
 from .places import Sample
 from .pool import Pool
 from .run import Run, read_json, write_atomic, write_json
+
+
+def write_checked(adir: Path, checked: dict) -> None:
+    """An attempt passed its checks: the record its review, a resume and every reader of micro-steps read."""
+    write_json(adir / "checked.json", checked)
+
+
+def attempt_ended(adir: Path) -> bool:
+    """The attempt recorded how it ended (checked, failed or reviewed): nothing of it is left to finish."""
+    return any((adir / name).exists() for name in ("checked.json", "failed.json", "review.json"))
 
 
 @dataclass

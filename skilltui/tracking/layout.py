@@ -28,9 +28,9 @@ from ..model import events as ev
 from ..model.view import RunView, StepKey
 from ..runs.compare import curve_points, curves_of
 from ..runs.export import notes_at
+from ..store.micro_steps import Decided, Told
 from ..store.run import Run, read_json
 
-MicroKey = tuple[int, int, int, int]
 MLFLOW_NAME = re.compile(r"[^\w\-. :/]")
 
 
@@ -78,15 +78,13 @@ class RunLayout:
     view: RunView = field(init=False)
     config: dict[str, Any] = field(init=False)
     ends: dict[StepKey, StepEnd] = field(default_factory=dict)
-    decisions: dict[MicroKey, dict[str, Any]] = field(default_factory=dict)
+    told: Told = field(default_factory=Told)  # the micro-steps as the log tells them (store.micro_steps)
     epoch_heads: dict[int, str | None] = field(default_factory=dict)  # ended epochs -> pool commit
     ended: str | None = None  # how the latest session ended; None while one trains
     backend: str = ""
     models: dict[str, str] = field(default_factory=dict)
     head: str | None = None  # the pool's commit as the events tell it (None: where the run started)
     _scores: dict[StepKey, dict[str, dict[str, float]]] = field(default_factory=dict)
-    _labels: dict[MicroKey, str] = field(default_factory=dict)
-    _gates: dict[MicroKey, ev.GateChecked] = field(default_factory=dict)
     _skipped: set[tuple[int, int, int]] = field(default_factory=set)
     _sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -103,6 +101,7 @@ class RunLayout:
 
     def apply(self, event: ev.Event) -> None:
         self.view.apply(event)
+        self.told.apply(event)
         match event:
             case ev.RunStarted():
                 self.ended, self.backend, self.models = None, event.backend or self.backend, dict(event.models)
@@ -110,18 +109,12 @@ class RunLayout:
                 self._end_epochs(before=event.epoch)
             case ev.Loss():
                 self._scores.setdefault((event.epoch, event.step), {})[event.work] = dict(event.scores)
-            case ev.MicroStep() | ev.ReviewRequested():
-                self._labels[(event.epoch, event.step, event.group, event.attempt)] = event.label
-            case ev.GateChecked():
-                self._gates[(event.epoch, event.step, event.group, event.attempt)] = event
             case ev.PoolChanged():
                 self.head = event.head
             case ev.HistoryAction():
                 self.head = event.after
             case ev.MicroStepSkipped():
                 self._skipped.add((event.epoch, event.step, event.group))
-            case ev.DecisionMade():
-                self._decision(event)
             case ev.StepFinished():
                 self._step_end(event)
             case ev.RunFinished():
@@ -157,18 +150,16 @@ class RunLayout:
                 last = max(key for key in self.ends if key[0] == epoch)
                 self.epoch_heads[epoch] = self.ends[last].head
 
-    def _decision(self, event: ev.DecisionMade) -> None:
-        key = (event.epoch, event.step, event.group, event.attempt)
-        if key in self.decisions:
-            return
-        gate = self._gates.get(key)
-        self.decisions[key] = {
+    def _row(self, decided: Decided) -> dict[str, Any]:
+        """One decision as a row of the table, the gate's figures beside it."""
+        event, gate = decided.event, decided.gate
+        return {
             "global_step": self.global_step((event.epoch, event.step)),
             "epoch": event.epoch,
             "step": event.step,
             "group": event.group,
             "attempt": event.attempt,
-            "label": self._labels.get(key, ""),
+            "label": decided.label,
             "decision": event.decision,
             "by": event.by,
             "note": event.note,
@@ -217,7 +208,7 @@ class RunLayout:
 
     def decision_table(self) -> dict[str, Any]:
         """Every decision in run order, as the columns and rows of a table (pandas' "split" layout)."""
-        rows = [self.decisions[key] for key in sorted(self.decisions)]
+        rows = [self._row(self.told.decided[key]) for key in sorted(self.told.decided)]
         columns = list(rows[0]) if rows else ["global_step", "decision"]
         return {"columns": columns, "data": [[row[c] for c in columns] for row in rows]}
 

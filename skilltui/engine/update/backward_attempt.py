@@ -26,6 +26,7 @@ from ...agents.pool_history import PoolHistory
 from ...agents.tools import Sandbox, ToolError
 from ...model import events as ev
 from ...model import trailers
+from ...store.micro_records import attempt_ended, write_checked
 from ...store.pool import Pool
 from ...store.reconcile import kept_notice
 from ...store.run import write_atomic, write_json
@@ -179,7 +180,7 @@ async def run_attempt(
         await asyncio.to_thread(pool.keep, candidate.ref, checked["after"])
         checked.update(candidate=candidate.number, round=candidate.round, reads=list(sandbox.reads))
         checked["ref"] = f"refs/skilltui/{candidate.ref}"
-    write_json(adir / "checked.json", checked)
+    write_checked(adir, checked)
     ctx.stage("backward", "finished", e, s, group=g, attempt=a, started=started)
     ctx.bus.emit(
         ev.MicroStep(
@@ -214,8 +215,7 @@ def recheck(ctx: Context, adir: Path, where: Where) -> bool:
     have written, so the review is asked again instead of the round paid for again.
     """
     pool = ctx.run.pool
-    done = any((adir / name).exists() for name in ("checked.json", "failed.json", "review.json"))
-    if done or not (adir / "transcript.json").exists():
+    if attempt_ended(adir) or not (adir / "transcript.json").exists():
         return False
     head, clean = pool.state()
     if head == where.before or not clean or pool.parents(head) != [where.before]:
@@ -226,7 +226,7 @@ def recheck(ctx: Context, adir: Path, where: Where) -> bool:
     if problem:
         return False
     write_atomic(adir / "patch.diff", checked.pop("patch"))
-    write_json(adir / "checked.json", checked)
+    write_checked(adir, checked)
     return True
 
 

@@ -3,9 +3,10 @@
 An optimizer that is never told what its last step did to the loss cannot learn from it.
 Before each micro-step the backward prompt is given:
 
-- the run's earlier micro-steps (`model.commits.MicroStepRecord`, read from each one's
-  `commit.txt`): what it did, decision, who decided, the reviewer's notes, the prediction its
-  commit made, or why it was skipped;
+- the run's earlier micro-steps (`model.commits.MicroStepRecord`, each one's outcome as
+  the store's one reader of micro-steps gives it, `store.micro_steps`): what it did,
+  decision, who decided, the reviewer's notes, the prediction its commit made, or why it
+  was skipped;
 - the mean loss before and after each (the step it acted on, and the next step, the first
   written with the notes it left) over the works both steps scored, saying how many: a work
   that sat out or failed in one of them would move a plain mean by itself;
@@ -25,17 +26,17 @@ reads it back, leniently, for the prompt and the review screens.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TypeVar, cast
 
-from ...model.commits import DECISION_WORDS, MicroStepRecord, parse_body, plain_label
+from ...model.commits import DECISION_WORDS, MicroStepRecord
 from ...model.figures import Mean, change, next_changes, settled, step_mean, step_means, val_mean
 from ...model.tail import tail_of
 from ...model.view import RunView, StepKey, StepView
-from ...store.run import Run, read_json
+from ...store.micro_steps import step_records
+from ...store.run import Run
 from ...store.settled import SettledCache, settled_and_live, step_keys
 from .rejected import rejected_text
 
@@ -146,60 +147,12 @@ def prompt_loss_changes(view: RunView) -> dict[StepKey, LossChange]:
 
 
 def _records_of(run: Run, key: StepKey) -> list[MicroStepRecord]:
-    """The finished micro-steps of one step, from its `backward/g*/commit.txt` records.
+    """The finished micro-steps of one step (their outcome, `store.micro_steps`), by group.
 
     Labelled by the default words here: the run's own label is the view's (`_past`), and a
     settled step's records are kept from one view to the next.
     """
-    epoch, step = key
-    backward = run.step_dir(epoch, step) / "backward"
-    found: list[MicroStepRecord] = []
-    try:
-        with os.scandir(backward) as entries:
-            groups = [e.name for e in entries if e.name.startswith("g") and e.is_dir()]
-    except OSError:
-        return found
-    for name in groups:
-        gdir = backward / name
-        try:
-            group = int(name.removeprefix("g"))
-            record = read_json(gdir / "commit.txt")
-        except (ValueError, OSError):
-            continue
-        if not isinstance(record, dict):
-            continue
-        notes = []
-        for review in sorted(gdir.glob("attempt*/review.json")):
-            try:
-                data = read_json(review)
-            except (ValueError, OSError):
-                continue
-            if isinstance(data, dict) and data.get("decision") == "rerun" and data.get("note"):
-                notes.append(str(data["note"]))
-        message = str(record.get("message") or "")
-        try:
-            attempts = int(record.get("attempt") or 1)
-        except (TypeError, ValueError):  # a record edited by hand: one attempt is the least it took
-            attempts = 1
-        found.append(
-            MicroStepRecord(
-                epoch,
-                step,
-                group,
-                attempts,
-                label=plain_label(epoch, step, group),
-                folder=gdir,
-                decision=str(record.get("decision", "")),
-                by=str(record.get("by") or ""),
-                subject=str(record.get("subject", "")),
-                message=message,
-                after=str(record.get("attempt_commit") or record.get("after", "")),
-                prediction=parse_body(f"subject\n{message}")["prediction"] if message else "",
-                reason=str(record.get("reason", "")),
-                rerun_notes=tuple(notes),
-            )
-        )
-    return sorted(found, key=lambda r: r.group)
+    return [m.outcome for m in step_records(run, key) if m.outcome is not None]
 
 
 _SETTLED: SettledCache[list[tuple[StepKey, list[MicroStepRecord]]]] = SettledCache(list)

@@ -7,21 +7,19 @@ gate's delta and interval when there was a gate, and who rejected them and why. 
 figures are numbers only: no validation work, script or report is named (the gate's
 reason says "val", never which work).
 
-Read from each attempt's `checked.json` and `review.json`, which the micro-step writes.
+Read through the store's one reader of micro-steps (`store.micro_steps`): each attempt's
+review beside what it committed.
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
-from ...model.commits import MicroStepRecord, attempt_record, plain_label
+from ...model.commits import MicroStepRecord
 from ...model.view import StepKey
-from ...store.run import Run, read_json
+from ...store.micro_steps import step_records
+from ...store.run import Run
 from ...store.settled import SettledCache, settled_and_live, step_keys
 
 SHOWN = 8
-ATTEMPT = re.compile(r"epoch(\d+)/step(\d+)/backward/g(\d+)/attempt(\d+)/review\.json")
 
 
 def rejected_line(r: MicroStepRecord) -> str:
@@ -54,9 +52,7 @@ _SETTLED: SettledCache[list[MicroStepRecord]] = SettledCache(list)
 
 
 def _rejected_of(run: Run, key: StepKey) -> list[MicroStepRecord]:
-    step = run.root / f"epoch{key[0]}" / f"step{key[1]}" / "backward"
-    found = [_read_rejected(run, path) for path in sorted(step.glob("g*/attempt*/review.json"))]
-    return [r for r in found if r is not None]
+    return [r for micro in step_records(run, key) for r in micro.rejected]
 
 
 def rejected_updates(run: Run) -> list[MicroStepRecord]:
@@ -69,23 +65,6 @@ def rejected_updates(run: Run) -> list[MicroStepRecord]:
             fold.through = key
         found = fold.state + [r for key in live for r in _rejected_of(run, key)]
     return sorted(found, key=lambda r: (r.epoch, r.step, r.group, r.attempt))
-
-
-def _read_rejected(run: Run, review_path: Path) -> MicroStepRecord | None:
-    where = ATTEMPT.fullmatch(review_path.relative_to(run.root).as_posix())
-    if where is None:
-        return None
-    epoch, step, group, attempt = map(int, where.groups())
-    checked_path = review_path.parent / "checked.json"
-    try:
-        review = read_json(review_path)
-        checked = read_json(checked_path) if checked_path.exists() else {}
-    except (ValueError, OSError):
-        return None
-    if not isinstance(review, dict) or review.get("decision") not in ("rollback", "rerun", "dropped"):
-        return None
-    label = plain_label(epoch, step, group)
-    return attempt_record((epoch, step, group, attempt), label, review_path.parent.parent, checked, review)
 
 
 def rejected_text(run: Run) -> str:
