@@ -11,12 +11,11 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from conftest import train_works
-
 from skilltui.model import events as ev
 from skilltui.model.parse import read_run
 from skilltui.store.micro_steps import Told, commit_trailers, micro_step_records, read_micro_step, step_records
 from skilltui.store.run import Run
+from tests.support.works import train_works
 
 
 def _facts(m) -> tuple:
