@@ -1,0 +1,115 @@
+"""The settings' flags, built from their one declaration (engine/settings_fields.py), and read back.
+
+`add_setting_flags` turns each field's `Flag` into an argparse flag: its name, help (with
+the field's own default written in), metavar, choices, and a parser from the field's type,
+in the argument group of its task, so `skilltui train --help` reads by task. `settings_from`
+makes `Settings` from the parsed flags. Nothing is checked here beyond what a value reads as
+(a whole number, a number): the bounds are the declaration's, and `Settings.check` holds them
+for every command, and for settings made in code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import typing
+from collections.abc import Iterable
+from dataclasses import MISSING, Field, fields
+from pathlib import Path
+from typing import Any
+
+from ..core.flags import field_default, flag_name, flag_of
+from ..engine.settings_fields import GROUPS, Fields
+from . import FOLDERS
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+_PARSE = {int: _whole, float: _number, Path: Path, str: None}
+
+
+@functools.cache
+def _types() -> dict[str, Any]:
+    """Each field's type with `| None` taken off: what one value on the command line reads as."""
+    hints = typing.get_type_hints(Fields)
+    return {name: next(a for a in typing.get_args(t) if a is not type(None)) if type(None) in typing.get_args(t)
+            else t for name, t in hints.items()}  # fmt: skip
+
+
+def flagged() -> list[Field]:
+    """The fields that have a flag of their own, in declaration order."""
+    return [f for f in fields(Fields) if not flag_of(f).filled_by]
+
+
+def add_setting_flags(
+    p: argparse.ArgumentParser, names: Iterable[str] | None = None, *, about: dict[str, str] | None = None
+) -> dict[str, argparse._ArgumentGroup]:
+    """Add the flags of the settings `names` (all of them, in task groups, when None) to `p`.
+
+    A command that takes only a few settings (`eval`, `diffuse`) adds them ungrouped and may
+    say in `about` what one means for it (`--workers`: passes at once); the flag, its default
+    and its bound stay the declaration's. Returns the task groups, so a command can add its
+    own flags to the task they serve (`--estimate` to cost).
+    """
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    if names is None:
+        groups = {key: p.add_argument_group(key, what) for key, what in GROUPS.items()}
+    chosen = [f for f in flagged() if names is None or f.name in set(names)]
+    for f in chosen:
+        _add(groups.get(flag_of(f).group, p), f, (about or {}).get(f.name))
+    return groups
+
+
+def _add(p: argparse.ArgumentParser | argparse._ArgumentGroup, f: Field, about: str | None) -> None:
+    spec, kind, default = flag_of(f), _types()[f.name], field_default(f)
+    text = (about or spec.help).format(default=default).replace("%", "%%")  # argparse formats help with %
+    options: dict[str, Any] = {"dest": f.name, "help": text}
+    if spec.metavar:
+        options["metavar"] = spec.metavar
+    if kind is bool:
+        options["action"] = argparse.BooleanOptionalAction if default else "store_true"
+        options["default"] = default
+    elif typing.get_origin(kind) in (list, dict):
+        # Repeated: `--work A --work B`; a dict setting is given as repeated KEY=VALUE items,
+        # which the command reads (`--role-model`: commands/run_backends.role_settings).
+        item = typing.get_args(kind)[0] if typing.get_origin(kind) is list else str
+        options.update(action="append", type=_PARSE[item], required=default is MISSING)
+        options["default"] = None if default is MISSING else []
+        kind = item
+    else:
+        options["type"] = spec.parse or _PARSE[kind]
+        options["default"] = None if spec.default_from else default
+        if spec.choices:
+            options["choices"] = spec.choices
+    action = p.add_argument(flag_name(f), **{k: v for k, v in options.items() if v is not None and v is not False})
+    if kind is Path:
+        action.complete = FOLDERS  # type: ignore[attr-defined]
+
+
+def settings_from(args: argparse.Namespace):
+    """The run's Settings from the parsed flags: every setting flag fills the field of its name.
+
+    A flag whose default depends on where the command runs (`--backend`: anthropic with a key)
+    gets it here; `--role-model` fills two fields, the roles' models and their backends.
+    """
+    from ..engine.settings import Settings
+    from .run_backends import role_settings
+
+    given = {f.name: getattr(args, f.name) for f in flagged() if hasattr(args, f.name)}
+    for f in flagged():
+        if given.get(f.name, 0) is None and flag_of(f).default_from:
+            given[f.name] = flag_of(f).default_from()
+    roles = given.pop("role_models", [])
+    return Settings(**given, **role_settings(roles, given.get("backend", "offline")))
