@@ -1,8 +1,11 @@
-"""What `skilltui train` was asked to do: the settings, their bounds, and the part that names a run.
+"""What `skilltui train` was asked to do: the settings, their checks, and the part that names a run.
 
-`Settings.check` refuses a bad value before anything is written, and `identity` is the part
-of the settings a reopened run must share (what it computes, not how fast or how it is paid
-for), so `open_run` can refuse a resume with other settings in one line.
+The fields, each with its default, flag, help and bound, are declared once in
+settings_fields.py; this class is what is done with them. `Settings.check` refuses a bad
+value before anything is written (a field's own bound, then what only fields together can
+say), and `identity` is the part of the settings a reopened run must share (what it
+computes, not how fast or how it is paid for), so `open_run` can refuse a resume with other
+settings in one line.
 """
 
 from __future__ import annotations
