@@ -6,6 +6,7 @@ import math
 import re
 from dataclasses import MISSING, fields
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -131,3 +132,33 @@ def test_settings_made_in_code_meet_the_same_bounds_as_flags():
         Settings(works=[], test_every="sometimes").check()
     with pytest.raises(Exception, match="--max-cost must be a positive number"):
         Settings(works=[], max_cost=math.inf).check()
+
+
+def test_eval_takes_the_same_settings_flags_and_bounds(tmp_path, capsys):
+    argv = ["eval", "--pool", "a", "--work", str(tmp_path / "w"), "--runs-dir", str(tmp_path / "runs")]
+    for flag, value in (("--workers", "0"), ("--max-cost", "nan"), ("--offline-noise", "2")):
+        assert main([*argv, flag, value]) == 2
+        f = next(f for f in fields(Settings) if flag_name(f) == flag)
+        assert capsys.readouterr().err == f"skilltui: error: {flag} {flag_of(f).problem}\n"
+    assert not (tmp_path / "runs").exists()
+
+
+def test_eval_calls_its_backend_at_the_base_url_it_was_given(tmp_path, make_work, monkeypatch):
+    # --base-url was parsed and dropped before eval's flags came from the declaration.
+    import skilltui.agents as agents
+    import skilltui.engine.validation.evaluate as evaluate
+    from skilltui.core.errors import UsageError
+
+    made: dict = {}
+
+    def make_backend(name, model=None, **given):
+        made.update(given, name=name)
+        raise UsageError("made")
+
+    monkeypatch.setattr(evaluate, "resolve_pool", lambda spec, runs_dir: SimpleNamespace(key=spec, label=spec))
+    monkeypatch.setattr(agents, "make_backend", make_backend)
+    work = make_work("harbour", 2)
+    url = "http://localhost:9/v1"
+    argv = ["eval", "--pool", "a", "--pool", "b", "--work", str(work), "--backend", "openai", "--base-url", url]
+    assert main([*argv, "--runs-dir", str(tmp_path / "runs")]) == 2
+    assert made == {"name": "openai", "offline_noise": 0.0, "base_url": url}
