@@ -162,3 +162,13 @@ def test_eval_calls_its_backend_at_the_base_url_it_was_given(tmp_path, make_work
     argv = ["eval", "--pool", "a", "--pool", "b", "--work", str(work), "--backend", "openai", "--base-url", url]
     assert main([*argv, "--runs-dir", str(tmp_path / "runs")]) == 2
     assert made == {"name": "openai", "offline_noise": 0.0, "base_url": url}
+
+
+def test_crossval_refuses_batch_without_the_anthropic_backend_as_train_does(tmp_path, capsys):
+    # The check across settings is the settings' own, so every command that makes them holds it.
+    for command in (["train"], ["crossval", "--folds", "2"]):
+        works = ["--work", str(tmp_path / "a"), "--work", str(tmp_path / "b")]
+        argv = [*command, *works, "--batch", "--backend", "offline"]
+        assert main([*argv, "--runs-dir", str(tmp_path / "runs")]) == 2
+        assert "--batch needs --backend anthropic" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.errors import UsageError
 from . import command
 from .run_backends import backend_for_run, preflight
 from .settings_flags import add_setting_flags, settings_from
@@ -47,8 +46,6 @@ def cmd_train(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     settings.check()
     tracking = spec_from(args)
-    if settings.batch and {settings.backend_for("loss"), settings.backend_for("reduce")} != {"anthropic"}:
-        raise UsageError("--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend")
     if args.estimate:
         from .estimate import estimate_run
         from .estimate_text import estimate_lines

@@ -47,6 +47,10 @@ class Settings(Fields):
             raise UsageError("--gate judges each update on validation; name a held-out work with --val-work DIR")
         if self.gate and self.no_backward:
             raise UsageError("--gate judges updates and --no-backward makes none; drop one of the two")
+        if self.batch and {self.backend_for("loss"), self.backend_for("reduce")} != {"anthropic"}:
+            raise UsageError(
+                "--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend"
+            )
         if self.gate and self.gate_max_repeats < self.val_repeats:  # without --gate no pass is added
             raise UsageError(
                 f"--gate-max-repeats must be at least --val-repeats ({self.val_repeats}): "
