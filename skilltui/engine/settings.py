@@ -18,7 +18,7 @@ from ..core.errors import UsageError
 from ..core.flags import flag_name, flag_of
 from .data.test_works import test_identity
 from .data.works import Work, covers, unbroken
-from .settings_fields import DEFAULT_MAX_EDIT_LINES, DEFAULT_POOL_BUDGET, Fields
+from .settings_fields import DEFAULT_MARGIN, DEFAULT_MAX_EDIT_LINES, DEFAULT_POOL_BUDGET, Fields
 
 __all__ = ["DEFAULT_MAX_EDIT_LINES", "DEFAULT_POOL_BUDGET", "Settings"]
 
@@ -146,7 +146,7 @@ class Settings(Fields):
             if self.gate:
                 identity["gate_confidence"] = self.gate_confidence
                 identity["gate_max_repeats"] = self.gate_max_repeats
-                if self.consolidate_margin != 0.01:  # only when set, so older runs reopen as they were
+                if self.consolidate_margin != DEFAULT_MARGIN:  # only when set, so older runs reopen as they were
                     identity["consolidate_margin"] = self.consolidate_margin
             # Only when not the default, so runs made before these flags existed reopen as they were.
             if self.val_repeats != 1:

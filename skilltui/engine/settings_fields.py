@@ -36,6 +36,8 @@ DEFAULT_POOL_BUDGET = 4000
 # Each candidate is a whole backward call and a working copy of the pool, and a person
 # weighs them side by side: past 16 a round costs more than any review can use.
 MAX_CANDIDATES = 16
+# What a consolidation may cost in validation loss and still be kept (docs/gate-statistics.md says why).
+DEFAULT_MARGIN = 0.01
 
 
 AT_LEAST_1 = {"bound": at_least(1), "problem": "must be at least 1"}
@@ -271,8 +273,8 @@ class Fields:
         help="while the interval straddles zero the gate adds a pass on both sides, up to N passes each "
         "(default {default}); each pass costs a validation forward and loss per validation work",
     )
-    consolidate_margin: float = setting(  # gate.DEFAULT_MARGIN: what a consolidation may cost in validation loss
-        0.01,
+    consolidate_margin: float = setting(
+        DEFAULT_MARGIN,
         group="validation",
         metavar="M",
         help="a consolidation is kept only when the upper end of the gate's interval on its change in "
