@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import types
 import typing
 from collections.abc import Iterable
 from dataclasses import MISSING, Field, fields
@@ -42,10 +43,14 @@ _PARSE = {int: _whole, float: _number, Path: Path, str: None}
 
 @functools.cache
 def _types() -> dict[str, Any]:
-    """Each field's type with `| None` taken off: what one value on the command line reads as."""
-    hints = typing.get_type_hints(Fields)
-    return {name: next(a for a in typing.get_args(t) if a is not type(None)) if type(None) in typing.get_args(t)
-            else t for name, t in hints.items()}  # fmt: skip
+    """Each field's type with `| None` taken off (`int | None`: int), what a value on the command line reads as."""
+    return {name: _given(t) for name, t in typing.get_type_hints(Fields).items()}
+
+
+def _given(t: Any) -> Any:
+    if typing.get_origin(t) is types.UnionType:
+        return next(a for a in typing.get_args(t) if a is not type(None))
+    return t
 
 
 def flagged() -> list[Field]:
@@ -68,34 +73,35 @@ def add_setting_flags(
         groups = {key: p.add_argument_group(key, what) for key, what in GROUPS.items()}
     chosen = [f for f in flagged() if names is None or f.name in set(names)]
     for f in chosen:
-        _add(groups.get(flag_of(f).group, p), f, (about or {}).get(f.name))
+        # A group the declaration misspells stops every command line at once (a KeyError), not one flag.
+        _add(groups[flag_of(f).group] if groups else p, f, (about or {}).get(f.name))
     return groups
 
 
 def _add(p: argparse.ArgumentParser | argparse._ArgumentGroup, f: Field, about: str | None) -> None:
+    options = {k: v for k, v in _options(f, about).items() if v is not None}  # None: argparse's own
+    action = p.add_argument(flag_name(f), **options)
+    kind = _types()[f.name]
+    if Path in (kind, *typing.get_args(kind)):  # a folder, or folders: the shell completes folders
+        action.complete = FOLDERS  # type: ignore[attr-defined]
+
+
+def _options(f: Field, about: str | None) -> dict[str, Any]:
+    """The argparse keywords of one setting's flag, from its field's type and default and its Flag."""
     spec, kind, default = flag_of(f), _types()[f.name], field_default(f)
     text = (about or spec.help).format(default=default).replace("%", "%%")  # argparse formats help with %
-    options: dict[str, Any] = {"dest": f.name, "help": text}
-    if spec.metavar:
-        options["metavar"] = spec.metavar
-    if kind is bool:
-        options["action"] = argparse.BooleanOptionalAction if default else "store_true"
-        options["default"] = default
-    elif typing.get_origin(kind) in (list, dict):
-        # Repeated: `--work A --work B`; a dict setting is given as repeated KEY=VALUE items,
-        # which the command reads (`--role-model`: commands/run_backends.role_settings).
-        item = typing.get_args(kind)[0] if typing.get_origin(kind) is list else str
-        options.update(action="append", type=_PARSE[item], required=default is MISSING)
-        options["default"] = None if default is MISSING else []
-        kind = item
-    else:
-        options["type"] = spec.parse or _PARSE[kind]
-        options["default"] = None if spec.default_from else default
-        if spec.choices:
-            options["choices"] = spec.choices
-    action = p.add_argument(flag_name(f), **{k: v for k, v in options.items() if v is not None and v is not False})
-    if kind is Path:
-        action.complete = FOLDERS  # type: ignore[attr-defined]
+    options = {"dest": f.name, "help": text, "metavar": spec.metavar}
+    if kind is bool:  # a setting on by default is turned off with --no-NAME
+        return {**options, "action": argparse.BooleanOptionalAction if default else "store_true", "default": default}
+    if typing.get_origin(kind) is list:  # repeated: `--work A --work B`
+        required = default is MISSING
+        item = _PARSE[typing.get_args(kind)[0]]
+        return {**options, "action": "append", "type": item, "required": required, "default": None if required else []}
+    if typing.get_origin(kind) is dict:
+        # Repeated KEY=VALUE items, which the command reads (`--role-model`: run_backends.role_settings).
+        return {**options, "action": "append", "default": []}
+    default = None if spec.default_from else default  # worked out when the command runs
+    return {**options, "type": spec.parse or _PARSE[kind], "default": default, "choices": spec.choices or None}
 
 
 def settings_from(args: argparse.Namespace):
