@@ -112,15 +112,17 @@ def test_a_value_outside_a_settings_bound_is_one_line_naming_the_flag(f, tmp_pat
     assert not runs.exists()
 
 
-def test_a_value_that_is_no_number_is_one_line_naming_the_flag_and_help(capsys):
-    with pytest.raises(SystemExit) as stop:
-        build_parser().parse_args(["train", "--work", "w", "--val-repeats", "two"])
-    assert stop.value.code == 2
-    err = capsys.readouterr().err
-    assert (
-        err
-        == "skilltui train: error: argument --val-repeats: 'two' is not a whole number (see skilltui train --help)\n"
-    )
+def test_a_value_that_is_no_number_is_one_line_naming_the_flag_what_it_takes_and_help(capsys):
+    for flag, value, takes in (
+        ("--val-repeats", "two", "is not a whole number; --val-repeats must be at least 1 (passes over"),
+        ("--candidates", "1e22", "is not a whole number; --candidates takes a whole number from 1 to 16 ("),
+        ("--max-cost", "lots", "is not a number; --max-cost must be a positive number of US dollars (see"),
+        ("--gate-max-repeats", "x", "is not a whole number (see"),  # its bound is --val-repeats: no line of its own
+    ):
+        assert main(["train", "--work", "w", flag, value]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"skilltui: error: {flag} {value!r} {takes}"), err
+        assert err.endswith("(see skilltui train --help)\n") and err.count("\n") == 1
 
 
 def test_settings_made_in_code_meet_the_same_bounds_as_flags():

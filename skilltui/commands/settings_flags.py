@@ -4,8 +4,8 @@
 the field's own default written in), metavar, choices, and a parser from the field's type,
 in the argument group of its task, so `skilltui train --help` reads by task. `settings_from`
 makes `Settings` from the parsed flags. Nothing is checked here beyond what a value reads as
-(a whole number, a number): the bounds are the declaration's, and `Settings.check` holds them
-for every command, and for settings made in code.
+(a whole number, a number; a refusal says the flag's bound too): the bounds are the
+declaration's, and `Settings.check` holds them for every command and for settings made in code.
 """
 
 from __future__ import annotations
@@ -14,31 +14,36 @@ import argparse
 import functools
 import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import MISSING, Field, fields
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import UsageError
 from ..core.flags import field_default, flag_name, flag_of
 from ..engine.settings_fields import GROUPS, Fields
 from . import FOLDERS
 
 
-def _whole(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+def _reader(kind: type, f: Field, prog: str) -> Callable[[str], Any]:
+    """A number from the text, or one line (exit 2) that names the flag, what was typed and what it takes.
+
+    A UsageError, not argparse's `invalid int value`: `--candidates 1e22` is told the bound
+    (1 to 16, and why), the same words `Settings.check` says for `--candidates 17`.
+    """
+    what = "a whole number" if kind is int else "a number"
+    takes = f"; {flag_name(f)} {flag_of(f).problem}" if flag_of(f).problem else ""
+
+    def read(text: str) -> Any:
+        try:
+            return kind(text)
+        except ValueError:
+            raise UsageError(f"{flag_name(f)} {text!r} is not {what}{takes} (see {prog} --help)") from None
+
+    return read
 
 
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-
-
-_PARSE = {int: _whole, float: _number, Path: Path, str: None}
+_PARSE = {Path: Path, str: None}  # int and float: _reader
 
 
 @functools.cache
@@ -74,19 +79,19 @@ def add_setting_flags(
     chosen = [f for f in flagged() if names is None or f.name in set(names)]
     for f in chosen:
         # A group the declaration misspells stops every command line at once (a KeyError), not one flag.
-        _add(groups[flag_of(f).group] if groups else p, f, (about or {}).get(f.name))
+        _add(groups[flag_of(f).group] if groups else p, f, (about or {}).get(f.name), p.prog)
     return groups
 
 
-def _add(p: argparse.ArgumentParser | argparse._ArgumentGroup, f: Field, about: str | None) -> None:
-    options = {k: v for k, v in _options(f, about).items() if v is not None}  # None: argparse's own
+def _add(p: argparse.ArgumentParser | argparse._ArgumentGroup, f: Field, about: str | None, prog: str) -> None:
+    options = {k: v for k, v in _options(f, about, prog).items() if v is not None}  # None: argparse's own
     action = p.add_argument(flag_name(f), **options)
     kind = _types()[f.name]
     if Path in (kind, *typing.get_args(kind)):  # a folder, or folders: the shell completes folders
         action.complete = FOLDERS  # type: ignore[attr-defined]
 
 
-def _options(f: Field, about: str | None) -> dict[str, Any]:
+def _options(f: Field, about: str | None, prog: str) -> dict[str, Any]:
     """The argparse keywords of one setting's flag, from its field's type and default and its Flag."""
     spec, kind, default = flag_of(f), _types()[f.name], field_default(f)
     text = (about or spec.help).format(default=default).replace("%", "%%")  # argparse formats help with %
@@ -101,7 +106,8 @@ def _options(f: Field, about: str | None) -> dict[str, Any]:
         # Repeated KEY=VALUE items, which the command reads (`--role-model`: run_backends.role_settings).
         return {**options, "action": "append", "default": []}
     default = None if spec.default_from else default  # worked out when the command runs
-    return {**options, "type": spec.parse or _PARSE[kind], "default": default, "choices": spec.choices or None}
+    read = spec.parse or (_reader(kind, f, prog) if kind in (int, float) else _PARSE[kind])
+    return {**options, "type": read, "default": default, "choices": spec.choices or None}
 
 
 def settings_from(args: argparse.Namespace):
