@@ -5,8 +5,8 @@
 
 The command reference walks the argparse parser `skilltui` runs (`skilltui.cli.build_parser`):
 every subcommand with its description, usage and every flag, its value, default and help;
-`train`'s flags are grouped by task (TRAIN_GROUPS; a flag in no group, or a group naming a
-flag that does not exist, stops the script). The key tables are the key map's own
+`train`'s flags (and `crossval`'s) by task, in the argument groups its --help prints, which
+the settings' declaration (skilltui/engine/settings_fields.py) gives every setting. The key tables are the key map's own
 (`skilltui.components.keymap`), the same rows the apps bind and `?` shows.
 tests/test_docs.py runs `--check` and also looks up every flag and key in the pages.
 """
@@ -20,57 +20,6 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 REFERENCE = DOCS / "reference"
-
-# `train`'s flags by what a person is deciding when they reach for one.
-TRAIN_GROUPS: dict[str, tuple[str, ...]] = {
-    "Data: what trains": ("--work", "--episodes-per-step", "--max-script-kb", "--init-pool", "--prompts"),
-    "Model: who plays the agents": (
-        "--backend",
-        "--model",
-        "--role-model",
-        "--base-url",
-        "--forward-timeout",
-        "--loss-timeout",
-        "--backward-timeout",
-        "--offline-latency",
-        "--offline-noise",
-        "--offline-noise-call",
-    ),
-    "Training: the loop and the backward pass": (
-        "--steps",
-        "--epochs",
-        "--workers",
-        "--group-size",
-        "--no-backward",
-        "--judge-weight",
-        "--backward-retries",
-        "--candidates",
-        "--strict",
-        "--max-edit-lines",
-        "--pool-budget",
-        "--consolidate",
-        "--consolidate-edit-lines",
-    ),
-    "Validation: held-out works and the gate": (
-        "--val-work",
-        "--val-repeats",
-        "--val-episodes",
-        "--gate",
-        "--gate-confidence",
-        "--gate-max-repeats",
-        "--consolidate-margin",
-        "--gate-tolerance",
-    ),
-    "Test: works nothing else sees, for the final figure": (
-        "--test-work",
-        "--test-episodes",
-        "--test-repeats",
-        "--test-every",
-    ),
-    "Review: who decides": ("--auto",),
-    "Cost: before and while it runs": ("--estimate", "--max-cost", "--batch"),
-    "Tracking: where the run is kept and logged": ("--runs-dir", "--run-id", "--mlflow", "--mlflow-experiment"),
-}
 
 
 def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -105,7 +54,8 @@ def value(action: argparse.Action) -> str:
 def default(action: argparse.Action) -> str:
     if action.default in (None, [], False, argparse.SUPPRESS) or action.required or not action.option_strings:
         return ""
-    return f"`{action.default}`"
+    shown = format(action.default, "g") if isinstance(action.default, float) else action.default
+    return f"`{shown}`"
 
 
 def table(p: argparse.ArgumentParser, actions: list[argparse.Action]) -> list[str]:
@@ -117,16 +67,15 @@ def table(p: argparse.ArgumentParser, actions: list[argparse.Action]) -> list[st
     return rows
 
 
-def train_groups(p: argparse.ArgumentParser, actions: list[argparse.Action]) -> list[str]:
-    by_flag = {a.option_strings[0]: a for a in actions if a.option_strings}
-    grouped = [flag for flags in TRAIN_GROUPS.values() for flag in flags]
-    loose = sorted(set(by_flag) - set(grouped))
-    unknown = sorted(set(grouped) - set(by_flag))
-    if loose or unknown or len(grouped) != len(set(grouped)):
-        raise SystemExit(f"gen_reference: train flags in no group {loose}, unknown in a group {unknown}")
-    out: list[str] = []
-    for title, flags in TRAIN_GROUPS.items():
-        out += [f"### {title}", "", *table(p, [by_flag[f] for f in flags]), ""]
+def task_groups(p: argparse.ArgumentParser, actions: list[argparse.Action]) -> list[str]:
+    """A command's arguments as its --help groups them: argparse's own groups in one table, then each task's."""
+    shown = set(map(id, actions))
+    plain = [a for g in p._action_groups if not g.description for a in g._group_actions if id(a) in shown]
+    out = [*table(p, plain), ""] if plain else []
+    for group in p._action_groups:
+        rows = [a for a in group._group_actions if id(a) in shown]
+        if group.description and rows:  # a task group: `### Data: what trains`
+            out += [f"### {group.title.capitalize()}: {group.description}", "", *table(p, rows), ""]
     return out
 
 
@@ -147,13 +96,7 @@ def cli_markdown() -> str:
     ]
     for name, p in subcommands(parser).items():
         out += [f"## skilltui {name}", "", cell(p.description or ""), "", "```", p.format_usage().strip(), "```", ""]
-        actions = documented(p)
-        if name == "train":
-            positional = [a for a in actions if not a.option_strings]
-            out += table(p, positional) + [""] if positional else []
-            out += train_groups(p, actions)
-        elif actions:
-            out += [*table(p, actions), ""]
+        out += task_groups(p, documented(p))
     return "\n".join(out)
 
 

@@ -1,4 +1,4 @@
-"""The command line: bare `skilltui` lists what it can do, and `train`'s flags are its settings."""
+"""The command line: bare `skilltui` lists what it can do (train's flags: test_settings_flags.py)."""
 
 from __future__ import annotations
 
@@ -27,17 +27,3 @@ def test_an_unknown_command_is_one_line_naming_the_nearest_one(capsys: pytest.Ca
     assert main(["xyzzy"]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "did you mean" not in err and "lists the commands" in err
-
-
-def test_every_training_setting_has_a_train_flag_of_its_name() -> None:
-    from dataclasses import fields
-
-    from skilltui.commands.training import settings_from
-    from skilltui.engine.settings import Settings
-
-    args = build_parser().parse_args(["train", "--work", "w", "--steps", "7", "--role-model", "loss=m", "--gate"])
-    flags = set(vars(args))
-    # role_models and role_backends come from the repeated --role-model ROLE=[BACKEND:]MODEL
-    assert {f.name for f in fields(Settings)} - flags == {"role_models", "role_backends"}
-    settings = settings_from(args)
-    assert (settings.steps, settings.gate, settings.role_models) == (7, True, {"loss": "m"})

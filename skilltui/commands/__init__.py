@@ -14,13 +14,18 @@
 - tracking.py: `mlflow`, finished runs into MLflow, and `train`'s `--mlflow` flags (the
   logging is skilltui/tracking/, an optional extra).
 - shell.py: `completion`, the shell's tab completion made from this parser.
+- settings_flags.py: the settings' flags, built from their one declaration, and `Settings`
+  made from the parsed flags.
 
 Each module's `register(sub)` adds its parsers with `command`, which takes a command's help
-from its handler's docstring; the flags several commands share (`--runs-dir`, RUN, the model
-flags) are declared once, here. A handler takes the parsed arguments and returns the exit
-code, and raises `UsageError` for bad input (the command line turns it into one line and exit
-code 2). Handlers import the engine when they run, not when the command line starts, so
-`skilltui --help` stays quick and a stop signal during start-up ends in one line.
+from its handler's docstring; the flags several commands share (RUN, a folder flag) are
+declared once, here, and every setting's flag (`--runs-dir`, the model flags, all of
+`train`'s) once in the engine's settings_fields.py, which settings_flags.py builds into
+argparse flags. A handler takes the parsed arguments and returns the exit code, and raises
+`UsageError` for bad input (the command line turns it into one line and exit code 2).
+Handlers import the engine when they run, not when the command line starts (which reads
+only the settings' declaration, a module of data), so `skilltui --help` stays quick and a
+stop signal during start-up ends in one line.
 """
 
 from __future__ import annotations
@@ -29,8 +34,6 @@ import argparse
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-
-from ..agents import backend_arg
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -90,10 +93,10 @@ def add_folders_flag(p: argparse.ArgumentParser, flag: str, dest: str, about: st
 
 
 def add_runs_dir(p: argparse.ArgumentParser) -> None:
-    """`--runs-dir`, the folder every command finds runs in (and `train` makes them in)."""
-    p.add_argument(
-        "--runs-dir", type=Path, default=Path("runs"), help="where runs are kept (default ./runs)"
-    ).complete = FOLDERS  # type: ignore[attr-defined]
+    """`--runs-dir`, the folder every command finds runs in (and `train` makes them in): the setting's own flag."""
+    from .settings_flags import add_setting_flags
+
+    add_setting_flags(p, ["runs_dir"])
 
 
 def add_run_arg(p: argparse.ArgumentParser) -> None:
@@ -103,21 +106,7 @@ def add_run_arg(p: argparse.ArgumentParser) -> None:
 
 
 def add_model_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--backend",
-        type=backend_arg,
-        default=None,
-        metavar="BACKEND",
-        help="who plays the agents: offline (no network; the default without ANTHROPIC_API_KEY), "
-        "anthropic (the default with a key), claude-code (optional extra), codex (the Codex CLI, OPENAI_API_KEY), "
-        "mailbox:DIR (a person or another "
-        "agent answers each call through the folder DIR; see `skilltui mailbox`)",
-    )
-    p.add_argument("--model", default=None, help="model for every role (e.g. claude-sonnet-5-5)")
-    p.add_argument(
-        "--base-url",
-        default=None,
-        metavar="URL",
-        help="--backend openai: an OpenAI-compatible server (vLLM, Ollama, LM Studio, OpenRouter), e.g. "
-        "http://localhost:11434/v1; default $OPENAI_BASE_URL, else OpenAI's",
-    )
+    """Who plays the agents (`--backend`, `--model`, `--base-url`): the settings' own flags, as `train` has them."""
+    from .settings_flags import add_setting_flags
+
+    add_setting_flags(p, ["backend", "model", "base_url"])

@@ -10,10 +10,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from ..core.errors import UsageError
-from . import add_folders_flag, add_model_flags, add_runs_dir, command
+from . import command
+from .settings_flags import add_setting_flags, settings_from
+
+EVAL_SETTINGS = ("works", "backend", "model", "base_url", "runs_dir", "workers", "max_cost", "offline_noise")
+EVAL_MEANS = {
+    "works": "a work to write and score (repeatable)",
+    "workers": "passes written at once (default {default})",
+    "max_cost": "stop once this much is spent",
+    "offline_noise": "the offline writer's noise",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,10 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a run (its final pool), RUN@COMMIT, an exported skill folder or a folder of notes; give it once "
         "(A, compared with the empty pool) or twice (A, then B)",
     )
-    add_folders_flag(p, "--work", "works", "a work to write and score (repeatable)", required=True)
+    # The settings eval shares with train, from the same declaration; what some mean here differs.
+    add_setting_flags(p, EVAL_SETTINGS, about=EVAL_MEANS)
     add_eval_flags(p)
-    add_model_flags(p)
-    add_runs_dir(p)
     p.add_argument(
         "--eval-dir",
         type=Path,
@@ -37,37 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="where samples are kept (default RUNS_DIR/evals): a repeat pays nothing twice",
     )
-    p.add_argument("--workers", type=int, default=4, help="passes written at once (default 4)")
-    p.add_argument("--max-cost", type=float, default=None, metavar="USD", help="stop once this much is spent")
-    p.add_argument("--offline-noise", type=float, default=0.0, metavar="P", help="the offline writer's noise")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-def add_test_flags(p: argparse.ArgumentParser) -> None:
-    """`train`'s test split (docs/test-split.md): works only the writer's forward pass ever sees."""
-    add_folders_flag(
-        p,
-        "--test-work",
-        "test_works",
-        "a test work (repeatable): written forward with the start pool and the trained pool, paired, before the "
-        "first update and after every epoch; scored by the engine alone, seen by no other prompt and not by the gate",
-    )
-    p.add_argument(
-        "--test-episodes",
-        type=int,
-        default=None,
-        metavar="N",
-        help="episodes 1..N of every test work (default --episodes-per-step)",
-    )
-    p.add_argument(
-        "--test-repeats", type=int, default=2, metavar="R", help="passes per pool at each test point (default 2)"
-    )
-    p.add_argument(
-        "--test-every",
-        choices=("epoch", "end"),
-        default="epoch",
-        help="a test point after every epoch (default) or only after the last",
-    )
 
 
 def add_eval_flags(p: argparse.ArgumentParser) -> None:
@@ -95,18 +74,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """
     import asyncio
 
-    from ..agents import default_backend, make_backend
+    from ..agents import make_backend
     from ..engine.data.works import load_works
-    from ..engine.settings import Settings
     from ..engine.validation.evaluate import EvalPlan, eval_text, resolve_pool, run_eval
 
     if not 1 <= len(args.pool) <= 2:
         raise UsageError("give --pool A once (compared with the empty pool) or twice (--pool A --pool B)")
     check_counts(args.episodes, args.repeats, args.confidence)
-    if args.max_cost is not None and not (math.isfinite(args.max_cost) and args.max_cost > 0):
-        raise UsageError("--max-cost must be a positive number of US dollars")
-    if args.workers < 1:
-        raise UsageError("--workers must be at least 1")
+    # One step of N episodes per pass, with nobody to review (eval edits no notes).
+    settings = replace(settings_from(args), steps=1, episodes_per_step=args.episodes, auto=True)
+    settings.check()
     a = resolve_pool(args.pool[0], args.runs_dir)
     b = resolve_pool(args.pool[1] if len(args.pool) > 1 else None, args.runs_dir)
     if a.key == b.key:
@@ -118,19 +95,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         missing = [n for n in range(1, args.episodes + 1) if n not in work.episodes]
         if missing:
             raise UsageError(f"--work {work.root} has no episode {missing[0]}; lower --episodes or add it")
-    settings = Settings(
-        works=[w.root for w in works],
-        steps=1,
-        episodes_per_step=args.episodes,
-        backend=args.backend or default_backend(),
-        model=args.model,
-        workers=args.workers,
-        auto=True,
-        max_cost=args.max_cost,
-        offline_noise=args.offline_noise,
+    settings = replace(settings, works=[w.root for w in works])
+    backend = make_backend(
+        settings.backend, settings.model, offline_noise=settings.offline_noise, base_url=settings.base_url
     )
-    settings.check()
-    backend = make_backend(settings.backend, settings.model, offline_noise=settings.offline_noise)
     root = args.eval_dir or (args.runs_dir / "evals")
     plan = EvalPlan(a, b, works, args.episodes, args.repeats, args.confidence, root)
     result = asyncio.run(run_eval(plan, settings, backend))

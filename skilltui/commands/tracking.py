@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where runs are (default ./runs)")
 
 
-def add_experiment_flag(p: argparse.ArgumentParser) -> None:
+def add_experiment_flag(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     p.add_argument(
         "--mlflow-experiment",
         default=None,
@@ -39,7 +39,8 @@ def add_experiment_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_tracking_flags(p: argparse.ArgumentParser) -> None:
+def add_tracking_flags(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--mlflow` and `--mlflow-experiment`, in `train`'s tracking group beside --runs-dir and --run-id."""
     p.add_argument(
         "--mlflow",
         nargs="?",

@@ -17,11 +17,12 @@ from .works import Work, load_works
 
 
 def load_test_works(settings: Any, others: list[Work]) -> list[Work]:
-    """The test works, checked before anything is written: held out from every other set, with their episodes."""
+    """The test works, checked before anything is written: held out from every other set, with their episodes.
+
+    Their counts were checked with every other setting (`Settings.check`, before this is called).
+    """
     if not settings.test_works:
         return []
-    if (settings.test_episodes is not None and settings.test_episodes < 1) or settings.test_repeats < 1:
-        raise UsageError("--test-episodes and --test-repeats must be at least 1")
     last = settings.test_episodes or settings.episodes_per_step
     works = load_works(settings.test_works, max_script_kb=settings.max_script_kb)
     roots = {w.root.resolve(): w for w in others}

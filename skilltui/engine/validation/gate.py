@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from ...model.review import GateVerdict
 from .stats import EPSILON, Clusters, PairedDelta, Spread, paired_delta, pocock
 
-DEFAULT_MARGIN = 0.01  # --consolidate-margin's default: docs/gate-statistics.md says why
 # A spread on fewer degrees of freedom is too often tiny by chance (two passes that agreed):
 # with df 1 a variance under 1/1600 of the truth is a 2% event, with df 4 under 1/16 is 0.7%.
 MIN_DF = 4
