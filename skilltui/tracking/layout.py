@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import events as ev
-from ..model.view import RunView, StepKey
+from ..model.at import MicroKey, StepKey
+from ..model.view import RunView
 from ..runs.compare import curve_points, curves_of
 from ..runs.export import notes_at
 from ..store.run import Run, read_json
 
-MicroKey = tuple[int, int, int, int]
 MLFLOW_NAME = re.compile(r"[^\w\-. :/]")
 
 

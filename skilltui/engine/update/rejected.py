@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ...model.at import StepKey
 from ...model.commits import MicroStepRecord, attempt_record, plain_label
-from ...model.view import StepKey
 from ...store.run import Run, read_json
 from ...store.settled import SettledCache, settled_and_live, step_keys
 

@@ -24,8 +24,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from ...model.at import StepKey
 from ...model.figures import Mean
-from ...model.view import StepKey
 
 MEAN_STYLE = "$text-primary bold"
 SELECTED_STYLE = "$text-accent bold"
