@@ -44,8 +44,9 @@ from skilltui.engine.session import open_run  # noqa: E402
 from skilltui.engine.settings import DEFAULT_POOL_BUDGET, Settings  # noqa: E402
 from skilltui.engine.stages.context import Context  # noqa: E402
 from skilltui.engine.stages.passes import forward, loss  # noqa: E402
-from skilltui.engine.update.micro_step import MicroStep  # noqa: E402
+from skilltui.engine.update.micro_step import Evidence, MicroStep  # noqa: E402
 from skilltui.engine.update.review import AutoReviewer  # noqa: E402
+from skilltui.model.at import At  # noqa: E402
 from skilltui.model.bus import EventBus, JsonlSink  # noqa: E402
 from skilltui.store.pool import FOLDERS, render_note  # noqa: E402
 
@@ -93,13 +94,13 @@ async def measure(size: int, repeat: int, base: Path) -> tuple[float, float, flo
     bus.subscribe(sink)
     ctx = Context(opened.run, opened.settings, OfflineBackend(), opened.prompts, bus)
     # One real forward + loss gives the micro-steps real evidence to act on.
-    await forward(ctx, opened.works[0], 0, 0, 1, 2)
-    sample, _ = await loss(ctx, opened.works[0], 0, 0, 1, 2)
+    await forward(ctx, opened.works[0], At(0, 0), (1, 2))
+    sample, _ = await loss(ctx, opened.works[0], At(0, 0), (1, 2))
     ours: list[float] = []
     cpu = 0.0
     for i in range(repeat + 1):
         started, started_cpu = time.perf_counter(), cpu_seconds()
-        step = MicroStep(ctx, AutoReviewer(), [sample], None, 0, 0, i + 1, repeat + 1)
+        step = MicroStep(ctx, AutoReviewer(), Evidence([sample], None), At(0, 0, i + 1), repeat + 1)
         await step.run()
         if i:  # the first warms caches (headers, git's index), as every step after the first finds them
             ours.append(time.perf_counter() - started)

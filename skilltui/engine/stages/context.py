@@ -21,6 +21,7 @@ from ...agents.redact import redact
 from ...agents.routing import backend_name
 from ...agents.tools import Sandbox
 from ...model import events as ev
+from ...model.at import At
 from ...model.bus import EventBus
 from ...store.run import Run, write_atomic
 from ..data.works import Work
@@ -124,30 +125,18 @@ class Context:
         self.call_event(request.role, result, time.monotonic() - started, transcript, **where)
         return result
 
-    def stage(
-        self,
-        stage: str,
-        status: str,
-        epoch: int,
-        step: int,
-        *,
-        work: str | None = None,
-        group: int | None = None,
-        attempt: int | None = None,
-        started: float | None = None,
-        error: str | None = None,
-    ) -> None:
-        """Tell the watchers a stage changed state; `started` (a monotonic time) gives its duration."""
+    def stage(self, stage: str, status: str, at: At, *, started: float | None = None, error: str | None = None) -> None:
+        """Tell the watchers a stage at `at` changed state; `started` (a monotonic time) gives its duration."""
         seconds = round(time.monotonic() - started, 3) if started is not None else None
         self.bus.emit(
             ev.Stage(
                 stage=stage,
                 status=status,
-                epoch=epoch,
-                step=step,
-                work=work,
-                group=group,
-                attempt=attempt,
+                epoch=at.epoch,
+                step=at.step,
+                work=at.work,
+                group=at.group,
+                attempt=at.attempt,
                 seconds=seconds,
                 error=error,
             )

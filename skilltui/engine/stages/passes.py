@@ -28,6 +28,7 @@ from ...agents.base import BackendError
 from ...agents.tools import Sandbox
 from ...core.formats import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
 from ...model import events as ev
+from ...model.at import At
 from ...store.places import Place, Sample
 from ...store.pool import Pool
 from ...store.run import read_json, write_atomic, write_json
@@ -55,8 +56,11 @@ def written_episodes(scripts: Path, first: int, last: int) -> dict[int, str]:
     return found
 
 
-def forward_prompt(prompts: Prompts, work: Work, first: int, last: int, story: Path, pool: Path, scripts: Path) -> str:
-    """The writer's task; `--estimate` sizes the same text."""
+def forward_prompt(
+    prompts: Prompts, work: Work, episodes: tuple[int, int], story: Path, pool: Path, scripts: Path
+) -> str:
+    """The writer's task for episodes (first, last); `--estimate` sizes the same text."""
+    first, last = episodes
     return prompts.render(
         "forward",
         work=work.name,
@@ -74,10 +78,12 @@ def story_lead(story: Path) -> str:
     return f"# The story\n\n{data(story.read_text(encoding='utf-8'), 'markdown')}\n"
 
 
-async def forward(
-    ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
-) -> bool:
-    """The writer's pass for one work. True when it ran, False when its artifacts were already there."""
+async def forward(ctx: Context, work: Work, at: At, episodes: tuple[int, int], place: Place | None = None) -> bool:
+    """The writer's pass for one work in step `at`, episodes (first, last).
+
+    True when it ran, False when its artifacts were already there.
+    """
+    (epoch, step), (first, last) = at.step_key, episodes
     place = place or Place.training(ctx.run, epoch, step, work.name)
     out = place.work_dir
     if (out / "done.json").exists():
@@ -94,7 +100,7 @@ async def forward(
     pool = Pool(place.notes) if place.notes else ctx.run.pool
     headers = pool.headers()
     story = place.story
-    prompt = forward_prompt(ctx.prompts, work, first, last, story, pool.root, scripts)
+    prompt = forward_prompt(ctx.prompts, work, episodes, story, pool.root, scripts)
     prefix = pool_context(ctx, headers, pool_dir=pool.root)
     # The story leads the prompt: the same work's forward re-reads it word for word every
     # step, so it is cached across steps when one comes later (cache_policy).
@@ -163,12 +169,14 @@ async def forward(
 
 
 async def loss(
-    ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
+    ctx: Context, work: Work, at: At, episodes: tuple[int, int], place: Place | None = None
 ) -> tuple[Sample, bool]:
-    """Score one work-step and have the judge write its report. Returns the sample and whether it ran.
+    """Score one work in step `at`, episodes (first, last), and have the judge write its report.
 
-    A validation place gets no `loss` event: validation reports its own (`val_loss`).
+    Returns the sample and whether it ran. A validation place gets no `loss` event:
+    validation reports its own (`val_loss`).
     """
+    (epoch, step), (first, last) = at.step_key, episodes
     place = place or Place.training(ctx.run, epoch, step, work.name)
     report, scores_path = place.loss_dir / f"{work.name}.md", place.loss_dir / f"{work.name}.json"
     reads = place.work_dir / "reads.json"
@@ -267,8 +275,10 @@ def _with_scores(report: str, scores: dict[str, Any]) -> str:
     )
 
 
-async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, group: int) -> tuple[Path, bool]:
-    """Fold a group's reports into one commonality report. Returns its path and whether it ran."""
+async def reduce(ctx: Context, samples: list[Sample], at: At) -> tuple[Path, bool]:
+    """Fold group `at`'s reports into one commonality report. Returns its path and whether it ran."""
+    epoch, step, group = at.epoch, at.step, at.group
+    assert group is not None, "a reduce is a group's"
     out = ctx.run.backward_dir(epoch, step, group) / "summary.md"
     if out.exists():
         return out, False

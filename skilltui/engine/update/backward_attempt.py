@@ -89,9 +89,9 @@ async def run_attempt(
     samples, summary, out = brief.samples, brief.summary, brief.out
     pool = pool or ctx.run.pool
     own = pool is ctx.run.pool  # the run's pool, not a candidate's copy: the app follows its HEAD
-    adir = out / f"attempt{where.attempt}"
+    adir = out / f"attempt{where.at.attempt}"
     adir.mkdir(parents=True, exist_ok=True)
-    e, s, g, a = where.epoch, where.step, where.group, where.attempt
+    e, s, g, a = where.at.micro_key
     extra = {"round": candidate.round} if candidate else {}
     await _start_clean(ctx, pool, where)
     lexicon = await asyncio.to_thread(lexicon_of, ctx)
@@ -138,7 +138,7 @@ async def run_attempt(
         base=pool.root,
         history=PoolHistory(pool.root, marks.get),
     )
-    ctx.stage("backward", "started", e, s, group=g, attempt=a)
+    ctx.stage("backward", "started", where.at)
     started = time.monotonic()
     try:
         request = ctx.request(role.name, prompt, context, prefix=prefix, group=g, attempt=a)
@@ -180,10 +180,10 @@ async def run_attempt(
         checked.update(candidate=candidate.number, round=candidate.round, reads=list(sandbox.reads))
         checked["ref"] = f"refs/skilltui/{candidate.ref}"
     write_json(adir / "checked.json", checked)
-    ctx.stage("backward", "finished", e, s, group=g, attempt=a, started=started)
+    ctx.stage("backward", "finished", where.at, started=started)
     ctx.bus.emit(
         ev.MicroStep(
-            **where.at,
+            **where.at.fields(),
             label=where.label,
             before=where.before,
             after=checked["after"],
@@ -235,7 +235,7 @@ async def _start_clean(ctx: Context, pool: Pool, where: Where) -> None:
     stale, clean = await asyncio.to_thread(pool.state)
     if stale != where.before or not clean:
         if stale != where.before:
-            ref = f"dead/e{where.epoch}-s{where.step}-g{where.group}-a{where.attempt}"
+            ref = f"dead/e{where.at.epoch}-s{where.at.step}-g{where.at.group}-a{where.at.attempt}"
             await asyncio.to_thread(pool.keep, ref, stale)
         kept = await asyncio.to_thread(pool.reset, where.before)
         words = kept_notice(pool, kept, where.before, " before this attempt") if kept else "reset a pool left dirty"
@@ -275,7 +275,7 @@ def _check(pool: Pool, before: str, subject: str, lexicon: Lexicon | None = None
 async def _reset(ctx: Context, pool: Pool, where: Where, kind: str) -> None:
     head = await asyncio.to_thread(pool.head)
     if head != where.before:
-        ref = f"{kind}/e{where.epoch}-s{where.step}-g{where.group}-a{where.attempt}"
+        ref = f"{kind}/e{where.at.epoch}-s{where.at.step}-g{where.at.group}-a{where.at.attempt}"
         await asyncio.to_thread(pool.keep, ref, head)
     kept = await asyncio.to_thread(pool.reset, where.before)
     if kept:
@@ -287,13 +287,5 @@ async def _failed(ctx: Context, pool: Pool, where: Where, adir: Path, problem: s
     """Record why the attempt failed, put the pool back and raise AttemptFailed."""
     await _reset(ctx, pool, where, "failed")
     write_json(adir / "failed.json", {"reason": problem, **(extra or {})})
-    ctx.stage(
-        "backward",
-        "failed",
-        where.epoch,
-        where.step,
-        group=where.group,
-        attempt=where.attempt,
-        error=f"{where.label}: {problem}",
-    )
+    ctx.stage("backward", "failed", where.at, error=f"{where.label}: {problem}")
     raise AttemptFailed(problem)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...model.at import At
 from ...store.places import Sample
 from ...store.pool import Pool
 from ...store.run import write_atomic
@@ -32,20 +33,12 @@ from .feedback import feedback_text
 
 @dataclass(frozen=True)
 class Where:
-    """Which attempt of which micro-step, and the commit it starts from."""
+    """Which attempt of which micro-step (`at`: epoch, step, group, attempt), and the commit it starts from."""
 
-    epoch: int
-    step: int
-    group: int
-    attempt: int
+    at: At
     label: str
     before: str
     groups: int = 1  # micro-steps in this step
-
-    @property
-    def at(self) -> dict[str, int]:
-        """Where this attempt is, as the events that speak of it say it."""
-        return {"epoch": self.epoch, "step": self.step, "group": self.group, "attempt": self.attempt}
 
 
 @dataclass(frozen=True)
@@ -90,11 +83,11 @@ def lead_ttl(ctx: Context, where: Where) -> str | None:
     """The cache life of the backward lead: marked when a later micro-step re-reads it, or to
     read what an earlier one cached; a run's only backward call leaves it unmarked."""
     s = ctx.settings
-    if where.group < where.groups:  # the next micro-step of this step starts when this one ends
+    if where.at.group < where.groups:  # the next micro-step of this step starts when this one ends
         return "5m"
-    if where.step < s.steps - 1 or where.epoch < s.epochs - 1:  # past the next step's forward and loss
+    if where.at.step < s.steps - 1 or where.at.epoch < s.epochs - 1:  # past the next step's forward and loss
         return ctx.reread_ttl()
-    return "5m" if (where.epoch, where.step, where.group) != (0, 0, 1) else None
+    return "5m" if (where.at.epoch, where.at.step, where.at.group) != (0, 0, 1) else None
 
 
 async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, pool_tokens: int) -> BackwardPrompt:
@@ -104,7 +97,7 @@ async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, poo
     the prompt, the commit tool's budget check and its event).
     """
     samples, summary, out, notes, failures = brief.samples, brief.summary, brief.out, brief.notes, brief.failures
-    e, s, g, a = where.epoch, where.step, where.group, where.attempt
+    e, s, g, a = where.at.micro_key
     subject = f"train {where.label}"
     lexicon = await asyncio.to_thread(lexicon_of, ctx)
     headers = pool.headers()

@@ -35,6 +35,7 @@ from ...core.durable import write_atomic
 from ...core.errors import UsageError
 from ...core.formats import FOLDERS
 from ...model import events as ev
+from ...model.at import At
 from ...model.bus import EventBus
 from ...store.run import Run, read_json, write_json
 from ..data.works import Work
@@ -243,7 +244,7 @@ async def run_eval(plan: EvalPlan, settings: Settings, backend: Backend) -> Eval
     )
     stopped = ""
     try:
-        await sampler.compare(sides, plan.repeats, (0, 0))
+        await sampler.compare(sides, plan.repeats, At(0, 0))
     except EvalStopped as exc:
         stopped = str(exc)
     deterministic = bool(getattr(backend, "deterministic", False))
