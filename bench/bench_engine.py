@@ -42,7 +42,8 @@ from conftest import write_work  # noqa: E402
 from skilltui.agents.offline import OfflineBackend  # noqa: E402
 from skilltui.engine.session import open_run  # noqa: E402
 from skilltui.engine.settings import DEFAULT_POOL_BUDGET, Settings  # noqa: E402
-from skilltui.engine.stages.context import Context  # noqa: E402
+from skilltui.engine.stages.calls import Calls  # noqa: E402
+from skilltui.engine.stages.context import Context, TrainingWorks  # noqa: E402
 from skilltui.engine.stages.passes import forward, loss  # noqa: E402
 from skilltui.engine.update.micro_step import Evidence, MicroStep  # noqa: E402
 from skilltui.engine.update.review import AutoReviewer  # noqa: E402
@@ -92,7 +93,8 @@ async def measure(size: int, repeat: int, base: Path) -> tuple[float, float, flo
     bus = EventBus()
     sink = JsonlSink(opened.run.events_path)
     bus.subscribe(sink)
-    ctx = Context(opened.run, opened.settings, OfflineBackend(), opened.prompts, bus)
+    calls = Calls(OfflineBackend(), opened.settings, opened.prompts, bus)
+    ctx = Context(opened.run, opened.settings, opened.prompts, bus, calls, TrainingWorks([]))
     # One real forward + loss gives the micro-steps real evidence to act on.
     await forward(ctx, opened.works[0], At(0, 0), (1, 2))
     sample, _ = await loss(ctx, opened.works[0], At(0, 0), (1, 2))

@@ -37,7 +37,8 @@ from ..store.places import Sample
 from .data.works import Work, covers, fewer_steps, planned_steps
 from .session import OpenedRun
 from .stages.batching import BatchJob, StepBatch, make_groups
-from .stages.context import Context
+from .stages.calls import Calls
+from .stages.context import Context, TrainingWorks
 from .stages.ending import Outcome, RunFailed, RunStopped, disk_problem
 from .stages.gather import all_or_none
 from .stages.passes import StageError, forward, loss, reduce
@@ -65,16 +66,9 @@ class Trainer:
         self.works = sorted(opened.works, key=lambda w: w.name)
         self.reviewer = reviewer
         self.bus = bus
-        self.ctx = Context(
-            self.run,
-            self.settings,
-            backend,
-            opened.prompts,
-            bus,
-            secrets=list(secrets or []),
-            spent=opened.spent,  # earlier sessions' calls, so --max-cost counts the whole run
-            works=list(self.works),
-        )
+        # Earlier sessions' calls are spent already, so --max-cost counts the whole run.
+        self.calls = Calls(backend, self.settings, opened.prompts, bus, list(secrets or []), spent=opened.spent)
+        self.ctx = Context(self.run, self.settings, opened.prompts, bus, self.calls, TrainingWorks(self.works))
         throttle = getattr(backend, "throttle", None)
         if throttle is not None:  # a backend that slows down on 429 says so through the events
             throttle.on_change = lambda **facts: bus.emit(ev.Throttled(**facts))
@@ -130,8 +124,8 @@ class Trainer:
         if self._stop_reason:
             raise RunStopped(self._stop_reason)
         cap = self.settings.max_cost
-        if cap is not None and self.ctx.spent >= cap:
-            raise RunStopped(f"spend ${self.ctx.spent:.2f} reached --max-cost ${cap:.2f}")
+        if cap is not None and self.calls.spent >= cap:
+            raise RunStopped(f"spend ${self.calls.spent:.2f} reached --max-cost ${cap:.2f}")
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -145,8 +139,8 @@ class Trainer:
                 config=self.opened.config,
                 resumed=self.opened.resumed,
                 val_works=sorted(w.name for w in self.opened.val_works),
-                models=self.settings.models_by_role(self.ctx.backend.model),
-                backend=self.ctx.backend.name,
+                models=self.settings.models_by_role(self.calls.backend.model),
+                backend=self.calls.backend.name,
                 steps_per_epoch=planned_steps(self.works, s.steps, s.episodes_per_step),  # said below when fewer
                 workers=s.workers,
                 test_works=sorted(w.name for w in self.opened.test_works),
@@ -172,7 +166,7 @@ class Trainer:
                         break
                     started = time.monotonic()
                     await self._step(At(epoch, step), (first, last), active)
-                    self.ctx.last_step_seconds = time.monotonic() - started
+                    self.calls.last_step_seconds = time.monotonic() - started
                 await consolidate_epoch(self.ctx, self.reviewer, self.validator if s.gate else None, epoch, self._gate)
                 if self.tests is not None and self.tests.due(epoch):
                     await self.tests.measure(epoch)
@@ -201,7 +195,7 @@ class Trainer:
         return self._finish("finished", "", epochs_done)
 
     def _finish(self, status: str, reason: str, epochs_done: int) -> Outcome:
-        spent = round(self.ctx.spent, 6)
+        spent = round(self.calls.spent, 6)
         self.bus.emit(ev.RunFinished(status=status, reason=reason, epochs_done=epochs_done, cost_usd=spent))
         return Outcome(status, reason)
 
@@ -231,13 +225,13 @@ class Trainer:
         try:
             await self._step_body(at, active, groups, limit, one)
         finally:
-            for batch in self.ctx.batches.values():
+            for batch in self.calls.batches.values():
                 batch.cancel()
-            self.ctx.batches.clear()
+            self.calls.batches.clear()
 
     def _batch(self, purpose: str, at: At, record: Path, expected: set[str]) -> None:
         job = BatchJob(purpose, at, record, frozenset(expected))
-        self.ctx.batches[purpose] = StepBatch(self.batch_client, self.ctx.backend, self.bus, job)
+        self.calls.batches[purpose] = StepBatch(self.batch_client, self.calls.backend, self.bus, job)
 
     async def _step_body(
         self,
@@ -301,7 +295,7 @@ class Trainer:
             ran = await forward(self.ctx, work, at, episodes)
             self.ctx.stage(stage, "finished" if ran else "skipped", at, started=started)
             stage = "loss"
-            if "loss" in self.ctx.batches:
+            if "loss" in self.calls.batches:
                 limit.release()
                 held = False
             await self._gate()
@@ -330,8 +324,8 @@ class Trainer:
         finally:
             if held:
                 limit.release()
-            if "loss" in self.ctx.batches:  # a work that sends no judge call must not hold the batch
-                self.ctx.batches["loss"].drop(work.name)
+            if "loss" in self.calls.batches:  # a work that sends no judge call must not hold the batch
+                self.calls.batches["loss"].drop(work.name)
 
     async def _backward_all(
         self, groups: list[list[str]], done: dict[str, Sample], at: At, limit: asyncio.Semaphore
@@ -347,7 +341,7 @@ class Trainer:
         async def summarise(group: int, samples: list[Sample]) -> Path | None:
             if len(samples) < 2:
                 return None  # a single report has nothing to find in common with; backward reads it
-            if "reduce" in self.ctx.batches:  # a batched reduce waits for the others: it holds no slot
+            if "reduce" in self.calls.batches:  # a batched reduce waits for the others: it holds no slot
                 return await self._reduce(samples, at.to(group=group))
             async with limit:
                 return await self._reduce(samples, at.to(group=group))

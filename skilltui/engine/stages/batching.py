@@ -1,6 +1,6 @@
 """`--batch`: a step's loss-judge calls (and its reduce calls) sent as one Message Batch.
 
-The stages do not change: `loss` and `reduce` call `ctx.call` as always. With `--batch`
+The stages do not change: `loss` and `reduce` call `ctx.calls.call` as always. With `--batch`
 the step gives the context a `StepBatch` per role, which holds each call until every
 call of the step it expects has arrived (a work whose forward failed is dropped from
 what it expects), sends them as one batch, polls it, and answers each call with its

@@ -114,8 +114,8 @@ async def forward(ctx: Context, work: Work, at: At, episodes: tuple[int, int], p
         traced=pool.root,
         base=pool.root,  # the prompt lists notes relative to the pool
     )
-    where = {"work": work.name}
-    request = ctx.request(
+    here = At(epoch, step, work=work.name)  # a validation point's group and attempt are not the call's
+    request = ctx.calls.request(
         "forward",
         prompt,
         {
@@ -126,14 +126,14 @@ async def forward(ctx: Context, work: Work, at: At, episodes: tuple[int, int], p
             "last": last,
             "headers": headers,
         },
+        here,
         prefix=prefix,
-        **where,
     )
     request.lead = lead
     # Marked when a later step re-reads it, or to read what an earlier step cached (a request
     # reads the cache only up to a mark of its own); a story read once is left unmarked.
     earlier = epoch > 0 or first > 1
-    request.lead_ttl = ctx.reread_ttl() if _reread_later(ctx, work, epoch, last) else ("5m" if earlier else None)
+    request.lead_ttl = ctx.calls.reread_ttl() if _reread_later(ctx, work, epoch, last) else ("5m" if earlier else None)
     request.finished = lambda: all((scripts / f"{n:02d}.fountain").is_file() for n in range(first, last + 1))
     seen: set[int] = set()
     # The read trace per episode: the notes opened before each episode was first written.
@@ -151,7 +151,7 @@ async def forward(ctx: Context, work: Work, at: At, episodes: tuple[int, int], p
             )
 
     request.on_tool = on_tool
-    result = await ctx.call(request, out / "transcript.json", sandbox, epoch=epoch, step=step, **where)
+    result = await ctx.calls.call(request, out / "transcript.json", here, sandbox)
     written = written_episodes(scripts, first, last)
     missing = [n for n in range(first, last + 1) if not written.get(n, "").strip()]
     await asyncio.to_thread(write_json, out / "reads.json", {"notes": sandbox.reads, "episodes": before_episode})
@@ -204,9 +204,9 @@ async def loss(
         scores=scores,
         episodes=[{"number": n, "human": human[n], "written": written.get(n, "")} for n in sorted(human)],
     )
-    where = {"work": work.name}
-    request = ctx.request(
-        "loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores, "written": written}, **where
+    here = At(epoch, step, work=work.name)
+    request = ctx.calls.request(
+        "loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores, "written": written}, here
     )
     # The human episodes lead the prompt: the judge of the next epoch re-reads them word for
     # word, an epoch later (past 5 minutes), so they are cached for an hour when there is one;
@@ -219,7 +219,7 @@ async def loss(
         episodes=[{"number": n, "human": human[n]} for n in sorted(human)],
     )
     request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
-    result = await ctx.call(request, place.loss_dir / f"{work.name}.transcript.json", epoch=epoch, step=step, **where)
+    result = await ctx.calls.call(request, place.loss_dir / f"{work.name}.transcript.json", here)
     # The rubric is optional: a missing or malformed one leaves the engine's number in charge.
     text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
     if not text.strip():
@@ -287,8 +287,8 @@ async def reduce(ctx: Context, samples: list[Sample], at: At) -> tuple[Path, boo
     # reports and the notes each writer opened (its read trace), never a path to open.
     reads = {s.work: _notes_read(s.reads) for s in samples}
     prompt = ctx.prompts.render("reduce", reports=reports, count=len(reports), reads=reads)
-    request = ctx.request("reduce", prompt, {"reports": reports, "reads": reads}, group=group)
-    result = await ctx.call(request, out.parent / "reduce.transcript.json", epoch=epoch, step=step, group=group)
+    request = ctx.calls.request("reduce", prompt, {"reports": reports, "reads": reads}, at)
+    result = await ctx.calls.call(request, out.parent / "reduce.transcript.json", at)
     if not result.text.strip():
         raise BackendError("the reduce call returned an empty commonality report")
     await asyncio.to_thread(write_atomic, out, result.text if result.text.endswith("\n") else result.text + "\n")

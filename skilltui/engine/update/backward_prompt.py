@@ -23,7 +23,6 @@ from ...model.at import At
 from ...store.places import Sample
 from ...store.pool import Pool
 from ...store.run import write_atomic
-from ..notes.leakage import Lexicon
 from ..notes.note_checks import lint_pool
 from ..stages.context import Context
 from ..stages.passes import note_policy, pool_context
@@ -64,13 +63,6 @@ class BackwardPrompt:
     lead_ttl: str | None
 
 
-def lexicon_of(ctx: Context) -> Lexicon:
-    """The leakage guard for the run's training works, built once per run."""
-    if ctx.lexicon is None:
-        ctx.lexicon = Lexicon.from_works(ctx.works)
-    return ctx.lexicon
-
-
 def group_read_roots(pool: Pool, samples: list[Sample], summary: Path | None) -> list[Path]:
     """What a backward agent may read: the pool and its group's evidence, file by file."""
     roots: list[Path] = [pool.root]
@@ -86,7 +78,7 @@ def lead_ttl(ctx: Context, where: Where) -> str | None:
     if where.at.group < where.groups:  # the next micro-step of this step starts when this one ends
         return "5m"
     if where.at.step < s.steps - 1 or where.at.epoch < s.epochs - 1:  # past the next step's forward and loss
-        return ctx.reread_ttl()
+        return ctx.calls.reread_ttl()
     return "5m" if (where.at.epoch, where.at.step, where.at.group) != (0, 0, 1) else None
 
 
@@ -99,7 +91,7 @@ async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, poo
     samples, summary, out, notes, failures = brief.samples, brief.summary, brief.out, brief.notes, brief.failures
     e, s, g, a = where.at.micro_key
     subject = f"train {where.label}"
-    lexicon = await asyncio.to_thread(lexicon_of, ctx)
+    lexicon = await asyncio.to_thread(lambda: ctx.training.lexicon)  # built once: it reads every episode
     headers = pool.headers()
     problems = await asyncio.to_thread(lint_pool, pool, lexicon)
     report = "\n".join(problems) + "\n" if problems else "no problems\n"

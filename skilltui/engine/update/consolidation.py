@@ -43,7 +43,7 @@ from ..stages.context import Context
 from ..stages.passes import note_policy, pool_context
 from .attribution import NoteStats, attribute, episodes
 from .backward_attempt import Role
-from .backward_prompt import BackwardPrompt, Brief, Where, lexicon_of
+from .backward_prompt import BackwardPrompt, Brief, Where
 from .micro_step import Evidence, MicroStep
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, tok
     """The consolidation's prompt (kept as prompt.md): the whole pool and the epoch's figures on it."""
     found = await asyncio.to_thread(findings, ctx.run, pool, where.at.epoch, where.at.step)
     notes = found.notes
-    lexicon = await asyncio.to_thread(lexicon_of, ctx)
+    lexicon = await asyncio.to_thread(lambda: ctx.training.lexicon)
     problems = await asyncio.to_thread(lint_pool, pool, lexicon)
     write_atomic(brief.out / "lint_report.txt", "\n".join(problems) + "\n" if problems else "no problems\n")
     subject = f"train {where.label}"
@@ -227,7 +227,7 @@ def last_step(ctx: Context, epoch: int) -> int | None:
     s, last = ctx.settings, None
     for step in range(s.steps):
         first, end = step * s.episodes_per_step + 1, (step + 1) * s.episodes_per_step
-        if not any(covers(w, first, end) for w in ctx.works):
+        if not any(covers(w, first, end) for w in ctx.training.works):
             break
         last = step
     return last

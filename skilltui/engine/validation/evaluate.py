@@ -41,7 +41,8 @@ from ...store.run import Run, read_json, write_json
 from ..data.works import Work
 from ..prompts import Prompts
 from ..settings import Settings
-from ..stages.context import Context
+from ..stages.calls import Calls
+from ..stages.context import Context, TrainingWorks
 from .test_split import Sampler, Side, TestFigure, paired_test_delta
 
 EMPTY = "empty pool"
@@ -213,13 +214,15 @@ async def run_eval(plan: EvalPlan, settings: Settings, backend: Backend) -> Eval
     spent_path = folder / "spent.json"
     earlier = float(read_json(spent_path)["cost_usd"]) if spent_path.exists() else 0.0
     bus = EventBus()
-    ctx = Context(Run(folder), settings, backend, Prompts(settings.prompts), bus, spent=earlier, works=[])
+    prompts = Prompts(settings.prompts)
+    books = Calls(backend, settings, prompts, bus, spent=earlier)
+    ctx = Context(Run(folder), settings, prompts, bus, books, TrainingWorks([]))
     calls: list[float] = []
 
     def count(event: ev.Event) -> None:
         if isinstance(event, ev.Call):
             calls.append(event.cost_usd or 0.0)
-            write_json(spent_path, {"cost_usd": round(ctx.spent, 6)})
+            write_json(spent_path, {"cost_usd": round(books.spent, 6)})
 
     bus.subscribe(count)
     tags, stories = {}, {}
@@ -236,8 +239,8 @@ async def run_eval(plan: EvalPlan, settings: Settings, backend: Backend) -> Eval
 
     async def wait() -> None:
         cap = settings.max_cost
-        if cap is not None and ctx.spent >= cap:
-            raise EvalStopped(f"spend ${ctx.spent:.2f} reached --max-cost ${cap:.2f}")
+        if cap is not None and books.spent >= cap:
+            raise EvalStopped(f"spend ${books.spent:.2f} reached --max-cost ${cap:.2f}")
 
     sampler = Sampler(
         ctx, plan.works, stories, 1, plan.episodes, asyncio.Semaphore(settings.workers), wait, _quiet, tags
