@@ -28,7 +28,7 @@ from sys import intern
 from typing import Any
 
 from . import events as ev
-from .at import MicroKey, StepKey
+from .at import At, MicroKey, StepKey
 from .commits import Mark
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
@@ -113,7 +113,7 @@ class RunView:
     # The validation of the notes training started from, when the gate measured it before the
     # first update (its "before" point): where the validation line of the summary starts.
     val_baseline: dict[str, float] = field(default_factory=dict)
-    val_baseline_at: tuple[int, int, int] | None = None
+    val_baseline_at: At | None = None  # the micro-step (epoch, step, group) it was measured before
     marks: dict[str, Mark] = field(default_factory=dict)  # commit -> the decision that kept or dropped it
     decisions: dict[str, int] = field(default_factory=dict)  # approve / rerun / rollback -> how many
     micro_steps: dict[MicroKey, ev.MicroStep] = field(default_factory=dict)  # without patch, message
@@ -182,7 +182,7 @@ class RunView:
             case ev.ValLoss(point="step"):
                 self._step_of(event.epoch, event.step).val_losses[intern(event.work)] = event.loss
             case ev.ValLoss(point="before"):
-                at = (event.epoch, event.step, event.group or 0)
+                at = At(event.epoch, event.step, event.group or 0)
                 if self.val_baseline_at is None or at < self.val_baseline_at:
                     self.val_baseline, self.val_baseline_at = {}, at
                 if at == self.val_baseline_at:
