@@ -261,7 +261,7 @@ class RunView:
             row.started = row.stage_started = row.ended = None
 
     def _step_started(self, e: ev.StepStarted, at: _dt.datetime | None) -> None:
-        key = (e.epoch, e.step)
+        key = e.at.step_key
         if self.current is not None and self.current != key and self.current in self.steps:
             # Only the current step's progress is read (a resumed step starts a new view of
             # it): the last one's (stage, who) pairs would be kept for the length of the run.

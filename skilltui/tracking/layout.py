@@ -109,11 +109,11 @@ class RunLayout:
             case ev.StepStarted():
                 self._end_epochs(before=event.epoch)
             case ev.Loss():
-                self._scores.setdefault((event.epoch, event.step), {})[event.work] = dict(event.scores)
+                self._scores.setdefault(event.at.step_key, {})[event.work] = dict(event.scores)
             case ev.MicroStep() | ev.ReviewRequested():
-                self._labels[(event.epoch, event.step, event.group, event.attempt)] = event.label
+                self._labels[event.at.micro_key] = event.label
             case ev.GateChecked():
-                self._gates[(event.epoch, event.step, event.group, event.attempt)] = event
+                self._gates[event.at.micro_key] = event
             case ev.PoolChanged():
                 self.head = event.head
             case ev.HistoryAction():
@@ -130,7 +130,7 @@ class RunLayout:
                     self._end_epochs(before=None)
 
     def _step_end(self, event: ev.StepFinished) -> None:
-        key = (event.epoch, event.step)
+        key = event.at.step_key
         if key in self.ends:
             return  # walked again by a resumed session: the first end is the step's
         scored = self._scores.get(key, {})
@@ -158,12 +158,12 @@ class RunLayout:
                 self.epoch_heads[epoch] = self.ends[last].head
 
     def _decision(self, event: ev.DecisionMade) -> None:
-        key = (event.epoch, event.step, event.group, event.attempt)
+        key = event.at.micro_key
         if key in self.decisions:
             return
         gate = self._gates.get(key)
         self.decisions[key] = {
-            "global_step": self.global_step((event.epoch, event.step)),
+            "global_step": self.global_step(event.at.step_key),
             "epoch": event.epoch,
             "step": event.step,
             "group": event.group,
