@@ -93,7 +93,7 @@ class MicroStep:
         self.at, self.groups = at, groups
         self.epoch, self.step, self.group = at.epoch, at.step, at.group
         self.label = label_of(at, groups)
-        self.records = MicroRecords(ctx.run, at.epoch, at.step, at.group)
+        self.records = MicroRecords(ctx.run, at)
         self.candidates = ctx.settings.candidates
         self.role = BACKWARD  # a consolidation (consolidation.py) is the same procedure with another role
         self.before = ""
@@ -248,7 +248,7 @@ class MicroStep:
         return ranked
 
     async def review(self, ranked: list[Checked]) -> Decision:
-        request = self.records.request(self.samples, self.summary, self.at.fields(), self.label, ranked)
+        request = self.records.request(self.samples, self.summary, self.label, ranked)
         self.ctx.bus.emit(
             ev.ReviewRequested(
                 **self.at.fields(),
