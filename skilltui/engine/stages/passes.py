@@ -146,9 +146,7 @@ async def forward(ctx: Context, work: Work, at: At, episodes: tuple[int, int], p
         if error is None and tool == "create" and match and int(match.group(1)) not in seen:
             seen.add(int(match.group(1)))
             before_episode[str(int(match.group(1)))] = list(sandbox.reads)
-            ctx.bus.emit(
-                ev.EpisodeWritten(epoch=epoch, step=step, work=work.name, episode=int(match.group(1)), path=path)
-            )
+            ctx.bus.emit(ev.EpisodeWritten(**here.fields(), episode=int(match.group(1)), path=path))
 
     request.on_tool = on_tool
     result = await ctx.calls.call(request, out / "transcript.json", here, sandbox)
@@ -278,7 +276,8 @@ def _with_scores(report: str, scores: dict[str, Any]) -> str:
 async def reduce(ctx: Context, samples: list[Sample], at: At) -> tuple[Path, bool]:
     """Fold group `at`'s reports into one commonality report. Returns its path and whether it ran."""
     epoch, step, group = at.epoch, at.step, at.group
-    assert group is not None, "a reduce is a group's"
+    if group is None:
+        raise ValueError(f"a reduce folds a group's reports: {at} names no group")
     out = ctx.run.backward_dir(epoch, step, group) / "summary.md"
     if out.exists():
         return out, False
@@ -292,7 +291,7 @@ async def reduce(ctx: Context, samples: list[Sample], at: At) -> tuple[Path, boo
     if not result.text.strip():
         raise BackendError("the reduce call returned an empty commonality report")
     await asyncio.to_thread(write_atomic, out, result.text if result.text.endswith("\n") else result.text + "\n")
-    ctx.bus.emit(ev.Summary(epoch=epoch, step=step, group=group, works=[s.work for s in samples], path=str(out)))
+    ctx.bus.emit(ev.Summary(**at.fields(), works=[s.work for s in samples], path=str(out)))
     return out, True
 
 
