@@ -65,6 +65,10 @@ def test_validation_point_ids_keep_their_names_on_disk(at: At, kind: str, text: 
     assert At.parse_point_id(text) == (at, kind)
 
 
+def test_a_kept_refs_name_is_the_attempts_slug():
+    assert At(0, 3, 1, 2).slug == "e0-s3-g1-a2" and At(0, 3, 1).slug == "e0-s3-g1"
+
+
 def test_a_trailer_reads_back_to_its_attempt():
     assert At(0, 3, 1, 2).trailer() == "e0 s3 g1 a2"
     assert At.parse_trailer("e0 s3 g1 a2") == At(0, 3, 1, 2)

@@ -119,14 +119,19 @@ class At:
             raise BadPlace(f"a micro-step is four whole numbers (epoch, step, group, attempt), not {key!r}")
         return cls(*key)
 
-    def point_id(self, kind: str = "step") -> str:
-        """A validation point's id: `e0-s1` after a step, `e0-s1-g0-a2-micro` after an attempt."""
+    @property
+    def slug(self) -> str:
+        """The place as a file or ref name: `e0-s1`, `e0-s1-g2`, `e0-s1-g2-a3` (validation points, kept refs)."""
         name = f"e{self.epoch}-s{self.step}"
         if self.group is not None:
             name += f"-g{self.group}"
         if self.attempt is not None:
             name += f"-a{self.attempt}"
-        return name if kind == "step" else f"{name}-{kind}"
+        return name
+
+    def point_id(self, kind: str = "step") -> str:
+        """A validation point's id: `e0-s1` after a step, `e0-s1-g0-a2-micro` after an attempt."""
+        return self.slug if kind == "step" else f"{self.slug}-{kind}"
 
     @classmethod
     def parse_point_id(cls, text: str) -> tuple[At, str]:

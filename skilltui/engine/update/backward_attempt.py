@@ -228,7 +228,7 @@ async def _start_clean(ctx: Context, pool: Pool, where: Where) -> None:
     stale, clean = await asyncio.to_thread(pool.state)
     if stale != where.before or not clean:
         if stale != where.before:
-            ref = f"dead/e{where.at.epoch}-s{where.at.step}-g{where.at.group}-a{where.at.attempt}"
+            ref = f"dead/{where.at.slug}"
             await asyncio.to_thread(pool.keep, ref, stale)
         kept = await asyncio.to_thread(pool.reset, where.before)
         words = kept_notice(pool, kept, where.before, " before this attempt") if kept else "reset a pool left dirty"
@@ -268,7 +268,7 @@ def _check(pool: Pool, before: str, subject: str, lexicon: Lexicon | None = None
 async def _reset(ctx: Context, pool: Pool, where: Where, kind: str) -> None:
     head = await asyncio.to_thread(pool.head)
     if head != where.before:
-        ref = f"{kind}/e{where.at.epoch}-s{where.at.step}-g{where.at.group}-a{where.at.attempt}"
+        ref = f"{kind}/{where.at.slug}"
         await asyncio.to_thread(pool.keep, ref, head)
     kept = await asyncio.to_thread(pool.reset, where.before)
     if kept:

@@ -108,7 +108,7 @@ class MicroStep:
     @property
     def prefix(self) -> str:
         """How refs kept for this micro-step's attempts are named: e<E>-s<S>-g<G>-a<N>."""
-        return f"e{self.epoch}-s{self.step}-g{self.group}"
+        return self.at.slug
 
     async def run(self) -> bool:
         """Run (or resume) the micro-step through review. True when it ran, False when already done."""
@@ -183,7 +183,7 @@ class MicroStep:
         copies: dict[int, Pool] = {}
 
         async def one(n: int) -> Checked | str:
-            kept = Candidate(n, first, candidate_ref(self.epoch, self.step, self.group, n))
+            kept = Candidate(n, first, candidate_ref(self.at, n))
             async with limit:
                 try:
                     where = self.where(first + n - 1)
