@@ -7,17 +7,24 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import train_works
 
+from skilltui.cli import main
 from skilltui.model import events as ev
 from skilltui.model.at import At, BadPlace
 from skilltui.model.parse import parse_event
 from skilltui.runner.messages import Answer, line_of, parse_for_trainer
 
 
-def test_an_events_json_round_trips_through_at_unchanged(works: list[Path], make_work, tmp_path: Path):
-    """Every line of a real run, its place taken apart into an `At` and written back, is the same line."""
-    assert train_works(tmp_path / "runs", works, "--gate", "--val-work", str(make_work("held-out", 2))) == 0
+def test_an_events_json_round_trips_through_at_unchanged(make_work, tmp_path: Path):
+    """Every line of a real run, its place taken apart into an `At` and written back, is the same line.
+
+    The run has what names places most ways: stages of works and of groups, two candidates
+    per micro-step (attempts), the gate's validation points before and after each.
+    """
+    argv = ["train", "--auto", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r", "--steps", "2"]
+    argv += ["--work", str(make_work("sable-quay", 4)), "--work", str(make_work("tin-orchard", 4))]
+    argv += ["--gate", "--candidates", "2", "--val-work", str(make_work("held-out", 2))]
+    assert main(argv) == 0
     lines = (tmp_path / "runs" / "r" / "events.jsonl").read_text(encoding="utf-8").splitlines()
     placed = 0
     for line in lines:
