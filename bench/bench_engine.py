@@ -37,10 +37,12 @@ from pathlib import Path
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.session import open_run
 from skilltui.engine.settings import DEFAULT_POOL_BUDGET, Settings
-from skilltui.engine.stages.context import Context
+from skilltui.engine.stages.calls import Calls
+from skilltui.engine.stages.context import Context, TrainingWorks
 from skilltui.engine.stages.passes import forward, loss
-from skilltui.engine.update.micro_step import MicroStep
+from skilltui.engine.update.micro_step import Evidence, MicroStep
 from skilltui.engine.update.review import AutoReviewer
+from skilltui.model.at import At
 from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.store.pool import FOLDERS, render_note
 from tests.support.works import write_work
@@ -87,15 +89,16 @@ async def measure(size: int, repeat: int, base: Path) -> tuple[float, float, flo
     bus = EventBus()
     sink = JsonlSink(opened.run.events_path)
     bus.subscribe(sink)
-    ctx = Context(opened.run, opened.settings, OfflineBackend(), opened.prompts, bus)
+    calls = Calls(OfflineBackend(), opened.settings, opened.prompts, bus)
+    ctx = Context(opened.run, opened.settings, opened.prompts, bus, calls, TrainingWorks([]))
     # One real forward + loss gives the micro-steps real evidence to act on.
-    await forward(ctx, opened.works[0], 0, 0, 1, 2)
-    sample, _ = await loss(ctx, opened.works[0], 0, 0, 1, 2)
+    await forward(ctx, opened.works[0], At(0, 0), (1, 2))
+    sample, _ = await loss(ctx, opened.works[0], At(0, 0), (1, 2))
     ours: list[float] = []
     cpu = 0.0
     for i in range(repeat + 1):
         started, started_cpu = time.perf_counter(), cpu_seconds()
-        step = MicroStep(ctx, AutoReviewer(), [sample], None, 0, 0, i + 1, repeat + 1)
+        step = MicroStep(ctx, AutoReviewer(), Evidence([sample], None), At(0, 0, i + 1), repeat + 1)
         await step.run()
         if i:  # the first warms caches (headers, git's index), as every step after the first finds them
             ours.append(time.perf_counter() - started)

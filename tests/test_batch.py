@@ -172,8 +172,9 @@ def test_batch_needs_the_anthropic_backend(make_work, tmp_path: Path, capsys: py
 async def test_a_run_killed_during_the_submit_never_submits_again(tmp_path: Path) -> None:
     """The record is written before the submit; without an id, a resumed run makes normal calls."""
     from skilltui.agents.base import CallResult, Request
-    from skilltui.engine.stages.batching import StepBatch
+    from skilltui.engine.stages.batching import BatchJob, StepBatch
     from skilltui.model import events as ev
+    from skilltui.model.at import At
     from skilltui.model.bus import EventBus
 
     class NoSubmit:
@@ -193,9 +194,8 @@ async def test_a_run_killed_during_the_submit_never_submits_again(tmp_path: Path
     bus = EventBus()
     bus.subscribe(seen.append)
     backend = Backend()
-    batch = StepBatch(
-        NoSubmit(), backend, bus, record, purpose="loss", epoch=0, step=0, expected={"kestrel", "lantern"}
-    )
+    job = BatchJob("loss", At(0, 0), record, frozenset({"kestrel", "lantern"}))
+    batch = StepBatch(NoSubmit(), backend, bus, job)
     import asyncio
 
     results = await asyncio.gather(

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from skilltui.engine.update.candidates import open_copy, rank, sweep_copies
+from skilltui.model.at import At
 from skilltui.model.review import (
     CandidateView,
     Decision,
@@ -204,7 +205,7 @@ def test_a_review_request_with_candidates_crosses_the_process_boundary_whole(tmp
 
 
 def test_a_resumed_run_counts_a_round_whose_every_candidate_failed_once(tmp_path):
-    records = MicroRecords(Run(tmp_path / "run"), 0, 0, 1)
+    records = MicroRecords(Run(tmp_path / "run"), At(0, 0, 1))
 
     def failed(n: int, round_: int, reason: str) -> None:
         write_json(records.attempt_dir(n) / "failed.json", {"reason": reason, "round": round_})

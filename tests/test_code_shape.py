@@ -17,21 +17,9 @@ MAX_PARAMS = 6
 
 # Over the bound today (issue 34 takes them down): module -> lines.
 LONG_MODULES = {"tui/main_screen.py": 506}
-# Over the bound today: (module, function) -> parameters, not counting self or cls.
-WIDE_FUNCTIONS = {
-    ("agents/anthropic_backend.py", "_loop"): 7,
-    ("engine/loop.py", "_step_body"): 8,
-    ("engine/loss/scene_match.py", "_grow"): 7,
-    ("engine/stages/batching.py", "__init__"): 8,
-    ("engine/stages/context.py", "stage"): 9,
-    ("engine/stages/passes.py", "forward_prompt"): 7,
-    ("engine/stages/passes.py", "forward"): 7,
-    ("engine/stages/passes.py", "loss"): 7,
-    ("engine/update/micro_step.py", "__init__"): 9,
-    ("engine/update/provenance.py", "trailer_pairs"): 7,
-    ("model/trailers.py", "val_value"): 7,
-    ("tui/widgets/loss_curve.py", "draw"): 7,
-}
+# Over the bound today: (module, function) -> parameters, not counting self or cls. None since
+# issue 34 (a place in the run is one `At`); kept so a reader sees where an exception would go.
+WIDE_FUNCTIONS: dict[tuple[str, str], int] = {}
 
 
 def module_lengths() -> dict[str, int]:

@@ -15,7 +15,9 @@ import pytest
 
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.stages import passes
-from skilltui.engine.stages.context import Context
+from skilltui.engine.stages.calls import Calls
+from skilltui.engine.stages.context import Context, TrainingWorks
+from skilltui.model.at import At
 from skilltui.model.bus import EventBus
 from skilltui.store.places import Place
 from skilltui.store.pool import Pool
@@ -52,18 +54,20 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[bool]]:
 
 async def test_forward_reads_and_clears_its_files_off_the_event_loop(open_training, calls) -> None:
     opened = open_training(("alpha",))
-    ctx = Context(opened.run, opened.settings, OfflineBackend(), opened.prompts, EventBus())
+    bus = EventBus()
+    calls_ = Calls(OfflineBackend(), opened.settings, opened.prompts, bus)
+    ctx = Context(opened.run, opened.settings, opened.prompts, bus, calls_, TrainingWorks(list(opened.works)))
     work = opened.works[0]
     # A dead attempt left a folder and a half-written episode: forward clears both first.
     stale = Place.training(opened.run, 0, 0, work.name).work_dir / "scripts"
     (stale / "drafts").mkdir(parents=True)
     (stale / "01.fountain").write_text("half", encoding="utf-8")
 
-    assert await passes.forward(ctx, work, 0, 0, 1, 2) is True
+    assert await passes.forward(ctx, work, At(0, 0), (1, 2)) is True
     assert not (stale / "drafts").exists()
     assert set(calls) == {"story_lead", "written_episodes", "headers", "rmtree"}, calls
     assert not any(on_loop for each in calls.values() for on_loop in each), calls
 
     calls.clear()  # done.json now marks the pass: a second forward reads nothing
-    assert await passes.forward(ctx, work, 0, 0, 1, 2) is False
+    assert await passes.forward(ctx, work, At(0, 0), (1, 2)) is False
     assert calls == {}

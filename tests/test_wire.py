@@ -15,6 +15,7 @@ import pytest
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model import events as ev
+from skilltui.model.at import At
 from skilltui.model.parse import read_run
 from skilltui.model.review import Decision, GateVerdict, ReviewRequest
 from skilltui.runner import messages, wire
@@ -49,8 +50,8 @@ def test_every_message_reads_back_as_it_was_sent():
         messages.Pause(),
         messages.Resume(),
         messages.Stop("quit from the app", "failed"),
-        Answer((0, 2, 1, 1), Decision("rerun", "human", "shorter")),
-        Answer((0, 2, 1, 1), error="ValueError: no"),
+        Answer(At(0, 2, 1, 1), Decision("rerun", "human", "shorter")),
+        Answer(At(0, 2, 1, 1), error="ValueError: no"),
     ):
         assert parse_for_trainer(messages.line_of(message)) == message
     for message in (ReviewAsked(request(), "2026-01-01T00:00:00Z"), messages.Held(3), ev.Paused(paused=True)):
@@ -158,14 +159,14 @@ async def test_an_answer_about_an_earlier_attempt_decides_nothing(open_training)
     app = make_app(opened)
     async with app.run_test(size=SIZE) as pilot:
         first = (await wait_for_review(pilot, app)).request
-        assert app.view.pending_review is not None and app.view.pending_review.key == (0, 0, 1, 1)
+        assert app.view.pending_review is not None and app.view.pending_review.key == At(0, 0, 1, 1)
         await pilot.press("r")
         assert isinstance(app.screen, RerunNoteScreen)
         await pilot.press(*"fewer notes", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.request.attempt == 2)
-        stale = (first.epoch, first.step, first.group, first.attempt)
+        stale = At(first.epoch, first.step, first.group, first.attempt)
         # The app's coordinator: the review that waits is attempt 2's, so attempt 1's answer is refused.
-        assert app.reviews.asking is not None and app.reviews.asking.key == (0, 0, 1, 2)
+        assert app.reviews.asking is not None and app.reviews.asking.key == At(0, 0, 1, 2)
         assert app.reviews.answer(stale, Decision("rollback", "human")) is False
         assert isinstance(app.screen, ReviewScreen) and app.reviews.asking is not None
         # The child's reviewer: the same stale answer over the wire, ahead of the person's.

@@ -210,7 +210,7 @@ class AnthropicBackend(StreamedRequests):
         call.record({"event": "request", "role": request.role, **loggable(params)})
         try:
             async with asyncio.timeout(request.timeout), self._client() as client:
-                return await self._loop(client, params, messages, call, request, sandbox, marks)
+                return await self._loop(client, params, call, request, sandbox, marks)
         except TimeoutError:
             raise call.fail(
                 f"the {request.role} agent took longer than {request.timeout:g}s ({call.turns} turns)"
@@ -230,12 +230,13 @@ class AnthropicBackend(StreamedRequests):
         self,
         client: anthropic.AsyncAnthropic,
         params: dict[str, Any],
-        messages: list[dict[str, Any]],
         call: Call,
         request: Request,
         sandbox: Sandbox,
         marks: Marks,
     ) -> CallResult:
+        """The agent's turns until it ends; `params["messages"]` is the conversation, grown in place turn by turn."""
+        messages: list[dict[str, Any]] = params["messages"]
         for _ in range(request.max_turns):
             message = await self._turn(client, params, call, request)
             content = [block_dict(b) for b in message.content]

@@ -152,7 +152,7 @@ class Planner:
         validation = role != "forward"
         root = self.ctx.run.pool.root
         scripts = root.parent / "epoch0" / "step0" / "works" / work.name / "scripts"
-        prompt = forward_prompt(self.prompts, work, first, last, work.story_path, root, scripts)
+        prompt = forward_prompt(self.prompts, work, (first, last), work.story_path, root, scripts)
         lead = story_lead(work.story_path)
         prefix = pool_context(self.ctx, self.headers)
         written = sum(count_tokens(work.episode_text(n)) for n in range(first, last + 1))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from ..agents.base import Backend, BackendError, FatalBackendError
@@ -30,21 +30,23 @@ from ..agents.tools import ToolError
 from ..core.durable import no_room
 from ..core.pool_damage import object_damage
 from ..model import events as ev
+from ..model.at import At
 from ..model.bus import EventBus
 from ..model.review import Reviewer
 from ..store.places import Sample
 from .data.works import Work, covers, fewer_steps, planned_steps
 from .session import OpenedRun
-from .stages.batching import StepBatch, make_groups
-from .stages.context import Context
+from .stages.batching import BatchJob, StepBatch, make_groups
+from .stages.calls import Calls
+from .stages.context import Context, TrainingWorks
 from .stages.ending import Outcome, RunFailed, RunStopped, disk_problem
 from .stages.gather import all_or_none
 from .stages.passes import StageError, forward, loss, reduce
 from .update.attribution import run_attribution
 from .update.consolidation import consolidate_epoch
-from .update.micro_step import BackwardFailed, MicroStep
+from .update.micro_step import BackwardFailed, Evidence, MicroStep
 from .validation.test_points import TestPoints
-from .validation.validator import Point, Validator
+from .validation.validator import Validator
 
 
 class Trainer:
@@ -64,16 +66,9 @@ class Trainer:
         self.works = sorted(opened.works, key=lambda w: w.name)
         self.reviewer = reviewer
         self.bus = bus
-        self.ctx = Context(
-            self.run,
-            self.settings,
-            backend,
-            opened.prompts,
-            bus,
-            secrets=list(secrets or []),
-            spent=opened.spent,  # earlier sessions' calls, so --max-cost counts the whole run
-            works=list(self.works),
-        )
+        # Earlier sessions' calls are spent already, so --max-cost counts the whole run.
+        self.calls = Calls(backend, self.settings, opened.prompts, bus, list(secrets or []), spent=opened.spent)
+        self.ctx = Context(self.run, self.settings, opened.prompts, bus, self.calls, TrainingWorks(self.works))
         throttle = getattr(backend, "throttle", None)
         if throttle is not None:  # a backend that slows down on 429 says so through the events
             throttle.on_change = lambda **facts: bus.emit(ev.Throttled(**facts))
@@ -129,8 +124,8 @@ class Trainer:
         if self._stop_reason:
             raise RunStopped(self._stop_reason)
         cap = self.settings.max_cost
-        if cap is not None and self.ctx.spent >= cap:
-            raise RunStopped(f"spend ${self.ctx.spent:.2f} reached --max-cost ${cap:.2f}")
+        if cap is not None and self.calls.spent >= cap:
+            raise RunStopped(f"spend ${self.calls.spent:.2f} reached --max-cost ${cap:.2f}")
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -144,8 +139,8 @@ class Trainer:
                 config=self.opened.config,
                 resumed=self.opened.resumed,
                 val_works=sorted(w.name for w in self.opened.val_works),
-                models=self.settings.models_by_role(self.ctx.backend.model),
-                backend=self.ctx.backend.name,
+                models=self.settings.models_by_role(self.calls.backend.model),
+                backend=self.calls.backend.name,
                 steps_per_epoch=planned_steps(self.works, s.steps, s.episodes_per_step),  # said below when fewer
                 workers=s.workers,
                 test_works=sorted(w.name for w in self.opened.test_works),
@@ -170,8 +165,8 @@ class Trainer:
                         # Out of data for this epoch: the next epoch starts over at step 0.
                         break
                     started = time.monotonic()
-                    await self._step(epoch, step, first, last, active)
-                    self.ctx.last_step_seconds = time.monotonic() - started
+                    await self._step(At(epoch, step), (first, last), active)
+                    self.calls.last_step_seconds = time.monotonic() - started
                 await consolidate_epoch(self.ctx, self.reviewer, self.validator if s.gate else None, epoch, self._gate)
                 if self.tests is not None and self.tests.due(epoch):
                     await self.tests.measure(epoch)
@@ -200,11 +195,12 @@ class Trainer:
         return self._finish("finished", "", epochs_done)
 
     def _finish(self, status: str, reason: str, epochs_done: int) -> Outcome:
-        spent = round(self.ctx.spent, 6)
+        spent = round(self.calls.spent, 6)
         self.bus.emit(ev.RunFinished(status=status, reason=reason, epochs_done=epochs_done, cost_usd=spent))
         return Outcome(status, reason)
 
-    async def _step(self, epoch: int, step: int, first: int, last: int, active: list[Work]) -> None:
+    async def _step(self, at: At, episodes: tuple[int, int], active: list[Work]) -> None:
+        (epoch, step), (first, last) = at.step_key, episodes
         # Groups come from the works that were scheduled, not those that succeeded, so a
         # resumed run rebuilds the same groups whatever failed the first time.
         groups = make_groups([w.name for w in active], self.settings.group_size)
@@ -216,7 +212,7 @@ class Trainer:
         limit = asyncio.Semaphore(self.settings.workers)
 
         async def one(work: Work) -> Sample | None:
-            return await self._forward_and_loss(work, epoch, step, first, last, limit)
+            return await self._forward_and_loss(work, at.to(work=work.name), episodes, limit)
 
         if self.batch_client is not None:
             judged = {
@@ -225,29 +221,27 @@ class Trainer:
                 if self.run.loss_report(epoch, step, w.name).exists()
                 and self.run.loss_scores(epoch, step, w.name).exists()
             }
-            self._batch(
-                "loss", epoch, step, self.run.loss_dir(epoch, step) / "batch.json", {w.name for w in active} - judged
-            )
+            self._batch("loss", at, self.run.loss_dir(epoch, step) / "batch.json", {w.name for w in active} - judged)
         try:
-            await self._step_body(epoch, step, first, last, active, groups, limit, one)
+            await self._step_body(at, active, groups, limit, one)
         finally:
-            for batch in self.ctx.batches.values():
+            for batch in self.calls.batches.values():
                 batch.cancel()
-            self.ctx.batches.clear()
+            self.calls.batches.clear()
 
-    def _batch(self, purpose: str, epoch: int, step: int, record: Path, expected: set[str]) -> None:
-        self.ctx.batches[purpose] = StepBatch(
-            self.batch_client,
-            self.ctx.backend,
-            self.bus,
-            record,
-            purpose=purpose,
-            epoch=epoch,
-            step=step,
-            expected=expected,
-        )
+    def _batch(self, purpose: str, at: At, record: Path, expected: set[str]) -> None:
+        job = BatchJob(purpose, at, record, frozenset(expected))
+        self.calls.batches[purpose] = StepBatch(self.batch_client, self.calls.backend, self.bus, job)
 
-    async def _step_body(self, epoch, step, first, last, active, groups, limit, one) -> None:
+    async def _step_body(
+        self,
+        at: At,
+        active: list[Work],
+        groups: list[list[str]],
+        limit: asyncio.Semaphore,
+        one: Callable[[Work], Awaitable[Sample | None]],
+    ) -> None:
+        epoch, step = at.step_key
         results = await all_or_none([one(w) for w in active])
         done = {s.work: s for s in results if s is not None}
         failed = [w.name for w in active if w.name not in done]
@@ -255,13 +249,13 @@ class Trainer:
             raise RunFailed(f"every work failed at epoch {epoch} step {step}; see events.jsonl for each error")
         await self._attribution(epoch, step)
         if not self.settings.no_backward:
-            await self._backward_all(groups, done, epoch, step, limit)
+            await self._backward_all(groups, done, at, limit)
         # The mean is over the works scored this step; the event says how many, so a curve
         # never passes off a mean over fewer works as comparable to the others.
         mean = sum(s.loss for s in done.values()) / len(done)
         val_mean, val_count = None, 0
         if self.validator is not None:
-            measured = await self.validator.measure(Point("step", epoch, step))
+            measured = await self.validator.measure(at)
             val_mean, val_count = measured.mean, len(measured.losses)
         self.bus.emit(
             ev.StepFinished(
@@ -283,7 +277,7 @@ class Trainer:
         self.bus.emit(ev.Attribution(epoch=epoch, step=step, notes={p: s.to_dict() for p, s in stats.items()}))
 
     async def _forward_and_loss(
-        self, work: Work, epoch: int, step: int, first: int, last: int, limit: asyncio.Semaphore
+        self, work: Work, at: At, episodes: tuple[int, int], limit: asyncio.Semaphore
     ) -> Sample | None:
         """One work's half of a step, with anything it throws contained to itself.
 
@@ -297,44 +291,44 @@ class Trainer:
             held = True
             await self._gate()
             started = time.monotonic()
-            self.ctx.stage(stage, "started", epoch, step, work=work.name)
-            ran = await forward(self.ctx, work, epoch, step, first, last)
-            self.ctx.stage(stage, "finished" if ran else "skipped", epoch, step, work=work.name, started=started)
+            self.ctx.stage(stage, "started", at)
+            ran = await forward(self.ctx, work, at, episodes)
+            self.ctx.stage(stage, "finished" if ran else "skipped", at, started=started)
             stage = "loss"
-            if "loss" in self.ctx.batches:
+            if "loss" in self.calls.batches:
                 limit.release()
                 held = False
             await self._gate()
             started = time.monotonic()
-            self.ctx.stage(stage, "started", epoch, step, work=work.name)
-            sample, ran = await loss(self.ctx, work, epoch, step, first, last)
-            self.ctx.stage(stage, "finished" if ran else "skipped", epoch, step, work=work.name, started=started)
+            self.ctx.stage(stage, "started", at)
+            sample, ran = await loss(self.ctx, work, at, episodes)
+            self.ctx.stage(stage, "finished" if ran else "skipped", at, started=started)
             return sample
         except (RunStopped, FatalBackendError):
             raise
         except OSError as exc:
             if no_room(exc, self.run.root):
                 raise
-            self.ctx.stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
+            self.ctx.stage(stage, "failed", at, error=f"{type(exc).__name__}: {exc}")
             return None
         except (BackendError, StageError, ToolError) as exc:
             if no_room(exc, self.run.root):
                 raise OSError(errno.ENOSPC, f"no space left on the device while {stage} ran: {exc}") from exc
-            self.ctx.stage(stage, "failed", epoch, step, work=work.name, error=str(exc))
+            self.ctx.stage(stage, "failed", at, error=str(exc))
             return None
         except Exception as exc:  # noqa: BLE001 - a misbehaving agent or file costs this work only
             if no_room(exc, self.run.root):
                 raise OSError(errno.ENOSPC, f"no space left on the device while {stage} ran: {exc}") from exc
-            self.ctx.stage(stage, "failed", epoch, step, work=work.name, error=f"{type(exc).__name__}: {exc}")
+            self.ctx.stage(stage, "failed", at, error=f"{type(exc).__name__}: {exc}")
             return None
         finally:
             if held:
                 limit.release()
-            if "loss" in self.ctx.batches:  # a work that sends no judge call must not hold the batch
-                self.ctx.batches["loss"].drop(work.name)
+            if "loss" in self.calls.batches:  # a work that sends no judge call must not hold the batch
+                self.calls.batches["loss"].drop(work.name)
 
     async def _backward_all(
-        self, groups: list[list[str]], done: dict[str, Sample], epoch: int, step: int, limit: asyncio.Semaphore
+        self, groups: list[list[str]], done: dict[str, Sample], at: At, limit: asyncio.Semaphore
     ) -> None:
         """Every micro-step of the step, in order; the reduces run ahead of them, concurrently.
 
@@ -342,14 +336,15 @@ class Trainer:
         for earlier micro-steps: group 2's summary is written while group 1 is in review.
         """
         plan = [(group, [done[n] for n in names if n in done]) for group, names in enumerate(groups, 1)]
+        epoch, step = at.step_key
 
         async def summarise(group: int, samples: list[Sample]) -> Path | None:
             if len(samples) < 2:
                 return None  # a single report has nothing to find in common with; backward reads it
-            if "reduce" in self.ctx.batches:  # a batched reduce waits for the others: it holds no slot
-                return await self._reduce(samples, epoch, step, group)
+            if "reduce" in self.calls.batches:  # a batched reduce waits for the others: it holds no slot
+                return await self._reduce(samples, at.to(group=group))
             async with limit:
-                return await self._reduce(samples, epoch, step, group)
+                return await self._reduce(samples, at.to(group=group))
 
         if self.batch_client is not None:
             due = {
@@ -357,7 +352,7 @@ class Trainer:
                 for group, samples in plan
                 if len(samples) >= 2 and not (self.run.backward_dir(epoch, step, group) / "summary.md").exists()
             }
-            self._batch("reduce", epoch, step, self.run.step_dir(epoch, step) / "reduce-batch.json", due)
+            self._batch("reduce", at, self.run.step_dir(epoch, step) / "reduce-batch.json", due)
         summaries = {group: asyncio.ensure_future(summarise(group, samples)) for group, samples in plan if samples}
         try:
             for group, samples in plan:
@@ -371,24 +366,23 @@ class Trainer:
                 summary = await summaries[group]
                 await self._gate()
                 gate = self.validator if self.settings.gate else None
-                ran = await MicroStep(
-                    self.ctx, self.reviewer, samples, summary, epoch, step, group, len(groups), gate=gate
-                ).run()
+                evidence = Evidence(samples, summary)
+                ran = await MicroStep(self.ctx, self.reviewer, evidence, at.to(group=group), len(groups), gate).run()
                 if not ran:
-                    self.ctx.stage("backward", "skipped", epoch, step, group=group)
+                    self.ctx.stage("backward", "skipped", at.to(group=group))
         finally:
             for task in summaries.values():
                 task.cancel()
             await asyncio.gather(*summaries.values(), return_exceptions=True)
 
-    async def _reduce(self, samples: list[Sample], epoch: int, step: int, group: int) -> Path:
+    async def _reduce(self, samples: list[Sample], at: At) -> Path:
         await self._gate()
         started = time.monotonic()
-        self.ctx.stage("reduce", "started", epoch, step, group=group)
+        self.ctx.stage("reduce", "started", at)
         try:
-            summary, ran = await reduce(self.ctx, samples, epoch, step, group)
+            summary, ran = await reduce(self.ctx, samples, at)
         except BackendError as exc:
-            self.ctx.stage("reduce", "failed", epoch, step, group=group, error=str(exc))
-            raise RunFailed(f"reduce failed at epoch {epoch} step {step} group {group}: {exc}") from exc
-        self.ctx.stage("reduce", "finished" if ran else "skipped", epoch, step, group=group, started=started)
+            self.ctx.stage("reduce", "failed", at, error=str(exc))
+            raise RunFailed(f"reduce failed at epoch {at.epoch} step {at.step} group {at.group}: {exc}") from exc
+        self.ctx.stage("reduce", "finished" if ran else "skipped", at, started=started)
         return summary

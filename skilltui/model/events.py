@@ -2,12 +2,9 @@
 
 The engine emits these; `events.jsonl` keeps them as one JSON object per line (`kind`, a UTC
 `time`, then the fields); every interface folds them into a `RunView`. `parse_event` turns a
-line back into its class and refuses a shape it does not know (an unknown kind, a field the
-kind does not have, a required field missing, a value of the wrong type) with an error that
-says which, so a renderer never guesses at a dict. Fields added since a run was recorded
-have defaults, and fields dropped since are named in their kind's `retired` (parse leaves
-them out), so an old `events.jsonl` still reads.
-
+line back into its class and refuses a shape it does not know, saying which, so a renderer
+never guesses at a dict. Fields added since a run was recorded have defaults, and fields
+dropped since are named in their kind's `retired`, so an old `events.jsonl` still reads.
 No Textual and no engine imports here: the engine, the run model and the apps all stand on it.
 """
 
@@ -16,6 +13,8 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, dataclass_transform
+
+from .at import At
 
 
 def utc_now() -> str:
@@ -40,10 +39,8 @@ class Event:
     retired: ClassVar[frozenset[str]] = frozenset()
     time: str = field(default_factory=utc_now)
 
-    def __init_subclass__(
-        cls, kind: str | None = None, retired: frozenset[str] | set[str] = frozenset(), **kwargs: Any
-    ) -> None:
-        super().__init_subclass__(**kwargs)
+    def __init_subclass__(cls, kind: str | None = None, retired: frozenset[str] | set[str] = frozenset(), **kw: Any):
+        super().__init_subclass__(**kw)
         if kind is not None:
             cls.kind = kind
         cls.retired = cls.retired | frozenset(retired)
@@ -53,13 +50,17 @@ class Event:
         return {"kind": self.kind, **asdict(self)}
 
 
-# Shared places: many events say where in the run they happened. Declared once here, so a
-# kind that gains one of these says it by its base, and the fields stay in one shape.
+# Shared places, declared once: a kind that gains one says it by its base, one shape for all.
 class AtStep(Event):
     """Happened in step `step` of epoch `epoch`."""
 
     epoch: int
     step: int
+
+    @property
+    def at(self) -> At:
+        """The place as the one coordinate (with the group, attempt and work a kind has)."""
+        return At.of(self)
 
 
 class AtAttempt(AtStep):
@@ -106,8 +107,7 @@ class StepStarted(AtStep, kind="step_started"):
 class Stage(AtStep, ByAgent, kind="stage"):
     """A stage of one work (forward, loss) or one group (reduce, backward) changed state.
 
-    `status` is one of started, finished, skipped (its artifacts were already there),
-    failed (`error` says why).
+    `status`: started, finished, skipped (its artifacts were already there), failed (`error` says why).
     """
 
     stage: str
@@ -216,9 +216,9 @@ class ReviewRequested(AtAttempt, kind="review_requested"):
     after: str
 
     @property
-    def key(self) -> tuple[int, int, int, int]:
-        """(epoch, step, group, attempt): the micro-step this review is about."""
-        return (self.epoch, self.step, self.group, self.attempt)
+    def key(self) -> At:
+        """The micro-step attempt this review is about."""
+        return At(self.epoch, self.step, self.group, self.attempt)
 
 
 class DecisionMade(AtAttempt, kind="decision"):

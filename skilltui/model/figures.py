@@ -16,7 +16,8 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 
-from .view import RunView, StepKey, StepView, WorkView
+from .at import StepKey
+from .view import RunView, StepView, WorkView
 
 WORK_STAGES = ("forward", "loss")
 

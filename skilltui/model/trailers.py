@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..core.safe_text import message_lines
+from .review import GateVerdict
 
 PREFIX = "Skilltui-"
 NOTES_REF = "refs/notes/skilltui"  # where decisions made later are written (git notes)
@@ -87,36 +88,25 @@ def block(pairs: Iterable[tuple[str, str]]) -> str:
     return "\n".join(f"{PREFIX}{key}: {' '.join(value.split())}" for key, value in pairs)
 
 
-def step_value(epoch: int, step: int, group: int, attempt: int) -> str:
-    return f"e{epoch} s{step} g{group} a{attempt}"
-
-
 def decision_value(action: str, by: str, why: str = "") -> str:
     words = f"{DECISIONS.get(action, action)} by {by}" if by else DECISIONS.get(action, action)
     return f"{words} ({why})" if why else words
 
 
-def val_value(
-    before: float | None,
-    after: float | None,
-    delta: float | None = None,
-    low: float | None = None,
-    high: float | None = None,
-    confidence: float | None = None,
-    n: int = 0,
-) -> str:
+def val_value(verdict: GateVerdict) -> str:
     """'0.402 → 0.391 (Δ -0.011, 95% interval -0.020..-0.002, n 8)'; 'not measured' without figures."""
-    if before is None or after is None:
+    v = verdict
+    if v.before is None or v.after is None:
         return "not measured"
-    text = f"{before:.3f} → {after:.3f}"
+    text = f"{v.before:.3f} → {v.after:.3f}"
     facts = []
-    if delta is not None:
-        facts.append(f"Δ {delta:+.3f}")
-    if low is not None and high is not None:
-        level = f"{confidence:.0%} " if confidence is not None else ""
-        facts.append(f"{level}interval {low:+.3f}..{high:+.3f}")
-    if n:
-        facts.append(f"n {n}")
+    if v.delta is not None:
+        facts.append(f"Δ {v.delta:+.3f}")
+    if v.low is not None and v.high is not None:
+        level = f"{v.confidence:.0%} " if v.confidence is not None else ""
+        facts.append(f"{level}interval {v.low:+.3f}..{v.high:+.3f}")
+    if v.n:
+        facts.append(f"n {v.n}")
     return f"{text} ({', '.join(facts)})" if facts else text
 
 

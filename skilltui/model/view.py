@@ -28,9 +28,9 @@ from sys import intern
 from typing import Any
 
 from . import events as ev
+from .at import At, MicroKey, StepKey
 from .commits import Mark
 
-StepKey = tuple[int, int]  # (epoch, step): the one key of a training step, in every view and figure
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens")
 LIVE = ("starting", "running", "review")
 
@@ -113,11 +113,11 @@ class RunView:
     # The validation of the notes training started from, when the gate measured it before the
     # first update (its "before" point): where the validation line of the summary starts.
     val_baseline: dict[str, float] = field(default_factory=dict)
-    val_baseline_at: tuple[int, int, int] | None = None
+    val_baseline_at: At | None = None  # the micro-step (epoch, step, group) it was measured before
     marks: dict[str, Mark] = field(default_factory=dict)  # commit -> the decision that kept or dropped it
     decisions: dict[str, int] = field(default_factory=dict)  # approve / rerun / rollback -> how many
-    micro_steps: dict[tuple[int, int, int, int], ev.MicroStep] = field(default_factory=dict)  # without patch, message
-    kept: list[tuple[int, int, int, int]] = field(default_factory=list)  # micro-steps approved, in order
+    micro_steps: dict[MicroKey, ev.MicroStep] = field(default_factory=dict)  # without patch, message
+    kept: list[MicroKey] = field(default_factory=list)  # micro-steps approved, in order
     attribution: dict[str, dict[str, Any]] = field(default_factory=dict)  # the latest, per note
     pending_review: ev.ReviewRequested | None = None
     # Seconds finished (not skipped) stages took in this session, by stage: (total, how many),
@@ -182,7 +182,7 @@ class RunView:
             case ev.ValLoss(point="step"):
                 self._step_of(event.epoch, event.step).val_losses[intern(event.work)] = event.loss
             case ev.ValLoss(point="before"):
-                at = (event.epoch, event.step, event.group or 0)
+                at = At(event.epoch, event.step, event.group or 0)
                 if self.val_baseline_at is None or at < self.val_baseline_at:
                     self.val_baseline, self.val_baseline_at = {}, at
                 if at == self.val_baseline_at:
@@ -195,7 +195,7 @@ class RunView:
                 # What it did to the pool, not its patch or message: the review and the history
                 # read those from git and the record, and a patch can be most of a step's record.
                 kept = replace(event, patch="", message="") if event.patch or event.message else event
-                self.micro_steps[(event.epoch, event.step, event.group, event.attempt)] = kept
+                self.micro_steps[event.at.micro_key] = kept
             case ev.ReviewRequested():
                 self.pending_review = event
                 self.status = "review"
@@ -261,7 +261,7 @@ class RunView:
             row.started = row.stage_started = row.ended = None
 
     def _step_started(self, e: ev.StepStarted, at: _dt.datetime | None) -> None:
-        key = (e.epoch, e.step)
+        key = e.at.step_key
         if self.current is not None and self.current != key and self.current in self.steps:
             # Only the current step's progress is read (a resumed step starts a new view of
             # it): the last one's (stage, who) pairs would be kept for the length of the run.
@@ -340,7 +340,7 @@ class RunView:
         self.marks[e.after] = Mark(e.decision, e.by)
         self.decisions[e.decision] = self.decisions.get(e.decision, 0) + 1
         if e.decision == "approve":
-            self.kept.append((e.epoch, e.step, e.group, e.attempt))
+            self.kept.append(e.at.micro_key)
         if e.decision != "rerun":  # a rerun runs the group's backward again
             self._step_of(e.epoch, e.step).stages_done.add(("backward", e.group))
         self.pending_review = None

@@ -23,12 +23,13 @@ from ..core.errors import UsageError
 from ..core.formats import parse_note
 from ..engine.settings import DEFAULT_POOL_BUDGET
 from ..model import events as ev
+from ..model.at import StepKey
 from ..model.commits import MicroStepRecord
 from ..model.figures import Mean, finished_means, val_means
 from ..model.parse import read_run
 from ..model.review import delta_text
 from ..model.summary import pool_by_step
-from ..model.view import RunView, StepKey
+from ..model.view import RunView
 from ..runs.status import RunStatus, status_of
 from ..store.micro_steps import micro_step_records
 from ..store.run import Run, read_json, run_containing, write_atomic

@@ -234,7 +234,7 @@ class RunDriver(RunFold):
                     status=status,
                     reason=reason,
                     epochs_done=self.view.epochs_done,
-                    cost_usd=round(self.trainer.ctx.spent, 6),
+                    cost_usd=round(self.trainer.calls.spent, 6),
                 )
             )
 

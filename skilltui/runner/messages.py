@@ -30,18 +30,18 @@ from typing import Any, ClassVar, Literal
 from ..core.json_read import BadJSON, loads
 from ..core.safe_text import json_line
 from ..model import events as ev
+from ..model.at import At, BadPlace
 from ..model.parse import EventShapeError, fits, parse_event
 from ..model.review import Decision, ReviewRequest, request_to_dict
-
-Key = tuple[int, int, int, int]  # (epoch, step, group, attempt): the micro-step a review is about
 
 
 class WireError(ValueError):
     """A line on a pipe that is not a message this side knows: what a version mismatch or a bug looks like."""
 
 
-def key_of(request: ReviewRequest) -> Key:
-    return (request.epoch, request.step, request.group, request.attempt)
+def key_of(request: ReviewRequest) -> At:
+    """The micro-step attempt a review is about: what an answer names to say which review it answers."""
+    return At(request.epoch, request.step, request.group, request.attempt)
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class ReviewAsked:
     time: str
 
     @property
-    def key(self) -> Key:
+    def key(self) -> At:
         return key_of(self.request)
 
     @property
@@ -98,7 +98,7 @@ class Answer:
     """The app's answer to the review `key`: a decision, or `error` when the app's reviewer failed."""
 
     tag: ClassVar[str] = "decision"
-    key: Key
+    key: At  # on the pipe as [epoch, step, group, attempt], as it always was
     decision: Decision | None = None
     error: str = ""
 
@@ -121,6 +121,8 @@ def _plain(value: Any) -> Any:
         return request_to_dict(value)
     if isinstance(value, Decision):
         return dataclasses.asdict(value)
+    if isinstance(value, At):
+        return list(value.micro_key)
     if isinstance(value, tuple):
         return list(value)
     return value
@@ -208,7 +210,12 @@ def _build(cls: type, data: Any, what: str, path: str = "") -> Any:
 def _value(value: Any, hint: Any, what: str, path: str) -> Any:
     """One field's JSON value as the type `hint` wants it (a path from a string, a key from a list)."""
     origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
+    if hint is At:  # a review's key: its four numbers, as the pipe carried it before there was an At
+        try:
+            return At.of_micro_key(value)
+        except (BadPlace, TypeError):
+            raise WireError(f"{what}'s {path!r} cannot be {value!r} (epoch, step, group, attempt)"[:300]) from None
+    elif origin in (typing.Union, types.UnionType):
         arms = typing.get_args(hint)
         if value is None and type(None) in arms:
             return None

@@ -33,10 +33,11 @@ from pathlib import Path
 from typing import NoReturn
 
 from ..model import events as ev
+from ..model.at import At
 from ..model.review import Decision, ReviewRequest
 from ..model.view import RunView
 from .driver import Backend, OpenedRun, RunDriver
-from .messages import Answer, ForApp, Held, Key, Pause, Resume, ReviewAsked, Stop, WireError, key_of, parse_for_trainer
+from .messages import Answer, ForApp, Held, Pause, Resume, ReviewAsked, Stop, WireError, key_of, parse_for_trainer
 from .wire import EventWire, read_lines
 
 LOG_NAME = "engine.log"
@@ -74,7 +75,7 @@ class PipeReviewer:
     def __init__(self, send: Callable[[ForApp], None]) -> None:
         self._send = send
         self.view: RunView | None = None  # the driver's, once there is one
-        self._answer: tuple[Key, asyncio.Future[Decision]] | None = None
+        self._answer: tuple[At, asyncio.Future[Decision]] | None = None
 
     async def review(self, request: ReviewRequest) -> Decision:
         key = key_of(request)

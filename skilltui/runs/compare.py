@@ -32,9 +32,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.piped import output_width
+from ..model.at import StepKey
 from ..model.figures import Mean, epoch_means, finished_means, val_means
 from ..model.parse import read_run
-from ..model.view import RunView, StepKey
+from ..model.view import RunView
 from ..store.run import Run
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..model.at import StepKey
 from ..model.figures import Mean, finished_means, loss_changes, val_mean
 from ..model.parse import RunRecord
 from ..model.summary import estimated_usd, test_delta_text
 from ..model.tail import tail_of
-from ..model.view import RunView, StepKey
+from ..model.view import RunView
 from ..store.run import Run, is_locked, read_json
 
 

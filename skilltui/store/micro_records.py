@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model.at import At
 from ..model.review import CandidateView, GateVerdict, ReviewRequest
 from .places import Sample
 from .pool import Pool
@@ -73,9 +74,10 @@ class Round:
 class MicroRecords:
     """Reads and writes one micro-step's folder."""
 
-    def __init__(self, run: Run, epoch: int, step: int, group: int) -> None:
-        self.run = run
-        self.out = run.backward_dir(epoch, step, group)
+    def __init__(self, run: Run, at: At) -> None:
+        """The records of micro-step `at` (epoch, step, group)."""
+        self.run, self.at = run, at
+        self.out = run.backward_dir(at.epoch, at.step, at.group)
 
     def attempt_dir(self, attempt: int) -> Path:
         return self.out / f"attempt{attempt}"
@@ -247,9 +249,7 @@ class MicroRecords:
 
     # -- the review request ------------------------------------------------------------------
 
-    def request(
-        self, samples: list[Sample], summary: Path | None, where: dict, label: str, shown: list[Checked]
-    ) -> ReviewRequest:
+    def request(self, samples: list[Sample], summary: Path | None, label: str, shown: list[Checked]) -> ReviewRequest:
         """Everything a reviewer needs, read from the records; `shown` is the round, best first."""
         first = shown[0]
         evidence = summary.read_text(encoding="utf-8") if summary else samples[0].report.read_text(encoding="utf-8")
@@ -262,7 +262,7 @@ class MicroRecords:
         c = first.record
         return ReviewRequest(
             run_dir=self.run.root,
-            **where,
+            **self.at.fields(),
             attempt=first.attempt,
             label=label,
             works=[s.work for s in samples],

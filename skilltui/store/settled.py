@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from ..model.view import StepKey
+from ..model.at import StepKey
 
 S = TypeVar("S")
 

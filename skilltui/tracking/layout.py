@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import events as ev
-from ..model.view import RunView, StepKey
+from ..model.at import StepKey
+from ..model.view import RunView
 from ..runs.compare import curve_points, curves_of
 from ..runs.export import notes_at
 from ..store.micro_steps import Decided, Told
@@ -108,7 +109,7 @@ class RunLayout:
             case ev.StepStarted():
                 self._end_epochs(before=event.epoch)
             case ev.Loss():
-                self._scores.setdefault((event.epoch, event.step), {})[event.work] = dict(event.scores)
+                self._scores.setdefault(event.at.step_key, {})[event.work] = dict(event.scores)
             case ev.PoolChanged():
                 self.head = event.head
             case ev.HistoryAction():
@@ -123,7 +124,7 @@ class RunLayout:
                     self._end_epochs(before=None)
 
     def _step_end(self, event: ev.StepFinished) -> None:
-        key = (event.epoch, event.step)
+        key = event.at.step_key
         if key in self.ends:
             return  # walked again by a resumed session: the first end is the step's
         scored = self._scores.get(key, {})
@@ -154,7 +155,7 @@ class RunLayout:
         """One decision as a row of the table, the gate's figures beside it."""
         event, gate = decided.event, decided.gate
         return {
-            "global_step": self.global_step((event.epoch, event.step)),
+            "global_step": self.global_step(event.at.step_key),
             "epoch": event.epoch,
             "step": event.step,
             "group": event.group,

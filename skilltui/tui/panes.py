@@ -21,9 +21,10 @@ from ..components.commit_list import CommitList
 from ..components.diff_view import DiffView
 from ..components.editor import edit_note_by_hand
 from ..components.report_view import ReportView
+from ..model.at import StepKey
 from ..model.commits import PENDING as AWAITING
 from ..model.summary import pool_curve
-from ..model.view import RunView, StepKey
+from ..model.view import RunView
 from ..store.run import Run
 from .pool_reader import PoolReader
 from .state import Commit
@@ -109,7 +110,7 @@ class DiskPanes(Screen):
         view = await asyncio.to_thread(self.reader.read)
         # The commit a waiting review is about is marked so, and its notes are not counted as kept.
         waiting = self.view.pending_review
-        micro = self.view.micro_steps.get(waiting.key) if waiting is not None else None
+        micro = self.view.micro_steps.get(waiting.key.micro_key) if waiting is not None else None
         commits = view.commits
         for c in commits:
             c.mark = AWAITING if waiting is not None and c.sha == waiting.after else self.view.marks.get(c.sha)

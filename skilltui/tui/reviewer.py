@@ -22,9 +22,10 @@ from typing import Any
 from textual.app import App
 
 from ..model import events as ev
+from ..model.at import At
 from ..model.review import Decision, ReviewRequest
 from ..model.view import RunView
-from ..runner.messages import Key, key_of
+from ..runner.messages import key_of
 
 REVIEW = "review"
 
@@ -58,7 +59,7 @@ class ReviewCoordinator:
     def __init__(self, app: App[Any], view: RunView, *, hinting: Callable[[], bool], changed: Callable[[], None]):
         self._app, self._view = app, view
         self._hinting, self._changed = hinting, changed
-        self._answer: tuple[Key, asyncio.Future[Decision]] | None = None
+        self._answer: tuple[At, asyncio.Future[Decision]] | None = None
         self._queued = False  # the person was told a review waits under what they are reading
 
     @property
@@ -95,7 +96,7 @@ class ReviewCoordinator:
             # After the next paint: the screen the person returns to should show first.
             app.call_after_refresh(self._changed)
 
-    def answer(self, key: Key, decision: Decision) -> bool:
+    def answer(self, key: At, decision: Decision) -> bool:
         """Give `decision` for the micro-step `key`; False, and nothing happens, unless that review waits."""
         waiting = self.asking
         if waiting is None or waiting.key != key or self._answer is None:

@@ -19,7 +19,7 @@ missing or extra.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .scene_text import Text, similarity
 
@@ -97,25 +97,35 @@ def candidate_pairs(written: list[Text], human: list[Text]) -> list[tuple[int, i
     return sorted(pairs)
 
 
+@dataclass
+class _Matching:
+    """One episode's matching in progress: both sides' scenes, chance's level, which scene went to which group."""
+
+    written: list[Text]
+    human: list[Text]
+    level: float
+    used_h: dict[int, int] = field(default_factory=dict)  # human scene -> its group
+    used_w: dict[int, int] = field(default_factory=dict)  # written scene -> its group
+
+
 def match(written: list[Text], human: list[Text]) -> list[Group]:
     """Scene groups, one to one and grown by a neighbour where that says more; sorted by written position."""
-    level = chance(human)
-    scored = [(above(similarity(written[j], human[i]), level), i, j) for i, j in candidate_pairs(written, human)]
+    m = _Matching(written, human, chance(human))
+    scored = [(above(similarity(written[j], human[i]), m.level), i, j) for i, j in candidate_pairs(written, human)]
     scored.sort(key=lambda p: (-p[0], p[2], p[1]))  # ties to the earlier written scene
-    used_h: dict[int, int] = {}
-    used_w: dict[int, int] = {}
     groups: list[Group] = []
     for sim, i, j in scored:
-        if sim > 0 and i not in used_h and j not in used_w:
-            used_h[i] = used_w[j] = len(groups)
+        if sim > 0 and i not in m.used_h and j not in m.used_w:
+            m.used_h[i] = m.used_w[j] = len(groups)
             groups.append(Group((i,), (j,), sim))
     for k in sorted(range(len(groups)), key=lambda k: -groups[k].sim):
-        groups[k] = _grow(groups[k], written, human, level, used_h, used_w, k)
+        groups[k] = _grow(m, groups[k], k)
     return sorted(groups, key=lambda g: (g.written[0], g.human[0]))
 
 
-def _grow(g: Group, written: list[Text], human: list[Text], level: float, used_h, used_w, k: int) -> Group:
-    """The group with one unmatched neighbour added on the side where it says more alike, if any."""
+def _grow(m: _Matching, g: Group, k: int) -> Group:
+    """Group `k` with one unmatched neighbour added on the side where it says more alike, if any."""
+    written, human, level, used_h, used_w = m.written, m.human, m.level, m.used_h, m.used_w
     (i,), (j,) = g.human, g.written
     best = g
     for side, n in (("h", i - 1), ("h", i + 1), ("w", j - 1), ("w", j + 1)):

@@ -1,6 +1,6 @@
 """`--batch`: a step's loss-judge calls (and its reduce calls) sent as one Message Batch.
 
-The stages do not change: `loss` and `reduce` call `ctx.call` as always. With `--batch`
+The stages do not change: `loss` and `reduce` call `ctx.calls.call` as always. With `--batch`
 the step gives the context a `StepBatch` per role, which holds each call until every
 call of the step it expects has arrived (a work whose forward failed is dropped from
 what it expects), sends them as one batch, polls it, and answers each call with its
@@ -21,11 +21,13 @@ The app and the console learn the batch's state from `BatchState` events.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...agents.base import BackendError, CallResult, FatalBackendError, Request
 from ...model import events as ev
+from ...model.at import At
 from ...model.bus import EventBus
 from ...store.run import read_json, write_json
 
@@ -36,29 +38,27 @@ FIRST_POLL = 0.5  # seconds; doubles up to MAX_POLL
 MAX_POLL = 60.0
 
 
+@dataclass(frozen=True)
+class BatchJob:
+    """What one step's batch is for: its role's calls in step `at`, the keys it waits for, its record."""
+
+    purpose: str  # the role: loss, reduce
+    at: At
+    record: Path
+    expected: frozenset[str]
+
+
 class StepBatch:
     """Collects one role's text calls of one step and answers them from one Message Batch."""
 
-    def __init__(
-        self,
-        client: BatchClient,
-        backend,
-        bus: EventBus,
-        record: Path,
-        *,
-        purpose: str,
-        epoch: int,
-        step: int,
-        expected: set[str],
-    ) -> None:
+    def __init__(self, client: BatchClient, backend, bus: EventBus, job: BatchJob) -> None:
         self.client = client
         self.backend = backend
         self.bus = bus
-        self.record = record
-        self.purpose = purpose
-        self.epoch = epoch
-        self.step = step
-        self.expected = set(expected)
+        self.record = job.record
+        self.purpose = job.purpose
+        self.epoch, self.step = job.at.step_key
+        self.expected = set(job.expected)
         self.pending: dict[str, tuple[Request, asyncio.Future[CallResult]]] = {}
         self._task: asyncio.Task | None = None
 

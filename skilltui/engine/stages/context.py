@@ -1,173 +1,63 @@
-"""The context of every stage call: where to write, whom to call, whom to tell.
+"""The context of every stage call: the run it writes to, the settings, whom to tell, and the books.
 
-A stage (engine/stages/passes.py, engine/backward*.py, engine/validation/validator.py) decides what to ask;
-`Context.call` makes the backend call and keeps the books the same way for all of them:
-the transcript is saved whether the call worked or not (secrets redacted), the usage and
-cost become a `Call` event and count towards `--max-cost`, and a backend that overruns its
-own timeout is cut off. It is its own module so that this bookkeeping is written once.
+`Context` is frozen: what changes while a run trains lives in the narrow objects it holds,
+each with one owner: the call books and the spend (`Calls`, calls.py), the training works and
+the leakage guard built from them (`TrainingWorks`). A function that needs only one of them
+takes only that one (`Calls` for a backend call, a `Lexicon` for the note checks).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from functools import cached_property
 
-from ...agents.base import Backend, BackendError, CallResult, Request
-from ...agents.redact import redact
-from ...agents.routing import backend_name
-from ...agents.tools import Sandbox
 from ...model import events as ev
+from ...model.at import At
 from ...model.bus import EventBus
-from ...store.run import Run, write_atomic
+from ...store.run import Run
 from ..data.works import Work
 from ..notes.leakage import Lexicon
 from ..prompts import Prompts
 from ..settings import Settings
+from .calls import Calls
 
 
-@dataclass
+class TrainingWorks:
+    """The run's training works, and the leakage guard built from them once, on first use (it reads every episode)."""
+
+    def __init__(self, works: list[Work]) -> None:
+        self.works = list(works)
+
+    @cached_property
+    def lexicon(self) -> Lexicon:
+        return Lexicon.from_works(self.works)
+
+
+@dataclass(frozen=True)
 class Context:
-    """What every stage needs: where to write, whom to call, whom to tell."""
+    """What every stage needs: where to write, the settings and prompts, whom to tell, the books, the works."""
 
     run: Run
     settings: Settings
-    backend: Backend
     prompts: Prompts
     bus: EventBus
-    secrets: list[str] = field(default_factory=list)
-    spent: float = 0.0
-    # How long the last step took, so a re-read one step later is cached for 5 minutes or
-    # for an hour (cache_policy); None before the first step has finished.
-    last_step_seconds: float | None = None
-    # --batch: the step's StepBatch per role ("loss", "reduce"); their text calls wait for it.
-    batches: dict[str, Any] = field(default_factory=dict)
-    # The training works, and the leakage guard built from them on first use.
-    works: list[Work] = field(default_factory=list)
-    lexicon: Lexicon | None = None
+    calls: Calls
+    training: TrainingWorks
 
-    def reread_ttl(self) -> str:
-        """The cache life for text the next step re-reads: 1 hour unless steps are known to be quick.
-
-        Before any step was timed, a run a person reviews is assumed slow and an --auto run quick.
-        """
-        if self.last_step_seconds is None:
-            return "5m" if self.settings.auto else "1h"
-        return "5m" if self.last_step_seconds < 240 else "1h"
-
-    def call_event(self, role: str, result: CallResult, seconds: float, transcript: Path, **where: Any) -> None:
-        if result.cost_usd is not None:
-            self.spent += result.cost_usd
-        self.bus.emit(
-            ev.Call(
-                role=role,
-                backend=backend_name(self.backend, role),
-                model=result.model or self.settings.model_for(role),
-                **result.spent(),
-                seconds=round(seconds, 3),
-                transcript=str(transcript),
-                turns=result.turns,
-                **where,
-            )
-        )
-
-    def save_transcript(
-        self, path: Path, request: Request, result: CallResult | None, error: str | None = None
-    ) -> None:
-        """Every call's prompt and transcript, kept with secrets redacted, whether it worked or not."""
-        record = {
-            "role": request.role,
-            "model": (result.model if result else None) or request.model,
-            "system": request.system,
-            "lead": request.lead,
-            "prefix": request.prefix,
-            "prompt": request.prompt,
-            "transcript": result.transcript if result else [],
-            "text": result.text if result else None,
-            "usage": vars(result.usage) if result else None,
-            "cost_usd": result.cost_usd if result else None,
-            "error": error,
-        }
-        write_atomic(path, json.dumps(redact(record, secrets=self.secrets), indent=1, ensure_ascii=False, default=str))
-
-    async def call(
-        self, request: Request, transcript: Path, sandbox: Sandbox | None = None, **where: Any
-    ) -> CallResult:
-        """One backend call with its transcript saved and its usage emitted, success or failure."""
-        started = time.monotonic()
-        # The backend enforces request.timeout itself and reports what the call cost; this
-        # outer bound, a little longer, only catches a backend that fails to.
-        bound = request.timeout + 30
-        batch = self.batches.get(request.role) if sandbox is None else None
-        try:
-            if batch is not None:  # no outer bound: a batch may take hours, and polls on its own
-                result = await batch.text(str(where.get("work") or f"g{where.get('group')}"), request)
-            elif sandbox is None:
-                result = await asyncio.wait_for(self.backend.text(request), bound)
-            else:
-                result = await asyncio.wait_for(self.backend.agent(request, sandbox), bound)
-        except TimeoutError:
-            error = f"{request.role} call took longer than {request.timeout:.0f} s"
-            await asyncio.to_thread(self.save_transcript, transcript, request, None, error)
-            raise BackendError(error) from None
-        except Exception as exc:
-            partial = getattr(exc, "partial", None)
-            await asyncio.to_thread(self.save_transcript, transcript, request, partial, f"{type(exc).__name__}: {exc}")
-            if isinstance(partial, CallResult):
-                self.call_event(request.role, partial, time.monotonic() - started, transcript, **where)
-            raise
-        # Off the loop: each record is synced to disk, and sixteen works end their calls together.
-        await asyncio.to_thread(self.save_transcript, transcript, request, result)
-        self.call_event(request.role, result, time.monotonic() - started, transcript, **where)
-        return result
-
-    def stage(
-        self,
-        stage: str,
-        status: str,
-        epoch: int,
-        step: int,
-        *,
-        work: str | None = None,
-        group: int | None = None,
-        attempt: int | None = None,
-        started: float | None = None,
-        error: str | None = None,
-    ) -> None:
-        """Tell the watchers a stage changed state; `started` (a monotonic time) gives its duration."""
+    def stage(self, stage: str, status: str, at: At, *, started: float | None = None, error: str | None = None) -> None:
+        """Tell the watchers a stage at `at` changed state; `started` (a monotonic time) gives its duration."""
         seconds = round(time.monotonic() - started, 3) if started is not None else None
         self.bus.emit(
             ev.Stage(
                 stage=stage,
                 status=status,
-                epoch=epoch,
-                step=step,
-                work=work,
-                group=group,
-                attempt=attempt,
+                epoch=at.epoch,
+                step=at.step,
+                work=at.work,
+                group=at.group,
+                attempt=at.attempt,
                 seconds=seconds,
                 error=error,
             )
-        )
-
-    def request(self, role: str, prompt: str, context: dict[str, Any], prefix: str = "", **where: Any) -> Request:
-        def on_delta(text: str) -> None:
-            self.bus.emit(ev.Delta(role=role, text=text, **where))
-
-        def on_tool(tool: str, path: str, error: str | None) -> None:
-            self.bus.emit(ev.ToolUsed(role=role, tool=tool, path=path, error=error, **where))
-
-        return Request(
-            role=role,
-            prompt=prompt,
-            system=self.prompts.render("system", role=role),
-            prefix=prefix,
-            model=self.settings.model_for(role),
-            context=context,
-            on_delta=on_delta,
-            on_tool=on_tool,
-            timeout=self.settings.timeout_for(role),
         )

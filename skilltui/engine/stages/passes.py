@@ -29,6 +29,7 @@ from ...agents.base import BackendError
 from ...agents.tools import Sandbox
 from ...core.formats import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
 from ...model import events as ev
+from ...model.at import At
 from ...store.places import Place, Sample
 from ...store.pool import Pool
 from ...store.run import read_json, write_atomic, write_json
@@ -56,8 +57,11 @@ def written_episodes(scripts: Path, first: int, last: int) -> dict[int, str]:
     return found
 
 
-def forward_prompt(prompts: Prompts, work: Work, first: int, last: int, story: Path, pool: Path, scripts: Path) -> str:
-    """The writer's task; `--estimate` sizes the same text."""
+def forward_prompt(
+    prompts: Prompts, work: Work, episodes: tuple[int, int], story: Path, pool: Path, scripts: Path
+) -> str:
+    """The writer's task for episodes (first, last); `--estimate` sizes the same text."""
+    first, last = episodes
     return prompts.render(
         "forward",
         work=work.name,
@@ -110,17 +114,19 @@ def _prepare_forward(place: Place, run_pool: Pool) -> _ForwardInputs | None:
     return _ForwardInputs(scripts, pool, pool.headers(), story_lead(place.story))
 
 
-async def forward(
-    ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
-) -> bool:
-    """The writer's pass for one work. True when it ran, False when its artifacts were already there."""
+async def forward(ctx: Context, work: Work, at: At, episodes: tuple[int, int], place: Place | None = None) -> bool:
+    """The writer's pass for one work in step `at`, episodes (first, last).
+
+    True when it ran, False when its artifacts were already there.
+    """
+    (epoch, step), (first, last) = at.step_key, episodes
     place = place or Place.training(ctx.run, epoch, step, work.name)
     out = place.work_dir
     inputs = await asyncio.to_thread(_prepare_forward, place, ctx.run.pool)
     if inputs is None:
         return False
     scripts, pool, headers, lead, story = inputs.scripts, inputs.pool, inputs.headers, inputs.lead, place.story
-    prompt = forward_prompt(ctx.prompts, work, first, last, story, pool.root, scripts)
+    prompt = forward_prompt(ctx.prompts, work, episodes, story, pool.root, scripts)
     prefix = pool_context(ctx, headers, pool_dir=pool.root)
     # Records are synced to disk: written off the loop, so the app's keys never wait on a disk.
     await asyncio.to_thread(write_atomic, out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
@@ -131,8 +137,8 @@ async def forward(
         traced=pool.root,
         base=pool.root,  # the prompt lists notes relative to the pool
     )
-    where = {"work": work.name}
-    request = ctx.request(
+    here = At(epoch, step, work=work.name)  # a validation point's group and attempt are not the call's
+    request = ctx.calls.request(
         "forward",
         prompt,
         {
@@ -143,14 +149,14 @@ async def forward(
             "last": last,
             "headers": headers,
         },
+        here,
         prefix=prefix,
-        **where,
     )
     request.lead = lead
     # Marked when a later step re-reads it, or to read what an earlier step cached (a request
     # reads the cache only up to a mark of its own); a story read once is left unmarked.
     earlier = epoch > 0 or first > 1
-    request.lead_ttl = ctx.reread_ttl() if _reread_later(ctx, work, epoch, last) else ("5m" if earlier else None)
+    request.lead_ttl = ctx.calls.reread_ttl() if _reread_later(ctx, work, epoch, last) else ("5m" if earlier else None)
     request.finished = lambda: all((scripts / f"{n:02d}.fountain").is_file() for n in range(first, last + 1))
     seen: set[int] = set()
     # The read trace per episode: the notes opened before each episode was first written.
@@ -163,12 +169,10 @@ async def forward(
         if error is None and tool == "create" and match and int(match.group(1)) not in seen:
             seen.add(int(match.group(1)))
             before_episode[str(int(match.group(1)))] = list(sandbox.reads)
-            ctx.bus.emit(
-                ev.EpisodeWritten(epoch=epoch, step=step, work=work.name, episode=int(match.group(1)), path=path)
-            )
+            ctx.bus.emit(ev.EpisodeWritten(**here.fields(), episode=int(match.group(1)), path=path))
 
     request.on_tool = on_tool
-    result = await ctx.call(request, out / "transcript.json", sandbox, epoch=epoch, step=step, **where)
+    result = await ctx.calls.call(request, out / "transcript.json", here, sandbox)
     written = await asyncio.to_thread(written_episodes, scripts, first, last)
     missing = [n for n in range(first, last + 1) if not written.get(n, "").strip()]
     await asyncio.to_thread(write_json, out / "reads.json", {"notes": sandbox.reads, "episodes": before_episode})
@@ -186,12 +190,14 @@ async def forward(
 
 
 async def loss(
-    ctx: Context, work: Work, epoch: int, step: int, first: int, last: int, place: Place | None = None
+    ctx: Context, work: Work, at: At, episodes: tuple[int, int], place: Place | None = None
 ) -> tuple[Sample, bool]:
-    """Score one work-step and have the judge write its report. Returns the sample and whether it ran.
+    """Score one work in step `at`, episodes (first, last), and have the judge write its report.
 
-    A validation place gets no `loss` event: validation reports its own (`val_loss`).
+    Returns the sample and whether it ran. A validation place gets no `loss` event:
+    validation reports its own (`val_loss`).
     """
+    (epoch, step), (first, last) = at.step_key, episodes
     place = place or Place.training(ctx.run, epoch, step, work.name)
     report, scores_path = place.loss_dir / f"{work.name}.md", place.loss_dir / f"{work.name}.json"
     reads = place.work_dir / "reads.json"
@@ -219,9 +225,9 @@ async def loss(
         scores=scores,
         episodes=[{"number": n, "human": human[n], "written": written.get(n, "")} for n in sorted(human)],
     )
-    where = {"work": work.name}
-    request = ctx.request(
-        "loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores, "written": written}, **where
+    here = At(epoch, step, work=work.name)
+    request = ctx.calls.request(
+        "loss", prompt, {"work": work.name, "first": first, "last": last, "scores": scores, "written": written}, here
     )
     # The human episodes lead the prompt: the judge of the next epoch re-reads them word for
     # word, an epoch later (past 5 minutes), so they are cached for an hour when there is one;
@@ -234,7 +240,7 @@ async def loss(
         episodes=[{"number": n, "human": human[n]} for n in sorted(human)],
     )
     request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
-    result = await ctx.call(request, place.loss_dir / f"{work.name}.transcript.json", epoch=epoch, step=step, **where)
+    result = await ctx.calls.call(request, place.loss_dir / f"{work.name}.transcript.json", here)
     # The rubric is optional: a missing or malformed one leaves the engine's number in charge.
     text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
     if not text.strip():
@@ -290,8 +296,11 @@ def _with_scores(report: str, scores: dict[str, Any]) -> str:
     )
 
 
-async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, group: int) -> tuple[Path, bool]:
-    """Fold a group's reports into one commonality report. Returns its path and whether it ran."""
+async def reduce(ctx: Context, samples: list[Sample], at: At) -> tuple[Path, bool]:
+    """Fold group `at`'s reports into one commonality report. Returns its path and whether it ran."""
+    epoch, step, group = at.epoch, at.step, at.group
+    if group is None:
+        raise ValueError(f"a reduce folds a group's reports: {at} names no group")
     out = ctx.run.backward_dir(epoch, step, group) / "summary.md"
     if out.exists():
         return out, False
@@ -300,12 +309,12 @@ async def reduce(ctx: Context, samples: list[Sample], epoch: int, step: int, gro
     # reports and the notes each writer opened (its read trace), never a path to open.
     reads = {s.work: _notes_read(s.reads) for s in samples}
     prompt = ctx.prompts.render("reduce", reports=reports, count=len(reports), reads=reads)
-    request = ctx.request("reduce", prompt, {"reports": reports, "reads": reads}, group=group)
-    result = await ctx.call(request, out.parent / "reduce.transcript.json", epoch=epoch, step=step, group=group)
+    request = ctx.calls.request("reduce", prompt, {"reports": reports, "reads": reads}, at)
+    result = await ctx.calls.call(request, out.parent / "reduce.transcript.json", at)
     if not result.text.strip():
         raise BackendError("the reduce call returned an empty commonality report")
     await asyncio.to_thread(write_atomic, out, result.text if result.text.endswith("\n") else result.text + "\n")
-    ctx.bus.emit(ev.Summary(epoch=epoch, step=step, group=group, works=[s.work for s in samples], path=str(out)))
+    ctx.bus.emit(ev.Summary(**at.fields(), works=[s.work for s in samples], path=str(out)))
     return out, True
 
 

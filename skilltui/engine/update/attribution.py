@@ -23,7 +23,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from ...model.view import StepKey
+from ...model.at import StepKey
 from ...store.run import Run, read_json
 from ...store.settled import SettledCache, settled_and_live, step_keys
 from ..loss.scores import combine

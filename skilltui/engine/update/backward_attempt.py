@@ -33,7 +33,7 @@ from ...store.run import write_atomic, write_json
 from ..notes.leakage import Lexicon
 from ..notes.note_checks import commit_problems, lint_pool, pool_tokens
 from ..stages.context import Context
-from .backward_prompt import BackwardPrompt, Brief, Where, build_prompt, group_read_roots, lexicon_of
+from .backward_prompt import BackwardPrompt, Brief, Where, build_prompt, group_read_roots
 from .feedback import annotations
 
 __all__ = ["BACKWARD", "AttemptFailed", "Brief", "Candidate", "Role", "Where", "run_attempt"]
@@ -90,12 +90,11 @@ async def run_attempt(
     samples, summary, out = brief.samples, brief.summary, brief.out
     pool = pool or ctx.run.pool
     own = pool is ctx.run.pool  # the run's pool, not a candidate's copy: the app follows its HEAD
-    adir = out / f"attempt{where.attempt}"
+    adir = out / f"attempt{where.at.attempt}"
     adir.mkdir(parents=True, exist_ok=True)
-    e, s, g, a = where.epoch, where.step, where.group, where.attempt
     extra = {"round": candidate.round} if candidate else {}
     await _start_clean(ctx, pool, where)
-    lexicon = await asyncio.to_thread(lexicon_of, ctx)
+    lexicon = await asyncio.to_thread(lambda: ctx.training.lexicon)
     start_tokens = await asyncio.to_thread(pool_tokens, pool)
     asked = await role.build(ctx, pool, brief, where, start_tokens)
     subject, prompt, prefix, context = asked.subject, asked.prompt, asked.prefix, asked.context
@@ -139,31 +138,25 @@ async def run_attempt(
         base=pool.root,
         history=PoolHistory(pool.root, marks.get),
     )
-    ctx.stage("backward", "started", e, s, group=g, attempt=a)
+    ctx.stage("backward", "started", where.at)
     started = time.monotonic()
     try:
-        request = ctx.request(role.name, prompt, context, prefix=prefix, group=g, attempt=a)
+        request = ctx.calls.request(role.name, prompt, context, where.at, prefix=prefix)
         request.lead, request.lead_ttl = asked.lead, asked.lead_ttl
         # The pool listing changes with every commit, so no other request re-reads this prefix;
         # once the commit is made, the agent's next answer is its last (cache_policy).
         request.prefix_shared = False
         request.finished = lambda: bool(commits)
-        await ctx.call(request, adir / "transcript.json", sandbox, epoch=e, step=s, group=g, attempt=a)
+        await ctx.calls.call(request, adir / "transcript.json", where.at, sandbox)
         if not commits:
             # Ended its turn without committing: remind it once, within this attempt.
             ctx.bus.emit(ev.Warning_(message=f"{where.label}: the agent ended without committing; reminding it once"))
-            again = ctx.request(
-                role.name,
-                f"{prompt}\n## Reminder\n\n{REMINDER}\n",
-                {**context, "reminder": True},
-                prefix=prefix,
-                group=g,
-                attempt=a,
-            )
+            reminded = f"{prompt}\n## Reminder\n\n{REMINDER}\n"
+            again = ctx.calls.request(role.name, reminded, {**context, "reminder": True}, where.at, prefix=prefix)
             again.prefix_shared = False
             again.lead, again.lead_ttl = asked.lead, request.lead_ttl  # reads what the first call cached
             again.finished = request.finished
-            await ctx.call(again, adir / "transcript.reminder.json", sandbox, epoch=e, step=s, group=g, attempt=a)
+            await ctx.calls.call(again, adir / "transcript.reminder.json", where.at, sandbox)
     except FatalBackendError:
         await _reset(ctx, pool, where, "failed")
         raise
@@ -181,10 +174,10 @@ async def run_attempt(
         checked.update(candidate=candidate.number, round=candidate.round, reads=list(sandbox.reads))
         checked["ref"] = f"refs/skilltui/{candidate.ref}"
     write_checked(adir, checked)
-    ctx.stage("backward", "finished", e, s, group=g, attempt=a, started=started)
+    ctx.stage("backward", "finished", where.at, started=started)
     ctx.bus.emit(
         ev.MicroStep(
-            **where.at,
+            **where.at.fields(),
             label=where.label,
             before=where.before,
             after=checked["after"],
@@ -222,7 +215,7 @@ def recheck(ctx: Context, adir: Path, where: Where) -> bool:
         return False
     if not pool.log(f"{where.before}..{head}")[0].subject.startswith(f"train {where.label}"):
         return False  # not this attempt's commit: the usual start (kept under dead/) handles it
-    problem, checked = _check(pool, where.before, f"train {where.label}", lexicon_of(ctx))
+    problem, checked = _check(pool, where.before, f"train {where.label}", ctx.training.lexicon)
     if problem:
         return False
     write_atomic(adir / "patch.diff", checked.pop("patch"))
@@ -235,7 +228,7 @@ async def _start_clean(ctx: Context, pool: Pool, where: Where) -> None:
     stale, clean = await asyncio.to_thread(pool.state)
     if stale != where.before or not clean:
         if stale != where.before:
-            ref = f"dead/e{where.epoch}-s{where.step}-g{where.group}-a{where.attempt}"
+            ref = f"dead/{where.at.slug}"
             await asyncio.to_thread(pool.keep, ref, stale)
         kept = await asyncio.to_thread(pool.reset, where.before)
         words = kept_notice(pool, kept, where.before, " before this attempt") if kept else "reset a pool left dirty"
@@ -275,7 +268,7 @@ def _check(pool: Pool, before: str, subject: str, lexicon: Lexicon | None = None
 async def _reset(ctx: Context, pool: Pool, where: Where, kind: str) -> None:
     head = await asyncio.to_thread(pool.head)
     if head != where.before:
-        ref = f"{kind}/e{where.epoch}-s{where.step}-g{where.group}-a{where.attempt}"
+        ref = f"{kind}/{where.at.slug}"
         await asyncio.to_thread(pool.keep, ref, head)
     kept = await asyncio.to_thread(pool.reset, where.before)
     if kept:
@@ -287,13 +280,5 @@ async def _failed(ctx: Context, pool: Pool, where: Where, adir: Path, problem: s
     """Record why the attempt failed, put the pool back and raise AttemptFailed."""
     await _reset(ctx, pool, where, "failed")
     write_json(adir / "failed.json", {"reason": problem, **(extra or {})})
-    ctx.stage(
-        "backward",
-        "failed",
-        where.epoch,
-        where.step,
-        group=where.group,
-        attempt=where.attempt,
-        error=f"{where.label}: {problem}",
-    )
+    ctx.stage("backward", "failed", where.at, error=f"{where.label}: {problem}")
     raise AttemptFailed(problem)

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...model.at import At
 from ...store.places import Sample
 from ...store.pool import Pool
 from ...store.run import write_atomic
-from ..notes.leakage import Lexicon
 from ..notes.note_checks import lint_pool
 from ..stages.context import Context
 from ..stages.passes import note_policy, pool_context
@@ -32,20 +32,12 @@ from .feedback import feedback_text
 
 @dataclass(frozen=True)
 class Where:
-    """Which attempt of which micro-step, and the commit it starts from."""
+    """Which attempt of which micro-step (`at`: epoch, step, group, attempt), and the commit it starts from."""
 
-    epoch: int
-    step: int
-    group: int
-    attempt: int
+    at: At
     label: str
     before: str
     groups: int = 1  # micro-steps in this step
-
-    @property
-    def at(self) -> dict[str, int]:
-        """Where this attempt is, as the events that speak of it say it."""
-        return {"epoch": self.epoch, "step": self.step, "group": self.group, "attempt": self.attempt}
 
 
 @dataclass(frozen=True)
@@ -71,13 +63,6 @@ class BackwardPrompt:
     lead_ttl: str | None
 
 
-def lexicon_of(ctx: Context) -> Lexicon:
-    """The leakage guard for the run's training works, built once per run."""
-    if ctx.lexicon is None:
-        ctx.lexicon = Lexicon.from_works(ctx.works)
-    return ctx.lexicon
-
-
 def group_read_roots(pool: Pool, samples: list[Sample], summary: Path | None) -> list[Path]:
     """What a backward agent may read: the pool and its group's evidence, file by file."""
     roots: list[Path] = [pool.root]
@@ -90,11 +75,11 @@ def lead_ttl(ctx: Context, where: Where) -> str | None:
     """The cache life of the backward lead: marked when a later micro-step re-reads it, or to
     read what an earlier one cached; a run's only backward call leaves it unmarked."""
     s = ctx.settings
-    if where.group < where.groups:  # the next micro-step of this step starts when this one ends
+    if where.at.group < where.groups:  # the next micro-step of this step starts when this one ends
         return "5m"
-    if where.step < s.steps - 1 or where.epoch < s.epochs - 1:  # past the next step's forward and loss
-        return ctx.reread_ttl()
-    return "5m" if (where.epoch, where.step, where.group) != (0, 0, 1) else None
+    if where.at.step < s.steps - 1 or where.at.epoch < s.epochs - 1:  # past the next step's forward and loss
+        return ctx.calls.reread_ttl()
+    return "5m" if (where.at.epoch, where.at.step, where.at.group) != (0, 0, 1) else None
 
 
 async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, pool_tokens: int) -> BackwardPrompt:
@@ -104,9 +89,9 @@ async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, poo
     the prompt, the commit tool's budget check and its event).
     """
     samples, summary, out, notes, failures = brief.samples, brief.summary, brief.out, brief.notes, brief.failures
-    e, s, g, a = where.epoch, where.step, where.group, where.attempt
+    e, s, g, a = where.at.micro_key
     subject = f"train {where.label}"
-    lexicon = await asyncio.to_thread(lexicon_of, ctx)
+    lexicon = await asyncio.to_thread(lambda: ctx.training.lexicon)  # built once: it reads every episode
     headers = pool.headers()
     problems = await asyncio.to_thread(lint_pool, pool, lexicon)
     report = "\n".join(problems) + "\n" if problems else "no problems\n"

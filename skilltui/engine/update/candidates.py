@@ -20,14 +20,15 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from ...model.at import At
 from ...model.review import GateVerdict
 from ...store.micro_records import Checked
 from ...store.pool import Pool
 
 
-def candidate_ref(epoch: int, step: int, group: int, number: int) -> str:
-    """Where candidate `number` of a micro-step stays reachable (under refs/skilltui/)."""
-    return f"candidates/{epoch}-{step}-{group}/{number}"
+def candidate_ref(at: At, number: int) -> str:
+    """Where candidate `number` of micro-step `at` stays reachable (under refs/skilltui/)."""
+    return f"candidates/{at.epoch}-{at.step}-{at.group}/{number}"
 
 
 def open_copy(pool: Pool, folder: Path, before: str) -> Pool:

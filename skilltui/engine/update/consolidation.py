@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from rapidfuzz import fuzz
 
 from ...core.formats import parse_note
+from ...model.at import At
 from ...model.review import Reviewer
 from ...store.pool import Pool
 from ...store.run import Run, read_json, write_atomic
@@ -42,8 +43,8 @@ from ..stages.context import Context
 from ..stages.passes import note_policy, pool_context
 from .attribution import NoteStats, attribute, episodes
 from .backward_attempt import Role
-from .backward_prompt import BackwardPrompt, Brief, Where, lexicon_of
-from .micro_step import MicroStep
+from .backward_prompt import BackwardPrompt, Brief, Where
+from .micro_step import Evidence, MicroStep
 
 if TYPE_CHECKING:
     from ..validation.validator import Validator
@@ -142,9 +143,9 @@ def findings(run: Run, pool: Pool, epoch: int, step: int) -> Findings:
 
 async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, tokens: int) -> BackwardPrompt:
     """The consolidation's prompt (kept as prompt.md): the whole pool and the epoch's figures on it."""
-    found = await asyncio.to_thread(findings, ctx.run, pool, where.epoch, where.step)
+    found = await asyncio.to_thread(findings, ctx.run, pool, where.at.epoch, where.at.step)
     notes = found.notes
-    lexicon = await asyncio.to_thread(lexicon_of, ctx)
+    lexicon = await asyncio.to_thread(lambda: ctx.training.lexicon)
     problems = await asyncio.to_thread(lint_pool, pool, lexicon)
     write_atomic(brief.out / "lint_report.txt", "\n".join(problems) + "\n" if problems else "no problems\n")
     subject = f"train {where.label}"
@@ -170,7 +171,7 @@ async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, tok
     )
     headers = pool.headers()
     prefix = pool_context(ctx, headers, policy=False, pool_dir=pool.root)
-    write_atomic(brief.out / f"attempt{where.attempt}" / "prompt.md", f"{prefix}\n{prompt}")
+    write_atomic(brief.out / f"attempt{where.at.attempt}" / "prompt.md", f"{prefix}\n{prompt}")
     context = {
         "pool": str(pool.root),
         "headers": headers,
@@ -211,11 +212,10 @@ CONSOLIDATE = Role(
 class Consolidation(MicroStep):
     """The epoch's consolidation: `MicroStep.run()` with the consolidate role, at group 0 of its last step."""
 
-    def __init__(
-        self, ctx: Context, reviewer: Reviewer, epoch: int, step: int, evidence: Path, gate: Validator | None
-    ) -> None:
-        super().__init__(ctx, reviewer, [], evidence, epoch, step, GROUP, GROUP, gate)
-        self.label = f"epoch {epoch} consolidation"
+    def __init__(self, ctx: Context, reviewer: Reviewer, at: At, evidence: Path, gate: Validator | None) -> None:
+        """The consolidation of `at`'s epoch, at group 0 of the step `at` names (its last)."""
+        super().__init__(ctx, reviewer, Evidence([], evidence), at.to(group=GROUP), GROUP, gate)
+        self.label = f"epoch {at.epoch} consolidation"
         self.role = CONSOLIDATE
 
     def evidence(self) -> str:
@@ -227,7 +227,7 @@ def last_step(ctx: Context, epoch: int) -> int | None:
     s, last = ctx.settings, None
     for step in range(s.steps):
         first, end = step * s.episodes_per_step + 1, (step + 1) * s.episodes_per_step
-        if not any(covers(w, first, end) for w in ctx.works):
+        if not any(covers(w, first, end) for w in ctx.training.works):
             break
         last = step
     return last
@@ -271,5 +271,5 @@ async def consolidate_epoch(
         out.mkdir(parents=True, exist_ok=True)
         write_atomic(evidence, found.evidence(s.pool_budget))
     await before()
-    if not await Consolidation(ctx, reviewer, epoch, step, evidence, gate).run():
-        ctx.stage("backward", "skipped", epoch, step, group=GROUP)
+    if not await Consolidation(ctx, reviewer, At(epoch, step), evidence, gate).run():
+        ctx.stage("backward", "skipped", At(epoch, step, GROUP))

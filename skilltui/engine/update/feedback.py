@@ -31,10 +31,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TypeVar, cast
 
+from ...model.at import StepKey
 from ...model.commits import DECISION_WORDS, MicroStepRecord
 from ...model.figures import Mean, change, next_changes, settled, step_mean, step_means, val_mean
 from ...model.tail import tail_of
-from ...model.view import RunView, StepKey, StepView
+from ...model.view import RunView, StepView
 from ...store.micro_steps import step_records
 from ...store.run import Run
 from ...store.settled import SettledCache, settled_and_live, step_keys

@@ -37,12 +37,14 @@ states around it stay the same.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.words import counted
 from ...model import events as ev
 from ...model import trailers
+from ...model.at import At
 from ...model.review import Decision, GateVerdict, Reviewer
 from ...store.micro_records import Checked, MicroRecords, Round
 from ...store.places import Sample
@@ -61,8 +63,16 @@ class BackwardFailed(Exception):
     """Under --strict, a micro-step failed every attempt; the run stops, the pool is as before."""
 
 
-def label_of(epoch: int, step: int, group: int, groups: int) -> str:
-    return f"epoch {epoch} step {step} micro {group}/{groups}"
+def label_of(at: At, groups: int) -> str:
+    return f"epoch {at.epoch} step {at.step} micro {at.group}/{groups}"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a micro-step acts on: its group's loss samples and their commonality report (None for one report)."""
+
+    samples: list[Sample]
+    summary: Path | None
 
 
 class MicroStep:
@@ -72,19 +82,18 @@ class MicroStep:
         self,
         ctx: Context,
         reviewer: Reviewer,
-        samples: list[Sample],
-        summary: Path | None,
-        epoch: int,
-        step: int,
-        group: int,
+        evidence: Evidence,
+        at: At,
         groups: int,
         gate: Validator | None = None,
     ) -> None:
+        """Micro-step `at` (epoch, step, group) of the `groups` in its step."""
         self.ctx, self.reviewer, self.gate = ctx, reviewer, gate
-        self.samples, self.summary = samples, summary
-        self.epoch, self.step, self.group, self.groups = epoch, step, group, groups
-        self.label = label_of(epoch, step, group, groups)
-        self.records = MicroRecords(ctx.run, epoch, step, group)
+        self.samples, self.summary = evidence.samples, evidence.summary
+        self.at, self.groups = at, groups
+        self.epoch, self.step, self.group = at.epoch, at.step, at.group
+        self.label = label_of(at, groups)
+        self.records = MicroRecords(ctx.run, at)
         self.candidates = ctx.settings.candidates
         self.role = BACKWARD  # a consolidation (consolidation.py) is the same procedure with another role
         self.before = ""
@@ -99,11 +108,7 @@ class MicroStep:
     @property
     def prefix(self) -> str:
         """How refs kept for this micro-step's attempts are named: e<E>-s<S>-g<G>-a<N>."""
-        return f"e{self.epoch}-s{self.step}-g{self.group}"
-
-    @property
-    def at(self) -> dict[str, int]:
-        return {"epoch": self.epoch, "step": self.step, "group": self.group}
+        return self.at.slug
 
     async def run(self) -> bool:
         """Run (or resume) the micro-step through review. True when it ran, False when already done."""
@@ -136,7 +141,7 @@ class MicroStep:
         if pending is not None and pending.checked[0].candidate is not None:
             await asyncio.to_thread(self.pool.reset, self.before)  # candidates live under their refs
         if self.gate is not None:
-            await self.gate.baseline(self.before, self.epoch, self.step, self.group)
+            await self.gate.baseline(self.before, self.at)
         while True:
             round_ = pending or await self.attempt_round()
             pending = None
@@ -158,7 +163,7 @@ class MicroStep:
     # -- attempt and checks ----------------------------------------------------------------
 
     def where(self, attempt: int) -> Where:
-        return Where(self.epoch, self.step, self.group, attempt, self.label, self.before, self.groups)
+        return Where(self.at.to(attempt=attempt), self.label, self.before, self.groups)
 
     async def attempt_round(self) -> Round:
         """One attempt, or K candidates from the same parent; each passes its checks or says why not."""
@@ -178,7 +183,7 @@ class MicroStep:
         copies: dict[int, Pool] = {}
 
         async def one(n: int) -> Checked | str:
-            kept = Candidate(n, first, candidate_ref(self.epoch, self.step, self.group, n))
+            kept = Candidate(n, first, candidate_ref(self.at, n))
             async with limit:
                 try:
                     where = self.where(first + n - 1)
@@ -214,7 +219,7 @@ class MicroStep:
             raise BackwardFailed(f"{self.label} failed {counted(tries, 'attempt')} (--strict stops here): {reason}")
         self.records.skipped(self.before, self.attempt, self.failures)
         self.ctx.bus.emit(
-            ev.MicroStepSkipped(**self.at, attempts=tries, before=self.before, reason=reason, label=self.label)
+            ev.MicroStepSkipped(**self.at.fields(), attempts=tries, before=self.before, reason=reason, label=self.label)
         )
         return True
 
@@ -227,14 +232,15 @@ class MicroStep:
             for c in round_.checked:
                 if several:  # validation measures the pool as it stands: put this candidate there
                     await asyncio.to_thread(self.pool.reset, c.after)
-                where = (self.epoch, self.step, self.group, c.attempt)
                 family = len(round_.checked) if several else 1  # tested together: gate.Rule's Bonferroni
-                c.verdict = await self.gate.judge(self.before, where, no_worse=self.role.no_worse, family=family)
+                c.verdict = await self.gate.judge(
+                    self.before, self.at.to(attempt=c.attempt), no_worse=self.role.no_worse, family=family
+                )
         ranked = rank(round_.checked)
         best = ranked[0]
         if self.gate is not None and several and best.verdict is not None and best.verdict.advice == "keep":
             # The lowest delta chose it: its recorded delta comes from passes that did not.
-            at = (self.epoch, self.step, self.group, best.attempt)
+            at = self.at.to(attempt=best.attempt)
             best.verdict = await self.gate.fresh(self.before, best.after, at, best.verdict)
         if several:
             await asyncio.to_thread(self.pool.reset, ranked[0].after)
@@ -242,10 +248,14 @@ class MicroStep:
         return ranked
 
     async def review(self, ranked: list[Checked]) -> Decision:
-        request = self.records.request(self.samples, self.summary, self.at, self.label, ranked)
+        request = self.records.request(self.samples, self.summary, self.label, ranked)
         self.ctx.bus.emit(
             ev.ReviewRequested(
-                **self.at, attempt=request.attempt, label=self.label, before=request.before, after=request.after
+                **self.at.fields(),
+                attempt=request.attempt,
+                label=self.label,
+                before=request.before,
+                after=request.after,
             )
         )
         return await self.reviewer.review(request)
@@ -291,7 +301,7 @@ class MicroStep:
         event = ev.DecisionMade(
             decision=decision.action,
             by=decision.by,
-            **self.at,
+            **self.at.fields(),
             attempt=chosen.attempt,
             before=self.before,
             after=chosen.commit,
@@ -318,7 +328,7 @@ class MicroStep:
         adir = self.records.attempt_dir(c.attempt)
         decided = trailers.decision_value(action, by, why)
         kind = "" if self.role is BACKWARD else self.role.purpose
-        pairs = provenance.trailer_pairs(self.at, c.attempt, self.evidence(), c.verdict, adir, decided, kind)
+        pairs = provenance.trailer_pairs(self.at.to(attempt=c.attempt), self.evidence(), c.verdict, adir, decided, kind)
         return provenance.stamp(self.pool, c.after, pairs)
 
     def evidence(self) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...model import trailers as tr
+from ...model.at import At
 from ...model.review import GateVerdict
 from ...store.places import Sample
 from ...store.pool import Pool
@@ -50,22 +51,11 @@ def attempt_cost(adir: Path) -> tuple[float | None, int]:
 
 
 def trailer_pairs(
-    where: dict[str, int],
-    attempt: int,
-    evidence: str,
-    verdict: GateVerdict | None,
-    adir: Path,
-    decision: str,
-    kind: str = "",
+    at: At, evidence: str, verdict: GateVerdict | None, adir: Path, decision: str, kind: str = ""
 ) -> list[tuple[str, str]]:
-    """The (key, value) pairs of one decided attempt, in the order `git log` shows them."""
-    step = tr.step_value(where["epoch"], where["step"], where["group"], attempt)
-    if verdict is None:
-        val = "not measured (no --gate)"
-    else:
-        val = tr.val_value(
-            verdict.before, verdict.after, verdict.delta, verdict.low, verdict.high, verdict.confidence, verdict.n
-        )
+    """The (key, value) pairs of decided attempt `at` (its folder `adir`), in the order `git log` shows them."""
+    step = at.trailer()
+    val = "not measured (no --gate)" if verdict is None else tr.val_value(verdict)
     pairs = [("Step", step), ("Evidence", evidence), ("Val", val)]
     pairs.append(("Cost", tr.cost_value(*attempt_cost(adir))))
     if kind:

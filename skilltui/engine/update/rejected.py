@@ -13,8 +13,8 @@ review beside what it committed.
 
 from __future__ import annotations
 
+from ...model.at import StepKey
 from ...model.commits import MicroStepRecord
-from ...model.view import StepKey
 from ...store.micro_steps import step_records
 from ...store.run import Run
 from ...store.settled import SettledCache, settled_and_live, step_keys

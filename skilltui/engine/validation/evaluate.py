@@ -35,12 +35,14 @@ from ...core.durable import write_atomic
 from ...core.errors import UsageError
 from ...core.formats import FOLDERS
 from ...model import events as ev
+from ...model.at import At
 from ...model.bus import EventBus
 from ...store.run import Run, read_json, write_json
 from ..data.works import Work
 from ..prompts import Prompts
 from ..settings import Settings
-from ..stages.context import Context
+from ..stages.calls import Calls
+from ..stages.context import Context, TrainingWorks
 from .test_split import Sampler, Side, TestFigure, paired_test_delta
 
 EMPTY = "empty pool"
@@ -212,13 +214,15 @@ async def run_eval(plan: EvalPlan, settings: Settings, backend: Backend) -> Eval
     spent_path = folder / "spent.json"
     earlier = float(read_json(spent_path)["cost_usd"]) if spent_path.exists() else 0.0
     bus = EventBus()
-    ctx = Context(Run(folder), settings, backend, Prompts(settings.prompts), bus, spent=earlier, works=[])
+    prompts = Prompts(settings.prompts)
+    books = Calls(backend, settings, prompts, bus, spent=earlier)
+    ctx = Context(Run(folder), settings, prompts, bus, books, TrainingWorks([]))
     calls: list[float] = []
 
     def count(event: ev.Event) -> None:
         if isinstance(event, ev.Call):
             calls.append(event.cost_usd or 0.0)
-            write_json(spent_path, {"cost_usd": round(ctx.spent, 6)})
+            write_json(spent_path, {"cost_usd": round(books.spent, 6)})
 
     bus.subscribe(count)
     tags, stories = {}, {}
@@ -235,15 +239,15 @@ async def run_eval(plan: EvalPlan, settings: Settings, backend: Backend) -> Eval
 
     async def wait() -> None:
         cap = settings.max_cost
-        if cap is not None and ctx.spent >= cap:
-            raise EvalStopped(f"spend ${ctx.spent:.2f} reached --max-cost ${cap:.2f}")
+        if cap is not None and books.spent >= cap:
+            raise EvalStopped(f"spend ${books.spent:.2f} reached --max-cost ${cap:.2f}")
 
     sampler = Sampler(
         ctx, plan.works, stories, 1, plan.episodes, asyncio.Semaphore(settings.workers), wait, _quiet, tags
     )
     stopped = ""
     try:
-        await sampler.compare(sides, plan.repeats, (0, 0))
+        await sampler.compare(sides, plan.repeats, At(0, 0))
     except EvalStopped as exc:
         stopped = str(exc)
     deterministic = bool(getattr(backend, "deterministic", False))

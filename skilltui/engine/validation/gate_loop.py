@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING
 
 from ...model import events as ev
+from ...model.at import At
 from ...model.review import GateVerdict
 from ...store import val_store
 from .gate import Rule, judge, plan
 from .stats import Spread, detectable, spread_of
-
-if TYPE_CHECKING:
-    from .validator import Point
 
 
 class Gating:
@@ -46,7 +43,7 @@ class Gating:
         return Rule(self.confidence, looks, max(family, 1), margin, self.deterministic)
 
     async def verdict(
-        self, parent: str, candidate: str, point: Point, no_worse: bool = False, family: int = 1
+        self, parent: str, candidate: str, at: At, no_worse: bool = False, family: int = 1
     ) -> GateVerdict:
         """The gate's verdict on `candidate` against `parent` (two commits of the pool), sequential.
 
@@ -61,10 +58,9 @@ class Gating:
         rule = self.rule(no_worse, family)
         passes, cost = self.repeats, 0.0
         parent_passes = passes  # may run one ahead: see below
-        before_point = replace(point, kind="before")
         while True:
-            after = await self.ensure(point, candidate, passes)
-            before = await self.ensure(before_point, parent, max(passes, parent_passes))
+            after = await self.ensure("micro", at, candidate, passes)
+            before = await self.ensure("before", at, parent, max(passes, parent_passes))
             cost += after.cost_usd + before.cost_usd
             history = await asyncio.to_thread(self.history, {after.tree, before.tree})
             left = passes < self.max_repeats and not self.deterministic
@@ -75,7 +71,7 @@ class Gating:
                 return replace(found.verdict, cost_usd=round(cost, 6))
             passes, parent_passes = following
 
-    async def fresh(self, parent: str, candidate: str, at: tuple[int, int, int, int], kept: GateVerdict) -> GateVerdict:
+    async def fresh(self, parent: str, candidate: str, at: At, kept: GateVerdict) -> GateVerdict:
         """The kept candidate's delta measured again on a new pass each side, which did not choose it.
 
         With several candidates the lowest delta wins, so the figure that chose it is biased
@@ -83,15 +79,11 @@ class Gating:
         """
         if self.deterministic:
             return kept  # no luck, no curse: a new pass would write the same scripts
-        from .validator import Point  # the module whose Validator this is part of
-
-        point = Point("micro", *at)
-        before_point = replace(point, kind="before")
         ran = []
-        for commit, where in ((candidate, point), (parent, before_point)):
+        for commit, kind in ((candidate, "micro"), (parent, "before")):
             have = await asyncio.to_thread(self.recorded, commit)
             k = 1 + min((sum(1 for name, _ in have.clusters if name == w.name) for w in self.works), default=0)
-            found = await self.ensure(where, commit, k)
+            found = await self.ensure(kind, at, commit, k)
             ran.append((found, k))
         (after, ka), (before, kb) = ran
         history = await asyncio.to_thread(self.history, {after.tree, before.tree})
@@ -107,24 +99,18 @@ class Gating:
         reason = f"{kept.reason}; recorded from a fresh pass each, which did not choose it: {p.text}"
         return replace(kept, cost_usd=cost, reason=reason, delta=round(p.delta, 4), low=low, high=high)
 
-    async def judge(
-        self, before: str, where: tuple[int, int, int, int], *, no_worse: bool = False, family: int = 1
-    ) -> GateVerdict:
-        """Validate the micro-step's notes (the pool holds them now) against the notes before it.
+    async def judge(self, before: str, at: At, *, no_worse: bool = False, family: int = 1) -> GateVerdict:
+        """Validate micro-step attempt `at`'s notes (the pool holds them now) against the notes before it.
 
-        `where`: (epoch, step, group, attempt). `no_worse`: a consolidation, kept when it is
-        shown within `--consolidate-margin` (`gate.judge`); `family`: the round's candidates."""
-        from .validator import Point  # the module whose Validator this is part of
-
-        epoch, step, group, attempt = where
+        `no_worse`: a consolidation, kept when it is shown within `--consolidate-margin`
+        (`gate.judge`); `family`: the round's candidates."""
         head = await asyncio.to_thread(self.ctx.run.pool.head)
-        verdict = await self.verdict(before, head, Point("micro", epoch, step, group, attempt), no_worse, family)
+        verdict = await self.verdict(before, head, at, no_worse, family)
         verdict = replace(verdict, cost_usd=round(verdict.cost_usd + self._unpaid, 6))
         self._unpaid = 0.0
         await self._notice(verdict)
-        at = {"epoch": epoch, "step": step, "group": group, "attempt": attempt}
         # The event is the verdict, located: the same fields under the same names.
-        self.ctx.bus.emit(ev.GateChecked(**at, **asdict(verdict)))
+        self.ctx.bus.emit(ev.GateChecked(**at.micro.fields(), **asdict(verdict)))
         return verdict
 
     async def _notice(self, verdict: GateVerdict) -> None:

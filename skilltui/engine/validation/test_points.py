@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 
 from ...model import events as ev
+from ...model.at import At
 from ...store import val_store
 from ...store.run import read_json, write_json
 from ..data.works import Work
@@ -45,11 +46,11 @@ class TestPoints:
         self.root = ctx.run.root / "test"
         self.works = sorted(works, key=lambda w: w.name)
         self.passes = s.test_repeats
-        self.deterministic = bool(getattr(ctx.backend, "deterministic", False))
+        self.deterministic = bool(getattr(ctx.calls.backend, "deterministic", False))
         stories = {w.name: self.root / "stories" / f"{w.name}.md" for w in self.works}
         last = s.test_episodes or s.episodes_per_step
         self.sampler = Sampler(ctx, self.works, stories, 1, last, limit, wait, self._stage)
-        self._at = (0, 0)
+        self._at = At(0, 0)
 
     def due(self, epoch: int) -> bool:
         """Whether epoch `epoch` ends with a test point (every epoch, or only the last with `--test-every end`)."""
@@ -62,7 +63,7 @@ class TestPoints:
         marker = self.root / "points" / f"{name}.json"
         if marker.exists():
             return
-        self._at = (epoch or 0, 0)
+        self._at = At(epoch or 0, 0)
         start = await asyncio.to_thread(self._start_commit)
         commit = start if epoch is None else await asyncio.to_thread(self._commit_of, name)
         sides = [await self._side(start, name, "start")]
@@ -125,4 +126,4 @@ class TestPoints:
         return commit
 
     def _stage(self, status: str, work: str) -> None:
-        self.ctx.stage("test", status, self._at[0], self._at[1], work=work)
+        self.ctx.stage("test", status, self._at.to(work=work))

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...model.at import At
 from ...store.places import Place
 from ...store.run import read_json, write_json
 from ..data.works import Work
@@ -171,7 +172,7 @@ class Sampler:
     def tag(self, work: Work) -> str:
         return self.tags.get(work.name, work.name)
 
-    async def pass_of(self, side: Side, work: Work, k: int, at: tuple[int, int]) -> None:
+    async def pass_of(self, side: Side, work: Work, k: int, at: At) -> None:
         """One pass of one work with one pool: the writer's forward, then the engine's loss, each once."""
         scores_path = side.scores_path(self.tag(work), k)
         if scores_path.exists():
@@ -180,7 +181,7 @@ class Sampler:
         async with self.limit:
             await self.wait()
             self.stage("started", work.name)
-            await forward(self.ctx, work, at[0], at[1], self.first, self.last, place)
+            await forward(self.ctx, work, at, (self.first, self.last), place)
             written = await asyncio.to_thread(written_episodes, place.work_dir / "scripts", self.first, self.last)
             human = {n: work.episode_text(n) for n in range(self.first, self.last + 1)}
             # The engine's loss only: a judge call would put the test work's episodes in a prompt.
@@ -188,7 +189,7 @@ class Sampler:
             await asyncio.to_thread(write_json, scores_path, scores)
             self.stage("finished", work.name)
 
-    async def compare(self, sides: Sequence[Side], passes: int, at: tuple[int, int]) -> None:
+    async def compare(self, sides: Sequence[Side], passes: int, at: At) -> None:
         """Every side's passes 1..`passes`, interleaved pass by pass so the sides share one session's luck."""
         for k in range(1, passes + 1):
             jobs = [self.pass_of(side, work, k, at) for work in self.works for side in sides]

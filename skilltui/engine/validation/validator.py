@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...model import events as ev
+from ...model.at import At
 from ...store import val_store
 from ...store.places import Place
 from ...store.run import read_json, write_json
@@ -49,26 +50,6 @@ from .gate_loop import Gating
 from .stats import Cluster, Spread
 
 Wait = Callable[[], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class Point:
-    """Why validation ran: after a step, after a gated micro-step attempt, or before one."""
-
-    kind: str  # step, micro, before
-    epoch: int
-    step: int
-    group: int | None = None
-    attempt: int | None = None
-
-    @property
-    def id(self) -> str:
-        name = f"e{self.epoch}-s{self.step}"
-        if self.group is not None:
-            name += f"-g{self.group}"
-        if self.attempt is not None:
-            name += f"-a{self.attempt}"
-        return name if self.kind == "step" else f"{name}-{self.kind}"
 
 
 @dataclass
@@ -115,7 +96,7 @@ class Validator(Gating):
         self.max_repeats = max(s.gate_max_repeats, s.val_repeats)
         self.confidence = s.gate_confidence
         # A writer that says it never varies (the offline one without noise) makes one pass exact.
-        self.deterministic = bool(getattr(ctx.backend, "deterministic", False))
+        self.deterministic = bool(getattr(ctx.calls.backend, "deterministic", False))
         self._unpaid = 0.0  # what a gate's "before" measurement cost, added to its verdict
         self._locks: dict[str, asyncio.Lock] = {}
         self._spreads: dict[str, tuple[int, Spread]] = {}  # tree -> (passes read, its spread)
@@ -152,17 +133,17 @@ class Validator(Gating):
 
     # -- measuring -----------------------------------------------------------------------
 
-    async def measure(self, point: Point) -> Measurement:
+    async def measure(self, at: At) -> Measurement:
         """A step's validation point: recorded once, on the tree its step ended on, then read back.
 
         A point already recorded keeps its value whatever the pool holds now, so a resumed run
         never re-measures the past; one not recorded yet is measured on its own tree.
         """
-        marker = self.root / "points" / f"{point.id}.json"
+        marker = self.root / "points" / f"{at.point_id()}.json"
         if marker.exists():
             saved = read_json(marker)
             for work in self.works:
-                self._stage("skipped", point, work.name)
+                self._stage("skipped", at, work.name)
             return Measurement(
                 saved.get("commit", ""),
                 saved.get("tree", ""),
@@ -170,17 +151,17 @@ class Validator(Gating):
                 [],
                 float(saved.get("cost_usd") or 0.0),
             )
-        commit = await asyncio.to_thread(self._step_commit, point)
-        found = await self.ensure(point, commit, self.repeats, always_report=True)
+        commit = await asyncio.to_thread(self._step_commit, at)
+        found = await self.ensure("step", at, commit, self.repeats, always_report=True)
         if not found.failed:
             write_json(
                 marker,
                 {
-                    "point": point.kind,
-                    "epoch": point.epoch,
-                    "step": point.step,
-                    "group": point.group,
-                    "attempt": point.attempt,
+                    "point": "step",
+                    "epoch": at.epoch,
+                    "step": at.step,
+                    "group": at.group,
+                    "attempt": at.attempt,
                     "commit": commit,
                     "tree": found.tree,
                     "losses": found.losses,
@@ -190,9 +171,9 @@ class Validator(Gating):
             )
         return found
 
-    def _step_commit(self, point: Point) -> str:
+    def _step_commit(self, at: At) -> str:
         """The commit a step ended on: its last micro-step's outcome, or the pool's HEAD when it made none."""
-        step_dir = self.ctx.run.step_dir(point.epoch, point.step) / "backward"
+        step_dir = self.ctx.run.step_dir(at.epoch, at.step) / "backward"
         done = sorted(
             (int(g.name[1:]), g / "commit.txt")
             for g in step_dir.glob("g*")
@@ -202,9 +183,10 @@ class Validator(Gating):
             return str(read_json(done[-1][1])["after"])
         return self.ctx.run.pool.head()
 
-    async def ensure(self, point: Point, commit: str, passes: int, *, always_report: bool = False) -> Measurement:
+    async def ensure(self, kind: str, at: At, commit: str, passes: int, *, always_report: bool = False) -> Measurement:
         """Make sure the tree of `commit` has `passes` samples of every work: run only the missing passes.
 
+        `kind` is why it is measured there (step, micro, before: its `val_loss` events' `point`).
         Every new pass adds a sample; none replaces one. Each work's `val_loss` event gives its
         mean over the passes so far; a work none of whose passes ran now is reported only
         when `always_report` (a step's point), as reused.
@@ -212,9 +194,12 @@ class Validator(Gating):
         tree = await asyncio.to_thread(self.tree_of, commit)
         # Two verdicts sharing a parent must not both write its next pass: one tree, one measurer.
         async with self._locks.setdefault(tree, asyncio.Lock()):
-            return await self._ensure(point, commit, tree, passes, always_report)
+            return await self._ensure((kind, at), commit, tree, passes, always_report)
 
-    async def _ensure(self, point: Point, commit: str, tree: str, passes: int, always_report: bool) -> Measurement:
+    async def _ensure(
+        self, point: tuple[str, At], commit: str, tree: str, passes: int, always_report: bool
+    ) -> Measurement:
+        kind, at = point
         # The writer reads this tree's own copy of the notes (the places point at it), not the live pool.
         await asyncio.to_thread(val_store.write_tree, self.ctx.run.pool.root, self.root, tree)
         have = {w.name: len(await asyncio.to_thread(val_store.samples, self.root, tree, w.name)) for w in self.works}
@@ -232,11 +217,11 @@ class Validator(Gating):
 
         unsubscribe = self.ctx.bus.subscribe(count)
         try:
-            results = await all_or_none([self._one(point, tree, w, k) for w, k in jobs])
+            results = await all_or_none([self._one(at, tree, w, k) for w, k in jobs])
             # A failed pass is retried once, in pass order: a later pass is read only after an earlier one.
             again = [(i, job) for i, (job, ok) in enumerate(zip(jobs, results, strict=True)) if not ok]
             for i, (w, k) in again:
-                results[i] = await self._one(point, tree, w, k)
+                results[i] = await self._one(at, tree, w, k)
         finally:
             unsubscribe()
         ran = {w.name for (w, _), ok in zip(jobs, results, strict=True) if ok}
@@ -250,39 +235,40 @@ class Validator(Gating):
                 self._report(point, commit, tree, work.name, reused=work.name not in ran)
         return found
 
-    async def _one(self, point: Point, tree: str, work: Work, k: int) -> bool:
+    async def _one(self, at: At, tree: str, work: Work, k: int) -> bool:
         """One pass of one validation work on one tree; a failure costs this sample only."""
         place = self.place(tree, work.name, k)
         async with self.limit:
             started = time.monotonic()
             try:
                 await self.wait()
-                self._stage("started", point, work.name)
-                await forward(self.ctx, work, point.epoch, point.step, self.first, self.last, place)
+                self._stage("started", at, work.name)
+                await forward(self.ctx, work, at.to(work=work.name), (self.first, self.last), place)
                 await self.wait()
-                await loss(self.ctx, work, point.epoch, point.step, self.first, self.last, place)
+                await loss(self.ctx, work, at.to(work=work.name), (self.first, self.last), place)
             except self.fatal:
                 raise
             except Exception as exc:  # noqa: BLE001 - a misbehaving agent or file costs this pass only
-                self._stage("failed", point, work.name, started, f"{type(exc).__name__}: {exc}")
+                self._stage("failed", at, work.name, started, f"{type(exc).__name__}: {exc}")
                 return False
-        self._stage("finished", point, work.name, started)
+        self._stage("finished", at, work.name, started)
         return True
 
-    def _report(self, point: Point, commit: str, tree: str, work: str, *, reused: bool) -> None:
+    def _report(self, point: tuple[str, At], commit: str, tree: str, work: str, *, reused: bool) -> None:
+        kind, at = point
         passes = val_store.samples(self.root, tree, work)
         values = [float(p["loss"]) for p in passes]
         last = passes[-1]
         self.ctx.bus.emit(
             ev.ValLoss(
-                epoch=point.epoch,
-                step=point.step,
+                epoch=at.epoch,
+                step=at.step,
                 work=work,
                 loss=round(statistics.fmean(values), 4),
                 scores=last["scores"],
-                point=point.kind,
-                group=point.group,
-                attempt=point.attempt,
+                point=kind,
+                group=at.group,
+                attempt=at.attempt,
                 commit=commit,
                 report=str(self.place(tree, work, len(passes)).loss_dir / f"{work}.md"),
                 reused=reused,
@@ -291,28 +277,16 @@ class Validator(Gating):
             )
         )
         if reused:
-            self._stage("skipped", point, work)
+            self._stage("skipped", at, work)
 
-    def _stage(
-        self, status: str, point: Point, work: str, started: float | None = None, error: str | None = None
-    ) -> None:
-        self.ctx.stage(
-            "validate",
-            status,
-            point.epoch,
-            point.step,
-            work=work,
-            group=point.group,
-            attempt=point.attempt,
-            started=started,
-            error=error,
-        )
+    def _stage(self, status: str, at: At, work: str, started: float | None = None, error: str | None = None) -> None:
+        self.ctx.stage("validate", status, at.to(work=work), started=started, error=error)
 
     # -- the gate ------------------------------------------------------------------------
 
-    async def baseline(self, before: str, epoch: int, step: int, group: int) -> None:
-        """Make sure the notes a micro-step starts from have their passes (in their own copy of the notes)."""
-        measured = await self.ensure(Point("before", epoch, step, group), before, self.repeats)
+    async def baseline(self, before: str, at: At) -> None:
+        """Make sure the notes micro-step `at` starts from have their passes (in their own copy of the notes)."""
+        measured = await self.ensure("before", at, before, self.repeats)
         self._unpaid += measured.cost_usd
 
 

@@ -20,12 +20,14 @@ between when they do not all fit.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from ...model.at import StepKey
 from ...model.figures import Mean
-from ...model.view import StepKey
 
 MEAN_STYLE = "$text-primary bold"
 SELECTED_STYLE = "$text-accent bold"
@@ -52,6 +54,15 @@ def axis_label(y: int, plot_height: int) -> str:
 
 def step_label(key: StepKey) -> str:
     return f"e{key[0]}·s{key[1]}"
+
+
+class _Pen(NamedTuple):
+    """How one series is drawn: its point's glyph and style, and its weight where series meet in a cell."""
+
+    point: str
+    style: str
+    line: int  # the weight of its joining dots
+    dot: int  # the weight of its points
 
 
 class _Canvas:
@@ -186,14 +197,9 @@ class LossCurve(Widget):
             return round((1.0 - min(1.0, max(0.0, value))) * (plot_height - 1))
 
         def draw(
-            values: dict[StepKey, float],
-            point: str,
-            style: str,
-            line: int,
-            dot: int,
-            joined: bool,
-            hollow: tuple[set[StepKey], str] = (set(), ""),
+            values: dict[StepKey, float], pen: _Pen, joined: bool, hollow: tuple[set[StepKey], str] = (set(), "")
         ) -> None:
+            point, style, line, dot = pen
             previous: tuple[int, int] | None = None
             for index, key in enumerate(self._steps):
                 if key not in values:
@@ -210,11 +216,11 @@ class LossCurve(Widget):
         # mean's points, then the two lines, then the other works.
         for work, values in self._series.items():
             if work != self.selected:
-                draw(values, "•", OTHER_STYLE, 1, 1, joined=False)
-        draw(self._val, "▲", VAL_STYLE, 2, 3, joined=True, hollow=(self._odd_val(), "△"))
-        draw(self._means, "●", MEAN_STYLE, 2, 4, joined=True, hollow=(self._odd_means(), "○"))
+                draw(values, _Pen("•", OTHER_STYLE, 1, 1), joined=False)
+        draw(self._val, _Pen("▲", VAL_STYLE, 2, 3), joined=True, hollow=(self._odd_val(), "△"))
+        draw(self._means, _Pen("●", MEAN_STYLE, 2, 4), joined=True, hollow=(self._odd_means(), "○"))
         if self.selected in self._series:
-            draw(self._series[self.selected], "◆", SELECTED_STYLE, 3, 5, joined=True)
+            draw(self._series[self.selected], _Pen("◆", SELECTED_STYLE, 3, 5), joined=True)
 
         lines = [self._legend(width)]
         for y in range(plot_height):
