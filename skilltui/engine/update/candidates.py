@@ -8,6 +8,9 @@ is kept under `refs/skilltui/candidates/<epoch>-<step>-<group>/<k>` the moment i
 its checks, and the copy is removed once the round is over. A rerun's new round reuses
 those names; the round it replaces stays kept under `refs/skilltui/rerun/...`. The pool's own working tree
 stays at the parent the whole time, which is what validation and a resumed run expect.
+A round a kill cut short is finished on resume, not paid for again: each candidate whose
+calls were over (its `reads.json` is written then) is checked where its copy stands
+(`recheck_copy`), and only a candidate killed inside its calls runs again.
 
 `rank` orders the checked candidates for the reviewer: those the gate advises keeping
 first, lowest validation delta first. It reads a verdict only through `delta_of`, so a
