@@ -90,7 +90,8 @@ def check_store(uri: str) -> None:
         with tempfile.TemporaryDirectory(prefix=".skilltui-probe-", dir=folder):
             pass
     except (OSError, sqlite3.Error) as exc:
-        raise MlflowException(f"no SQLite store can be written at {path}: {exc}") from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)  # not the probe's own name
+        raise MlflowException(f"no SQLite store can be written at {path}: {why}") from None
 
 
 def artifact_location(uri: str) -> str | None:
