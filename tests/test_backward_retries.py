@@ -183,3 +183,28 @@ def test_a_pool_that_starts_over_budget_may_still_be_trained_down(tmp_path, make
     sizes = [(e["pool_tokens_before"], e["pool_tokens"]) for e in kinds(run, "micro_step")]
     assert sizes == [(60, 56)]
     assert Pool(run.memory).note_paths() == ["dialogue/cue-lines.md"]
+
+
+def test_over_budget_a_commit_that_grows_the_pool_is_refused_and_no_change_passes(tmp_path, make_work):
+    works = [make_work("ling", 4)]
+    donor = tmp_path / "donor"
+    (donor / "scene").mkdir(parents=True)
+    (donor / "scene" / "scene-headings.md").write_text(GOOD)  # 60 tokens, over a budget of 50
+    agent = ScriptedBackward("grow-then-keep")
+    run, outcome = train_once(tmp_path, works, agent, AutoReviewer(), steps=1, pool_budget=50, init_pool=donor)
+    assert outcome.status == "finished"
+    # Growing it is refused with the figures; the agent's "no change" commit passes.
+    assert len(agent.errors) == 1, agent.errors
+    assert "the pool would be 116 tokens, over --pool-budget 50" in agent.errors[0]
+    assert "it started this micro-step at 60 tokens" in agent.errors[0]
+    assert [(e["pool_tokens_before"], e["pool_tokens"]) for e in kinds(run, "micro_step")] == [(60, 60)]
+    assert not kinds(run, "micro_step_skipped")
+    assert json.loads((run.backward_dir(0, 0, 1) / "commit.txt").read_text())["decision"] == "approve"
+    # Said once, before the first call: the figures, and that updates may only shrink it.
+    events = recorded(run.events_path)
+    first_call = next(i for i, e in enumerate(events) if e["kind"] == "call")
+    warnings = [(i, e["message"]) for i, e in enumerate(events) if e["kind"] == "warning"]
+    said = [(i, message) for i, message in warnings if "--pool-budget" in message]
+    assert len(said) == 1 and said[0][0] < first_call, said
+    assert "60 tokens" in said[0][1] and "50" in said[0][1] and "only shrink it" in said[0][1]
+    assert "\n" not in said[0][1]

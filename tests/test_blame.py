@@ -61,3 +61,16 @@ def test_blame_refuses_a_missing_note_and_a_run_without_a_pool(trained_run, tmp_
     assert main(["blame", str(bare), "scene/a.md"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "has no pool" in err[0]
+
+
+def test_a_note_name_holding_a_line_break_is_refused_in_one_line(trained_run, tmp_path, capsys):
+    run = trained_run("amber-quay")
+    capsys.readouterr()
+    for name in ["scene/no\npe.md", "scene/no\rpe.md", "scene/no\x1b]0;x\x07pe.md"]:
+        assert main(["blame", str(run.root), name]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "is not a note" in err, err
+        assert "\x1b" not in err and "\r" not in err
+    assert main(["lint", str(tmp_path / "no\npool")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "is not a folder" in err, err

@@ -78,3 +78,87 @@ def test_a_full_disk_ends_the_run_with_one_line_and_it_resumes(make_work, tmp_pa
     ).stdout
     # Two steps of one group each, the epoch's consolidation, and the pool's first commit.
     assert int(count) == 2 + 1 + 1
+
+
+FILL_AT = r"""
+import os, sys
+from skilltui.engine.update import micro_step
+from skilltui.store.pool import Pool
+
+point, nth = os.environ["FILL_POINT"], int(os.environ["FILL_AT"])
+owner, name = (micro_step, "open_copy") if point == "open_copy" else (Pool, "keep")
+real, calls = getattr(owner, name), [0]
+
+
+def fill_then_call(*args, **kwargs):
+    if point == "open_copy" or str(args[1]).startswith("candidates/"):  # a candidate's copy, or its ref
+        calls[0] += 1
+    if calls[0] != nth:
+        return real(*args, **kwargs)
+    calls[0] += 1
+    filler = os.path.join(os.environ["MNT"], "filler")
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)  # the disk fills just as git makes it ...
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    os.close(fd)
+    try:
+        return real(*args, **kwargs)
+    finally:
+        os.unlink(filler)  # ... and has room again once it failed, as when a round's copies are removed
+
+
+setattr(owner, name, fill_then_call)
+from skilltui.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+FILLED = r"""
+set -u
+mount -t tmpfs -o size=8m tmpfs "$MNT"
+args="train --auto --runs-dir $MNT/runs --run-id r --steps 1 --episodes-per-step 1 --candidates 3 --no-consolidate"
+"$PY" -c "$FILL" $args --work "$A" > "$OUT/out1" 2> "$OUT/err1"; echo $? > "$OUT/rc1"
+find "$MNT/runs" -name '.*.tmp[0-9]*' -not -path '*/.git/*' > "$OUT/leftovers"
+git -C "$MNT/runs/r/memory" worktree list --porcelain > "$OUT/worktrees" 2>&1
+"$PY" -m skilltui $args --work "$A" > "$OUT/out2" 2> "$OUT/err2"; echo $? > "$OUT/rc2"
+git -C "$MNT/runs/r/memory" fsck > "$OUT/fsck" 2>&1; echo $? > "$OUT/fsck_rc"
+cp -a "$MNT/runs/r" "$OUT/run"
+"""
+
+
+@pytest.mark.parametrize(("point", "n"), [("open_copy", 1), ("open_copy", 2), ("keep", 1), ("keep", 3)])
+def test_a_disk_that_fills_under_a_candidates_git_ends_in_one_line_and_resumes(make_work, tmp_path, point, n) -> None:
+    if not can_mount(tmp_path):
+        pytest.skip("cannot mount a private tmpfs here (unshare -rm is not allowed)")
+    work = make_work("kiln-yard", 2)
+    mnt, out = tmp_path / "mnt", tmp_path / "out"
+    mnt.mkdir()
+    out.mkdir()
+    env = {
+        "MNT": str(mnt),
+        "OUT": str(out),
+        "PY": sys.executable,
+        "A": str(work),
+        "FILL": FILL_AT,
+        "FILL_AT": str(n),
+        "FILL_POINT": point,
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+    subprocess.run(["unshare", "-rm", "sh", "-c", FILLED], env=env, check=True, timeout=300)
+
+    err = (out / "err1").read_text()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert (out / "rc1").read_text().strip() == "1", err
+    assert len(lines) == 1 and "disk" in lines[0] and "full" in lines[0] and "a bug" not in err, err
+    assert (out / "leftovers").read_text() == ""
+    assert (out / "worktrees").read_text().count("worktree ") == 1, (out / "worktrees").read_text()  # the pool's own
+    assert (out / "rc2").read_text().strip() == "0", (out / "err2").read_text()
+    assert (out / "fsck_rc").read_text().strip() == "0", (out / "fsck").read_text()
+    events = [json.loads(line) for line in (out / "run" / "events.jsonl").read_text().splitlines()]
+    assert events[-1]["kind"] == "run_finished" and events[-1]["status"] == "finished"
+    assert [e["decision"] for e in events if e["kind"] == "decision"] == ["approve"]

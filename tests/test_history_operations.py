@@ -207,3 +207,39 @@ def test_a_hand_edit_is_linted_and_refused_whole_when_it_fails(run) -> None:
     text = (pool.root / note).read_text(encoding="utf-8") + "One more line of craft.\n"
     done = operations.edit(run, note, text)
     assert pool.head() == done.record.after != head and pool.subject(done.record.after) == f"hand edit: {note}"
+
+
+class Killed(BaseException):
+    """The process dying at that point: nothing after it runs (a BaseException, so no handler takes it)."""
+
+
+@pytest.mark.parametrize("point", ["note_later", "_record"])
+def test_a_revert_killed_midway_is_completed_by_its_retry(run: Run, monkeypatch, point: str) -> None:
+    pool = run.pool
+    head, n = pool.head(), count(run)
+
+    def killed(*args, **kwargs):
+        raise Killed
+
+    monkeypatch.setattr(operations, point, killed)
+    with pytest.raises(Killed):
+        operations.revert(run, head)
+    monkeypatch.undo()
+    assert count(run) == n + 1  # the inverse commit landed, nothing after it
+    done = operations.revert(run, head)
+    assert count(run) == n + 1 and tree(run, "HEAD") == tree(run, f"{head}~1")
+    reverts = [e for e in history_events(run) if e["action"] == "revert"]
+    assert [(e["target"], e["before"], e["after"]) for e in reverts] == [(head, head, pool.head())]
+    assert done.record.to_dict() == reverts[0]
+    assert pool.notes_of(head, "refs/notes/skilltui").count("reverted by") == 1
+    with pytest.raises(operations.Refused, match="already reverted"):
+        operations.revert(run, head)
+    assert not operations.revert_unfinished(run, head)  # the browser refuses it before asking again
+
+
+def test_the_browser_offers_to_finish_a_revert_a_kill_stopped(run: Run, monkeypatch) -> None:
+    head = run.pool.head()
+    monkeypatch.setattr(operations, "note_later", lambda *args: (_ for _ in ()).throw(Killed()))
+    with pytest.raises(Killed):
+        operations.revert(run, head)
+    assert operations.revert_unfinished(run, head)

@@ -140,3 +140,23 @@ def test_a_repair_killed_after_rewriting_head_keeps_the_garbage_bytes(done, poin
     kept = pool.git("for-each-ref", "--format=%(refname)", "refs/skilltui/damaged/").split()
     assert len(kept) == 1 and "ELF garbage" in pool.git("log", "-1", "--format=%B", kept[0])
     assert not list(git_dir.glob("skilltui-*")), list(git_dir.glob("skilltui-*"))
+
+
+def test_candidates_killed_after_their_checks_are_reviewed_without_a_new_round(make_work, tmp_path) -> None:
+    runs, works = tmp_path / "runs", [make_work("kiln-yard", 2)]
+    val = make_work("salt-road", 2)
+    args = argv(runs, works, "--no-consolidate", "--candidates", "3", "--gate", "--val-work", str(val))
+    # The third check returned: every candidate's call is paid, some records are not written.
+    assert run_killed("skilltui.engine.update.backward_attempt:_check", 3, args) == -9
+    again = run_plain(args)
+    assert again.returncode == 0, again.stderr
+    run = runs / "r"
+    check_decided_once(run)
+    attempts = sorted(p.name for p in run.glob("epoch0/step0/backward/g1/attempt*"))
+    assert attempts == ["attempt1", "attempt2", "attempt3"], attempts
+    calls = [e for e in recorded(run / "events.jsonl") if e["kind"] == "call" and e["role"] == "backward"]
+    assert len(calls) == 3, [e["attempt"] for e in calls]
+    assert [e["kind"] for e in recorded(run / "events.jsonl") if e["kind"] == "decision"] == ["decision"]
+    pool = Pool(run / "memory")
+    assert not pool.git("for-each-ref", "refs/skilltui/dead/").strip()
+    assert len(pool.git("for-each-ref", "refs/skilltui/candidates/").split("\n")) == 3

@@ -26,6 +26,7 @@ POINTS = [  # (function, its nth call, before or after it, which calls count)
     (f"{UPDATE}.micro_step:open_copy", 2, "after", ""),
     (f"{UPDATE}.backward_attempt:_check", 2, "after", ""),
     (f"{UPDATE}.backward_attempt:run_attempt", 3, "after", ""),
+    ("skilltui.engine.stages.calls:Calls.call", 4, "before", ""),  # a candidate cut short inside its call
     ("skilltui.engine.validation.validator:Validator.judge", 2, "after", ""),
     (f"{UPDATE}.review:AutoReviewer.review", 1, "after", ""),
     (f"{UPDATE}.decided:record", 1, "after", ""),

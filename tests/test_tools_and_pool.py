@@ -189,3 +189,14 @@ def test_the_offline_writer_reads_a_story_past_the_cut(tmp_path):
     request = Request(role="forward", prompt="", context={})
     text = OfflineBackend()._read_whole(request, sandbox, [], str(story))
     assert 1199 in story_episodes(text)
+
+
+def test_a_refusal_says_what_is_off_limits_without_quoting_the_refused_path(roots):
+    sandbox, story, pool, scripts, human, loss = roots
+    os.symlink(human.parent, scripts / "peek")
+    for path in [str(human / "01.fountain"), str(loss / "w.md"), str(scripts / "peek" / "human"), "/etc/passwd"]:
+        with pytest.raises(ToolError, match="off-limits") as refused:
+            sandbox.view(path)
+        said = str(refused.value)
+        assert path not in said and str(human.parent) not in said and str(loss) not in said, said
+        assert "human" not in said and "/etc" not in said, said

@@ -100,14 +100,16 @@ class Sandbox:
             raw = self.folder / raw
         real = Path(os.path.realpath(raw))
         roots = self.write_roots if write else self.read_roots + self.write_roots
+        # A refusal never quotes the refused path back: an agent given a held-out path (or a link
+        # into one) learns from the error that it is off-limits, and nothing of where it leads.
         if not any(_inside(real, root) for root in roots):
             verb = "write" if write else "read"
             allowed = ", ".join(str(r) for r in roots) or "nothing"
-            raise ToolError(f"{path} is off-limits: this agent may {verb} only under {allowed}")
+            raise ToolError(f"that path is off-limits: this agent may {verb} only under {allowed}")
         # Refusals compare folded names: on a case-insensitive file system (macOS, Windows)
         # `.GIT/config` and `HUMAN/01.fountain` are the very files the plain names stand for.
         if any(_inside_folded(real, d) for d in self.denied) or any(_inside_folded(raw, d) for d in self.denied):
-            raise ToolError(f"{path} is off-limits to this agent")
+            raise ToolError("that path is off-limits to this agent: it holds material this agent may not read")
         if any(is_git_name(part) for part in (*real.parts, *Path(os.path.normpath(raw)).parts)):
             raise ToolError(f"{path} is in a git folder or is a git file; use the commit tool instead")
         if real.is_file() and real.stat().st_nlink > 1:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..agents import default_backend, make_backend
 from ..core.errors import UsageError
+from ..core.safe_text import visible_line
 from ..core.words import counted
 from . import add_folders_flag, add_model_flags, command
 
@@ -71,7 +72,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if args.pool is None:
         raise UsageError("lint needs a POOL folder (a run's memory/), or --work DIR --show-terms")
     if not args.pool.is_dir():
-        raise UsageError(f"{args.pool} is not a folder; pass a pool (a run's memory/ folder)")
+        raise UsageError(f"{visible_line(str(args.pool))} is not a folder; pass a pool (a run's memory/ folder)")
     _refuse_non_pool(args.pool, FOLDERS)
     lexicon = Lexicon.from_works(load_works(args.works, need_story=False)) if args.works else None
     pool = Pool(args.pool)

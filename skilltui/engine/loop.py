@@ -35,6 +35,7 @@ from ..model.bus import EventBus
 from ..model.review import Reviewer
 from ..store.places import Sample
 from .data.works import Work, covers, fewer_steps, planned_steps
+from .notes.note_checks import over_budget, pool_tokens
 from .session import OpenedRun
 from .stages.batching import BatchJob, StepBatch, make_groups
 from .stages.calls import Calls
@@ -151,6 +152,8 @@ class Trainer:
             self.bus.emit(ev.Warning_(message=notice))
         if fewer := fewer_steps(self.works, s.steps, s.episodes_per_step):
             self.bus.emit(ev.Warning_(message=fewer))
+        if over := over_budget(await asyncio.to_thread(pool_tokens, self.run.pool), s.pool_budget):
+            self.bus.emit(ev.Warning_(message=over))
         if self.opened.pool_moved_to:
             self.bus.emit(ev.PoolChanged(head=self.opened.pool_moved_to, reason="moved outside training"))
         epochs_done = 0

@@ -22,6 +22,7 @@ from typing import Any
 import git
 
 from ..core.errors import UsageError
+from ..core.safe_text import visible_line
 from ..model import trailers as tr
 from ..model.parse import read_run
 from ..store.micro_steps import Told, commit_trailers
@@ -76,8 +77,10 @@ def blame(run: Run, note: str) -> Blame:
         raise UsageError(f"run {run.id} has no pool (memory/ is not a git repository); there is nothing to blame")
     notes = pool.note_paths()
     if note not in notes:
-        hint = f"its notes: {', '.join(notes[:6])}{' …' if len(notes) > 6 else ''}" if notes else "the pool has none"
-        raise UsageError(f"{note} is not a note of run {run.id} at HEAD; {hint}")
+        # Both names may hold any character (the person's argument, an agent's file name): one line, shown.
+        listed = ", ".join(visible_line(n) for n in notes[:6])
+        hint = f"its notes: {listed}{' …' if len(notes) > 6 else ''}" if notes else "the pool has none"
+        raise UsageError(f"{visible_line(note)} is not a note of run {run.id} at HEAD; {hint}")
     try:
         entries = pool.repo.blame("HEAD", note)
     except git.GitCommandError as exc:

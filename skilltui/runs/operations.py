@@ -27,6 +27,8 @@ from ..core.errors import UsageError
 from ..engine.update.provenance import note_later
 from ..model.bus import JsonlSink
 from ..model.events import HistoryAction
+from ..model.parse import read_run
+from ..store.micro_steps import commit_trailers
 from ..store.pool import Pool, lint_note
 from ..store.run import Run, RunLock, is_locked
 
@@ -117,7 +119,10 @@ def revert(run: Run, rev: str) -> Done:
         head = pool.head()
         refusal = revert_refusal(pool, sha)
         if refusal:
-            raise Refused(refusal)
+            unfinished = _unfinished_revert(run, pool, sha)
+            if unfinished is None:
+                raise Refused(refusal)
+            return _finish_revert(run, pool, sha, unfinished)
         try:
             pool.git("revert", "--no-edit", sha)
         except git.GitCommandError:
@@ -132,15 +137,44 @@ def revert(run: Run, rev: str) -> Done:
                 f"reverting {short} conflicts with later commits ({where} changed since); nothing changed. "
                 "Revert the later commits first, or reset (R) to a commit before it"
             ) from None
-        after = pool.head()
-        problems = pool.lint(pool.changes(head, after).touched)
-        if problems:
-            pool.reset(head)
-            raise Refused(f"the inverse of {short} fails the linter ({problems[0]}); nothing changed")
-        record = HistoryAction(action="revert", target=sha, before=head, after=after)
-        # The reverted commit stays as it was; the decision made later goes beside it as a git note.
-        note_later(pool, sha, [("Decision", f"rolled back later by {record.by} (reverted by {after[:7]})")])
-        return _record(run, record, f"reverted {short} with {after[:7]}: {pool.subject(after)}")
+        return _finish_revert(run, pool, sha, head)
+
+
+def revert_unfinished(run: Run, sha: str) -> bool:
+    """True when a revert of `sha` was stopped after its inverse commit: asking for it again finishes it."""
+    return _unfinished_revert(run, run.pool, sha) is not None
+
+
+def _unfinished_revert(run: Run, pool: Pool, sha: str) -> str | None:
+    """The head a revert of `sha` started from, when a kill stopped it after its inverse commit; else None.
+
+    The inverse commit is the pool's head and no `history` event records it: the revert was
+    not finished (its lint, note and record come after the commit), so asking for it again
+    finishes it instead of answering "already reverted".
+    """
+    by = pool.reverted_by(sha)
+    if by is None or by != pool.head() or len(pool.parents(by)) != 1:
+        return None
+    recorded = read_run(run.events_path).events if run.events_path.exists() else []
+    if any(isinstance(e, HistoryAction) and e.action == "revert" and e.after == by for e in recorded):
+        return None
+    return pool.parents(by)[0]
+
+
+def _finish_revert(run: Run, pool: Pool, sha: str, head: str) -> Done:
+    """After the inverse commit: lint it, note it on the reverted commit, record it. Safe to run again."""
+    short, after = sha[:7], pool.head()
+    problems = pool.lint(pool.changes(head, after).touched)
+    if problems:
+        pool.reset(head)
+        raise Refused(f"the inverse of {short} fails the linter ({problems[0]}); nothing changed")
+    record = HistoryAction(action="revert", target=sha, before=head, after=after)
+    # The reverted commit stays as it was; the decision made later goes beside it as a git note
+    # (once: a revert finished again after a kill finds its note there).
+    said = f"reverted by {after[:7]}"
+    if not any(said in decided for decided in commit_trailers(run, sha).all("Decision")):
+        note_later(pool, sha, [("Decision", f"rolled back later by {record.by} ({said})")])
+    return _record(run, record, f"reverted {short} with {after[:7]}: {pool.subject(after)}")
 
 
 def reset(run: Run, rev: str) -> Done:

@@ -41,6 +41,11 @@ def attempt_ended(adir: Path) -> bool:
     return any((adir / name).exists() for name in ("checked.json", "failed.json", "review.json"))
 
 
+def attempt_reviewed(adir: Path) -> bool:
+    """The attempt was decided (its review is recorded): a round with one is over."""
+    return (adir / "review.json").exists()
+
+
 @dataclass
 class Checked:
     """One attempt that passed its checks: its record (`checked.json`) and, once validated, its verdict."""

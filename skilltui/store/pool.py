@@ -24,6 +24,7 @@ size of the change and not with the size of the pool.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import os
 import re
 import shutil
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import git
 
-from ..core.durable import fsync_dir
+from ..core.durable import fsync_dir, no_room
 from ..core.errors import UsageError
 from ..core.formats import (  # noqa: F401 - the note format, shared with the agents and the apps; kept importable here
     BODY_HEADING,
@@ -166,7 +167,14 @@ class Pool(PoolGit):
     def git(self, *args: str) -> str:
         """Run one git command that changes the pool (reading goes through `PoolGit`'s objects)."""
         command = ["git", *SAFE_GIT, *args]
-        return self.repo.git.execute(command, with_extended_output=False, strip_newline_in_stdout=True)
+        try:
+            return self.repo.git.execute(command, with_extended_output=False, strip_newline_in_stdout=True)
+        except git.GitCommandError as exc:
+            # git does not always say a write failed for want of room ("couldn't write '...lock'"),
+            # and once a round's working copies are removed the disk has room again: it is asked now.
+            if no_room(exc, self.root):
+                raise OSError(errno.ENOSPC, f"No space left on device (git {args[0] if args else ''})") from exc
+            raise
 
     def squash(self, before: str, message: str) -> str:
         """Fold every commit after `before` into one, so a micro-step is always exactly one commit."""

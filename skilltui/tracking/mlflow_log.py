@@ -21,13 +21,18 @@ Artifacts: the pool as an Agent Skill folder (`skilltui export`) at each epoch's
 from __future__ import annotations
 
 import os
+import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
+from urllib.request import pathname2url
 
+import mlflow
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..core.errors import UsageError
 from ..model.parse import read_run
@@ -52,6 +57,43 @@ def experiment_name(config: dict[str, Any]) -> str:
     return "skilltui: " + ", ".join(config.get("works") or ["(no works)"])
 
 
+def sqlite_path(uri: str) -> str | None:
+    """The file of a SQLite store's URI (relative to the current folder, as MLflow takes it), else None."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    path = uri.removeprefix("sqlite:///").split("?", 1)[0]
+    return path if path and path != ":memory:" else None
+
+
+def check_store(uri: str) -> None:
+    """Refuse at once a SQLite store that cannot be written: MLflow would retry it for two minutes.
+
+    MLflow opens a SQLite store ten times with a doubling pause, logging four lines each
+    time, before it raises SQLAlchemy's error; nothing about a path that cannot be written
+    changes in between. So the file is opened here first, the way the store would be: an
+    existing file must be a database that opens for writing, a new one needs a folder a
+    file can be made in (probed with a folder made and removed at once: permission bits
+    do not say it for root, nor for /proc). Other stores keep MLflow's own handling.
+    """
+    path = sqlite_path(uri)
+    if path is None:
+        return
+    where = Path(path)
+    try:
+        if where.exists():
+            with closing(sqlite3.connect(f"file:{pathname2url(str(where.resolve()))}?mode=rw", uri=True)) as db:
+                db.execute("select count(*) from sqlite_master").fetchone()
+            return
+        folder = where.resolve().parent
+        while not folder.exists():  # MLflow makes the missing folders: the nearest existing one must take them
+            folder = folder.parent
+        with tempfile.TemporaryDirectory(prefix=".skilltui-probe-", dir=folder):
+            pass
+    except (OSError, sqlite3.Error) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)  # not the probe's own name
+        raise MlflowException(f"no SQLite store can be written at {path}: {why}") from None
+
+
 def artifact_location(uri: str) -> str | None:
     """Where a new experiment keeps its artifacts: beside a SQLite store's file.
 
@@ -59,10 +101,8 @@ def artifact_location(uri: str) -> str | None:
     in, so two commands run from two folders would scatter one store's artifacts. Other stores
     (a server, a file store, another database) keep MLflow's own default.
     """
-    if not uri.startswith("sqlite:///"):
-        return None
-    path = uri.removeprefix("sqlite:///").split("?", 1)[0]
-    if not path or path == ":memory:":
+    path = sqlite_path(uri)
+    if path is None:
         return None
     return str(Path(path).resolve().parent / "mlruns")  # a plain path, as MLflow's own default is
 
@@ -83,6 +123,7 @@ class MlflowLog:
         self.spec = spec
         for name, value in HTTP_DEFAULTS.items():
             os.environ.setdefault(name, value)
+        check_store(spec.uri or mlflow.get_tracking_uri())
         self.client = MlflowClient(tracking_uri=spec.uri)
         self.uri = self.client.tracking_uri
         self.run_id = ""
@@ -257,7 +298,7 @@ def log_finished(run: Run, spec: TrackingSpec) -> tuple[MlflowLog, int]:
         log = MlflowLog(run, spec)
         log.open(layout)
         return log, log.sync(layout)
-    except MlflowException as exc:  # a URI no store answers to, a server that is down or refuses
+    except (MlflowException, SQLAlchemyError) as exc:  # a URI no store answers to, a server down or refusing
         where = spec.uri or "MLflow's default tracking URI"
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise UsageError(

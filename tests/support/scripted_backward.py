@@ -12,6 +12,8 @@ each call takes the next entry of `plan` (the last one repeats):
 - "commit": writes a good note and commits;
 - "crowd": adds a second note beside the pool's; when the commit tool refuses it for the pool
   budget, removes the notes that were there before (making room) and commits again;
+- "grow-then-keep": adds a second note beside the pool's; when the commit tool refuses it,
+  removes it again and commits no change (an empty commit: "nothing worth changing");
 - "offline": the offline backend's own backward pass.
 
 Each backward call's prompt is kept in `prompts`, and every tool error in `errors`.
@@ -89,6 +91,13 @@ class ScriptedBackward(OfflineBackend):
                 sandbox.delete(rel)
             self._commit(sandbox, "cue lines, in place of the scene headings")
             return CallResult(text="made room and committed")
+        if how == "grow-then-keep":
+            sandbox.create("dialogue/cue-lines.md", CUES)
+            if self._commit(sandbox, "cue lines"):
+                return CallResult(text="committed")
+            sandbox.delete("dialogue/cue-lines.md")
+            self._commit(sandbox, "nothing worth changing")
+            return CallResult(text="left the pool as it was")
         if how == "commit":
             sandbox.create("scene/scene-headings.md", GOOD)
             self._commit(sandbox, "scene headings\n\nObserved: x\nChanged: y\nPrediction: scenes should rise.")

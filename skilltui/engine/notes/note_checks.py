@@ -119,9 +119,10 @@ def commit_problems(
     """Why the pool as it stands may not be committed for this micro-step ([] when it may), and
     its size in tokens as staged (None without a budget to check it against).
 
-    Over `pool_budget` a commit is refused unless it shrinks the pool from `start_tokens`
-    (its size when the micro-step began), so a pool that starts over budget (a big
-    --init-pool) can still be trained down to it. The size is what the commit holds when
+    Over `pool_budget` a commit is refused when it grows the pool from `start_tokens` (its
+    size when the micro-step began), so a pool that starts over budget (a big --init-pool)
+    can still be trained down to it, and an update that leaves it as it is (the empty
+    commit: "nothing worth changing") still counts. The size is what the commit holds when
     it is made: the attempt's event reports it without counting the pool again.
     """
     lines, touched, _ = edit_size(pool, before)
@@ -134,9 +135,29 @@ def commit_problems(
     size = None
     if pool_budget is not None:
         size = pool_tokens(pool)
-        if size > pool_budget and size >= start_tokens:
+        if size > pool_budget and start_tokens > pool_budget and size > start_tokens:
+            problems.append(
+                f"the pool would be {size:,} tokens, over --pool-budget {pool_budget:,.0f}; it started this "
+                f"micro-step at {start_tokens:,} tokens, already over, so an update may only shrink it "
+                "(or leave it as it is) until it fits: shorten, merge or remove notes"
+            )
+        elif size > pool_budget and start_tokens <= pool_budget:
             problems.append(
                 f"the pool would be {size:,} tokens, over --pool-budget {pool_budget:,.0f}: "
                 "shorten, merge or remove notes"
             )
     return problems, size
+
+
+def over_budget(size: int, pool_budget: float) -> str | None:
+    """The one line that says a pool starts over --pool-budget (None when it fits), before the first call.
+
+    A big --init-pool may start over the budget; training it is allowed, but every update
+    must then shrink it (`commit_problems`), which a person should know before paying for calls.
+    """
+    if size <= pool_budget:
+        return None
+    return (
+        f"the pool starts at {size:,} tokens, over --pool-budget {pool_budget:,.0f}: "
+        "updates may only shrink it until it fits (a commit that grows it is refused)"
+    )

@@ -162,6 +162,8 @@ async def run_attempt(
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the agent did, the pool goes back to `before`
         await _failed(ctx, pool, where, adir, f"the backward agent failed ({exc})", extra)
+    if candidate is not None:  # the calls are over: a kill from here on leaves a round to finish, not redo
+        write_json(adir / "reads.json", list(sandbox.reads))
     problem, checked = await asyncio.to_thread(_check, pool, where.before, subject, lexicon)
     if problem:
         if refused and not commits:

@@ -8,6 +8,9 @@ is kept under `refs/skilltui/candidates/<epoch>-<step>-<group>/<k>` the moment i
 its checks, and the copy is removed once the round is over. A rerun's new round reuses
 those names; the round it replaces stays kept under `refs/skilltui/rerun/...`. The pool's own working tree
 stays at the parent the whole time, which is what validation and a resumed run expect.
+A round a kill cut short is finished on resume, not paid for again: each candidate whose
+calls were over (its `reads.json` is written then) is checked where its copy stands
+(`recheck_copy`), and only a candidate killed inside its calls runs again.
 
 `rank` orders the checked candidates for the reviewer: those the gate advises keeping
 first, lowest validation delta first. It reads a verdict only through `delta_of`, so a
@@ -22,8 +25,12 @@ from pathlib import Path
 
 from ...model.at import At
 from ...model.review import GateVerdict
-from ...store.micro_records import Checked
+from ...store.micro_records import Checked, attempt_ended, write_checked
 from ...store.pool import Pool
+from ...store.run import read_json, write_atomic, write_json
+from ..notes.leakage import Lexicon
+from .backward_attempt import Candidate
+from .backward_attempt import _check as check_commit
 
 
 def candidate_ref(at: At, number: int) -> str:
@@ -72,6 +79,44 @@ def _unlock(pool: Pool, folder: Path) -> None:
             points = not (entry / "HEAD").exists()  # killed before git wrote it: nothing of use is in it
         if points and (entry / "locked").exists():
             shutil.rmtree(entry)
+
+
+def recheck_copy(pool: Pool, adir: Path, before: str, lexicon: Lexicon | None, kept: Candidate, failed: str) -> bool:
+    """Finish the checks of a candidate a kill stopped once its calls were over; True when its record stands.
+
+    Its calls were paid (`reads.json` is written when they end) and its commit stands in its
+    working copy: the checks read only that copy, so running them again writes the record the
+    candidate would have written (`checked.json` and its ref, or `failed.json`), and the round
+    goes on to the gate and the review instead of being paid for again; a commit that fails
+    them is kept under `failed` (a ref name under refs/skilltui/), as a failed attempt's is.
+    False: the candidate was cut short inside its calls, and only it runs again.
+    """
+    folder = adir / "pool"
+    if attempt_ended(adir):  # a review record too means decided, which finish_round never rechecks
+        if (folder / ".git").is_file():  # its commit is under its ref already: nothing to keep under dead/
+            close_copy(pool, folder)
+        return True
+    if not (adir / "reads.json").exists() or not (folder / ".git").is_file():
+        return False
+    copy = Pool(folder)
+    try:
+        head = copy.head()
+        made = copy.commits_between(before, head) if head != before else []
+        problem, checked = check_commit(copy, before, made[0][1] if made else "", lexicon)
+        if problem:
+            if head != before:
+                pool.keep(failed, head)
+            write_json(adir / "failed.json", {"reason": problem, "round": kept.round})
+        else:
+            write_atomic(adir / "patch.diff", checked.pop("patch"))
+            pool.keep(kept.ref, checked["after"])
+            checked.update(candidate=kept.number, round=kept.round, reads=read_json(adir / "reads.json"))
+            checked["ref"] = f"refs/skilltui/{kept.ref}"
+            write_checked(adir, checked)
+    finally:
+        copy.close()
+    close_copy(pool, folder)  # its commit is under its ref now: nothing for sweep_copies to keep under dead/
+    return True
 
 
 def sweep_copies(pool: Pool, out: Path, before: str, where: str) -> None:

@@ -37,6 +37,7 @@ states around it stay the same.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,14 +47,14 @@ from ...model import events as ev
 from ...model import trailers
 from ...model.at import At
 from ...model.review import Decision, GateVerdict, Reviewer
-from ...store.micro_records import Checked, MicroRecords, Round
+from ...store.micro_records import Checked, MicroRecords, Round, attempt_reviewed
 from ...store.places import Sample
 from ...store.pool import Pool
 from ...store.reconcile import kept_notice
 from ..stages.context import Context
 from . import decided, provenance
 from .backward_attempt import BACKWARD, AttemptFailed, Brief, Candidate, Where, recheck, run_attempt
-from .candidates import candidate_ref, close_copy, open_copy, rank, sweep_copies
+from .candidates import candidate_ref, close_copy, open_copy, rank, recheck_copy, sweep_copies
 
 if TYPE_CHECKING:
     from ..validation.validator import Validator
@@ -133,6 +134,8 @@ class MicroStep:
         if self.candidates == 1 and self.attempt:  # killed between its commit and its record: check it now
             where = self.where(self.attempt)
             await asyncio.to_thread(recheck, self.ctx, self.records.attempt_dir(self.attempt), where)
+        elif self.attempt:  # a round of candidates killed before its records were all written
+            await self.finish_round()
         # A round of candidates killed mid-way left working copies; their commits stay under dead/.
         await asyncio.to_thread(sweep_copies, self.pool, self.records.out, self.before, self.prefix)
         # A run stopped while a checked round awaited review asks for that review again
@@ -167,9 +170,9 @@ class MicroStep:
 
     async def attempt_round(self) -> Round:
         """One attempt, or K candidates from the same parent; each passes its checks or says why not."""
-        brief = Brief(self.samples, self.summary, self.records.out, self.notes, self.failures)
         if self.candidates == 1:
             self.attempt += 1
+            brief = Brief(self.samples, self.summary, self.records.out, self.notes, self.failures)
             try:
                 checked = await run_attempt(self.ctx, brief, self.where(self.attempt), role=self.role)
             except AttemptFailed as exc:
@@ -177,7 +180,38 @@ class MicroStep:
             return Round(self.attempt, [Checked(self.attempt, checked)])
         first = self.attempt + 1
         self.attempt += self.candidates
-        numbers = range(1, self.candidates + 1)
+        return await self.run_candidates(first, range(1, self.candidates + 1))
+
+    async def finish_round(self) -> None:
+        """Finish the last round of candidates where a kill left it, instead of paying for a new one.
+
+        A candidate whose calls were over has its commit checked where it stands
+        (`candidates.recheck_copy`); only those cut short inside their calls run again, in
+        their own attempt folders and told what the round was told. `records.pending` then
+        reads the whole round back and it goes on to the gate and the review.
+        """
+        k = self.candidates
+        first = (self.attempt - 1) // k * k + 1  # every round takes K attempt numbers
+        dirs = {n: self.records.attempt_dir(first + n - 1) for n in range(1, k + 1)}
+        if any(attempt_reviewed(d) for d in dirs.values()):
+            return  # decided: the next round is a new one
+        lexicon = await asyncio.to_thread(lambda: self.ctx.training.lexicon)
+        cut: list[int] = []
+        for n, adir in dirs.items():
+            kept = Candidate(n, first, candidate_ref(self.at, n))
+            failed = f"failed/{self.prefix}-a{first + n - 1}"
+            if not await asyncio.to_thread(recheck_copy, self.pool, adir, self.before, lexicon, kept, failed):
+                cut.append(n)
+        self.attempt = first + k - 1
+        if cut:
+            await asyncio.to_thread(sweep_copies, self.pool, self.records.out, self.before, self.prefix)
+            self.failures = self.records.failures_since_review(first - 1)  # what the round's prompt said
+            await self.run_candidates(first, cut)
+        self.failures = self.records.failures_since_review(self.attempt)
+
+    async def run_candidates(self, first: int, numbers: Sequence[int]) -> Round:
+        """Candidates `numbers` of the round that begins at attempt `first`, each in its own working copy."""
+        brief = Brief(self.samples, self.summary, self.records.out, self.notes, self.failures)
         folders = {n: self.records.attempt_dir(first + n - 1) / "pool" for n in numbers}
         limit = asyncio.Semaphore(self.ctx.settings.workers)
         copies: dict[int, Pool] = {}

@@ -316,7 +316,7 @@ class HistoryScreen(Screen):
         if not commit.files:
             self.say(f"revert refused: {commit.short} changes no note; there is nothing to revert", error=True)
             return
-        if commit.reverted_by:
+        if commit.reverted_by and not operations.revert_unfinished(self.run, commit.sha):  # else: finish it
             self.say(f"revert refused: {commit.short} is already reverted by {commit.reverted_by[:7]}", error=True)
             return
         question = f"Revert {commit.short} “{commit.subject}”?"
