@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
+from skilltui.engine.update.attribution import episode_reads
+from skilltui.store import migrations
+from skilltui.store.migrations import FORMAT_VERSION, format_version
 from skilltui.store.run import Run
 
 FIXTURE = Path(__file__).parent / "data" / "runs" / "made-by-03e4c28.tar.gz"
@@ -73,3 +76,59 @@ def test_a_run_made_before_format_versions_resumes_to_its_end_and_reports(
     assert main(["runs", "--runs-dir", str(tmp_path / "runs")]) == 0
     listed = capsys.readouterr().out
     assert "old" in listed and "finished" in listed
+
+
+def test_resuming_an_old_run_gives_it_todays_format_version(old_run: Path, tmp_path: Path) -> None:
+    assert format_version(old_run) == 0  # made before versions: no format.json
+    assert main(resume_argv(tmp_path)) == 0
+    assert format_version(old_run) == FORMAT_VERSION
+    # The version is not a setting: the run's identity (and a second resume) is untouched.
+    assert "format_version" not in json.loads((old_run / "config.json").read_text(encoding="utf-8"))
+    assert main(resume_argv(tmp_path)) == 0
+
+
+def test_a_new_run_is_made_with_todays_format_version(trained_run) -> None:
+    run = trained_run("sable-quay")
+    assert json.loads((run.root / "format.json").read_text(encoding="utf-8")) == {"format_version": FORMAT_VERSION}
+
+
+@pytest.mark.parametrize("command", ["train", "report", "review"])
+def test_a_run_in_a_newer_format_is_refused_in_one_line(
+    command: str, old_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (old_run / "format.json").write_text(json.dumps({"format_version": FORMAT_VERSION + 1}), encoding="utf-8")
+    before = sorted(p.relative_to(old_run) for p in old_run.rglob("*"))
+    argv = {
+        "train": resume_argv(tmp_path),
+        "report": ["report", str(old_run), "--to", str(tmp_path / "page.html")],
+        "review": ["review", str(old_run)],
+    }[command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"format version {FORMAT_VERSION + 1}" in err and "update skilltui" in err
+    assert sorted(p.relative_to(old_run) for p in old_run.rglob("*")) == before  # nothing written
+    assert not (tmp_path / "page.html").exists()
+
+
+def test_a_flat_reads_trace_is_migrated_and_a_killed_migration_finishes(old_run: Path, tmp_path: Path) -> None:
+    trace = old_run / "epoch0" / "step0" / "works" / "sable-quay" / "reads.json"
+    trace.write_text(json.dumps(["dialogue/one.md"]), encoding="utf-8")  # the shape runs wrote before episodes
+    run = Run(old_run)
+    # A migration killed after its step's writes, before the version was written:
+    assert migrations.STEPS[0](run)
+    assert format_version(old_run) == 0
+    assert migrations.migrate(run) == []  # the step runs again and finds nothing left to change
+    assert format_version(old_run) == FORMAT_VERSION
+    assert json.loads(trace.read_text(encoding="utf-8")) == {"notes": ["dialogue/one.md"], "episodes": {}}
+    assert episode_reads(json.loads(trace.read_text(encoding="utf-8")), [1, 2]) == {
+        1: ["dialogue/one.md"],
+        2: ["dialogue/one.md"],
+    }
+
+
+def test_a_reader_brings_an_old_run_up_to_date(old_run: Path, tmp_path: Path) -> None:
+    trace = old_run / "epoch0" / "step0" / "works" / "tin-orchard" / "reads.json"
+    trace.write_text(json.dumps(["dialogue/two.md"]), encoding="utf-8")
+    assert main(["report", str(old_run), "--to", str(tmp_path / "page.html")]) == 0
+    assert format_version(old_run) == FORMAT_VERSION
+    assert json.loads(trace.read_text(encoding="utf-8"))["notes"] == ["dialogue/two.md"]
