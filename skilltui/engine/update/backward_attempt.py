@@ -23,13 +23,13 @@ from pathlib import Path
 
 from ...agents.base import FatalBackendError
 from ...agents.pool_history import PoolHistory
-from ...agents.tools import Sandbox, ToolError
+from ...agents.tools import Sandbox, ToolCode, ToolError
 from ...model import events as ev
 from ...model import trailers
 from ...store.pool import Pool
 from ...store.reconcile import kept_notice
 from ...store.run import write_atomic, write_json
-from ..notes.leakage import Lexicon
+from ..notes.leakage import Leak, Lexicon
 from ..notes.note_checks import commit_problems, lint_pool, pool_tokens
 from ..stages.context import Context
 from .backward_prompt import BackwardPrompt, Brief, Where, build_prompt, group_read_roots, lexicon_of
@@ -118,7 +118,8 @@ async def run_attempt(
         if trouble:
             refused.append(trouble)
             listed = "\n".join(f"- {t}" for t in trouble)
-            raise ToolError(f"not committed; fix these, then call commit again:\n{listed}")
+            code = ToolCode.LEAK if any(isinstance(t, Leak) for t in trouble) else ToolCode.NOT_COMMITTED
+            raise ToolError(f"not committed; fix these, then call commit again:\n{listed}", code)
         body = trailers.agent_message(message).strip()  # provenance is the engine's to write, at the decision
         full = body if body.startswith(subject) else f"{subject}\n\n{body}"
         # commit_problems staged every change already: commit the index as it stands.
