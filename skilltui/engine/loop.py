@@ -74,7 +74,7 @@ class Trainer:
             spent=opened.spent,  # earlier sessions' calls, so --max-cost counts the whole run
             works=list(self.works),
         )
-        throttle = getattr(backend, "throttle", None)
+        throttle = backend.throttle
         if throttle is not None:  # a backend that slows down on 429 says so through the events
             throttle.on_change = lambda **facts: bus.emit(ev.Throttled(**facts))
         self.batch_client = None
