@@ -20,6 +20,7 @@ import pytest
 
 from skilltui.cli import main
 from skilltui.engine.update.attribution import episode_reads
+from skilltui.engine.update.backward_attempt import Attempted
 from skilltui.store import migrations
 from skilltui.store.migrations import FORMAT_VERSION, format_version
 from skilltui.store.run import Run
@@ -132,3 +133,13 @@ def test_a_reader_brings_an_old_run_up_to_date(old_run: Path, tmp_path: Path) ->
     assert main(["report", str(old_run), "--to", str(tmp_path / "page.html")]) == 0
     assert format_version(old_run) == FORMAT_VERSION
     assert json.loads(trace.read_text(encoding="utf-8"))["notes"] == ["dialogue/two.md"]
+
+
+def test_an_attempts_record_keeps_its_shape_across_the_change(old_run: Path, tmp_path: Path) -> None:
+    """run_attempt returns a typed `Attempted` now; the checked.json it writes is the one old runs hold."""
+    old = json.loads((old_run / "epoch0/step0/backward/g1/attempt1/checked.json").read_text(encoding="utf-8"))
+    assert main(resume_argv(tmp_path)) == 0
+    new = json.loads((old_run / "epoch0/step1/backward/g2/attempt1/checked.json").read_text(encoding="utf-8"))
+    assert list(new) == list(old) == ["before", "after", "subject", "message", "added", "changed", "removed", "lint"]
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in old.items() if k != "lint"}
+    assert Attempted(**fields).record() == old

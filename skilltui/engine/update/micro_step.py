@@ -166,10 +166,10 @@ class MicroStep:
         if self.candidates == 1:
             self.attempt += 1
             try:
-                checked = await run_attempt(self.ctx, brief, self.where(self.attempt), role=self.role)
+                passed = await run_attempt(self.ctx, brief, self.where(self.attempt), role=self.role)
             except AttemptFailed as exc:
                 return Round(self.attempt, failures=[str(exc)])
-            return Round(self.attempt, [Checked(self.attempt, checked)])
+            return Round(self.attempt, [Checked(self.attempt, passed.record())])
         first = self.attempt + 1
         self.attempt += self.candidates
         numbers = range(1, self.candidates + 1)
@@ -182,10 +182,10 @@ class MicroStep:
             async with limit:
                 try:
                     where = self.where(first + n - 1)
-                    record = await run_attempt(self.ctx, brief, where, copies[n], kept, self.role)
+                    passed = await run_attempt(self.ctx, brief, where, copies[n], kept, self.role)
                 except AttemptFailed as exc:
                     return str(exc)
-            return Checked(first + n - 1, record, candidate=n)
+            return Checked(first + n - 1, passed.record(), candidate=n)
 
         try:
             for n in numbers:  # one after another: git registers each working copy in the shared repository
