@@ -66,6 +66,10 @@ def test_a_run_made_before_format_versions_resumes_to_its_end_and_reports(
 
     after = kinds(old_run)
     assert after[: len(before)] == before  # the old record stands; the session appends to it
+    gates = [json.loads(line) for line in (old_run / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    gates = [g for g in gates if g["kind"] == "gate"]
+    # The gate's tolerance is gone from what is written now; the old lines keep theirs (never rewritten).
+    assert ["tolerance" in g for g in gates] == [True] * 2 + [False] * (len(gates) - 2)
     assert after[-1] == "run_finished"
     # Two steps of two groups and the epoch's consolidation; the killed attempt is not paid again.
     assert after.count("micro_step") == 5

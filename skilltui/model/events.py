@@ -323,20 +323,21 @@ class TestMeasured(Event, kind="test"):
     cost_usd: float = 0.0
 
 
-class GateChecked(AtAttempt, kind="gate"):
+class GateChecked(AtAttempt, kind="gate", retired={"tolerance"}):
     """The gate's verdict on one micro-step: mean validation loss before and after it.
 
     `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
     `works` is how many validation works the two means share; `cost_usd` what the extra
     validation calls cost. Since the interval rule: `n` paired deltas, their mean `delta`,
     the interval `low`..`high` at `confidence` (None when unmeasured), `passes` per side;
-    older runs recorded none of these and read with the defaults.
+    older runs recorded none of these and read with the defaults. Runs before format 1 also
+    wrote a `tolerance`: 0 under the interval rule, the consolidation's margin (in `reason`)
+    for a consolidation; it is retired.
     """
 
     before: float | None
     after: float | None
     works: int
-    tolerance: float
     advice: str
     reason: str
     cost_usd: float = 0.0
