@@ -330,9 +330,8 @@ class GateChecked(AtAttempt, kind="gate", retired={"tolerance"}):
     `works` is how many validation works the two means share; `cost_usd` what the extra
     validation calls cost. Since the interval rule: `n` paired deltas, their mean `delta`,
     the interval `low`..`high` at `confidence` (None when unmeasured), `passes` per side;
-    older runs recorded none of these and read with the defaults. Runs before format 1 also
-    wrote a `tolerance`: 0 under the interval rule, the consolidation's margin (in `reason`)
-    for a consolidation; it is retired.
+    older runs recorded none of these and read with the defaults. Their retired `tolerance`
+    was 0, or a consolidation's margin (which `reason` says).
     """
 
     before: float | None
