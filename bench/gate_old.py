@@ -58,4 +58,4 @@ def old_judge(parent: Clusters, candidate: Clusters, rule: Rule, *, passes_left:
 
 
 def _verdict(advice: str, more: str | None, delta: float) -> Verdict:
-    return Verdict(GateVerdict(None, None, 0, 0.0, advice, "old rule", delta=delta), more)  # type: ignore[arg-type]
+    return Verdict(GateVerdict(None, None, 0, advice, "old rule", delta=delta), more)  # type: ignore[arg-type]

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import re
 
+from skilltui.agents import offline_backward
+from skilltui.agents.base import Request
 from skilltui.agents.offline import OfflineBackend
+from skilltui.agents.tools import Sandbox, ToolCode, ToolError
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.parse import parse_event
 from skilltui.model.summary import summarise
@@ -37,6 +40,7 @@ def test_a_leaking_note_is_refused_at_the_commit_tool_and_the_agent_fixes_it(tmp
     assert len(agent.errors) == 1
     assert f"names the speaking character '{name}' of the training work amber" in agent.errors[0]
     assert agent.errors[0].startswith("not committed")
+    assert agent.codes == [ToolCode.LEAK]  # what code acts on; the text above is what the agent reads
     # ... and the fixed note was committed in the same attempt.
     pool = Pool(run.memory)
     assert "QUILLON" in (pool.root / "dialogue" / "cues.md").read_text()
@@ -155,6 +159,7 @@ def test_a_commit_over_the_pool_budget_is_refused_with_the_figure_and_the_agent_
     assert len(agent.errors) == 1
     assert "the pool would be 116 tokens, over --pool-budget 100: shorten, merge or remove notes" in agent.errors[0]
     assert agent.errors[0].startswith("not committed")
+    assert agent.codes == [ToolCode.NOT_COMMITTED]  # not a leak: the budget
     pool = Pool(run.memory)
     assert pool.note_paths() == ["dialogue/cue-lines.md"]
     # The agent was told the size and the budget before it wrote anything.
@@ -208,3 +213,32 @@ def test_over_budget_a_commit_that_grows_the_pool_is_refused_and_no_change_passe
     assert len(said) == 1 and said[0][0] < first_call, said
     assert "60 tokens" in said[0][1] and "50" in said[0][1] and "only shrink it" in said[0][1]
     assert "\n" not in said[0][1]
+
+
+def offline_attempt(tmp_path, refusal: ToolError) -> list[str]:
+    """The offline optimizer's notes created in one attempt whose first commit is refused with `refusal`."""
+    created: list[str] = []
+    commits: list[str] = []
+
+    def tool(command: str, **args: str) -> str:
+        if command == "create":
+            created.append(args["path"])
+        if command == "commit":
+            commits.append(args["message"])
+            if len(commits) == 1:
+                raise refusal
+        return "ok"
+
+    scores = '<!-- scores: {"dialogue": 0.1, "speakers": 0.2, "scenes": 0.9} -->'
+    request = Request("backward", "", context={"reports": ["loss.md"], "headers": []})
+    offline_backward.backward(request, Sandbox(read_roots=[tmp_path], write_roots=[tmp_path]), tool, lambda _: scores)
+    return created
+
+
+def test_the_offline_optimizer_knows_a_leak_by_its_code_not_its_words(tmp_path):
+    # A leak, however it is worded: the same note again, with other invented examples.
+    leak = offline_attempt(tmp_path, ToolError("not committed: reworded", ToolCode.LEAK))
+    assert len(leak) == 2 and leak[0] == leak[1]
+    # Words a leak once had, under another code: that note is given up for the next move.
+    other = offline_attempt(tmp_path, ToolError("names X of the training work w", ToolCode.NOT_COMMITTED))
+    assert len(other) == 2 and other[0] != other[1]

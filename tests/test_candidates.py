@@ -172,7 +172,7 @@ def test_a_dead_rounds_working_copies_are_swept_and_their_commits_kept(tmp_path)
 
 def test_rank_puts_what_the_gate_keeps_first_lowest_delta_first():
     def checked(number: int, before: float | None, after: float | None, advice: str) -> Checked:
-        verdict = GateVerdict(before, after, 1, 0.005, advice, "")
+        verdict = GateVerdict(before, after, 1, advice, "")
         return Checked(number, {"after": str(number)}, verdict, candidate=number)
 
     small, big = checked(1, 0.5, 0.4, "keep"), checked(2, 0.5, 0.2, "keep")
@@ -184,7 +184,7 @@ def test_rank_puts_what_the_gate_keeps_first_lowest_delta_first():
 
 
 def test_a_review_request_with_candidates_crosses_the_process_boundary_whole(tmp_path):
-    verdict = GateVerdict(0.5, 0.3, 1, 0.005, "keep", "gate: val 0.500 -> 0.300")
+    verdict = GateVerdict(0.5, 0.3, 1, "keep", "gate: val 0.500 -> 0.300")
     views = [
         CandidateView(number=2, attempt=5, after="b" * 40, subject="s2", patch="+x", reads=["a.md"], gate=verdict),
         CandidateView(number=1, attempt=4, after="a" * 40, subject="s1", patch="+y"),

@@ -110,13 +110,15 @@ def test_a_verdict_recorded_before_the_interval_rule_still_reads():
         "reason": "gate: val 0.410 -> 0.440",
         "cost_usd": 0.0,
     }
-    gate = parse_event(old)
+    gate = parse_event(old)  # its `tolerance` is retired: read and dropped
     assert isinstance(gate, ev.GateChecked) and gate.n == 0 and gate.delta is None and gate.low is None
+    assert not hasattr(gate, "tolerance")
     val = parse_event(
         {"kind": "val_loss", "time": old["time"], "epoch": 0, "step": 0, "work": "held", "loss": 0.4, "scores": {}}
     )
     assert isinstance(val, ev.ValLoss) and val.samples == 1 and val.spread is None
-    fields = {k: v for k, v in old.items() if k not in ("kind", "time", "epoch", "step", "group", "attempt")}
+    at = ("kind", "time", "epoch", "step", "group", "attempt", "tolerance")
+    fields = {k: v for k, v in old.items() if k not in at}
     request = {"run_dir": "/r", "gate": fields, **dict.fromkeys(("epoch", "step", "group", "attempt"), 0)}
     request.update(label="", works=[], before="", after="", subject="", patch="", evidence="", reports={})
     request.update(lint_ok=True, lint_problems=[])

@@ -128,7 +128,7 @@ def test_an_ignored_note_is_seen_by_the_checks_and_committed(tmp_path: Path) -> 
     (pool.root / "scene" / "hidden.md").write_text(NOTE)
     assert not pool.is_clean()
     pool.git("commit", "-q", "--allow-empty", "-m", "train epoch 0 step 0 micro 1/1")
-    problem, _ = _check(pool, before, "train epoch 0 step 0 micro 1/1", Lexicon())
+    problem, _, _ = _check(pool, before, "train epoch 0 step 0 micro 1/1", Lexicon())
     assert problem == "uncommitted changes were left in the pool"
     pool.reset(before)
     (pool.root / "scene").mkdir()
@@ -136,7 +136,7 @@ def test_an_ignored_note_is_seen_by_the_checks_and_committed(tmp_path: Path) -> 
     (pool.root / "scene" / "hidden.md").write_text(NOTE)
     pool.commit_all("train epoch 0 step 0 micro 1/1")
     assert "scene/hidden.md" in pool.git("ls-files").split()
-    problem, _ = _check(pool, before, "train epoch 0 step 0 micro 1/1", Lexicon())
+    problem, _, _ = _check(pool, before, "train epoch 0 step 0 micro 1/1", Lexicon())
     assert problem and "scene/.gitignore" in problem
 
 

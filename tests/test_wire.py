@@ -33,7 +33,7 @@ def request(attempt: int = 1) -> ReviewRequest:
         run_dir=Path("/runs/t"), epoch=0, step=2, group=1, attempt=attempt, label="e0 s2 g1", works=["alpha"],
         before="abc", after="def", subject="Add a note", patch="--- a\n+++ b\n", evidence="why",
         reports={"alpha": "report\nline"}, lint_ok=False, lint_problems=["notes/x.md: too long"],
-        added=["notes/x.md"], gate=GateVerdict(0.5, 0.4, 2, 0.02, "keep", "better"),
+        added=["notes/x.md"], gate=GateVerdict(0.5, 0.4, 2, "keep", "better"),
     )  # fmt: skip
 
 

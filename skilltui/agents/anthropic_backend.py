@@ -63,7 +63,7 @@ from ..core.errors import UsageError
 from . import cache_policy
 from .anthropic_call import Call, block_dict, loggable, text_of
 from .anthropic_requests import RetryPolicy, StreamedRequests
-from .base import CallResult, Connection, Request, try_backend
+from .base import BackendBase, CallResult, Connection, Request, try_backend
 from .cache_policy import Marks, opening
 from .pool_history import LOG_DESCRIPTION, LOG_SCHEMA, SHOW_DESCRIPTION, SHOW_SCHEMA
 from .redact import redact
@@ -123,7 +123,7 @@ _COMMANDS: dict[str, str | None] = {
 }
 
 
-class AnthropicBackend(StreamedRequests):
+class AnthropicBackend(BackendBase, StreamedRequests):
     """Claude through the Messages API. One instance serves every role and every work.
 
     `model` is the default for calls whose `request.model` is None; `connection` says how to

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .tools import Sandbox
+
+if TYPE_CHECKING:
+    from .throttle import Throttle
 
 ROLES = ("diffuse", "forward", "loss", "reduce", "backward")
 
@@ -132,12 +135,52 @@ class CallResult:
 
 
 class Backend(Protocol):
+    """What the engine calls, and the capabilities it asks every backend about (`BackendBase` gives the defaults)."""
+
     name: str
     model: str | None
+    # The same request always gives the same answer: one validation pass is exact, no spread to measure.
+    deterministic: bool
+    # A backend that slows down when rate-limited says so through `throttle.on_change` (agents/throttle.py).
+    throttle: Throttle | None
+    # The backend can check its models before a run (`preflight`); one that cannot is not asked.
+    checks_models: bool
 
     async def text(self, request: Request) -> CallResult: ...
 
     async def agent(self, request: Request, sandbox: Sandbox) -> CallResult: ...
+
+    def preflight(self, models: dict[str, str]) -> list[str]: ...
+
+    def for_role(self, role: str) -> Backend: ...
+
+    def name_for(self, role: str) -> str: ...
+
+
+class BackendBase:
+    """The capabilities a backend has unless it says otherwise; every backend derives from it.
+
+    Declared here, with their defaults, so the engine reads `backend.deterministic` directly
+    instead of guessing with getattr what a backend it has never seen can do.
+    """
+
+    name: str
+    model: str | None
+    deterministic: bool = False
+    throttle: Throttle | None = None
+    checks_models: bool = False
+
+    def preflight(self, models: dict[str, str]) -> list[str]:
+        """Problems with `models` found before the run (one line each); none unless `checks_models`."""
+        return []
+
+    def for_role(self, role: str) -> Backend:
+        """The backend that serves calls of `role`: itself, unless it routes roles (routing.RoleRouter)."""
+        return self  # type: ignore[return-value]
+
+    def name_for(self, role: str) -> str:
+        """Which backend served a call of `role`: its own name, unless it routes roles."""
+        return self.for_role(role).name
 
 
 def try_backend(make: Callable[[], Backend], argv: list[str]) -> int:

@@ -45,7 +45,7 @@ class BatchClient:
     def __init__(self, backend: AnthropicBackend) -> None:
         # With roles on several backends (agents/routing.py), the judges' one: train refuses --batch
         # unless the judges and the reducer call Anthropic.
-        self.backend = getattr(backend, "for_role", lambda _: backend)("loss")
+        self.backend = backend.for_role("loss")  # type: ignore[assignment]
 
     async def submit(self, items: dict[str, Request]) -> str:
         requests = [

@@ -54,7 +54,7 @@ import tempfile
 from typing import Any
 
 from ..core.errors import UsageError
-from .base import BackendError, CallResult, Connection, FatalBackendError, Request, Usage, try_backend
+from .base import BackendBase, BackendError, CallResult, Connection, FatalBackendError, Request, Usage, try_backend
 from .claude_code_confine import QUIET_ENV, TOOL_SPECS, find_cli, permissions
 from .redact import env_secrets, redact
 from .throttle import Throttle
@@ -80,7 +80,7 @@ def _sdk() -> Any:
     return claude_agent_sdk
 
 
-class ClaudeCodeBackend:
+class ClaudeCodeBackend(BackendBase):
     """Claude Code as a backend. One instance serves every role and every work.
 
     `connection` is the same as the API backend's (key, endpoint, retries, request timeout),

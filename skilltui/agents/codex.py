@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from . import pricing
-from .base import BackendError, CallResult, FatalBackendError, Request, Usage, try_backend
+from .base import BackendBase, BackendError, CallResult, FatalBackendError, Request, Usage, try_backend
 from .codex_confine import SERVER, Provider, ToolBridge, environment, exec_args, find_cli
 from .mailbox import tool_names
 from .redact import env_secrets, redact
@@ -45,7 +45,7 @@ OPENAI_URL = "https://api.openai.com/v1"
 FATAL_WORDS = ("401", "403", "unauthorized", "invalid api key", "incorrect api key", "model_not_found", "404")
 
 
-class CodexBackend:
+class CodexBackend(BackendBase):
     """The Codex CLI as a backend. One instance serves every role and every work."""
 
     name = "codex"

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .base import BackendError, CallResult, FatalBackendError, Request, Usage
+from .base import BackendBase, BackendError, CallResult, FatalBackendError, Request, Usage
 from .mailbox_files import VERSION, Mailbox, NotJson, answer_text, read, request_base, write
 from .tools import Sandbox, ToolError
 
@@ -59,7 +59,7 @@ def _stderr(line: str) -> None:
     print(f"mailbox: {line}", file=sys.stderr, flush=True)
 
 
-class MailboxBackend:
+class MailboxBackend(BackendBase):
     """Calls answered through a folder. One instance serves every role and every work."""
 
     name = "mailbox"

@@ -27,7 +27,7 @@ from ..core.durable import pid_alive
 from .base import Backend, BackendError, FatalBackendError, Request
 from .mailbox import MAX_POLL, POLL
 from .mailbox_files import Mailbox, NotJson, read, write
-from .tools import Sandbox, ToolError
+from .tools import Sandbox, ToolCode, ToolError
 
 
 class RemoteSandbox(Sandbox):
@@ -96,7 +96,7 @@ class RemoteSandbox(Sandbox):
 
     def commit(self, message: str) -> str:
         if self.on_commit is None:
-            raise ToolError("this agent has no commit tool")
+            raise ToolError("this agent has no commit tool", ToolCode.NO_TOOL)
         return self.on_commit(message)
 
     def pool_log(self, limit: int = 20) -> str:

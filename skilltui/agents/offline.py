@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..core.formats import FOLDERS, story_episodes
 from . import offline_backward
-from .base import BackendError, CallResult, Request, Usage
+from .base import BackendBase, BackendError, CallResult, Request, Usage
 from .offline_noise import call_seed, garble, ignores_notes
 from .tools import CUT, Sandbox, ToolError
 
@@ -144,7 +144,7 @@ def write_episode(prose: str, moves: set[str]) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-class OfflineBackend:
+class OfflineBackend(BackendBase):
     name = "offline"
 
     def __init__(self, model: str | None = None, *, latency: float = 0, noise: float = 0, calls: float = 0) -> None:

@@ -25,7 +25,7 @@ from ..core.formats import render_note
 from ..core.json_read import loads
 from ..core.words import counted
 from .base import Request
-from .tools import Sandbox, ToolError
+from .tools import Sandbox, ToolCode, ToolError
 
 # Invented stand-ins for the examples in the notes, tried in order when a commit is refused.
 EXAMPLE_SETS: tuple[dict[str, str], ...] = (
@@ -110,7 +110,7 @@ def backward(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str
             try:
                 tool("commit", message=message)
             except ToolError as exc:
-                if "of the training work" in str(exc) or "shares a run of" in str(exc):
+                if exc.code is ToolCode.LEAK:
                     continue  # a leak: the same note with other invented examples
                 break  # too big for the edit budget, or another rule: no note for this move
             committed = True
@@ -137,7 +137,7 @@ def _opened(paths: list[str], read: Callable[[str], str]) -> set[str]:
             trace = loads(read(path))
         except (ToolError, ValueError):
             continue
-        opened.update(trace.get("notes", []) if isinstance(trace, dict) else trace)
+        opened.update(trace.get("notes", []) if isinstance(trace, dict) else [])  # older lists: store/migrations
     return opened
 
 

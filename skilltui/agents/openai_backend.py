@@ -43,7 +43,7 @@ import openai
 
 from ..core.errors import UsageError
 from .anthropic_call import Call, loggable
-from .base import BackendError, CallResult, Connection, Request, try_backend
+from .base import BackendBase, BackendError, CallResult, Connection, Request, try_backend
 from .openai_requests import Answer, ChatRequests
 from .openai_tools import COMMANDS, CUT_NOTE, function, tools_for
 from .redact import redact
@@ -67,7 +67,7 @@ PROBE_TOOL = "ready"
 AGENT_ROLES = ("forward", "backward", "consolidate")
 
 
-class OpenAIBackend(ChatRequests):
+class OpenAIBackend(BackendBase, ChatRequests):
     """Any chat-completions server. One instance serves every role and every work.
 
     `connection` says where (base URL: None is OpenAI's, else `OPENAI_BASE_URL`), with
@@ -78,6 +78,7 @@ class OpenAIBackend(ChatRequests):
 
     name = "openai"
     key_env = KEY_ENV
+    checks_models = True  # asks the server whether each model answers, and calls tools (preflight)
 
     def __init__(
         self,

@@ -23,7 +23,7 @@ from pathlib import Path
 import git
 
 from ..pool_git import PoolGit, open_repo
-from .tools import MAX_VIEW_CHARS, ToolError
+from .tools import MAX_VIEW_CHARS, ToolCode, ToolError
 
 MAX_LOG = 100
 
@@ -78,7 +78,9 @@ class PoolHistory:
 
     def show(self, rev: str, path: str | None = None) -> str:
         if not rev or rev.startswith("-") or "\x00" in rev:
-            raise ToolError("pool_show needs a revision such as HEAD, HEAD~1 or a sha from pool_log")
+            raise ToolError(
+                "pool_show needs a revision such as HEAD, HEAD~1 or a sha from pool_log", ToolCode.BAD_ARGUMENT
+            )
         if ":" in rev and not path:
             rev, path = rev.split(":", 1)  # git's REV:PATH, as a model may well write it
             rev = rev or "HEAD"
@@ -112,7 +114,9 @@ def _commit(repo: git.Repo, rev: str) -> git.Commit:
         sha = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
         return repo.commit(sha)
     except (git.GitCommandError, ValueError, IndexError, NotImplementedError, git.BadName, git.BadObject):
-        raise ToolError(f"{rev!r} is not a commit of the pool; take a sha from pool_log, or HEAD~N") from None
+        raise ToolError(
+            f"{rev!r} is not a commit of the pool; take a sha from pool_log, or HEAD~N", ToolCode.NOT_FOUND
+        ) from None
 
 
 def _note_at(commit: git.Commit, path: str) -> str:
@@ -121,7 +125,9 @@ def _note_at(commit: git.Commit, path: str) -> str:
         blob = commit.tree / rel if rel not in ("", ".") else commit.tree
     except KeyError:
         short = commit.hexsha[:10]
-        raise ToolError(f"{rel} does not exist at {short}; list the notes it had with pool_show {short} .") from None
+        raise ToolError(
+            f"{rel} does not exist at {short}; list the notes it had with pool_show {short} .", ToolCode.NOT_FOUND
+        ) from None
     if blob.type != "blob":
         names = "\n".join(item.path for item in blob.traverse() if item.type == "blob")
         return names or "(empty folder)"

@@ -16,11 +16,10 @@ backend's name before the first colon is read as a backend.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..core.errors import UsageError
-from .base import Backend, CallResult, Request
+from .base import Backend, BackendBase, CallResult, Request
 from .tools import Sandbox
 
 # The roles a run calls, with the names people use for them.
@@ -56,7 +55,7 @@ def backend_role(role: str) -> str:
     return "backward" if role == "consolidate" else role
 
 
-class RoleRouter:
+class RoleRouter(BackendBase):
     """The run's backend when roles use different ones; passes each call to its role's backend."""
 
     def __init__(self, default: Backend, by_role: dict[str, Backend]) -> None:
@@ -65,8 +64,9 @@ class RoleRouter:
         self.name = default.name
         self.model = default.model
         # Validation may repeat only what every backend answers the same way each time.
-        self.deterministic = all(getattr(b, "deterministic", False) for b in self.backends)
-        self.throttle = _Throttles([t for b in self.backends if (t := getattr(b, "throttle", None)) is not None])
+        self.deterministic = all(b.deterministic for b in self.backends)
+        self.throttle = _Throttles([b.throttle for b in self.backends if b.throttle is not None])  # type: ignore[assignment]
+        self.checks_models = any(b.checks_models for b in self.backends)
 
     @property
     def backends(self) -> list[Backend]:
@@ -92,10 +92,9 @@ class RoleRouter:
         """Each backend that checks its models before a run checks the ones of its own roles."""
         lines: list[str] = []
         for b in self.backends:
-            check: Callable[[dict[str, str]], list[str]] | None = getattr(b, "preflight", None)
             mine = {role: m for role, m in models.items() if self.for_role(role) is b}
-            if check is not None and mine:
-                lines += check(mine)
+            if b.checks_models and mine:
+                lines += b.preflight(mine)
         return lines
 
 
@@ -117,5 +116,4 @@ class _Throttles:
 
 def backend_name(backend: Backend, role: str) -> str:
     """Which backend served a call of `role`: the routed one's name when roles use different ones."""
-    name_for = getattr(backend, "name_for", None)
-    return name_for(role) if callable(name_for) else backend.name
+    return backend.name_for(role)

@@ -24,6 +24,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
@@ -34,8 +35,31 @@ MAX_VIEW_CHARS = 60_000
 MAX_LISTING = 500
 
 
+class ToolCode(StrEnum):
+    """What kind of refusal a `ToolError` is, for code that acts on it; an agent reads the message.
+
+    The offline backward agent tries other invented examples after a `LEAK`, and gives up on
+    a note after any other refusal of its commit: it asks the code, so rewording a message
+    (the part a model reads) cannot change what it does.
+    """
+
+    BAD_ARGUMENT = "bad_argument"  # a missing or malformed argument, an unknown command
+    OFF_LIMITS = "off_limits"  # outside the roots, denied, in git, hard-linked
+    NOT_FOUND = "not_found"  # no such file, or not a file where one is needed
+    NOT_TEXT = "not_text"  # not UTF-8
+    NO_MATCH = "no_match"  # str_replace's old_str found no time, or more than once
+    NO_TOOL = "no_tool"  # this agent was not given that tool (commit, history)
+    NOT_COMMITTED = "not_committed"  # the commit tool's checks refused: lint, edit budget, pool budget
+    LEAK = "leak"  # the commit tool refused: a note names or copies a training work
+    FAILED = "failed"  # anything else (a mailbox answer's error, a history lookup)
+
+
 class ToolError(Exception):
-    """A refused or failed tool call. Its message goes back to the agent as a tool error."""
+    """A refused or failed tool call. Its message goes back to the agent as a tool error; `code` says its kind."""
+
+    def __init__(self, message: str, code: ToolCode = ToolCode.FAILED) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class History(Protocol):
@@ -92,9 +116,9 @@ class Sandbox:
         so a note opens by the path it is listed under.
         """
         if not isinstance(path, str) or not path.strip():
-            raise ToolError("a path is required")
+            raise ToolError("a path is required", ToolCode.BAD_ARGUMENT)
         if "\x00" in path:
-            raise ToolError("the path contains a NUL byte")
+            raise ToolError("the path contains a NUL byte", ToolCode.BAD_ARGUMENT)
         raw = Path(path)
         if not raw.is_absolute():
             raw = self.folder / raw
@@ -105,16 +129,23 @@ class Sandbox:
         if not any(_inside(real, root) for root in roots):
             verb = "write" if write else "read"
             allowed = ", ".join(str(r) for r in roots) or "nothing"
-            raise ToolError(f"that path is off-limits: this agent may {verb} only under {allowed}")
+            raise ToolError(f"that path is off-limits: this agent may {verb} only under {allowed}", ToolCode.OFF_LIMITS)
         # Refusals compare folded names: on a case-insensitive file system (macOS, Windows)
         # `.GIT/config` and `HUMAN/01.fountain` are the very files the plain names stand for.
         if any(_inside_folded(real, d) for d in self.denied) or any(_inside_folded(raw, d) for d in self.denied):
-            raise ToolError("that path is off-limits to this agent: it holds material this agent may not read")
+            raise ToolError(
+                "that path is off-limits to this agent: it holds material this agent may not read", ToolCode.OFF_LIMITS
+            )
         if any(is_git_name(part) for part in (*real.parts, *Path(os.path.normpath(raw)).parts)):
-            raise ToolError(f"{path} is in a git folder or is a git file; use the commit tool instead")
+            raise ToolError(
+                f"{path} is in a git folder or is a git file; use the commit tool instead", ToolCode.OFF_LIMITS
+            )
         if real.is_file() and real.stat().st_nlink > 1:
             # A hard link is the same file as another name, perhaps one this agent may not read.
-            raise ToolError(f"{path} has other hard links; the sandbox cannot tell where they lead, so it is refused")
+            raise ToolError(
+                f"{path} has other hard links; the sandbox cannot tell where they lead, so it is refused",
+                ToolCode.OFF_LIMITS,
+            )
         return real
 
     def _trace(self, real: Path) -> None:
@@ -142,11 +173,11 @@ class Sandbox:
         lines = self.read_text(path).splitlines()
         if view_range:
             if len(view_range) != 2:
-                raise ToolError("view_range takes two numbers: [first_line, last_line]")
+                raise ToolError("view_range takes two numbers: [first_line, last_line]", ToolCode.BAD_ARGUMENT)
             start, end = view_range
             end = len(lines) if end == -1 else end
             if start < 1 or end < start:
-                raise ToolError(f"view_range {view_range} is not a valid range of lines")
+                raise ToolError(f"view_range {view_range} is not a valid range of lines", ToolCode.BAD_ARGUMENT)
             numbered = range(start, min(end, len(lines)) + 1)
         else:
             numbered = range(1, len(lines) + 1)
@@ -156,18 +187,20 @@ class Sandbox:
         """The file's text as is (no line numbers), for backends that read files whole."""
         real = self.resolve(path)
         if not real.is_file():
-            raise ToolError(self._missing(path, real) if not real.exists() else f"{path} is not a file")
+            raise ToolError(
+                self._missing(path, real) if not real.exists() else f"{path} is not a file", ToolCode.NOT_FOUND
+            )
         try:
             text = real.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise ToolError(f"{path} is not UTF-8 text") from exc
+            raise ToolError(f"{path} is not UTF-8 text", ToolCode.NOT_TEXT) from exc
         self._trace(real)
         return text
 
     def create(self, path: str, file_text: str) -> str:
         real = self.resolve(path, write=True)
         if real.is_dir():
-            raise ToolError(f"{path} is a folder")
+            raise ToolError(f"{path} is a folder", ToolCode.NOT_FOUND)
         real.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(real, file_text)
         return f"wrote {path} ({len(file_text)} characters)"
@@ -177,9 +210,13 @@ class Sandbox:
         text = self._existing(path, real)
         count = text.count(old_str) if old_str else 0
         if count == 0:
-            raise ToolError(f"old_str was not found in {path}; view the file and copy the text exactly")
+            raise ToolError(
+                f"old_str was not found in {path}; view the file and copy the text exactly", ToolCode.NO_MATCH
+            )
         if count > 1:
-            raise ToolError(f"old_str occurs {count} times in {path}; include more context to make it unique")
+            raise ToolError(
+                f"old_str occurs {count} times in {path}; include more context to make it unique", ToolCode.NO_MATCH
+            )
         write_atomic(real, text.replace(old_str, new_str, 1))
         return f"edited {path}"
 
@@ -187,7 +224,7 @@ class Sandbox:
         real = self.resolve(path, write=True)
         lines = self._existing(path, real).splitlines(keepends=True)
         if not 0 <= insert_line <= len(lines):
-            raise ToolError(f"insert_line must be between 0 and {len(lines)} for {path}")
+            raise ToolError(f"insert_line must be between 0 and {len(lines)} for {path}", ToolCode.BAD_ARGUMENT)
         if not insert_text.endswith("\n"):
             insert_text += "\n"
         lines.insert(insert_line, insert_text)
@@ -197,15 +234,15 @@ class Sandbox:
     def delete(self, path: str) -> str:
         real = self.resolve(path, write=True)
         if not real.is_file():
-            raise ToolError(f"{path} is not a file")
+            raise ToolError(f"{path} is not a file", ToolCode.NOT_FOUND)
         real.unlink()
         return f"deleted {path}"
 
     def commit(self, message: str) -> str:
         if self.on_commit is None:
-            raise ToolError("this agent has no commit tool")
+            raise ToolError("this agent has no commit tool", ToolCode.NO_TOOL)
         if not message or not message.strip():
-            raise ToolError("a commit message is required")
+            raise ToolError("a commit message is required", ToolCode.BAD_ARGUMENT)
         return self.on_commit(message)
 
     def _missing(self, path: str, real: Path) -> str:
@@ -216,17 +253,17 @@ class Sandbox:
 
     def pool_log(self, limit: int = 20) -> str:
         if self.history is None:
-            raise ToolError("this agent has no history tools")
+            raise ToolError("this agent has no history tools", ToolCode.NO_TOOL)
         return self.history.log(limit)
 
     def pool_show(self, rev: str, path: str | None = None) -> str:
         if self.history is None:
-            raise ToolError("this agent has no history tools")
+            raise ToolError("this agent has no history tools", ToolCode.NO_TOOL)
         return self.history.show(rev, path or None)
 
     def _existing(self, path: str, real: Path) -> str:
         if not real.is_file():
-            raise ToolError(f"{self._missing(path, real)}; use create")
+            raise ToolError(f"{self._missing(path, real)}; use create", ToolCode.NOT_FOUND)
         self._trace(real)
         return real.read_text(encoding="utf-8")
 
@@ -253,9 +290,11 @@ class Sandbox:
             if command == "pool_show":
                 return self.pool_show(str(args["rev"]), args.get("path"))
         except KeyError as exc:
-            raise ToolError(f"{command} needs the argument {exc.args[0]!r}") from exc
+            raise ToolError(f"{command} needs the argument {exc.args[0]!r}", ToolCode.BAD_ARGUMENT) from exc
         raise ToolError(
-            f"unknown command {command!r}; use view, create, str_replace, insert, delete, commit, pool_log or pool_show"
+            f"unknown command {command!r}; "
+            "use view, create, str_replace, insert, delete, commit, pool_log or pool_show",
+            ToolCode.BAD_ARGUMENT,
         )
 
 

@@ -54,14 +54,13 @@ def preflight(settings, backend: Backend) -> None:
     The inputs first, so a missing story costs no request; a backend that cannot check (offline,
     anthropic) is left alone, and its first call says what is wrong as it does today.
     """
-    check = getattr(backend, "preflight", None)
-    if check is None:
+    if not backend.checks_models:
         return
     from .estimate import check_inputs
 
     check_inputs(settings)
     models = settings.models_by_role(backend.model)
-    for line in check(models):
+    for line in backend.preflight(models):
         print(line, file=sys.stderr)
     unpriced = sorted({m for m in models.values() if pricing.price_for(m) is None})
     if settings.max_cost is not None and unpriced:

@@ -70,7 +70,7 @@ class Trainer:
         # Earlier sessions' calls are spent already, so --max-cost counts the whole run.
         self.calls = Calls(backend, self.settings, opened.prompts, bus, list(secrets or []), spent=opened.spent)
         self.ctx = Context(self.run, self.settings, opened.prompts, bus, self.calls, TrainingWorks(self.works))
-        throttle = getattr(backend, "throttle", None)
+        throttle = backend.throttle
         if throttle is not None:  # a backend that slows down on 429 says so through the events
             throttle.on_change = lambda **facts: bus.emit(ev.Throttled(**facts))
         self.batch_client = None

@@ -16,6 +16,7 @@ from ..core.errors import UsageError
 from ..model.bus import repair_tail
 from ..model.parse import read_run
 from ..model.view import RunView
+from ..store import migrations
 from ..store.pool import donor_notes
 from ..store.reconcile import reconcile
 from ..store.run import Run, RunLock, check_config, check_run_id, check_runs_dir, derive_run_id, write_json
@@ -63,6 +64,8 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
     run_id = check_run_id(settings.run_id) if settings.run_id else derive_run_id(config)
     runs_dir = check_runs_dir(Path(settings.runs_dir).expanduser())
     run = Run(runs_dir.resolve() / run_id)
+    if (run.config_path).is_file():
+        migrations.check(run.root, resuming=True)  # a newer format, or a run under a rule since replaced
     resumed = check_config(run.root, config)
     if resumed:
         for work in works:
@@ -89,6 +92,8 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
             notices.append(f"events.jsonl ended in a line cut short ({cut} bytes); removed it")
         if not resumed:
             write_json(run.config_path, config)
+            migrations.stamp(run)  # a kill before this leaves a version-0 run, which `migrate` stamps
+        notices += migrations.migrate(run)
         pool = run.pool
         if not pool.has_commit():
             pool.init(seed=Path(settings.init_pool) if settings.init_pool else None)

@@ -323,20 +323,20 @@ class TestMeasured(Event, kind="test"):
     cost_usd: float = 0.0
 
 
-class GateChecked(AtAttempt, kind="gate"):
+class GateChecked(AtAttempt, kind="gate", retired={"tolerance"}):
     """The gate's verdict on one micro-step: mean validation loss before and after it.
 
     `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
     `works` is how many validation works the two means share; `cost_usd` what the extra
     validation calls cost. Since the interval rule: `n` paired deltas, their mean `delta`,
     the interval `low`..`high` at `confidence` (None when unmeasured), `passes` per side;
-    older runs recorded none of these and read with the defaults.
+    older runs recorded none of these and read with the defaults. Their retired `tolerance`
+    was 0, or a consolidation's margin (which `reason` says).
     """
 
     before: float | None
     after: float | None
     works: int
-    tolerance: float
     advice: str
     reason: str
     cost_usd: float = 0.0

@@ -27,14 +27,12 @@ class GateVerdict:
     `delta` is the mean of the paired deltas (after - before, unit by unit and pass by pass),
     `low`/`high` the interval on it at `confidence` (None when no spread was measured), `n`
     how many deltas, `passes` how many passes each side had. A verdict recorded before the
-    interval rule has none of them (and its `tolerance` was the rise it still kept; since
-    then it is 0).
+    interval rule has none of them.
     """
 
     before: float | None
     after: float | None
     works: int
-    tolerance: float
     advice: Literal["keep", "rollback", "none"]
     reason: str
     cost_usd: float = 0.0

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import UsageError
+from ..store import migrations
 from ..store.run import RUN_ID, Run, is_locked
 
 
@@ -28,7 +29,7 @@ def find_run(spec: str, runs_dir: Path) -> Run:
         candidates.append(runs_dir / spec)
     for folder in candidates:
         if is_run(folder):
-            return Run(folder.resolve())
+            return migrations.opened(Run(folder.resolve()))
     for folder in candidates:
         if (folder / "config.json").is_file():
             raise UsageError(f"run {folder} has no pool (memory/ is not a git repository); there is no history to read")

@@ -145,13 +145,6 @@ def check_config(run_dir: Path, config: dict[str, Any]) -> bool:
     if not isinstance(saved, dict):
         raise UsageError(f"{path} is unreadable (not a JSON object of settings); start a new run with another --run-id")
     if saved != config:
-        if "gate_tolerance" in saved and "gate_tolerance" not in config:
-            raise UsageError(
-                f"run {run_dir.name} was gated by the old rule (roll back when validation rose by more than "
-                f"{saved['gate_tolerance']}), which the interval rule replaced; it cannot go on under another rule: "
-                f"see it with `skilltui review {run_dir}`, or take its notes with `skilltui export {run_dir} --to DIR` "
-                "and start a new run with --init-pool DIR"
-            )
         diff = sorted(k for k in set(saved) | set(config) if saved.get(k) != config.get(k))
         shown = ", ".join(f"{k}: {saved.get(k)!r} -> {config.get(k)!r}" for k in diff[:3])
         raise UsageError(

@@ -170,7 +170,6 @@ class RunLayout:
             "gate_before": gate.before if gate else None,
             "gate_after": gate.after if gate else None,
             "gate_works": gate.works if gate else None,
-            "gate_tolerance": gate.tolerance if gate else None,
             "gate_advice": gate.advice if gate else None,
             "gate_reason": gate.reason if gate else None,
             "gate_cost_usd": gate.cost_usd if gate else None,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
-from skilltui.agents.tools import Sandbox, ToolError
+from skilltui.agents.tools import Sandbox, ToolCode, ToolError
 from skilltui.store.pool import render_note
 
 GOOD = render_note(
@@ -52,6 +52,7 @@ class ScriptedBackward(OfflineBackend):
         self.calls = 0
         self.prompts: list[str] = []
         self.errors: list[str] = []
+        self.codes: list[ToolCode] = []  # each error's code, beside its text
 
     async def agent(self, request: Request, sandbox: Sandbox) -> CallResult:
         if request.role != "backward":
@@ -109,6 +110,7 @@ class ScriptedBackward(OfflineBackend):
             sandbox.commit(message)
         except ToolError as exc:
             self.errors.append(str(exc))
+            self.codes.append(exc.code)
             return False
         return True
 

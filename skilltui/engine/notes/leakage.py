@@ -42,6 +42,14 @@ TITLE_PAGE_TITLE = re.compile(r"^title:[ \t]*(.*(?:\n[ \t]+\S.*)*)", re.IGNORECA
 SLUG_PREFIX = re.compile(r"^(?:INT\./EXT\.|EXT\./INT\.|INT/EXT|I/E|INT\.?|EXT\.?|EST\.?)\s+", re.IGNORECASE)
 
 
+class Leak(str):
+    """A problem that is a leak (a training work's name or lines in a note), told apart by its type.
+
+    The commit tool refuses a leak with its own tool error code (`ToolCode.LEAK`), so an agent
+    that reacts to leaks (the offline backward agent) needs no match on the message.
+    """
+
+
 @dataclass
 class Lexicon:
     """What the training works would give away: their names, places, titles and word runs."""
@@ -112,8 +120,10 @@ class Lexicon:
                 continue
             seen.add(term.upper())
             problems.append(
-                f"{rel}: names {what} {term!r} of the training work {work}; "
-                "illustrate with an invented name or place instead"
+                Leak(
+                    f"{rel}: names {what} {term!r} of the training work {work}; "
+                    "illustrate with an invented name or place instead"
+                )
             )
         problems.extend(self._shared_runs(rel, text))
         return problems
@@ -153,8 +163,10 @@ class Lexicon:
             work, episode = origin
             quoted = " ".join(words[i:end])
             problems.append(
-                f'{rel}: shares a run of {end - i} words with {work} episode {episode} ("{quoted}"); '
-                "write the example in your own words"
+                Leak(
+                    f'{rel}: shares a run of {end - i} words with {work} episode {episode} ("{quoted}"); '
+                    "write the example in your own words"
+                )
             )
             i = end
         return problems

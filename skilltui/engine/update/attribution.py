@@ -68,9 +68,7 @@ class Episode:
 
 
 def episode_reads(trace: Any, numbers: list[int]) -> dict[int, list[str]]:
-    """Notes read before each episode, from a `reads.json` (a flat list in older runs: every note, every episode)."""
-    if isinstance(trace, list):
-        return {n: list(trace) for n in numbers}
+    """Notes read before each episode, from a `reads.json` (a run's older flat lists: store/migrations.py)."""
     per = trace.get("episodes", {}) if isinstance(trace, dict) else {}
     every = trace.get("notes", []) if isinstance(trace, dict) else []
     # An episode the trace does not list was written after every read (the writer wrote it last).

@@ -18,25 +18,26 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, NoReturn
 
 from ...agents.base import FatalBackendError
 from ...agents.pool_history import PoolHistory
-from ...agents.tools import Sandbox, ToolError
+from ...agents.tools import Sandbox, ToolCode, ToolError
 from ...model import events as ev
 from ...model import trailers
 from ...store.micro_records import attempt_ended, write_checked
 from ...store.pool import Pool
 from ...store.reconcile import kept_notice
 from ...store.run import write_atomic, write_json
-from ..notes.leakage import Lexicon
+from ..notes.leakage import Leak, Lexicon
 from ..notes.note_checks import commit_problems, lint_pool, pool_tokens
 from ..stages.context import Context
 from .backward_prompt import BackwardPrompt, Brief, Where, build_prompt, group_read_roots
 from .feedback import annotations
 
-__all__ = ["BACKWARD", "AttemptFailed", "Brief", "Candidate", "Role", "Where", "run_attempt"]
+__all__ = ["BACKWARD", "AttemptFailed", "Attempted", "Brief", "Candidate", "Role", "Where", "run_attempt"]
 
 REMINDER = (
     "You ended your turn without calling the commit tool, so nothing of this update counts yet. "
@@ -56,6 +57,43 @@ class Candidate:
     number: int
     round: int
     ref: str
+
+
+@dataclass(frozen=True)
+class Attempted:
+    """An attempt that passed its checks: the commit it made and what it changed, as `checked.json` records it.
+
+    A candidate's (`--candidates` above 1) also carries its number, its round, the notes it
+    read and the ref its commit is kept under.
+    """
+
+    before: str
+    after: str
+    subject: str
+    message: str
+    added: tuple[str, ...]
+    changed: tuple[str, ...]
+    removed: tuple[str, ...]
+    candidate: int | None = None
+    round: int | None = None
+    reads: tuple[str, ...] = ()
+    ref: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The `checked.json` record, key for key what runs have always written (`lint` is always empty)."""
+        record: dict[str, Any] = {
+            "before": self.before,
+            "after": self.after,
+            "subject": self.subject,
+            "message": self.message,
+            "added": list(self.added),
+            "changed": list(self.changed),
+            "removed": list(self.removed),
+            "lint": [],
+        }
+        if self.candidate is not None:
+            record.update(candidate=self.candidate, round=self.round, reads=list(self.reads), ref=self.ref)
+        return record
 
 
 @dataclass(frozen=True)
@@ -85,8 +123,8 @@ async def run_attempt(
     pool: Pool | None = None,
     candidate: Candidate | None = None,
     role: Role = BACKWARD,
-) -> dict:
-    """One backward pass (or another `role`'s) and its checks. Returns the checked record; raises AttemptFailed."""
+) -> Attempted:
+    """One backward pass (or another `role`'s) and its checks. Returns what passed; raises AttemptFailed."""
     samples, summary, out = brief.samples, brief.summary, brief.out
     pool = pool or ctx.run.pool
     own = pool is ctx.run.pool  # the run's pool, not a candidate's copy: the app follows its HEAD
@@ -118,7 +156,8 @@ async def run_attempt(
         if trouble:
             refused.append(trouble)
             listed = "\n".join(f"- {t}" for t in trouble)
-            raise ToolError(f"not committed; fix these, then call commit again:\n{listed}")
+            code = ToolCode.LEAK if any(isinstance(t, Leak) for t in trouble) else ToolCode.NOT_COMMITTED
+            raise ToolError(f"not committed; fix these, then call commit again:\n{listed}", code)
         body = trailers.agent_message(message).strip()  # provenance is the engine's to write, at the decision
         full = body if body.startswith(subject) else f"{subject}\n\n{body}"
         # commit_problems staged every change already: commit the index as it stands.
@@ -164,41 +203,47 @@ async def run_attempt(
         await _failed(ctx, pool, where, adir, f"the backward agent failed ({exc})", extra)
     if candidate is not None:  # the calls are over: a kill from here on leaves a round to finish, not redo
         write_json(adir / "reads.json", list(sandbox.reads))
-    problem, checked = await asyncio.to_thread(_check, pool, where.before, subject, lexicon)
-    if problem:
+    problem, checked, patch = await asyncio.to_thread(_check, pool, where.before, subject, lexicon)
+    if checked is None:
+        why = str(problem)
         if refused and not commits:
             # The agent gave up after the commit tool refused: the retry must know why.
-            problem += "; the commit tool had refused it: " + "; ".join(refused[-1])
-        await _failed(ctx, pool, where, adir, problem, extra)
-    write_atomic(adir / "patch.diff", checked.pop("patch"))
+            why += "; the commit tool had refused it: " + "; ".join(refused[-1])
+        await _failed(ctx, pool, where, adir, why, extra)
+    write_atomic(adir / "patch.diff", patch)
     if candidate is not None:
-        await asyncio.to_thread(pool.keep, candidate.ref, checked["after"])
-        checked.update(candidate=candidate.number, round=candidate.round, reads=list(sandbox.reads))
-        checked["ref"] = f"refs/skilltui/{candidate.ref}"
-    write_checked(adir, checked)
+        await asyncio.to_thread(pool.keep, candidate.ref, checked.after)
+        checked = replace(
+            checked,
+            candidate=candidate.number,
+            round=candidate.round,
+            reads=tuple(sandbox.reads),
+            ref=f"refs/skilltui/{candidate.ref}",
+        )
+    write_checked(adir, checked.record())
     ctx.stage("backward", "finished", where.at, started=started)
     ctx.bus.emit(
         ev.MicroStep(
             **where.at.fields(),
             label=where.label,
             before=where.before,
-            after=checked["after"],
-            subject=checked["subject"],
-            added=checked["added"],
-            changed=checked["changed"],
-            removed=checked["removed"],
+            after=checked.after,
+            subject=checked.subject,
+            added=list(checked.added),
+            changed=list(checked.changed),
+            removed=list(checked.removed),
             lint_ok=True,
             patch=str(adir / "patch.diff"),
-            message=checked.get("message", ""),
+            message=checked.message,
             pool_tokens_before=start_tokens,
             # The checks found the tree clean at the tool's commit: its count is the pool's size.
             # A commit made otherwise (or squashed from several) is counted here.
-            pool_tokens=sizes.get(checked["after"]) or await asyncio.to_thread(pool_tokens, pool),
+            pool_tokens=sizes.get(checked.after) or await asyncio.to_thread(pool_tokens, pool),
             purpose=role.purpose,
         )
     )
     if own:
-        ctx.bus.emit(ev.PoolChanged(head=checked["after"], reason=f"commit {where.label}"))
+        ctx.bus.emit(ev.PoolChanged(head=checked.after, reason=f"commit {where.label}"))
     return checked
 
 
@@ -217,11 +262,11 @@ def recheck(ctx: Context, adir: Path, where: Where) -> bool:
         return False
     if not pool.log(f"{where.before}..{head}")[0].subject.startswith(f"train {where.label}"):
         return False  # not this attempt's commit: the usual start (kept under dead/) handles it
-    problem, checked = _check(pool, where.before, f"train {where.label}", ctx.training.lexicon)
-    if problem:
+    _, checked, patch = _check(pool, where.before, f"train {where.label}", ctx.training.lexicon)
+    if checked is None:
         return False
-    write_atomic(adir / "patch.diff", checked.pop("patch"))
-    write_checked(adir, checked)
+    write_atomic(adir / "patch.diff", patch)
+    write_checked(adir, checked.record())
     return True
 
 
@@ -237,13 +282,16 @@ async def _start_clean(ctx: Context, pool: Pool, where: Where) -> None:
         ctx.bus.emit(ev.Warning_(message=f"{where.label}: {words}" + ("" if kept else " by an earlier attempt")))
 
 
-def _check(pool: Pool, before: str, subject: str, lexicon: Lexicon | None = None) -> tuple[str | None, dict]:
-    """The checks after the call, cheapest first. Returns (problem or None, the checked record with its patch)."""
+Checks = tuple[str | None, "Attempted | None", str]  # (the problem, None, "") or (None, what passed, its patch)
+
+
+def _check(pool: Pool, before: str, subject: str, lexicon: Lexicon | None = None) -> Checks:
+    """The checks after the call, cheapest first. Returns (the problem, None, "") or (None, what passed, its patch)."""
     after, clean = pool.state()
     if after == before:
-        return "no commit was made (an empty commit says 'nothing to change'; no commit says nothing)", {}
+        return "no commit was made (an empty commit says 'nothing to change'; no commit says nothing)", None, ""
     if not clean:
-        return "uncommitted changes were left in the pool", {}
+        return "uncommitted changes were left in the pool", None, ""
     commits = pool.commits_between(before, after)
     if len(commits) > 1:
         # One micro-step is one commit: an agent that committed twice gets its commits folded together.
@@ -253,18 +301,17 @@ def _check(pool: Pool, before: str, subject: str, lexicon: Lexicon | None = None
     problems = lint_pool(pool, lexicon, changes.touched)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        return f"the pool fails the linter: {problems[0]}{more}", {}
-    return None, {
-        "before": before,
-        "after": after,
-        "subject": commits[-1][1],
-        "message": commits[-1][2],
-        "added": changes.added,
-        "changed": changes.changed,
-        "removed": changes.removed,
-        "lint": [],
-        "patch": patch,
-    }
+        return f"the pool fails the linter: {problems[0]}{more}", None, ""
+    passed = Attempted(
+        before=before,
+        after=after,
+        subject=commits[-1][1],
+        message=commits[-1][2],
+        added=tuple(changes.added),
+        changed=tuple(changes.changed),
+        removed=tuple(changes.removed),
+    )
+    return None, passed, patch
 
 
 async def _reset(ctx: Context, pool: Pool, where: Where, kind: str) -> None:
@@ -278,7 +325,9 @@ async def _reset(ctx: Context, pool: Pool, where: Where, kind: str) -> None:
         ctx.bus.emit(ev.Warning_(message=f"{where.label}: {words}"))
 
 
-async def _failed(ctx: Context, pool: Pool, where: Where, adir: Path, problem: str, extra: dict | None = None) -> None:
+async def _failed(
+    ctx: Context, pool: Pool, where: Where, adir: Path, problem: str, extra: dict | None = None
+) -> NoReturn:
     """Record why the attempt failed, put the pool back and raise AttemptFailed."""
     await _reset(ctx, pool, where, "failed")
     write_json(adir / "failed.json", {"reason": problem, **(extra or {})})

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ...model.at import At
@@ -102,17 +103,18 @@ def recheck_copy(pool: Pool, adir: Path, before: str, lexicon: Lexicon | None, k
     try:
         head = copy.head()
         made = copy.commits_between(before, head) if head != before else []
-        problem, checked = check_commit(copy, before, made[0][1] if made else "", lexicon)
-        if problem:
+        problem, checked, patch = check_commit(copy, before, made[0][1] if made else "", lexicon)
+        if checked is None:
             if head != before:
                 pool.keep(failed, head)
             write_json(adir / "failed.json", {"reason": problem, "round": kept.round})
         else:
-            write_atomic(adir / "patch.diff", checked.pop("patch"))
-            pool.keep(kept.ref, checked["after"])
-            checked.update(candidate=kept.number, round=kept.round, reads=read_json(adir / "reads.json"))
-            checked["ref"] = f"refs/skilltui/{kept.ref}"
-            write_checked(adir, checked)
+            write_atomic(adir / "patch.diff", patch)
+            pool.keep(kept.ref, checked.after)
+            reads = tuple(read_json(adir / "reads.json"))
+            ref = f"refs/skilltui/{kept.ref}"
+            checked = replace(checked, candidate=kept.number, round=kept.round, reads=reads, ref=ref)
+            write_checked(adir, checked.record())
     finally:
         copy.close()
     close_copy(pool, folder)  # its commit is under its ref now: nothing for sweep_copies to keep under dead/

@@ -174,10 +174,10 @@ class MicroStep:
             self.attempt += 1
             brief = Brief(self.samples, self.summary, self.records.out, self.notes, self.failures)
             try:
-                checked = await run_attempt(self.ctx, brief, self.where(self.attempt), role=self.role)
+                passed = await run_attempt(self.ctx, brief, self.where(self.attempt), role=self.role)
             except AttemptFailed as exc:
                 return Round(self.attempt, failures=[str(exc)])
-            return Round(self.attempt, [Checked(self.attempt, checked)])
+            return Round(self.attempt, [Checked(self.attempt, passed.record())])
         first = self.attempt + 1
         self.attempt += self.candidates
         return await self.run_candidates(first, range(1, self.candidates + 1))
@@ -221,10 +221,10 @@ class MicroStep:
             async with limit:
                 try:
                     where = self.where(first + n - 1)
-                    record = await run_attempt(self.ctx, brief, where, copies[n], kept, self.role)
+                    passed = await run_attempt(self.ctx, brief, where, copies[n], kept, self.role)
                 except AttemptFailed as exc:
                     return str(exc)
-            return Checked(first + n - 1, record, candidate=n)
+            return Checked(first + n - 1, passed.record(), candidate=n)
 
         try:
             for n in numbers:  # one after another: git registers each working copy in the shared repository

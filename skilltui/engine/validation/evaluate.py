@@ -250,7 +250,7 @@ async def run_eval(plan: EvalPlan, settings: Settings, backend: Backend) -> Eval
         await sampler.compare(sides, plan.repeats, At(0, 0))
     except EvalStopped as exc:
         stopped = str(exc)
-    deterministic = bool(getattr(backend, "deterministic", False))
+    deterministic = backend.deterministic
     b, a = (sampler.samples(side, plan.repeats) for side in sides)
     per_work = {
         w.name: paired_test_delta(

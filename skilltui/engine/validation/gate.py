@@ -87,10 +87,10 @@ def judge(
     confidence = rule.confidence
     if missing:
         why = f"gate: unmeasured: rolled back (validation work {', '.join(sorted(missing))} failed on a retry too)"
-        return Verdict(GateVerdict(None, None, 0, 0.0, "rollback", why, confidence=confidence))
+        return Verdict(GateVerdict(None, None, 0, "rollback", why, confidence=confidence))
     p = paired_delta(parent, candidate, rule.nominal, history=history, deterministic=rule.deterministic)
     if p is None:
-        none = GateVerdict(None, None, 0, 0.0, "none", "gate: validation failed; no verdict", confidence=confidence)
+        none = GateVerdict(None, None, 0, "none", "gate: validation failed; no verdict", confidence=confidence)
         return Verdict(none, None)
     target = -EPSILON if rule.margin is None else rule.margin - EPSILON
     how = "; ".join(x for x in (p.rests_on, rule.describe()) if x)
@@ -121,7 +121,6 @@ def judge(
         before=round(p.before, 4),
         after=round(p.after, 4),
         works=len({k[0] for k in candidate} & {k[0] for k in parent}),
-        tolerance=0.0 if rule.margin is None else rule.margin,
         advice=advice,  # type: ignore[arg-type]
         reason=f"{head}: {why}",
         n=p.clusters,

@@ -46,7 +46,7 @@ class TestPoints:
         self.root = ctx.run.root / "test"
         self.works = sorted(works, key=lambda w: w.name)
         self.passes = s.test_repeats
-        self.deterministic = bool(getattr(ctx.calls.backend, "deterministic", False))
+        self.deterministic = ctx.calls.backend.deterministic
         stories = {w.name: self.root / "stories" / f"{w.name}.md" for w in self.works}
         last = s.test_episodes or s.episodes_per_step
         self.sampler = Sampler(ctx, self.works, stories, 1, last, limit, wait, self._stage)

@@ -96,7 +96,7 @@ class Validator(Gating):
         self.max_repeats = max(s.gate_max_repeats, s.val_repeats)
         self.confidence = s.gate_confidence
         # A writer that says it never varies (the offline one without noise) makes one pass exact.
-        self.deterministic = bool(getattr(ctx.calls.backend, "deterministic", False))
+        self.deterministic = ctx.calls.backend.deterministic
         self._unpaid = 0.0  # what a gate's "before" measurement cost, added to its verdict
         self._locks: dict[str, asyncio.Lock] = {}
         self._spreads: dict[str, tuple[int, Spread]] = {}  # tree -> (passes read, its spread)
