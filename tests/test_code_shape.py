@@ -16,7 +16,7 @@ MAX_LINES = 400
 MAX_PARAMS = 6
 
 # Over the bound today (issue 34 takes them down): module -> lines.
-LONG_MODULES = {"tui/main_screen.py": 506}
+LONG_MODULES: dict[str, int] = {}
 # Over the bound today: (module, function) -> parameters, not counting self or cls.
 WIDE_FUNCTIONS = {
     ("agents/anthropic_backend.py", "_loop"): 7,
