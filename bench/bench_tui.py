@@ -19,7 +19,7 @@ before its next stage and nothing in flight, same buffers, same minute's load
 ("idle between"). The figures that matter are the ratios streaming / idle and the p95 over
 every key of the run against the 100 ms target. Memory is the proportional
 set size (PSS) of the app and of its trainer's process together after each finished step
-(the app trains in a forked child; PSS counts the pages they still share once); the growth
+(the app trains in a process of its own; PSS counts a page they share once); the growth
 per step is the slope over the second half of the run (over the default 10 steps that is
 mostly caches and buffers still filling to their bounds; 30 steps or more show what a long
 run keeps), with the count of the app's live Python allocations beside it (memory rarely
@@ -61,8 +61,9 @@ TARGET_MS = 100.0
 
 
 def rss_kb(pid: int | str = "self") -> int:
-    """Memory of a process now: its proportional share (PSS), so pages a forked child still
-    shares with the app count once between them. Linux /proc; this one's peak elsewhere, 0 for a child."""
+    """Memory of a process now: its proportional share (PSS), so a page the trainer's process
+    shares with the app (a mapped library) counts once between them. Linux /proc; this one's
+    peak elsewhere, 0 for a child."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as rollup:
             return next(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))

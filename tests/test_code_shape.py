@@ -16,7 +16,7 @@ MAX_LINES = 400
 MAX_PARAMS = 6
 
 # Over the bound today (issue 34 takes them down): module -> lines.
-LONG_MODULES = {"tui/main_screen.py": 506}
+LONG_MODULES: dict[str, int] = {}
 # Over the bound today: (module, function) -> parameters, not counting self or cls. None since
 # issue 34 (a place in the run is one `At`); kept so a reader sees where an exception would go.
 WIDE_FUNCTIONS: dict[tuple[str, str], int] = {}

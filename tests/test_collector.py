@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import gc
-import os
 import weakref
-
-import pytest
 
 from skilltui.tui.collector import LIMIT, PERIOD, QUIET, QuietCollector
 
@@ -84,24 +81,3 @@ def test_a_collection_frees_old_cycles_the_young_collections_cannot():
         assert probe() is None
     finally:
         collector.stop()
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="the trainer's process is forked only where there is fork")
-def test_a_process_forked_while_the_app_runs_collects_its_own_cycles():
-    """The app's trainer is forked from the running app: nobody ticks a collector there."""
-    before = gc.get_threshold()
-    collector = QuietCollector(Clock())
-    collector.start()
-    read, write = os.pipe()
-    try:
-        pid = os.fork()
-        if pid == 0:  # the child: report its thresholds and leave at once
-            os.write(write, repr(gc.get_threshold()).encode())
-            os._exit(0)
-        os.close(write)
-        with os.fdopen(read) as pipe:
-            child = pipe.read()
-        os.waitpid(pid, 0)
-    finally:
-        collector.stop()
-    assert child == repr(before)

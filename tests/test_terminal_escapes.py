@@ -14,6 +14,7 @@ import pty
 import select
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -43,10 +44,15 @@ tools.Sandbox.commit = _commit
 
 def in_pty(argv: list[str], done: Callable[[bytes], bool], keys: bytes = b"", timeout: float = 90) -> bytes:
     """What `skilltui argv` writes to a terminal 100x30 until `done(output)`; then `keys`, then its end."""
+    # The patch as a `sitecustomize` first on the path: the app's trainer is a process of its
+    # own, started with the app's `sys.path`, and must stream the payload too.
+    patch = Path(tempfile.mkdtemp(prefix="escapes-patch-"))
+    (patch / "sitecustomize.py").write_text(PATCH, encoding="utf-8")
     pid, fd = pty.fork()
     if pid == 0:  # the child: the patched agent, then the command
         os.environ["COLUMNS"], os.environ["LINES"] = "100", "30"
-        code = PATCH + "\nimport sys\nfrom skilltui.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(patch), os.environ.get("PYTHONPATH")]))
+        code = "import sys\nfrom skilltui.cli import main\nsys.exit(main(sys.argv[1:]))\n"
         os.execv(sys.executable, [sys.executable, "-c", code, *argv])
     out, sent, deadline = b"", False, time.monotonic() + timeout
     try:

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
-
-from textual import events
-from textual.widgets import TabbedContent
 
 from skilltui.agents.base import FatalBackendError
 from skilltui.agents.offline import OfflineBackend
@@ -18,7 +14,6 @@ from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.model import events as ev
 from skilltui.store.pool import Pool
 from skilltui.tui.app import TrainingApp
-from skilltui.tui.main_screen import KEY_FLUSH_SECONDS
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
@@ -265,79 +260,34 @@ async def test_a_moved_cursor_selects_its_work_in_the_same_call(open_training):
         assert live.work == "alpha"
 
 
-async def test_while_keys_come_the_stream_draws_after_a_key_twice_a_second_and_a_pause_at_once(open_training):
+async def test_what_streams_in_is_drawn_by_the_next_flush_as_one_batch_even_while_keys_come(open_training):
+    """One throttled flush draws what the trainer sent, all of it inside one `batch_update`, keys or not."""
     opened = open_training(("alpha",))
     app = make_app(opened, latency=2.0)  # calls stream slowly: the run stays in its forward pass
     async with app.run_test(size=SIZE) as pilot:
         main, live = app.main, app.query_one(LiveOutput)
-        await wait_for(pilot, lambda: app.view.status == "running" and app.view.in_flight)
+        await wait_for(pilot, lambda: app.view.status == "running" and app.view.in_flight and live.work == "alpha")
         header = main.query_one(RunHeader)
-        # All below is one synchronous stretch: the app's own flush timer cannot run in it.
-        main.flush(force=True)  # what the run said so far, drawn
-        app.collector.touched()  # a key just came
-        main._output_at = time.monotonic()  # and a flush just drew
-        app.bus.emit(ev.Delta(role="forward", text="streamed while typing", work="alpha"))
-        main.flush()
-        assert not any("streamed while typing" in line for line in live.lines)  # folded, not drawn
-        assert main._owed
-        main._output_at -= KEY_FLUSH_SECONDS  # half a second on
-        main.flush()  # the flush timer: not while keys come, at a moment the next key may land on
-        assert not any("streamed while typing" in line for line in live.lines)
-        main.drew_key()  # just after a key's frame: drawn
-        assert any("streamed while typing" in line for line in live.lines)
-        assert not main._owed
-        # A tab's new label lays the whole screen out: it waits for the same draw.
-        tab = main.query_one(TabbedContent).get_tab("commits")
-        app.collector.touched()
-        main._label("commits", "Commits · 99")
-        assert tab.label.plain != "Commits · 99"
-        main._output_at -= KEY_FLUSH_SECONDS
-        main.drew_key()
-        assert tab.label.plain == "Commits · 99"
-        # A commit's or a decision's redraw waits too: the trainer sends it some 50 ms after the
-        # approve that made it, when the person's next key is on its way.
-        facts = header.facts
-        app.collector.touched()
-        main._output_at = time.monotonic()
-        app.bus.emit(ev.PoolChanged(head="0" * 40, reason="commit"))
-        main.flush()
-        assert header.facts is facts
-        main._output_at -= KEY_FLUSH_SECONDS
-        main.drew_key()
-        assert header.facts is not facts
-        # A change of the run's state is drawn at once, keys or not.
-        app.collector.touched()
-        main._output_at = time.monotonic()
-        app.bus.emit(ev.Paused(paused=True))
-        main.flush()
-        assert header.facts.paused
-        app.stop_training("test over")
-
-
-async def test_what_streams_in_while_keys_come_is_drawn_after_the_frame_that_shows_the_key(open_training):
-    """The stream's draw goes where the next key is least likely: just after a key's own frame."""
-    opened = open_training(("alpha", "beta"))
-    app = make_app(opened, latency=2.0)
-    async with app.run_test(size=SIZE) as pilot:
-        main, live = app.main, app.query_one(LiveOutput)
-        await wait_for(pilot, lambda: app.view.status == "running" and live.work == "alpha")
-        seen: list[str] = []
-        drew_key, frame = main.drew_key, main._compositor_refresh  # Textual 8 draws a frame there (pinned)
+        batches: list[int] = []
+        catch_up = live.catch_up
 
         def recording() -> None:
-            seen.append(f"draw after key, {live.work} selected")
-            drew_key()
+            batches.append(app._batch_count)  # Textual's count of open `batch_update`s
+            catch_up()
 
-        def framing() -> None:
-            frame()
-            seen.append(f"frame, {live.work} selected")
-
-        main.drew_key, main._compositor_refresh = recording, framing
-        app._driver.send_message(events.Key("down", None))  # the path a terminal's key takes (pilot.press posts it)
-        await wait_for(pilot, lambda: any(s.startswith("draw after key") for s in seen))
-        first = next(s for s in seen if s.startswith("draw after key"))
-        assert first == "draw after key, beta selected"
-        assert seen.index("frame, beta selected") < seen.index(first)  # the key's own frame came first
+        live.catch_up = recording
+        # All below is one synchronous stretch: the app's own flush timer cannot run in it.
+        main.flush(force=True)
+        batches.clear()
+        facts = header.facts
+        app.collector.touched()  # a key just came: nothing waits for a pause in the keys
+        app.bus.emit(ev.Delta(role="forward", text="streamed while typing", work="alpha"))
+        app.bus.emit(ev.PoolChanged(head="0" * 40, reason="commit"))
+        assert not any("streamed while typing" in line for line in live.lines)  # queued, not drawn
+        main.flush()
+        assert any("streamed while typing" in line for line in live.lines)
+        assert header.facts is not facts
+        assert batches == [1]
         app.stop_training("test over")
 
 

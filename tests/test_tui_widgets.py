@@ -26,18 +26,7 @@ from skilltui.model.figures import Mean
 from skilltui.pool_git import split_patch
 from skilltui.store.pool import Pool, render_note
 from skilltui.tui.app import TrainingApp
-from skilltui.tui.main_screen import (
-    KEY_FLUSH_LATE,
-    KEY_FLUSH_SECONDS,
-    KEY_QUIET,
-    KEY_WAIT_MAX,
-    PANEL_SECONDS,
-    MainScreen,
-    clock_due,
-    output_due,
-    panels_due,
-    shadow_due,
-)
+from skilltui.tui.main_screen import MainScreen
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.screens.side_by_side import SideBySideScreen
 from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
@@ -417,35 +406,6 @@ async def test_works_table_render_caches_stay_near_the_size_of_the_table():
             await pilot.pause()
         assert len(table._cell_render_cache) <= 1000
         assert len(table._line_cache) <= 200
-
-
-def test_the_table_and_curve_wait_for_a_pause_in_the_keys_but_not_for_ever():
-    """Their redraw repaints the top of the screen: a key pressed in the same frame waits for it."""
-    drawn, now = 100.0, 100.0 + PANEL_SECONDS + 0.1
-    assert not panels_due(100.5, drawn, last_input=0.0)  # drawn under a second ago
-    assert panels_due(now, drawn, last_input=0.0)  # nobody typing: once a second
-    assert not panels_due(now, drawn, last_input=now - KEY_QUIET / 2)  # a key just came: its frame first
-    assert panels_due(now, drawn, last_input=now - KEY_QUIET - 0.01)  # a pause in the keys
-    held = drawn + PANEL_SECONDS + KEY_WAIT_MAX
-    assert panels_due(held, drawn, last_input=held)  # keys that never stop still see the run move
-
-
-def test_while_keys_come_the_stream_and_the_clock_draw_less_often():
-    """A frame of the stream's just before a key makes the key wait for Textual's next frame."""
-    drawn = 100.0
-    assert output_due(drawn + 0.12, drawn, last_input=0.0)  # nobody typing: every flush draws
-    typing = drawn + 0.2
-    assert not output_due(typing, drawn, last_input=typing - 0.05)  # keys coming: it waits
-    # While keys come the stream is drawn just after a key's frame, twice a second ...
-    assert not shadow_due(drawn + KEY_FLUSH_SECONDS - 0.01, drawn)
-    assert shadow_due(drawn + KEY_FLUSH_SECONDS, drawn)
-    late = drawn + KEY_FLUSH_SECONDS
-    assert not output_due(late, drawn, last_input=late)  # ... not by the timer, at any moment
-    assert output_due(drawn + KEY_FLUSH_LATE, drawn, last_input=drawn + KEY_FLUSH_LATE)  # unless no key cast one
-    assert output_due(typing, drawn, last_input=typing - KEY_QUIET - 0.01)  # a pause in the keys
-    assert clock_due(drawn + 1.0, drawn, last_input=0.0)  # the clock: every second it changes
-    assert not clock_due(drawn + 1.0, drawn, last_input=drawn + 0.9)  # a key set it in its own frame
-    assert clock_due(drawn + KEY_WAIT_MAX, drawn, last_input=drawn + KEY_WAIT_MAX)  # never stuck
 
 
 def test_the_loss_axis_names_the_value_each_labelled_row_holds():

@@ -1,2 +1,2 @@
-"""Running training: the in-process driver, the forked trainer and its wire, headless training
+"""Running training: the in-process driver, the app's trainer process and its wire, headless training
 and the console renderer. The apps and commands start a run through here."""

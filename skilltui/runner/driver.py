@@ -16,7 +16,7 @@ The driver folds every event into its `view` before any sink sees it, so a sink 
 renders the view always renders the event it was just given.
 
 `Driver` is the control surface the live app holds: this driver has it, and so has the
-app's `engine_process.ProcessDriver`, whose trainer runs in a forked child.
+app's `engine_process.ProcessDriver`, whose trainer runs in a process of its own.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ Why a process: with the trainer in the app's event loop, every stage's Python wo
 sandboxes, event records, scoring, git) ran between a key and its frame, and the threads
 doing the rest held the one interpreter lock. The key bench (`bench/bench_tui.py`) measured
 p95 key latency at 1.3-1.7x idle with 16 works streaming; the same stream drawn with the
-engine's cost taken away measured 1.04x. So the app forks: the child trains with the same
-`RunDriver` as `--auto` (it alone writes `events.jsonl`), and the app folds the events it is
-sent into its own `RunView` and draws them.
+engine's cost taken away measured 1.04x. So the app starts a trainer process
+(`trainer_child.main`): it trains with the same `RunDriver` as `--auto` (it alone writes
+`events.jsonl`), and the app folds the events it is sent into its own `RunView` and draws them.
 
 The wire between the two is `wire.py` and `messages.py`; the child's side is `trainer_child.py`.
 A review crosses it once (`messages.ReviewAsked`): this side folds the event it derives from
@@ -21,8 +21,11 @@ Nothing is lost whichever side dies:
 - the child dies: the app sees the events pipe close with no `run_finished` on record and
   writes one itself ("failed", naming `engine.log`); it is the only writer once the child is gone.
 
-Forked, not spawned, so the child inherits the opened run and the backend as they are (see
-`trainer_child.py`). Where there is no fork (Windows), `make_driver` trains in the app's loop.
+Started, not forked: a fork of the app (which has threads: git readers, Textual's driver)
+copies whatever those threads held at that instant. The child is a fresh interpreter in a
+process group of its own, handed the opened run and the backend as one pickle (`job.py`),
+with two pipes of its own (`pass_fds`) and nothing else of the app's. Where there is no
+POSIX (Windows), `make_driver` trains in the app's loop.
 """
 
 from __future__ import annotations
@@ -30,10 +33,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
-import threading
-import time
-import warnings
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from ..model import events as ev
 from ..model.parse import parse_event
 from ..model.review import Reviewer, ReviewRequest
 from .driver import Backend, Driver, OpenedRun, Outcome, RunDriver, RunFold, crash_reason, save_crash
+from .job import Job, child_env, dump_job
 from .messages import (
     Answer,
     ForApp,
@@ -57,15 +59,18 @@ from .messages import (
     line_of,
     parse_for_app,
 )
-from .trainer_child import LOG_NAME, Job, run_child
+from .trainer_child import LOG_NAME
 from .wire import read_lines, write_all
 
+# `-c`, not `-m`: the scoring pool's workers start by importing the main module of the process
+# that made them unless it is a script-less `-c`, and the trainer's would pull in the whole engine.
+CHILD_MAIN = "import sys; from skilltui.runner.trainer_child import main; main(sys.argv)"
 CLOSE_SECONDS = 15.0  # how long the app waits for a stopping child to record its end
 
 
 def make_driver(opened: OpenedRun, backend: Backend, reviewer: Reviewer, *, secrets: list[str]) -> Driver:
-    """The app's driver: the trainer in a child process where the system can fork, else in the app's loop."""
-    if hasattr(os, "fork"):
+    """The app's driver: the trainer in a process of its own on POSIX, else in the app's loop."""
+    if os.name == "posix":
         return ProcessDriver(opened, backend, reviewer, secrets=secrets)
     return RunDriver(opened, backend, reviewer, secrets=secrets)
 
@@ -90,7 +95,7 @@ def _last_record(path: Path) -> dict[str, Any] | None:
 
 
 class ProcessDriver(RunFold):
-    """The `Driver` the app holds, for a trainer that runs in a forked child.
+    """The `Driver` the app holds, for a trainer that runs in a process of its own.
 
     `view` is the run so far, folded here from what the child sends; `bus` carries those
     events to the app's sinks (and lets tests put events in as if the child had sent them).
@@ -103,10 +108,8 @@ class ProcessDriver(RunFold):
         self.paused = False
         self.held = 0  # stages of the child waiting at the pause gate
         self._backend, self._reviewer, self._secrets = backend, reviewer, secrets
-        self._pid: int | None = None  # the child while it lives (None once reaped)
-        self._status: int | None = None  # its wait status, once reaped
-        self._reaping = threading.Lock()
-        self._forked = False
+        self._child: subprocess.Popen[bytes] | None = None
+        self._started = False
         self._commands: int | None = None
         self._stop: tuple[str, str] | None = None  # (reason, status) once a stop was asked for
         # The reviewer answering the review the view says waits (the engine asks one at a time);
@@ -117,34 +120,26 @@ class ProcessDriver(RunFold):
     @property
     def pid(self) -> int | None:
         """The trainer's process while it runs (what a benchmark adds to the app's memory)."""
-        return self._pid
+        child = self._child
+        return child.pid if child is not None and child.returncode is None else None
 
     # -- running the child ------------------------------------------------------------------
 
     async def run(self) -> Outcome:
-        """Fork the trainer and fold what it sends until it ends; the record says how it ended."""
+        """Start the trainer and fold what it sends until it ends; the record says how it ended."""
         self.read_history()
         if self._stop is not None:  # stopped before it started: there is no child to say so
             self.stopped_now()
             assert self.outcome is not None
             return self.outcome
-        events_r, events_w = os.pipe()
-        commands_r, commands_w = os.pipe()
-        with warnings.catch_warnings():
-            # Python 3.12+ warns about forking a process with threads; the child never touches
-            # what they held (it trains on a fresh thread, with its own loop and stdio).
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        self._forked = True
-        if pid == 0:  # the child: never returns into the app's stack
-            os.close(events_r)
-            os.close(commands_w)
-            job = Job(self.opened, self._backend, self._secrets, self.history or [], self.paused)
-            run_child(job, commands_r, events_w)
-        os.close(events_w)
-        os.close(commands_r)
-        self._pid, self._commands = pid, commands_w
+        job = Job(self.opened, self._backend, self._secrets, self.history or [], self.paused)
+        events_r = await asyncio.to_thread(self._start, dump_job(job))
         self.history = None  # the child has it; the view holds what it said
+        # What the person said while the child started, and the job did not carry yet.
+        if self.paused != job.paused:
+            self._send(Pause() if self.paused else Resume())
+        if self._stop is not None:
+            self._send(Stop(*self._stop))
         reader, transport = await read_lines(events_r)
         try:
             while line := await reader.readline():
@@ -157,10 +152,38 @@ class ProcessDriver(RunFold):
         finally:
             transport.close()
             self._stop_answering()
-        status = await asyncio.to_thread(self._reap, None)
-        self._after_child(status)
+        code = await asyncio.to_thread(self._reap, None)
+        self._after_child(code)
         assert self.outcome is not None
         return self.outcome
+
+    def _start(self, job: bytes) -> int:
+        """Start the trainer's process, hand it the job; the read end of its events pipe.
+
+        In a thread: starting a process and writing a run's history to it take longer than a frame.
+        """
+        events_r, events_w = os.pipe()
+        commands_r, commands_w = os.pipe()
+        log = os.open(self.run_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-c", CHILD_MAIN, str(commands_r), str(events_w)],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=log,
+                pass_fds=(commands_r, events_w),
+                process_group=0,  # the terminal's Ctrl-C is the app's to handle, not the trainer's
+                env=child_env(),
+            )
+        finally:
+            for fd in (log, commands_r, events_w):
+                os.close(fd)
+        self._child, self._started, self._commands = child, True, commands_w
+        assert child.stdin is not None
+        # A child that died before reading it is told of below, when its events pipe closes.
+        with contextlib.suppress(BrokenPipeError), child.stdin:
+            child.stdin.write(job)
+        return events_r
 
     def _take(self, message: ForApp) -> None:
         if isinstance(message, ev.Event):
@@ -204,7 +227,7 @@ class ProcessDriver(RunFold):
     # -- control ----------------------------------------------------------------------------
 
     def pause(self) -> None:
-        """Hold the child before its next stage (a child not forked yet starts paused)."""
+        """Hold the child before its next stage (a child not started yet starts paused)."""
         self.paused = True
         self._send(Pause())
 
@@ -221,7 +244,7 @@ class ProcessDriver(RunFold):
     def stopped_now(self, reason: str | None = None) -> None:
         """Say here, now, that the session ended; the child writes the record as it stops."""
         reason, status = self._stop or (reason or "stopped", "stopped")
-        if not self._forked and self.outcome is None:
+        if not self._started and self.outcome is None:
             self._record(status, reason)  # no child ever ran: the record is this side's to write
         self._finish(status, reason)
 
@@ -251,29 +274,19 @@ class ProcessDriver(RunFold):
     # -- the end of the child ---------------------------------------------------------------
 
     def _reap(self, timeout: float | None) -> int | None:
-        """Wait for the child to exit (at most `timeout` seconds); its wait status, None if it runs on.
+        """Wait for the child to exit (at most `timeout` seconds); its return code, None if it runs on.
 
         Two callers can wait at once: the run's thread once the child's pipe closes, and the
-        app's `close()` as it unmounts. One of them reaps the child; the other gets the same
-        status (a second `waitpid` would find no child, or be handed None for a pid).
+        app's `close()` as it unmounts; `Popen.wait` gives both the same code.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            with self._reaping:
-                if self._pid is None:
-                    return self._status
-                try:
-                    pid, status = os.waitpid(self._pid, os.WNOHANG)
-                except ChildProcessError:
-                    pid, status = self._pid, 0  # reaped by someone else than this driver
-                if pid:
-                    self._pid, self._status = None, status
-                    return status
-            if deadline is not None and time.monotonic() > deadline:
-                return None
-            time.sleep(0.01)
+        if self._child is None:
+            return None
+        try:
+            return self._child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
 
-    def _after_child(self, status: int | None) -> None:
+    def _after_child(self, code: int | None) -> None:
         """The child is gone: if it did not record its end, record it for it."""
         if self._commands is not None:
             os.close(self._commands)
@@ -290,11 +303,7 @@ class ProcessDriver(RunFold):
         if self._stop is not None:
             reason, kind = self._stop
         else:
-            how = (
-                f"was killed by signal {os.WTERMSIG(status)}"
-                if status is not None and os.WIFSIGNALED(status)
-                else "ended without recording why"
-            )
+            how = f"was killed by signal {-code}" if code is not None and code < 0 else "ended without recording why"
             reason, kind = (
                 f"the engine process {how}; its output is in {self.run_dir / LOG_NAME}; {self.opened.resume}",
                 "failed",
@@ -305,17 +314,17 @@ class ProcessDriver(RunFold):
     def close(self) -> None:
         """Stop the child if it still runs, wait for it to record its end, and release the pipes."""
         self._stop_answering()
-        if self._pid is None:
+        if self.pid is None:
             if self._commands is not None:
                 os.close(self._commands)
                 self._commands = None
             return
         if self._stop is None:
             self.stop(f"the app closed; {self.opened.resume}")
-        status = self._reap(CLOSE_SECONDS)
-        if status is None and (pid := self._pid) is not None:
+        code = self._reap(CLOSE_SECONDS)
+        if code is None and self._child is not None:
             # It would not stop: nothing more it writes can be trusted to finish.
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            status = self._reap(None)
-        self._after_child(status)
+                self._child.kill()
+            code = self._reap(None)
+        self._after_child(code)

@@ -1,4 +1,4 @@
-"""What crosses the pipes between the live app and its forked trainer, typed and checked on arrival.
+"""What crosses the pipes between the live app and its trainer process, typed and checked on arrival.
 
 Why typed: a dict keyed `"t"` let a misspelt key or a value of the wrong type travel until
 something deep in the app or the child tripped on it, far from the pipe. Each line is parsed

@@ -1,4 +1,4 @@
-"""The pipes between the live app and its forked trainer: one JSON message per line, each way.
+"""The pipes between the live app and its trainer process: one JSON message per line, each way.
 
 What the lines hold, and how each is checked as it arrives, is `messages.py`. Both sides
 write whole lines (`messages.line_of`, `write_all`) and read them with `read_lines`; the

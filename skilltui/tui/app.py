@@ -43,7 +43,8 @@ from ..model.summary import summarise
 from ..runner.driver import Backend, Driver, OpenedRun, Outcome
 from ..runner.engine_process import make_driver
 from .collector import QuietCollector, settle_heap
-from .main_screen import MAIN_CSS, PANES, MainScreen
+from .main_layout import MAIN_CSS, PANES
+from .main_screen import MainScreen
 from .palette import WorkCommands, copy_run_path, training_commands
 from .pool_reader import PoolReader
 from .reviewer import ReviewCoordinator, ScreenReviewer
@@ -123,11 +124,6 @@ class TrainingApp(App[int]):
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
             self.collector.touched()
         await super().on_event(event)
-
-    @property
-    def last_input(self) -> float:
-        """When the last key or mouse event came (`time.monotonic`): the panels wait while keys come."""
-        return self.collector.last_input
 
     def on_main_screen_back_on_top(self) -> None:
         self.reviews.open_queued()
@@ -218,9 +214,6 @@ class TrainingApp(App[int]):
     # -- keys ----------------------------------------------------------------------------
 
     def on_key(self, event: Key) -> None:
-        # The key's binding runs after this handler: `call_later` comes after its effect.
-        if self.screen is self.main:
-            self.call_later(self.main.key_handled)
         if self.main.hide_hint():
             try:
                 hint_seen_path().parent.mkdir(parents=True, exist_ok=True)
@@ -265,13 +258,13 @@ class TrainingApp(App[int]):
         if self.training:
             self.driver.pause()
             self.notify("Pausing: calls in flight finish, the next stage waits for resume (p).", timeout=4)
-            self.main.draw_header(time.monotonic())  # the header answers the key now, not when the trainer does
+            self.main.draw_header()  # the header answers the key now, not when the trainer does
         self.update_bindings()
 
     def action_resume(self) -> None:
         if self.training:
             self.driver.resume()
-            self.main.draw_header(time.monotonic())
+            self.main.draw_header()
         self.update_bindings()
 
     def action_help(self) -> None:

@@ -10,9 +10,8 @@ runs, full collections are taken out of Python's hands and run here instead:
 - after `LIMIT` seconds in any case, so a person who never stops typing still gets their
   memory back.
 
-The app's trainer is a forked child (`runner/engine_process.py`) with no collector ticking:
-it gets Python's own thresholds back as it starts, or its cycles would pile up for the
-length of the run.
+The app's trainer is a process of its own (`runner/engine_process.py`), a fresh interpreter
+with Python's own thresholds: nothing here reaches it.
 
 `settle_heap` moves what exists at start (the imports, the screens) out of the collector's
 sight for good: full collections never need to walk it.
@@ -21,7 +20,6 @@ sight for good: full collections never need to walk it.
 from __future__ import annotations
 
 import gc
-import os
 import time
 from collections.abc import Callable
 
@@ -29,18 +27,6 @@ QUIET = 0.5
 PERIOD = 10.0
 LIMIT = 60.0
 NEVER = 1 << 30  # a generation-2 threshold Python never reaches
-_taken: list[tuple[int, int, int]] = []  # the thresholds a started collector took over
-
-
-def _give_back_in_child() -> None:
-    """A forked child (the trainer's process) has no collector of its own: Python collects for it again."""
-    if _taken:
-        gc.set_threshold(*_taken[0])
-        _taken.clear()
-
-
-if hasattr(os, "register_at_fork"):  # POSIX; where there is no fork the trainer shares the app's collector
-    os.register_at_fork(after_in_child=_give_back_in_child)
 
 
 def settle_heap() -> None:
@@ -62,7 +48,6 @@ class QuietCollector:
     def start(self) -> None:
         if self._saved is None:
             self._saved = gc.get_threshold()
-            _taken[:] = [self._saved]
             gc.set_threshold(self._saved[0], self._saved[1], NEVER)
         self.last_full = self._clock()
 
@@ -70,7 +55,6 @@ class QuietCollector:
         if self._saved is not None:
             gc.set_threshold(*self._saved)
             self._saved = None
-            _taken.clear()
 
     def touched(self) -> None:
         self.last_input = self._clock()

@@ -143,10 +143,6 @@ class DiskPanes(Screen):
 
     def _label(self, pane: str, text: str) -> None:
         self._labels[pane] = text
-        self.labels_changed()
-
-    def labels_changed(self) -> None:
-        """A tab's label is due to change (`_labels`); the main screen draws it when keys allow."""
         self.draw_labels()
 
     def draw_labels(self) -> None:
