@@ -249,6 +249,9 @@ Wenzeslaw, the van. Now.
 ADA
 Fine. Hand it over, Grace.
 
+BRUNO
+Whoa, easy. Psst, over here. Ugh, fine.
+
 Ada shoves it at MCALLISTER. Mrs Smith watches from the stairs.
 """
 
@@ -290,6 +293,7 @@ def test_common_craft_prose_still_passes_beside_those_names(make_work):
         "Fine. Listen to how people talk: a line can open on a name, a title or an order. "
         "Thanks, yes and no are cheap; cut them. Now let the scene end on an action. "
         "Write Mr, Mrs or Dr only when the story does, and never Mrs Invented twice in a row. "
-        "Smith the blacksmith is a trade, not a name. Grace notes in music are ornaments: grace in lower case."
+        "Smith the blacksmith is a trade, not a name. Grace notes in music are ornaments: grace in lower case. "
+        "Cut the Whoa, the Psst and the Ugh that open lines; WHOA in capitals is a shout."
     )
     assert leaks(lx, prose) == []

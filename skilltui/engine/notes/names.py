@@ -70,6 +70,12 @@ ADDRESS_WORDS = {
     "Granny", "Grandma", "Grandpa", "Boss", "Darling", "Honey", "Love", "Man", "Mate", "Babe", "Baby", "Kid",
     "Son", "Folks", "Guys", "Everyone", "Everybody", "Ma'am", "Madam", "Okay", "Yes", "No", "Please",
 }  # fmt: skip
+# Interjections rare enough in writing to pass for names where a line opens on them ("Whoa, easy.").
+INTERJECTIONS = {
+    "shh", "psst", "whoa", "jeez", "oops", "ooh", "mmm", "gee", "ow", "ouch", "phew", "oi", "ahem", "yikes",
+    "gosh", "golly", "dammit", "bah", "pfft", "tsk", "hah", "heh", "blimey", "crikey", "hmm", "ugh", "huh",
+    "uh", "um", "aw", "yep", "nope", "eh", "er", "yo", "wow", "hey", "ah", "ha",
+}  # fmt: skip
 
 
 def fold_char(c: str) -> str:
@@ -184,11 +190,11 @@ def addressed_names(line: str, lower_words: set[str]) -> set[str]:
     found = set()
     for m in ADDRESS_FIRST.finditer(line):
         word = m.group(1)
-        if not common(word.replace("'", "")) and word.upper() not in TITLES:
+        if not common(word.replace("'", "")) and word.upper() not in TITLES and word.lower() not in INTERJECTIONS:
             found.add(word)
     for m in ADDRESS_LAST.finditer(line):
         word = m.group(1)
-        if word.upper() in TITLES or word in ADDRESS_WORDS:
+        if word.upper() in TITLES or word in ADDRESS_WORDS or word.lower() in INTERJECTIONS:
             continue
         if not common(word.replace("'", "")) or word.lower() not in lower_words:
             found.add(word)
