@@ -250,7 +250,8 @@ ADA
 Fine. Hand it over, Grace.
 
 BRUNO
-Whoa, easy. Psst, over here. Ugh, fine.
+Whoa, easy. Psst, over here. Ugh, fine. Brannagh, the ladder. Knead it. Heel, fold, turn.
+Morally, it is theft.
 
 Ada shoves it at MCALLISTER. Mrs Smith watches from the stairs.
 """
@@ -278,6 +279,7 @@ def test_names_a_reader_meets_outside_cues_and_mid_sentence_capitals_leak(make_w
         ("Let Mcallister drag it.", "'Mcallister'"),
         ("Say thanks to Ottilie.", "'Ottilie'"),  # a first name said once in dialogue
         ("Wenzeslaw drives.", "'Wenzeslaw'"),  # said once, opening a line
+        ("Brannagh holds the ladder.", "'Brannagh'"),  # said once, opening a sentence inside a line
         ("Let Grace take it.", "'Grace'"),  # a common word said to someone, never a word in the work
     ):
         problems = leaks(lx, body)
@@ -294,6 +296,7 @@ def test_common_craft_prose_still_passes_beside_those_names(make_work):
         "Thanks, yes and no are cheap; cut them. Now let the scene end on an action. "
         "Write Mr, Mrs or Dr only when the story does, and never Mrs Invented twice in a row. "
         "Smith the blacksmith is a trade, not a name. Grace notes in music are ornaments: grace in lower case. "
-        "Cut the Whoa, the Psst and the Ugh that open lines; WHOA in capitals is a shout."
+        "Cut the Whoa, the Psst and the Ugh that open lines; WHOA in capitals is a shout. "
+        "A baker's Heel, fold, turn is a rhythm, not a name; say what is Morally at stake."
     )
     assert leaks(lx, prose) == []

@@ -30,6 +30,9 @@ from functools import lru_cache
 from wordfreq import zipf_frequency
 
 COMMON_ZIPF = 4.0  # Zipf frequency from which an English word is common (10 in a million words)
+# Below this (one in a million words) a word opening a sentence of dialogue before a comma is a
+# name said to someone ("Ottilie, the torch."), not an adverb or a verb ("Morally, ...": 3.6).
+RARE_ZIPF = 3.0
 TITLES = {
     "DR", "DOCTOR", "MR", "MRS", "MS", "MISS", "MX", "CAPTAIN", "CAPT", "DETECTIVE", "DET", "SERGEANT", "SGT",
     "INSPECTOR", "PROFESSOR", "PROF", "FATHER", "SISTER", "BROTHER", "AUNT", "UNCLE", "LADY", "LORD", "SIR",
@@ -60,9 +63,10 @@ TITLED = re.compile(
 )
 # A character introduced in capitals, with an age or a description in brackets: OTTILIE (20s), shy.
 INTRODUCED = re.compile(rf"(?<![\w'])({_CAPS_WORD}(?:[ \t]+{_CAPS_WORD}){{0,2}})[ \t]*\([^)\n]*[a-z0-9][^)\n]*\)")
-# A name said to someone: at the start of a line of dialogue before a comma, or after a comma at
-# the end of a clause ("Thanks, Grace." "Is that you, Ottilie?").
-ADDRESS_FIRST = re.compile(rf"^({NAME_WORD})(?:,|!|\?)")
+# A name said to someone: opening a sentence of dialogue before a comma, or after a comma at the
+# end of a clause ("Ottilie, the torch." "Fine. Brannagh, the ladder." "Thanks, Grace."); a word
+# opening a list is no name ("Heel, fold, turn.").
+ADDRESS_FIRST = re.compile(rf"(?:^|[.!?][ \t]+)({NAME_WORD})(?:,(?![ \t]*[\w']+,)|!|\?)")
 ADDRESS_LAST = re.compile(rf",[ \t]+({NAME_WORD})(?=[.!?,;]|[ \t]*$)", re.MULTILINE)
 # Words said to someone that are not names, though a script capitalises them after a comma.
 ADDRESS_WORDS = {
@@ -190,7 +194,8 @@ def addressed_names(line: str, lower_words: set[str]) -> set[str]:
     found = set()
     for m in ADDRESS_FIRST.finditer(line):
         word = m.group(1)
-        if not common(word.replace("'", "")) and word.upper() not in TITLES and word.lower() not in INTERJECTIONS:
+        rare = zipf_frequency(word.replace("'", "").lower(), "en") < RARE_ZIPF
+        if rare and word.upper() not in TITLES and word.lower() not in INTERJECTIONS:
             found.add(word)
     for m in ADDRESS_LAST.finditer(line):
         word = m.group(1)
