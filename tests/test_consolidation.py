@@ -10,6 +10,7 @@ from skilltui.cli import main
 from skilltui.core.formats import parse_note, render_note
 from skilltui.engine.update.attribution import attribute, episodes
 from skilltui.engine.update.consolidation import near_duplicates, no_growth, notes_of
+from skilltui.runs import operations
 from skilltui.store.pool import Pool
 from skilltui.store.run import Run, read_json
 from tests.support.recorded import recorded
@@ -155,3 +156,28 @@ def test_a_run_from_before_consolidation_is_not_reopened_at_an_epoch_it_left(tmp
     # Epoch 0 was left for epoch 1 before: it stays as it was; the epoch under way ends consolidated.
     assert not (run.backward_dir(0, 0, 0)).exists()
     assert (run.backward_dir(1, 0, 0) / "commit.txt").exists()
+
+
+def test_a_consolidation_that_changes_nothing_leaves_no_commit_and_the_newest_update_reverts(tmp_path, make_work):
+    works = [make_work("sable-quay", 4), make_work("tin-orchard", 4)]
+    runs = tmp_path / "runs"
+    # One note, read by the writers, with no twin: the consolidation finds nothing to merge or drop.
+    assert train_with(OfflineBackend(), runs, works, [], "--steps", "1", "--consolidate") == 0
+    run = Run(runs / "r")
+    pool = run.pool
+    update = read_json(run.backward_dir(0, 0, 1) / "commit.txt")
+    consolidation = read_json(run.backward_dir(0, 0, 0) / "commit.txt")
+    assert update["decision"] == "approve" and pool.files(update["after"]) != pool.files(update["before"])
+    assert consolidation["decision"] == "approve" and consolidation["message"].startswith("no change")
+    # The pool's HEAD is the last real update, not an empty commit above it.
+    assert pool.head() == update["after"] == consolidation["before"] == consolidation["after"]
+    # Decided like any micro-step: its decision on record, its stamped commit reachable from a ref.
+    decisions = [e for e in recorded(run.events_path) if e["kind"] == "decision" and e["group"] == 0]
+    assert [(d["decision"], d["after"]) for d in decisions] == [("approve", consolidation["attempt_commit"])]
+    ref = consolidation["ref"]
+    assert pool.git("rev-parse", ref) == consolidation["attempt_commit"]
+    assert "Skilltui-Kind: consolidation" in pool.git("log", "-1", "--format=%B", ref)
+    # The history browser's revert of the newest commit (it refused an empty one).
+    done = operations.revert(run, pool.head())
+    assert done.record.target == update["after"] and pool.head() != update["after"]
+    assert pool.note_paths() == [p for p in pool.files(update["before"]) if p.endswith(".md")]

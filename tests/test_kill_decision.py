@@ -160,3 +160,22 @@ def test_candidates_killed_after_their_checks_are_reviewed_without_a_new_round(m
     pool = Pool(run / "memory")
     assert not pool.git("for-each-ref", "refs/skilltui/dead/").strip()
     assert len(pool.git("for-each-ref", "refs/skilltui/candidates/").split("\n")) == 3
+
+
+@pytest.mark.parametrize(("point", "when"), [(REVIEWED, "after"), (FINISHED, "before")])
+def test_a_consolidation_that_changes_nothing_killed_inside_its_decision_leaves_no_commit(
+    make_work, tmp_path: Path, point, when
+) -> None:
+    runs, works = tmp_path / "runs", [make_work("kiln-yard", 2)]
+    args = argv(runs, works)
+    assert run_killed(point, 1, args, when=when, only=CONSOLIDATION) == -9
+    again = run_plain(args)
+    assert again.returncode == 0, again.stderr
+    run = runs / "r"
+    check_decided_once(run)
+    update = json.loads((run / "epoch0/step0/backward/g1/commit.txt").read_text())
+    consolidation = json.loads((run / "epoch0/step0/backward/g0/commit.txt").read_text())
+    assert consolidation["decision"] == "approve" and consolidation["after"] == consolidation["before"]
+    pool = Pool(run / "memory")
+    assert pool.head() == update["after"]  # the last real update, with no empty commit above it
+    assert pool.git("rev-parse", consolidation["ref"]) == consolidation["attempt_commit"]

@@ -198,7 +198,8 @@ def test_names_are_found_the_ways_readers_write_them(tmp_path):
         ("As Harbour Café does it.", "the title 'Harbour Café'"),  # the folder's name, accented as a reader would
         ("As Cafe Lumiere does it.", "the title 'Cafe Lumiere'"),  # the title page, accents folded
         ("As Café Lumière does it.", "the title 'Café Lumière'"),
-        ("Ask after Mrs Abernethy early.", "the proper noun 'Abernethy'"),  # a surname said only in dialogue
+        ("Ask after Mrs Abernethy early.", "the character 'Mrs Abernethy'"),  # a surname said only in dialogue
+        ("Ask after Abernethy early.", "the proper noun 'Abernethy'"),
         ("The radio talks of the Kittiwake.", "the proper noun 'Kittiwake'"),  # a ship
         ("A storm off Porthcurnow.", "the proper noun 'Porthcurnow'"),  # a town
     ):
@@ -229,3 +230,73 @@ def test_lint_show_terms_lists_the_lexicon_of_a_work(tmp_path, capsys):
     assert not any(line.endswith("  Rain") or line.endswith("  Nobody") for line in out)  # sentence starts
     assert main(["lint", "--show-terms"]) == 2  # nothing to show without a work
     assert "--show-terms needs --work" in capsys.readouterr().err
+
+
+# Names that are neither cues nor capitalised mid-sentence, appended to a generated work: a
+# surname met only in an introduction with a title, odd capitals, names said once in dialogue.
+INTRODUCTIONS = """INT. GLASSWORKS - DAY
+
+MRS. HALVERSEN (60s) enters, shaking rain from an umbrella. Mr. Quenby holds the door.
+
+McAllister drags a crate to the kiln. O'brien counts the panes.
+
+ADA
+Thanks, Ottilie. Wrap the big one twice.
+
+BRUNO
+Wenzeslaw, the van. Now.
+
+ADA
+Fine. Hand it over, Grace.
+
+BRUNO
+Whoa, easy. Psst, over here. Ugh, fine. Brannagh, the ladder. Knead it. Heel, fold, turn.
+Morally, it is theft.
+
+Ada shoves it at MCALLISTER. Mrs Smith watches from the stairs.
+"""
+
+
+def introduced(make_work) -> Lexicon:
+    folder = make_work("glass-house")
+    with (folder / "human" / "02.fountain").open("a", encoding="utf-8") as episode:
+        episode.write("\n" + INTRODUCTIONS)
+    return Lexicon.from_works([load_work(folder)])
+
+
+def test_names_a_reader_meets_outside_cues_and_mid_sentence_capitals_leak(make_work):
+    lx = introduced(make_work)
+    for body, what in (
+        ("Ask Halversen about the kiln.", "'Halversen'"),  # the surname of an introduction with a title
+        ("Ask Mrs Halversen about the kiln.", "'Mrs Halversen'"),
+        ("HALVERSEN owns the kiln.", "'HALVERSEN'"),
+        ("Let Quenby hold the door.", "'Quenby'"),  # title-case with a title's full stop
+        ("Let Mrs Smith watch.", "'Mrs Smith'"),  # a common surname is a name after a title
+        ("Let O'brien count.", '"O\'brien"'),  # odd capitals, in the script and in the note
+        ("Let O'Brien count.", '"O\'Brien"'),
+        ("Let McAllister drag it.", "'McAllister'"),
+        ("Let MCALLISTER drag it.", "'MCALLISTER'"),
+        ("Let Mcallister drag it.", "'Mcallister'"),
+        ("Say thanks to Ottilie.", "'Ottilie'"),  # a first name said once in dialogue
+        ("Wenzeslaw drives.", "'Wenzeslaw'"),  # said once, opening a line
+        ("Brannagh holds the ladder.", "'Brannagh'"),  # said once, opening a sentence inside a line
+        ("Let Grace take it.", "'Grace'"),  # a common word said to someone, never a word in the work
+    ):
+        problems = leaks(lx, body)
+        assert len(problems) == 1, (body, problems)
+        assert problems[0].startswith("character/x.md: names the "), problems
+        assert f" {what} of the training work glass-house" in problems[0], problems
+
+
+def test_common_craft_prose_still_passes_beside_those_names(make_work):
+    lx = introduced(make_work)
+    prose = (
+        "Introduce a character in capitals with an age the first time (20s), then in plain case. "
+        "Fine. Listen to how people talk: a line can open on a name, a title or an order. "
+        "Thanks, yes and no are cheap; cut them. Now let the scene end on an action. "
+        "Write Mr, Mrs or Dr only when the story does, and never Mrs Invented twice in a row. "
+        "Smith the blacksmith is a trade, not a name. Grace notes in music are ornaments: grace in lower case. "
+        "Cut the Whoa, the Psst and the Ugh that open lines; WHOA in capitals is a shout. "
+        "A baker's Heel, fold, turn is a rhythm, not a name; say what is Morally at stake."
+    )
+    assert leaks(lx, prose) == []

@@ -50,7 +50,7 @@ def test_compare_report_runs_the_summary_and_the_app_agree_on_one_run(tmp_path, 
     summary = summarise(view).lines()
     assert summary[1] == f"train loss {first.text()} → {last.text()}"
     # A gated run: validation starts from the notes before any update, as the gate measured them.
-    base = sum(view.val_baseline.values()) / len(view.val_baseline)
+    base = view.gate_before[view.first_review][0]  # what the first review's header showed
     assert summary[2] == f"selection (validation) loss {base:.3f} (1 work) before any update → {vals[(0, 1)].text()}"
     assert "over 1 kept micro-step" in summary[3]
 

@@ -71,6 +71,23 @@ def step_means(view: RunView) -> dict[StepKey, Mean]:
     return {key: mean for key, step in view.steps.items() if (mean := step_mean(step)) is not None}
 
 
+def val_start(view: RunView) -> Mean | None:
+    """The validation of the notes training started from, before any update (a gated run), or None.
+
+    The "before" of the gate verdict the first review showed (the first verdict, before any
+    review): the one figure that review's header and the end summary both show. A run with no
+    verdict yet (killed before it) falls back to the mean of the works' first "before" points.
+    """
+    if view.gate_before:
+        first = view.first_review if view.first_review in view.gate_before else min(view.gate_before)
+        before, works = view.gate_before[first]
+        return Mean(before, works, works, frozenset(view.val_baseline))
+    if not view.val_baseline:
+        return None
+    values = list(view.val_baseline.values())
+    return Mean(sum(values) / len(values), len(values), len(values), frozenset(view.val_baseline))
+
+
 def val_means(view: RunView) -> dict[StepKey, Mean]:
     return {key: mean for key, step in view.steps.items() if (mean := val_mean(step)) is not None}
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.json_read import read_json
-from .figures import Mean, change, settled, step_means, val_means
+from .figures import Mean, change, settled, step_means, val_means, val_start
 from .view import RunView
 
 
@@ -166,12 +166,12 @@ def summarise(view: RunView) -> RunSummary:
     if len(means) > 1 and means[0].covers != means[-1].covers:
         same = change(view, keys[0], keys[-1])
     vals = [mean for key, mean in val_means(view).items() if view.steps[key].finished]
-    baseline = bool(view.val_baseline) and bool(vals)
-    if baseline:
+    start = val_start(view)
+    baseline = start is not None and bool(vals)
+    if start is not None and vals:
         # The notes training started from, as the gate measured them before the first update:
         # the first step's point already holds that step's updates.
-        values = list(view.val_baseline.values())
-        vals.insert(0, Mean(sum(values) / len(values), len(values), len(values), frozenset(view.val_baseline)))
+        vals.insert(0, start)
     added, changed, removed = note_changes(view)
     updates, empty = kept_updates(view)
     return RunSummary(

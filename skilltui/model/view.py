@@ -114,6 +114,12 @@ class RunView:
     # first update (its "before" point): where the validation line of the summary starts.
     val_baseline: dict[str, float] = field(default_factory=dict)
     val_baseline_at: At | None = None  # the micro-step (epoch, step, group) it was measured before
+    # Each gate verdict's "before" (its mean, the works it shares) by micro-step attempt, and the
+    # first review asked: the figure that review's header showed is where validation starts
+    # (figures.val_start). Later passes of the same notes (a rerun's, the fresh pass of a kept
+    # candidate) move `val_baseline`, not what that review said.
+    gate_before: dict[MicroKey, tuple[float, int]] = field(default_factory=dict)
+    first_review: MicroKey | None = None
     marks: dict[str, Mark] = field(default_factory=dict)  # commit -> the decision that kept or dropped it
     decisions: dict[str, int] = field(default_factory=dict)  # approve / rerun / rollback -> how many
     micro_steps: dict[MicroKey, ev.MicroStep] = field(default_factory=dict)  # without patch, message
@@ -189,6 +195,8 @@ class RunView:
                     self.val_baseline[intern(event.work)] = event.loss
             case ev.TestMeasured():
                 self.tests = [t for t in self.tests if t.point != event.point] + [event]
+            case ev.GateChecked(before=float() as before):
+                self.gate_before[event.at.micro_key] = (before, event.works)
             case ev.ValLoss() | ev.GateChecked() | ev.Summary() | ev.PoolChanged() | ev.HistoryAction():
                 pass  # the gate's calls count as calls; the review screen and the pool panes read the rest
             case ev.MicroStep():
@@ -198,6 +206,8 @@ class RunView:
                 self.micro_steps[event.at.micro_key] = kept
             case ev.ReviewRequested():
                 self.pending_review = event
+                if self.first_review is None:
+                    self.first_review = event.at.micro_key
                 self.status = "review"
             case ev.DecisionMade():
                 self._decision(event)

@@ -35,10 +35,24 @@ def join(grouped: list[list[str]]) -> str:
     return "\n\n".join(b for scene in grouped for b in scene) + "\n"
 
 
-def is_cue_block(block: str) -> bool:
+def cue_name(block: str) -> str | None:
+    """The character a dialogue block's cue names, as Fountain reads it; None for any other block.
+
+    A cue is a line in capitals, or any name forced with `@` (`@McAllister`, the way Fountain
+    cues a name in odd case); an extension (`(V.O.)`) and the dual-dialogue caret (`^`) are
+    not part of the name.
+    """
     lines = block.split("\n")
-    cue = lines[0].split("(")[0].strip()
-    return len(lines) > 1 and cue.isupper() and any(c.isalpha() for c in cue) and not HEADING.match(block)
+    if len(lines) < 2 or HEADING.match(block):
+        return None
+    cue = lines[0].split("(")[0].strip().removesuffix("^").strip()
+    if cue.startswith("@"):
+        return cue[1:].strip() or None
+    return cue if cue.isupper() and any(c.isalpha() for c in cue) else None
+
+
+def is_cue_block(block: str) -> bool:
+    return cue_name(block) is not None
 
 
 def drop_words(text: str, rate: float = 1 / 25, seed: int = 0) -> str:
@@ -73,25 +87,29 @@ def reverse_scenes(text: str) -> str:
 
 
 def speakers(text: str) -> list[str]:
-    found = []
+    """The episode's speaking characters in order of appearance, each as first written (one per name
+    whatever its case: `@McAllister` and `MCALLISTER` are one character, as they are to Fountain)."""
+    found: dict[str, str] = {}
     for block in blocks(text):
-        if is_cue_block(block):
-            name = block.split("\n")[0].split("(")[0].strip()
-            if name not in found:
-                found.append(name)
-    return found
+        name = cue_name(block)
+        if name is not None:
+            found.setdefault(name.upper(), name)
+    return list(found.values())
 
 
 def swap_cues(text: str) -> str:
     """Every cue moved to another speaker of the episode (the next one in order of appearance)."""
     cast = speakers(text)
     assert len(cast) >= 2, "an episode needs two speakers to swap their lines"
+    order = [name.upper() for name in cast]
     out = []
     for block in blocks(text):
-        if is_cue_block(block):
+        name = cue_name(block)
+        if name is not None:
             lines = block.split("\n")
-            name = lines[0].split("(")[0].strip()
-            lines[0] = lines[0].replace(name, cast[(cast.index(name) + 1) % len(cast)], 1)
+            new = cast[(order.index(name.upper()) + 1) % len(cast)]
+            rest = lines[0][lines[0].index(name) + len(name) :]  # its extension and caret stay
+            lines[0] = ("" if new.isupper() else "@") + new + rest
             block = "\n".join(lines)
         out.append(block)
     return "\n\n".join(out) + "\n"
@@ -301,7 +319,7 @@ def reported_speech(text: str) -> str:
     for block in blocks(text):
         if is_cue_block(block):
             lines = block.split("\n")
-            name = lines[0].split("(")[0].strip().title()
+            name = str(cue_name(block)).title()
             said = " ".join(line for line in lines[1:] if not line.startswith("("))
             block = f'{name} says, "{said}"'
         out.append(block)

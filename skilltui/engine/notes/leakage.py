@@ -30,10 +30,19 @@ import re
 from dataclasses import dataclass, field
 
 from screenplain.parsers import fountain
-from screenplain.types import Dialog, DualDialog, Slug
+from screenplain.types import Action, Dialog, DualDialog, Slug
 
 from ..data.works import Work
-from .names import at_sentence_start, common, fold, proper_nouns, variants
+from .names import (
+    addressed_names,
+    at_sentence_start,
+    common,
+    fold,
+    introduced_names,
+    proper_nouns,
+    titled_names,
+    variants,
+)
 
 MIN_RUN = 8
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -85,25 +94,35 @@ class Lexicon:
         titles += [page_title(text) for text in texts.values()]
         for title in titles:
             self._term(title, "the title", work.name)
+        said: list[str] = []  # lines of dialogue
+        acted: list[str] = []  # lines of action
         for number, text in texts.items():
             for element in fountain.parse(io.StringIO(text)):
                 if isinstance(element, Slug):
                     place = _location(str(element.line))
                     if place:
                         self._term(place, "the scene-heading location", work.name)
+                if isinstance(element, Action):
+                    acted.extend(str(line) for line in element.lines)
                 dialogs = [element.left, element.right] if isinstance(element, DualDialog) else [element]
                 for dialog in dialogs:
                     if isinstance(dialog, Dialog):
                         name = str(dialog.character).split("(")[0].strip().lstrip("@")
                         if name:
                             self._term(name, "the speaking character", work.name)
+                        said.extend(str(line) for parenthetical, line in dialog.blocks if not parenthetical)
             words = [w.lower() for w in WORD.findall(fold(text))]
             for i in range(len(words) - MIN_RUN + 1):
                 self.runs.setdefault(hash(tuple(words[i : i + MIN_RUN])), (work.name, number))
         # After cues and headings, so a cue keeps its name ("the speaking character").
-        for text in texts.values():
-            for noun in sorted(proper_nouns(text)):
-                self._term(noun, "the proper noun", work.name)
+        lower_words = {w for text in texts.values() for w in WORD.findall(fold(text)) if w.islower()}
+        found = [(noun, "the proper noun") for text in texts.values() for noun in proper_nouns(text)]
+        found += [(name, "the character") for line in acted + said for name in titled_names(line)]
+        found += [(name, "the introduced character") for line in acted for name in introduced_names(line)]
+        addressed = [name for line in said for name in addressed_names(line, lower_words)]
+        found += [(name, "the character addressed in dialogue") for name in addressed]
+        for name, what in sorted(found):
+            self._term(name, what, work.name)
 
     def _term(self, name: str, what: str, work: str) -> None:
         for form in sorted(variants(name)):

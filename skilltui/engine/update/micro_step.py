@@ -316,6 +316,10 @@ class MicroStep:
             c.decided = await asyncio.to_thread(self.stamp, c, fates[c.attempt][0], decision.by)
         keep: dict[str, str] = {}  # every ref the decision moves -> the stamped commit it keeps
         refs: dict[int, str | None] = {}
+        # A consolidation that changed nothing leaves no commit on the pool (an empty one at
+        # HEAD would be the newest commit, which the history browser cannot revert): it is
+        # approved, recorded and kept under a ref like any decided commit, and HEAD stays.
+        unchanged = approve and self.role is not BACKWARD and await asyncio.to_thread(same_tree, self.pool, chosen)
         for c in ranked:
             if c.record.get("ref"):  # a candidate's own ref holds its stamped commit, whatever the decision
                 keep[str(c.record["ref"])] = c.commit
@@ -325,6 +329,9 @@ class MicroStep:
                 kind = "rerun" if decision.action == "rerun" else "rolledback"
                 refs[c.attempt] = f"refs/skilltui/{kind}/{self.prefix}-a{c.attempt}"
                 keep[refs[c.attempt]] = c.commit
+        if unchanged:
+            refs[chosen.attempt] = f"refs/skilltui/unchanged/{self.prefix}-a{chosen.attempt}"
+            keep[refs[chosen.attempt]] = chosen.commit
         reviews = {}
         for c in ranked:
             action, note, reason = fates[c.attempt]
@@ -344,7 +351,7 @@ class MicroStep:
             reason=decision.reason,
             **decision_figures(chosen.verdict),
         )
-        head = chosen.commit if approve else self.before
+        head = chosen.commit if approve and not unchanged else self.before
         finished = None
         if decision.action != "rerun":
             finished = self.records.outcome(
@@ -368,6 +375,11 @@ class MicroStep:
     def evidence(self) -> str:
         """What the Skilltui-Evidence trailer says this micro-step acted on."""
         return provenance.evidence_value(self.samples)
+
+
+def same_tree(pool: Pool, c: Checked) -> bool:
+    """Whether an attempt's commit leaves the notes as its parent had them (an empty commit)."""
+    return pool.git("rev-parse", f"{c.commit}^{{tree}}") == pool.git("rev-parse", f"{c.commit}^^{{tree}}")
 
 
 def gate_figures(verdict: GateVerdict | None) -> dict | None:
