@@ -307,3 +307,8 @@ def donor_notes(source: Path) -> list[str]:
     if problems:
         raise UsageError(f"--init-pool {source} fails the linter ({problems[0]}); run `skilltui lint {source}`")
     return notes
+
+
+def changes_nothing(pool: Pool, sha: str) -> bool:
+    """Whether commit `sha` leaves the notes as its parent had them (an empty commit)."""
+    return pool.git("rev-parse", f"{sha}^{{tree}}") == pool.git("rev-parse", f"{sha}^^{{tree}}")

@@ -49,7 +49,7 @@ from ...model.at import At
 from ...model.review import Decision, GateVerdict, Reviewer
 from ...store.micro_records import Checked, MicroRecords, Round, attempt_reviewed
 from ...store.places import Sample
-from ...store.pool import Pool
+from ...store.pool import Pool, changes_nothing
 from ...store.reconcile import kept_notice
 from ..stages.context import Context
 from . import decided, provenance
@@ -319,7 +319,9 @@ class MicroStep:
         # A consolidation that changed nothing leaves no commit on the pool (an empty one at
         # HEAD would be the newest commit, which the history browser cannot revert): it is
         # approved, recorded and kept under a ref like any decided commit, and HEAD stays.
-        unchanged = approve and self.role is not BACKWARD and await asyncio.to_thread(same_tree, self.pool, chosen)
+        unchanged = (
+            approve and self.role is not BACKWARD and await asyncio.to_thread(changes_nothing, self.pool, chosen.commit)
+        )
         for c in ranked:
             if c.record.get("ref"):  # a candidate's own ref holds its stamped commit, whatever the decision
                 keep[str(c.record["ref"])] = c.commit
@@ -375,11 +377,6 @@ class MicroStep:
     def evidence(self) -> str:
         """What the Skilltui-Evidence trailer says this micro-step acted on."""
         return provenance.evidence_value(self.samples)
-
-
-def same_tree(pool: Pool, c: Checked) -> bool:
-    """Whether an attempt's commit leaves the notes as its parent had them (an empty commit)."""
-    return pool.git("rev-parse", f"{c.commit}^{{tree}}") == pool.git("rev-parse", f"{c.commit}^^{{tree}}")
 
 
 def gate_figures(verdict: GateVerdict | None) -> dict | None:
