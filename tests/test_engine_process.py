@@ -169,3 +169,50 @@ def test_the_run_and_the_app_closing_can_wait_for_the_child_at_once(open_trainin
     waiter.join(5)
     assert codes == [3, 3]
     assert driver.pid is None and gone(pid)
+
+
+async def test_the_trainer_holds_the_run_lock_with_the_app(open_training):
+    opened = open_training()
+    app = make_app(opened, latency=0.3)
+    lock_file = (opened.run.root / "lock").resolve()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.driver.pid is not None and app.view.works["alpha"].stage == "forward")
+        pid = app.driver.pid
+        held = {os.path.realpath(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        assert str(lock_file) in held, held
+        await pilot.press("q")
+        await pilot.press("y")
+    assert gone(pid)
+
+
+def test_a_run_stays_locked_while_the_trainer_outlives_a_killed_app(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from skilltui.store.run import is_locked
+
+    # The app: takes the lock, starts a trainer that inherits it the way engine_process does,
+    # then dies without releasing anything (as a SIGKILL would).
+    app = f"""
+import os, subprocess, sys
+from pathlib import Path
+from skilltui.store.run import RunLock
+lock = RunLock(Path({str(tmp_path)!r})); lock.acquire()
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                         pass_fds=(lock.held_fd(),), process_group=0,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(child.pid, flush=True)
+os._exit(0)
+"""
+    done = subprocess.run([sys.executable, "-c", app], capture_output=True, text=True, timeout=60, check=True)
+    trainer = int(done.stdout.split()[0])
+    try:
+        assert is_locked(tmp_path)  # the app is gone; the trainer it started still holds the run
+    finally:
+        os.kill(trainer, signal.SIGKILL)
+    # The kernel drops the lock once the trainer's descriptors close: wait for that, bounded.
+    deadline = time.monotonic() + 30
+    while is_locked(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not is_locked(tmp_path)

@@ -165,13 +165,16 @@ class ProcessDriver(RunFold):
         events_r, events_w = os.pipe()
         commands_r, commands_w = os.pipe()
         log = os.open(self.run_dir / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        held = [fd for fd in (self.opened.lock.held_fd(),) if fd is not None]
         try:
             child = subprocess.Popen(
                 [sys.executable, "-c", CHILD_MAIN, str(commands_r), str(events_w)],
                 stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=log,
-                pass_fds=(commands_r, events_w),
+                # The run lock's descriptor too: the run stays locked while the trainer lives,
+                # even when the app is killed first (RunLock.held_fd).
+                pass_fds=(commands_r, events_w, *held),
                 process_group=0,  # the terminal's Ctrl-C is the app's to handle, not the trainer's
                 env=child_env(),
             )

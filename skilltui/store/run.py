@@ -185,6 +185,16 @@ class RunLock:
         if self._lock.is_locked:
             self._lock.release()
 
+    def held_fd(self) -> int | None:
+        """The descriptor that holds the lock, or None when it is not held.
+
+        A process started for the same session (the app's trainer) inherits it, so the kernel
+        keeps the run locked until both are gone: an app killed while its trainer still
+        finishes a stage must not let a second trainer into the same run. filelock keeps the
+        descriptor in its context (4.x, pinned).
+        """
+        return self._lock._context.lock_file_fd if self._lock.is_locked else None
+
 
 def is_locked(run_dir: Path) -> bool:
     """True while some process trains this run (used by tools that must not change it underneath)."""
