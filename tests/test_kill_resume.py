@@ -163,10 +163,13 @@ def test_twelve_kills_and_resumes_end_with_one_commit_per_micro_step(make_work, 
 
     pool = Pool(run / "memory")
     subjects = pool.git("log", "--format=%s", "HEAD").splitlines()
-    # The epoch's micro-steps, each once, then its consolidation, after every kill and resume.
-    assert len(subjects) == MICRO_STEPS + 2, subjects
-    assert subjects[-1] == "pool: start empty" and subjects[0] == "train epoch 0 consolidation"
-    micro = [s.split(":")[0] for s in subjects[1:-1]]
+    # The epoch's micro-steps, each once, after every kill and resume; its consolidation changed
+    # nothing, so it is decided once and leaves no commit on the pool.
+    assert len(subjects) == MICRO_STEPS + 1, subjects
+    assert subjects[-1] == "pool: start empty"
+    consolidation = json.loads((run / f"epoch0/step{STEPS - 1}/backward/g0/commit.txt").read_text())
+    assert consolidation["decision"] == "approve" and consolidation["after"] == consolidation["before"]
+    micro = [s.split(":")[0] for s in subjects[:-1]]
     expected = {f"train epoch 0 step {s} micro {g}/2" for s in range(STEPS) for g in (1, 2)}
     assert all(any(m.startswith(e) for e in expected) for m in micro)
     assert len({next(e for e in expected if m.startswith(e)) for m in micro}) == MICRO_STEPS

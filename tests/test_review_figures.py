@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from test_validation import held_out_work
-
 from skilltui.agents.offline import OfflineBackend
 from skilltui.engine.loop import Trainer
 from skilltui.engine.session import open_run
@@ -22,6 +20,7 @@ from skilltui.model.review import Decision, ReviewRequest
 from skilltui.model.summary import summarise
 from skilltui.model.view import RunView
 from skilltui.tui.screens.review import gate_line
+from tests.support.validation import held_out_work
 
 
 class Recording:
