@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from textual import screen as textual_screen
+
 from skilltui.agents.base import FatalBackendError
 from skilltui.agents.offline import OfflineBackend
 from skilltui.components.confirm import ConfirmScreen
@@ -14,6 +16,7 @@ from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.model import events as ev
 from skilltui.store.pool import Pool
 from skilltui.tui.app import TrainingApp
+from skilltui.tui.main_screen import FRAMES_A_SECOND, pace_frames
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
@@ -289,6 +292,28 @@ async def test_what_streams_in_is_drawn_by_the_next_flush_as_one_batch_even_whil
         assert header.facts is not facts
         assert batches == [1]
         app.stop_training("test over")
+
+
+async def test_a_keys_frame_is_not_held_to_a_sixty_a_second_grid(open_training):
+    """The screen draws on a 1/FRAMES_A_SECOND grid: a key pressed just after a streamed flush's
+    frame waits at most that long for its own (Textual 8.2's screen timer, pinned, is the grid)."""
+    opened = open_training(("alpha",))
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.selected_work == "alpha")
+        assert app.screen._update_timer._interval == 1 / FRAMES_A_SECOND
+        assert FRAMES_A_SECOND >= 4 * 60
+        app.stop_training("test over")
+
+
+def test_a_frame_rate_the_person_set_wins(monkeypatch):
+    monkeypatch.setattr(textual_screen, "UPDATE_PERIOD", 1 / 60)
+    monkeypatch.setenv("TEXTUAL_FPS", "30")
+    pace_frames()
+    assert textual_screen.UPDATE_PERIOD == 1 / 60  # Textual read TEXTUAL_FPS itself
+    monkeypatch.delenv("TEXTUAL_FPS")
+    pace_frames()
+    assert textual_screen.UPDATE_PERIOD == 1 / FRAMES_A_SECOND
 
 
 async def test_streamed_text_reaches_the_log_in_batches_not_per_delta(open_training):

@@ -44,7 +44,7 @@ from ..runner.driver import Backend, Driver, OpenedRun, Outcome
 from ..runner.engine_process import make_driver
 from .collector import QuietCollector, settle_heap
 from .main_layout import MAIN_CSS, PANES
-from .main_screen import MainScreen
+from .main_screen import MainScreen, pace_frames
 from .palette import WorkCommands, copy_run_path, training_commands
 from .pool_reader import PoolReader
 from .reviewer import ReviewCoordinator, ScreenReviewer
@@ -81,6 +81,7 @@ class TrainingApp(App[int]):
         hint: bool | None = None,
     ) -> None:
         terminal_guard.install()  # agent text never drives the terminal, whichever widget shows it
+        pace_frames()
         super().__init__()
         self.opened = opened
         self.run_dir = opened.run.root
