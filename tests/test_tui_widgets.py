@@ -430,3 +430,16 @@ def test_the_key_bar_tightens_then_leaves_out_whole_keys_never_half_a_key():
     tight, spans = KeyBar._fit(keys, 26)  # one column short: p goes whole, not as "p Pa…"
     assert tight.plain == "a Approve r Rerun… "
     assert [key for *_, key in spans] == ["a", "r"]
+
+
+def test_a_curve_row_is_one_styled_run_per_change_of_mark_not_per_gap():
+    """Every run is a segment Textual styles on each frame that draws the curve: gaps join a run."""
+    from skilltui.tui.widgets.loss_curve import _Canvas
+
+    canvas = _Canvas(12, 1)
+    for x in (1, 4, 7):
+        canvas.put(x, 0, "•", "$foreground-muted", 1)
+    canvas.put(10, 0, "◆", "$text-accent bold", 5)
+    row = canvas.row(0)
+    assert row.plain == " •  •  •  ◆ "
+    assert [span.style for span in row.spans] == ["$foreground-muted", "$text-accent bold"]

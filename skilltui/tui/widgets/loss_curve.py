@@ -77,13 +77,21 @@ class _Canvas:
             self.cells[y][x] = (priority, char, style)
 
     def row(self, y: int) -> Content:
-        parts: list[tuple[str, str]] = []
+        """One row as few styled runs as it can be: a blank joins the run before it.
+
+        A blank looks the same in any of these styles (they colour text, not the background),
+        and every run costs Textual a styled segment on each frame that draws the curve: one
+        run per mark and one per gap made the curve the dearest widget of a key's frame.
+        """
+        parts: list[list[str]] = []
         for _, char, style in self.cells[y]:
-            if parts and parts[-1][1] == style:
-                parts[-1] = (parts[-1][0] + char, style)
+            if parts and (parts[-1][1] == style or char == " "):
+                parts[-1][0] += char
+            elif parts and parts[-1][0].isspace():
+                parts[-1] = [parts[-1][0] + char, style]  # a run of blanks takes the mark's style
             else:
-                parts.append((char, style))
-        return Content.assemble(*parts)
+                parts.append([char, style])
+        return Content.assemble(*((text, style) for text, style in parts))
 
 
 class LossCurve(Widget):
