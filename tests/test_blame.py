@@ -66,10 +66,11 @@ def test_blame_refuses_a_missing_note_and_a_run_without_a_pool(trained_run, tmp_
 def test_a_note_name_holding_a_line_break_is_refused_in_one_line(trained_run, tmp_path, capsys):
     run = trained_run("amber-quay")
     capsys.readouterr()
-    for name in ["scene/no\npe.md", "scene/no\rpe.md", "scene/no\x1b]0;x\x07pe.md"]:
+    for name in ["scene/no\npe.md", "scene/no\rpe.md", "scene/no\x1b]0;x\x07pe.md", "scene/no\u2028pe.md"]:
         assert main(["blame", str(run.root), name]) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "is not a note" in err, err
+        assert "\u2028" not in err
         assert "\x1b" not in err and "\r" not in err
     assert main(["lint", str(tmp_path / "no\npool")]) == 2
     err = capsys.readouterr().err

@@ -36,8 +36,10 @@ def visible(text: str) -> str:
 
 
 def visible_line(text: str) -> str:
-    """`visible`, on one line: a newline shows as `\\n` too (a subject, a table cell, a status line)."""
-    return visible(text).replace("\n", "\\n")
+    """`visible`, on one line: a newline shows as `\\n` too (a subject, a table cell, a status line),
+    and so do U+2028 and U+2029, which are no control characters but which a terminal or a
+    reader splitting lines may take for a line end."""
+    return visible(text).replace("\n", "\\n").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def has_control(text: str) -> bool:
