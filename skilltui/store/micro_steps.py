@@ -160,6 +160,33 @@ def step_records(run: Run, key: StepKey) -> list[MicroStepRecords]:
     return [read_micro_step(run, at) for at in _groups(run, key)]
 
 
+def _decided(run: Run, key: StepKey) -> list[tuple[int, Path]]:
+    """The step's decided micro-steps, by group: each with its final record (`commit.txt`)."""
+    records = [(at[2], run.backward_dir(*at) / "commit.txt") for at in _groups(run, key)]
+    return [(group, path) for group, path in records if path.exists()]
+
+
+def kept_updates(run: Run, epoch: int) -> list[tuple[GroupKey, str]]:
+    """The micro-steps of an epoch that kept an update, each with the commit it left the pool on:
+    approved, and ending on another commit than it began from. A damaged record kept nothing."""
+    found = []
+    for step in _numbered(run.root / f"epoch{epoch}", _STEP):
+        for group, path in _decided(run, (epoch, step)):
+            record = _read(path)
+            if isinstance(record, dict) and record.get("decision") == "approve":
+                if record.get("after") != record.get("before"):
+                    found.append(((epoch, step, group), str(record["after"])))
+    return found
+
+
+def step_end(run: Run, key: StepKey) -> str | None:
+    """The commit a step ended on: the one its last decided micro-step (highest group) left the pool
+    on, or None when none is decided. Read strictly: a damaged record must not move the step's
+    validation point to another tree."""
+    decided = _decided(run, key)
+    return str(read_json(decided[-1][1])["after"]) if decided else None
+
+
 @dataclass(frozen=True)
 class Decided:
     """One decision as the event log told it: the attempt's label, the event, and the gate's verdict
