@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support import sse
 from tests.support.fakebatches import FakeBatches
 from tests.support.fakecache import PromptCache
 
@@ -411,12 +412,13 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             if isinstance(answer, Drop):
                 if answer.partial_stream and body.get("stream"):
                     self._start_stream()
-                    self._event(
-                        "message_start",
+                    sse.send(
+                        self,
                         {
                             "type": "message_start",
                             "message": _message_shell(body, fake.model, {"input_tokens": 1, "output_tokens": 1}),
                         },
+                        "message_start",
                     )
                 self._drop()
                 return
@@ -467,15 +469,16 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 headers["retry-after"] = f"{error.retry_after:g}"
             if error.mid_stream and body.get("stream"):
                 self._start_stream()
-                self._event(
-                    "message_start",
+                sse.send(
+                    self,
                     {
                         "type": "message_start",
                         "message": _message_shell(body, fake.model, {"input_tokens": 1, "output_tokens": 1}),
                     },
+                    "message_start",
                 )
-                self._event("error", _error_body(error.type, error.message))
-                self._end_stream()
+                sse.send(self, _error_body(error.type, error.message), "error")
+                sse.end(self)
                 return
             self._json(error.status, _error_body(error.type, error.message), headers)
 
@@ -515,25 +518,11 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 if cut_after is not None and n >= cut_after:
                     self._drop()
                     return
-                self._event(event, data)
-            self._end_stream()
+                sse.send(self, data, event)
+            sse.end(self)
 
         def _start_stream(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.send_header("request-id", f"req_fake{next(_ids):04d}")
-            self.end_headers()
-
-        def _event(self, event: str, data: dict[str, Any]) -> None:
-            payload = f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
-            self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
-            self.wfile.flush()
-
-        def _end_stream(self) -> None:
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            sse.start(self, {"Cache-Control": "no-cache", "request-id": f"req_fake{next(_ids):04d}"})
 
     return Handler
 

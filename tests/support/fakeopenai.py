@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support import sse
+
 _ids = itertools.count(1)
 
 
@@ -293,9 +295,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if error.retry_after is not None:
                 headers["retry-after"] = f"{error.retry_after:g}"
             if error.mid_stream and body.get("stream"):
-                self._start()
-                self._chunk(_chunk(body, {"role": "assistant", "content": ""}))
-                self._chunk(_error(error.message, error.code))
+                sse.start(self)
+                sse.send(self, _chunk(body, {"role": "assistant", "content": ""}))
+                sse.send(self, _error(error.message, error.code))
                 self._end()
                 return
             self._json(error.status, _error(error.message, error.code), headers)
@@ -329,30 +331,17 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             chunks.append(_chunk(body, {}, finish=finish, model=model))
             if (body.get("stream_options") or {}).get("include_usage") and fake.report_usage:
                 chunks.append({**_chunk(body, {}, model=model), "choices": [], "usage": usage})
-            self._start()
+            sse.start(self)
             for n, chunk in enumerate(chunks):
                 if cut_after is not None and n >= cut_after:
                     self._drop()
                     return
-                self._chunk(chunk)
+                sse.send(self, chunk)
             self._end()
 
-        def _start(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-
-        def _chunk(self, data: dict[str, Any] | str) -> None:
-            text = data if isinstance(data, str) else json.dumps(data)
-            payload = f"data: {text}\n\n".encode()
-            self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
-            self.wfile.flush()
-
         def _end(self) -> None:
-            self._chunk("[DONE]")
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            sse.send(self, "[DONE]")
+            sse.end(self)
 
     return Handler
 
