@@ -30,15 +30,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.support import sse
+from tests.support import loopback, sse
 
 _ids = itertools.count(1)
 
@@ -155,7 +154,7 @@ class FakeOpenAI:
         self._items: list[Answer] = []
         self._fn: Callable[[Recorded], Answer] | None = None
         self.script = script if script is not None else []
-        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = loopback.QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
@@ -229,15 +228,6 @@ def _common_prefix(a: str, b: str) -> int:
     return i
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
-
-
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -252,43 +242,27 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             with fake._lock:
                 fake.requests.append(recorded)
             if self.path.split("?")[0] != "/v1/chat/completions":
-                self._json(404, _error("fake server has no " + self.path, "not_found"))
+                loopback.send_json(self, 404, _error("fake server has no " + self.path, "not_found"))
                 return
             if fake.key is not None and recorded.api_key != fake.key:
-                self._json(401, _error("Incorrect API key provided", "invalid_api_key"))
+                loopback.send_json(self, 401, _error("Incorrect API key provided", "invalid_api_key"))
                 return
             if body.get("tools") and not fake.tools_supported:
                 model = body.get("model")
-                self._json(400, _error(f"registry.ollama.ai/library/{model}:latest does not support tools", None))
+                loopback.send_json(
+                    self, 400, _error(f"registry.ollama.ai/library/{model}:latest does not support tools", None)
+                )
                 return
             answer = fake._next(recorded)
             recorded.answer = type(answer).__name__
             if isinstance(answer, Drop):
-                self._drop()
+                loopback.drop(self)
             elif isinstance(answer, Error):
                 self._error(answer, body)
             elif isinstance(answer, Cut):
                 self._reply(answer.reply, body, cut_after=answer.chunks)
             else:
                 self._reply(answer, body)
-
-        def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _drop(self) -> None:
-            self.close_connection = True
-            try:
-                self.wfile.flush()
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
         def _error(self, error: Error, body: dict[str, Any]) -> None:
             headers = dict(error.headers)
@@ -300,7 +274,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 sse.send(self, _error(error.message, error.code))
                 self._end()
                 return
-            self._json(error.status, _error(error.message, error.code), headers)
+            loopback.send_json(self, error.status, _error(error.message, error.code), headers)
 
         def _reply(self, reply: Reply, body: dict[str, Any], cut_after: int | None = None) -> None:
             finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
@@ -318,7 +292,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                     "usage": usage,
                 }
-                self._json(200, answer)
+                loopback.send_json(self, 200, answer)
                 return
             chunks = [_chunk(body, {"role": "assistant", "content": ""}, model=model)]
             chunks += [_chunk(body, {"content": piece}, model=model) for piece in _pieces(reply.text, 7)]
@@ -334,7 +308,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             sse.start(self)
             for n, chunk in enumerate(chunks):
                 if cut_after is not None and n >= cut_after:
-                    self._drop()
+                    loopback.drop(self)
                     return
                 sse.send(self, chunk)
             self._end()
