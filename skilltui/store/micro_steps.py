@@ -16,6 +16,9 @@ they are joined once:
   that failed their checks and the reviewer's notes;
 - `step_records(run, key)`: one step's micro-steps from their files alone, for the backward
   prompt, which reads them at every micro-step and keeps settled steps (`settled.py`);
+- `kept_updates(run, epoch)` and `step_end(run, key)`: what the engine asks of the outcomes
+  (`commit.txt`) alone: which micro-steps of an epoch kept an update (consolidation), and
+  the commit a step ended on (validation);
 - `commit_trailers(run, sha)`: the trailers of one commit with its later notes.
 
 A file that cannot be read leaves out what it would have said (a record edited by hand,
