@@ -1,10 +1,10 @@
-"""One reader of micro-step records: nothing outside `skilltui/store/` reads an attempt's records or
-parses a commit's provenance trailers; everything asks `store.micro_steps` (issue 34).
+"""One reader of micro-step records: nothing outside `skilltui/store/` reads a micro-step's records or
+parses a commit's provenance trailers; everything asks `store.micro_steps` or `store.micro_records` (issue 34).
 
 What the scan calls a reader, in the code of every module of `skilltui/` outside `store/`
 (docstrings and comments may still name the files; code may not):
 
-- a string that names `checked.json` or `review.json` (a path, a glob, an f-string part);
+- a string that names `checked.json`, `review.json` or `commit.txt` (a path, a glob, an f-string part);
 - a string holding `Skilltui-`, the trailers' prefix (a trailer regex written by hand);
 - `parse` or `TRAILER` taken from `model.trailers`, by `from ...model.trailers import parse`
   or as an attribute of the module (`tr.parse(...)`, `trailers.TRAILER`);
@@ -22,7 +22,7 @@ from pathlib import Path
 import skilltui
 
 PACKAGE = Path(skilltui.__file__).parent
-NAMES = ("checked.json", "review.json", "Skilltui-")
+NAMES = ("checked.json", "review.json", "commit.txt", "Skilltui-")
 PARSER = {"parse", "TRAILER"}
 
 
@@ -76,7 +76,7 @@ def readers_outside_store(package: Path) -> dict[str, list[str]]:
     return found
 
 
-def test_no_module_outside_the_store_reads_attempt_records_or_parses_trailers():
+def test_no_module_outside_the_store_reads_micro_step_records_or_parses_trailers():
     assert readers_outside_store(PACKAGE) == {}
 
 
@@ -85,6 +85,10 @@ def test_the_scan_finds_each_kind_of_second_reader():
     assert readers_in('p = adir / "checked.json"\n') == ["line 1: names checked.json"]
     assert readers_in('for r in gdir.glob("attempt*/review.json"): pass\n') == ["line 1: names review.json"]
     assert readers_in('name = f"{adir}/review.json"\n') == ["line 1: names review.json"]
+    assert readers_in('done = (out / "commit.txt").exists()\n') == ["line 1: names commit.txt"]
+    assert readers_in('for r in run.root.glob(f"epoch{e}/step*/backward/g*/commit.txt"): pass\n') == [
+        "line 1: names commit.txt"
+    ]
     assert readers_in('import re\nTRAILER = re.compile(r"^Skilltui-(\\w+): (.*)$")\n') == ["line 2: names Skilltui-"]
     assert readers_in("from ..model import trailers as tr\nsaid = tr.parse(message, notes)\n") == [
         "line 2: uses the trailer parser (tr.parse)"

@@ -11,9 +11,21 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from skilltui.model import events as ev
+from skilltui.model.at import At
 from skilltui.model.parse import read_run
-from skilltui.store.micro_steps import Told, commit_trailers, micro_step_records, read_micro_step, step_records
+from skilltui.store.micro_records import micro_step_done
+from skilltui.store.micro_steps import (
+    Told,
+    commit_trailers,
+    kept_updates,
+    micro_step_records,
+    read_micro_step,
+    step_end,
+    step_records,
+)
 from skilltui.store.run import Run
 from tests.support.works import train_works
 
@@ -114,12 +126,37 @@ def test_damaged_records_leave_out_what_they_would_have_said(trained_run):
     assert alone.outcome == replace(first.outcome, label=f"epoch {first.epoch} step {first.step} micro {first.group}")
 
 
+def test_what_the_engine_asks_of_the_outcomes_is_what_commit_txt_says(trained_run):
+    # Consolidation asks which micro-steps of an epoch kept an update, validation where a step
+    # ended, a resumed micro-step whether it is decided: each answered from commit.txt alone.
+    run = trained_run("alpha", "beta")
+    first, second = micro_step_records(run)
+    outcomes = [json.loads((r.folder / "commit.txt").read_text(encoding="utf-8")) for r in (first, second)]
+    assert all(o["decision"] == "approve" and o["after"] != o["before"] for o in outcomes)
+    keys = [(r.epoch, r.step, r.group) for r in (first, second)]
+    assert kept_updates(run, 0) == [(key, o["after"]) for key, o in zip(keys, outcomes, strict=True)]
+    assert kept_updates(run, 1) == []
+    assert [step_end(run, key[:2]) for key in keys] == [o["after"] for o in outcomes]
+    assert all(micro_step_done(run, At(*key)) for key in keys)
+    # A micro-step rolled back keeps no update; a damaged record keeps none either, but where the
+    # step ended cannot be guessed from it: validation must not measure another tree.
+    (first.folder / "commit.txt").write_text(json.dumps({**outcomes[0], "decision": "rollback"}), encoding="utf-8")
+    (second.folder / "commit.txt").write_text("{not json", encoding="utf-8")
+    assert kept_updates(run, 0) == []
+    assert step_end(run, keys[0][:2]) == outcomes[0]["after"]
+    with pytest.raises(ValueError):
+        step_end(run, keys[1][:2])
+    (second.folder / "commit.txt").unlink()
+    assert not micro_step_done(run, At(*keys[1])) and step_end(run, keys[1][:2]) is None
+
+
 def test_a_run_folder_with_no_micro_step_has_no_records(tmp_path: Path):
     run = Run(tmp_path / "empty")
     run.root.mkdir()
     run.events_path.write_text("", encoding="utf-8")
     assert micro_step_records(run) == []
     assert step_records(run, (0, 0)) == []
+    assert kept_updates(run, 0) == [] and step_end(run, (0, 0)) is None
 
 
 def test_an_attempts_cost_is_its_transcripts_calls_and_its_groups_calls_kept_without_one():

@@ -31,8 +31,8 @@ def test_a_job_with_a_used_pool_a_held_lock_and_a_backend_holding_a_module_survi
     assert job.opened.run.root == opened.run.root and job.opened.works == opened.works
     assert "pool" not in vars(job.opened.run)  # the child opens its own git handle ...
     assert job.opened.run.pool.head() == head  # ... on the same pool
-    assert job.opened.lock.path == opened.lock.path and not job.opened.lock._lock.is_locked  # never taken there
-    assert opened.lock._lock.is_locked  # the app still holds it
+    assert job.opened.lock.path == opened.lock.path and job.opened.lock.held_fd() is None  # never taken there
+    assert opened.lock.held_fd() is not None  # the app still holds it
     searchpath = job.opened.prompts.env.loader.searchpath
     assert searchpath == opened.prompts.env.loader.searchpath and searchpath[0] == str(prompts)
     assert job.backend.sdk is threading and job.secrets == ["sk-secret"] and job.paused

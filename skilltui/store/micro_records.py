@@ -31,6 +31,11 @@ from .pool import Pool
 from .run import Run, read_json, write_atomic, write_json
 
 
+def micro_step_done(run: Run, at: At) -> bool:
+    """The micro-step `at` (epoch, step, group) is decided: its final record, written last, exists."""
+    return (run.backward_dir(at.epoch, at.step, at.group) / "commit.txt").exists()
+
+
 def write_checked(adir: Path, checked: dict) -> None:
     """An attempt passed its checks: the record its review, a resume and every reader of micro-steps read."""
     write_json(adir / "checked.json", checked)
@@ -91,7 +96,7 @@ class MicroRecords:
 
     def done(self) -> bool:
         """A micro-step is done only when its commit.txt exists."""
-        return (self.out / "commit.txt").exists()
+        return micro_step_done(self.run, self.at)
 
     def start(self, samples: list[Sample]) -> None:
         self.out.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,9 @@ they are joined once:
   that failed their checks and the reviewer's notes;
 - `step_records(run, key)`: one step's micro-steps from their files alone, for the backward
   prompt, which reads them at every micro-step and keeps settled steps (`settled.py`);
+- `kept_updates(run, epoch)` and `step_end(run, key)`: what the engine asks of the outcomes
+  (`commit.txt`) alone: which micro-steps of an epoch kept an update (consolidation), and
+  the commit a step ended on (validation);
 - `commit_trailers(run, sha)`: the trailers of one commit with its later notes.
 
 A file that cannot be read leaves out what it would have said (a record edited by hand,
@@ -158,6 +161,33 @@ def _groups(run: Run, key: StepKey) -> list[GroupKey]:
 def step_records(run: Run, key: StepKey) -> list[MicroStepRecords]:
     """The micro-steps of one step from their files alone (plain labels), by group."""
     return [read_micro_step(run, at) for at in _groups(run, key)]
+
+
+def _decided(run: Run, key: StepKey) -> list[tuple[int, Path]]:
+    """The step's decided micro-steps, by group: each with its final record (`commit.txt`)."""
+    records = [(at[2], run.backward_dir(*at) / "commit.txt") for at in _groups(run, key)]
+    return [(group, path) for group, path in records if path.exists()]
+
+
+def kept_updates(run: Run, epoch: int) -> list[tuple[GroupKey, str]]:
+    """The micro-steps of an epoch that kept an update, each with the commit it left the pool on:
+    approved, and ending on another commit than it began from. A damaged record kept nothing."""
+    found = []
+    for step in _numbered(run.root / f"epoch{epoch}", _STEP):
+        for group, path in _decided(run, (epoch, step)):
+            record = _read(path)
+            if isinstance(record, dict) and record.get("decision") == "approve":
+                if record.get("after") != record.get("before"):
+                    found.append(((epoch, step, group), str(record["after"])))
+    return found
+
+
+def step_end(run: Run, key: StepKey) -> str | None:
+    """The commit a step ended on: the one its last decided micro-step (highest group) left the pool
+    on, or None when none is decided. Read strictly: a damaged record must not move the step's
+    validation point to another tree."""
+    decided = _decided(run, key)
+    return str(read_json(decided[-1][1])["after"]) if decided else None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ atomically, so a run killed anywhere resumes by running the same command again.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -27,8 +29,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
-
-from filelock import FileLock, Timeout
 
 from ..core.durable import TEMP_NAME, write_atomic
 from ..core.errors import UsageError
@@ -158,42 +158,80 @@ def _leftover(name: str) -> bool:
     return name == "lock" or TEMP_NAME.match(name) is not None
 
 
+# What a non-blocking flock says when another descriptor holds the lock; some filesystems
+# answer EACCES rather than EWOULDBLOCK (filelock, which held the lock before, counted it too).
+CONTENDED = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES})
+
+
+def _try_lock(path: Path) -> int | None:
+    """Open `path` (created if missing) and take an exclusive flock on it without waiting: the
+    descriptor holding it, or None when another holds it.
+
+    Never O_TRUNC, so a loser cannot empty the holder's file; O_NOFOLLOW, so a link put in its
+    place is not followed; O_NONBLOCK, so a lease on the file cannot stall the open. A lock file
+    another account made may be read-only to us, and flock works on a descriptor open for reading.
+    """
+    flags = os.O_NONBLOCK | os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags | os.O_RDWR | os.O_CREAT, 0o666)
+    except PermissionError:
+        fd = os.open(path, flags | os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in CONTENDED:
+            return None
+        raise
+    return fd
+
+
+def _unlock(fd: int) -> None:
+    # Unlocked before it is closed: a trainer that inherited the descriptor shares the lock, and a
+    # release means the run is free (the app releases only once its trainer has ended).
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
 class RunLock:
     """The run lock: one training process at a time, and others can tell one is there.
 
-    An exclusive `flock` on the run's `lock` file through filelock, so the kernel drops it
-    when the holder dies however it dies (a killed run never leaves its run locked), and
-    the file itself is left in place (`_leftover` knows it). Tools that change a run (the
-    history's revert and reset) take the same lock, so they cannot act under a live run.
+    An exclusive `flock` on the run's `lock` file, on a descriptor this lock opens and owns, so
+    the kernel drops it when the holder dies however it dies (a killed run never leaves its run
+    locked), and the file itself is left in place (`_leftover` knows it). It is the lock
+    filelock took on the same file before, so an older skilltui and this one exclude each
+    other. Tools that change a run (the history's revert and reset) take the same lock, so
+    they cannot act under a live run.
     """
 
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / "lock"
-        # Never wait: a second trainer is told at once. Not thread-local: the app releases it
-        # from another thread than the one that took it.
-        self._lock = FileLock(self.path, blocking=False, thread_local=False)
+        # Not tied to a thread: the app releases it from another thread than the one that took it.
+        self._fd: int | None = None
 
     def acquire(self) -> None:
-        try:
-            self._lock.acquire()
-        except Timeout:
-            raise UsageError(
-                f"run {self.path.parent.name} is being trained by another process; wait for it or stop it"
-            ) from None
+        """Take the lock, never waiting: a second trainer is told at once. Taking it again while held does nothing."""
+        if self._fd is not None:
+            return
+        self._fd = _try_lock(self.path)
+        if self._fd is None:
+            raise UsageError(f"run {self.path.parent.name} is being trained by another process; wait for it or stop it")
 
     def release(self) -> None:
-        if self._lock.is_locked:
-            self._lock.release()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            _unlock(fd)
 
     def held_fd(self) -> int | None:
         """The descriptor that holds the lock, or None when it is not held.
 
         A process started for the same session (the app's trainer) inherits it, so the kernel
         keeps the run locked until both are gone: an app killed while its trainer still
-        finishes a stage must not let a second trainer into the same run. filelock keeps the
-        descriptor in its context (4.x, pinned).
+        finishes a stage must not let a second trainer into the same run.
         """
-        return self._lock._context.lock_file_fd if self._lock.is_locked else None
+        return self._fd
 
 
 def is_locked(run_dir: Path) -> bool:
@@ -201,12 +239,10 @@ def is_locked(run_dir: Path) -> bool:
     path = run_dir / "lock"
     if not path.exists():
         return False
-    probe = FileLock(path, blocking=False, thread_local=False)
-    try:
-        probe.acquire()
-    except Timeout:
+    probe = _try_lock(path)
+    if probe is None:
         return True
-    probe.release()
+    _unlock(probe)
     return False
 
 

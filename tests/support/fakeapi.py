@@ -36,14 +36,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.support import loopback, sse
 from tests.support.fakebatches import FakeBatches
 from tests.support.fakecache import PromptCache
 
@@ -242,7 +242,7 @@ class FakeAnthropic:
         self._script_items: list[Answer] = []
         self._script_fn: Callable[[Recorded], Answer] | None = None
         self.script = script if script is not None else []
-        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = loopback.QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fakeapi", daemon=True)
 
@@ -335,17 +335,6 @@ class FakeAnthropic:
                     self._signatures[block["signature"]] = block["thinking"]
 
 
-class _QuietServer(ThreadingHTTPServer):
-    """A server that takes a client hanging up (as retried or cancelled calls do) in its stride."""
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
-
-
 def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -410,15 +399,8 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             recorded.answer = type(answer).__name__
             if isinstance(answer, Drop):
                 if answer.partial_stream and body.get("stream"):
-                    self._start_stream()
-                    self._event(
-                        "message_start",
-                        {
-                            "type": "message_start",
-                            "message": _message_shell(body, fake.model, {"input_tokens": 1, "output_tokens": 1}),
-                        },
-                    )
-                self._drop()
+                    self._start_message(body)
+                loopback.drop(self)
                 return
             if isinstance(answer, Error):
                 self._error(answer, body)
@@ -443,39 +425,16 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             return recorded
 
         def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("request-id", f"req_fake{next(_ids):04d}")
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _drop(self) -> None:
-            self.close_connection = True
-            try:
-                self.wfile.flush()
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            loopback.send_json(self, status, payload, {"request-id": f"req_fake{next(_ids):04d}", **(headers or {})})
 
         def _error(self, error: Error, body: dict[str, Any]) -> None:
             headers = dict(error.headers)
             if error.retry_after is not None:
                 headers["retry-after"] = f"{error.retry_after:g}"
             if error.mid_stream and body.get("stream"):
-                self._start_stream()
-                self._event(
-                    "message_start",
-                    {
-                        "type": "message_start",
-                        "message": _message_shell(body, fake.model, {"input_tokens": 1, "output_tokens": 1}),
-                    },
-                )
-                self._event("error", _error_body(error.type, error.message))
-                self._end_stream()
+                self._start_message(body)
+                sse.send(self, _error_body(error.type, error.message), "error")
+                sse.end(self)
                 return
             self._json(error.status, _error_body(error.type, error.message), headers)
 
@@ -513,27 +472,19 @@ def _handler_for(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             events.append(("message_stop", {"type": "message_stop"}))
             for n, (event, data) in enumerate(events):
                 if cut_after is not None and n >= cut_after:
-                    self._drop()
+                    loopback.drop(self)
                     return
-                self._event(event, data)
-            self._end_stream()
+                sse.send(self, data, event)
+            sse.end(self)
 
         def _start_stream(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.send_header("request-id", f"req_fake{next(_ids):04d}")
-            self.end_headers()
+            sse.start(self, {"Cache-Control": "no-cache", "request-id": f"req_fake{next(_ids):04d}"})
 
-        def _event(self, event: str, data: dict[str, Any]) -> None:
-            payload = f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
-            self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
-            self.wfile.flush()
-
-        def _end_stream(self) -> None:
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+        def _start_message(self, body: dict[str, Any]) -> None:
+            """A stream that began as a message does (a drop or an error follows it)."""
+            self._start_stream()
+            shell = _message_shell(body, fake.model, {"input_tokens": 1, "output_tokens": 1})
+            sse.send(self, {"type": "message_start", "message": shell}, "message_start")
 
     return Handler
 

@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.support import loopback, sse
 
 _ids = itertools.count(1)
 
@@ -153,7 +154,7 @@ class FakeOpenAI:
         self._items: list[Answer] = []
         self._fn: Callable[[Recorded], Answer] | None = None
         self.script = script if script is not None else []
-        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = loopback.QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
@@ -227,15 +228,6 @@ def _common_prefix(a: str, b: str) -> int:
     return i
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        import sys
-
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
-
-
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -250,19 +242,21 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             with fake._lock:
                 fake.requests.append(recorded)
             if self.path.split("?")[0] != "/v1/chat/completions":
-                self._json(404, _error("fake server has no " + self.path, "not_found"))
+                loopback.send_json(self, 404, _error("fake server has no " + self.path, "not_found"))
                 return
             if fake.key is not None and recorded.api_key != fake.key:
-                self._json(401, _error("Incorrect API key provided", "invalid_api_key"))
+                loopback.send_json(self, 401, _error("Incorrect API key provided", "invalid_api_key"))
                 return
             if body.get("tools") and not fake.tools_supported:
                 model = body.get("model")
-                self._json(400, _error(f"registry.ollama.ai/library/{model}:latest does not support tools", None))
+                loopback.send_json(
+                    self, 400, _error(f"registry.ollama.ai/library/{model}:latest does not support tools", None)
+                )
                 return
             answer = fake._next(recorded)
             recorded.answer = type(answer).__name__
             if isinstance(answer, Drop):
-                self._drop()
+                loopback.drop(self)
             elif isinstance(answer, Error):
                 self._error(answer, body)
             elif isinstance(answer, Cut):
@@ -270,35 +264,17 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             else:
                 self._reply(answer, body)
 
-        def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _drop(self) -> None:
-            self.close_connection = True
-            try:
-                self.wfile.flush()
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
         def _error(self, error: Error, body: dict[str, Any]) -> None:
             headers = dict(error.headers)
             if error.retry_after is not None:
                 headers["retry-after"] = f"{error.retry_after:g}"
             if error.mid_stream and body.get("stream"):
-                self._start()
-                self._chunk(_chunk(body, {"role": "assistant", "content": ""}))
-                self._chunk(_error(error.message, error.code))
+                sse.start(self)
+                sse.send(self, _chunk(body, {"role": "assistant", "content": ""}))
+                sse.send(self, _error(error.message, error.code))
                 self._end()
                 return
-            self._json(error.status, _error(error.message, error.code), headers)
+            loopback.send_json(self, error.status, _error(error.message, error.code), headers)
 
         def _reply(self, reply: Reply, body: dict[str, Any], cut_after: int | None = None) -> None:
             finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
@@ -316,7 +292,7 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                     "usage": usage,
                 }
-                self._json(200, answer)
+                loopback.send_json(self, 200, answer)
                 return
             chunks = [_chunk(body, {"role": "assistant", "content": ""}, model=model)]
             chunks += [_chunk(body, {"content": piece}, model=model) for piece in _pieces(reply.text, 7)]
@@ -329,30 +305,17 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             chunks.append(_chunk(body, {}, finish=finish, model=model))
             if (body.get("stream_options") or {}).get("include_usage") and fake.report_usage:
                 chunks.append({**_chunk(body, {}, model=model), "choices": [], "usage": usage})
-            self._start()
+            sse.start(self)
             for n, chunk in enumerate(chunks):
                 if cut_after is not None and n >= cut_after:
-                    self._drop()
+                    loopback.drop(self)
                     return
-                self._chunk(chunk)
+                sse.send(self, chunk)
             self._end()
 
-        def _start(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-
-        def _chunk(self, data: dict[str, Any] | str) -> None:
-            text = data if isinstance(data, str) else json.dumps(data)
-            payload = f"data: {text}\n\n".encode()
-            self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
-            self.wfile.flush()
-
         def _end(self) -> None:
-            self._chunk("[DONE]")
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            sse.send(self, "[DONE]")
+            sse.end(self)
 
     return Handler
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support import sse
+
 _ids = itertools.count(1)
 
 
@@ -192,8 +194,8 @@ def _handler_for(fake: FakeResponses) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
 
         def _event(self, kind: str, data: dict[str, Any]) -> None:
-            payload = json.dumps({"type": kind, **data})
-            self.wfile.write(f"event: {kind}\ndata: {payload}\n\n".encode())
+            # Not chunked: this stream ends when the connection closes, as the Responses API's may.
+            self.wfile.write(sse.encode({"type": kind, **data}, kind))
             self.wfile.flush()
 
         def _json(self, status: int, payload: dict[str, Any]) -> None:

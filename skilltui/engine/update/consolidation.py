@@ -35,8 +35,10 @@ from rapidfuzz import fuzz
 from ...core.formats import parse_note
 from ...model.at import At
 from ...model.review import Reviewer
+from ...store.micro_records import micro_step_done
+from ...store.micro_steps import kept_updates
 from ...store.pool import Pool
-from ...store.run import Run, read_json, write_atomic
+from ...store.run import Run, write_atomic
 from ..data.works import covers
 from ..notes.note_checks import lint_pool, pool_tokens
 from ..stages.context import Context
@@ -234,18 +236,8 @@ def last_step(ctx: Context, epoch: int) -> int | None:
 
 
 def kept_an_update(run: Run, epoch: int) -> bool:
-    """Whether any micro-step of the epoch kept a commit that changed a note."""
-    for record in run.root.glob(f"epoch{epoch}/step*/backward/g*/commit.txt"):
-        if record.parent.name == f"g{GROUP}":
-            continue
-        try:
-            data = read_json(record)
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and data.get("decision") == "approve" and data.get("after") != data.get("before"):
-            if run.pool.files(str(data["after"])):
-                return True
-    return False
+    """Whether any micro-step of the epoch (not an earlier consolidation) kept a commit that changed a note."""
+    return any(group != GROUP and run.pool.files(after) for (_, _, group), after in kept_updates(run, epoch))
 
 
 async def consolidate_epoch(
@@ -260,7 +252,7 @@ async def consolidate_epoch(
     if not s.consolidate or s.no_backward or step is None:
         return
     out = ctx.run.backward_dir(epoch, step, GROUP)
-    done = (out / "commit.txt").exists()
+    done = micro_step_done(ctx.run, At(epoch, step, GROUP))
     if not done and ctx.run.step_dir(epoch + 1, 0).exists():
         return  # a run made before consolidation already trained on: the epoch is not reopened under it
     if not done and not await asyncio.to_thread(kept_an_update, ctx.run, epoch):

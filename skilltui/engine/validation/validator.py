@@ -39,6 +39,7 @@ from pathlib import Path
 from ...model import events as ev
 from ...model.at import At
 from ...store import val_store
+from ...store.micro_steps import step_end
 from ...store.places import Place
 from ...store.run import read_json, write_json
 from ..data.works import Work
@@ -173,15 +174,8 @@ class Validator(Gating):
 
     def _step_commit(self, at: At) -> str:
         """The commit a step ended on: its last micro-step's outcome, or the pool's HEAD when it made none."""
-        step_dir = self.ctx.run.step_dir(at.epoch, at.step) / "backward"
-        done = sorted(
-            (int(g.name[1:]), g / "commit.txt")
-            for g in step_dir.glob("g*")
-            if g.name[1:].isdigit() and (g / "commit.txt").exists()
-        )
-        if done:
-            return str(read_json(done[-1][1])["after"])
-        return self.ctx.run.pool.head()
+        end = step_end(self.ctx.run, (at.epoch, at.step))
+        return self.ctx.run.pool.head() if end is None else end
 
     async def ensure(self, kind: str, at: At, commit: str, passes: int, *, always_report: bool = False) -> Measurement:
         """Make sure the tree of `commit` has `passes` samples of every work: run only the missing passes.
