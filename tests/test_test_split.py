@@ -145,8 +145,11 @@ def fold_records(runs: Path) -> dict[str, list[dict]]:
 def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_twice(tmp_path, kill_at):
     bundled = bundled_works(tmp_path / "works")
     runs = tmp_path / "runs"
-    argv = crossval_argv(runs, bundled, "--offline-latency", "0.05")
-    started = subprocess.Popen([sys.executable, "-m", "skilltui", *argv], cwd=tmp_path, stdout=subprocess.PIPE)
+    argv = crossval_argv(runs, bundled)
+    # Slowed so the kill lands at its point; the resume runs at full speed (the latency is not
+    # part of a run's identity, so each fold resumes as it would with it).
+    slowed = [sys.executable, "-m", "skilltui", *argv, "--offline-latency", "0.05"]
+    started = subprocess.Popen(slowed, cwd=tmp_path, stdout=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not any(e["kind"] == kill_at for events in fold_records(runs).values() for e in events):
         assert started.poll() is None and time.monotonic() < deadline, "crossval ended before the kill point"
