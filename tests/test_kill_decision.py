@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from skilltui.store.pool import Pool
-from tests.support.faults import run_killed, run_plain
+from tests.support.faults import run_again, run_killed
 from tests.support.recorded import recorded
 
 FINISHED = "skilltui.store.micro_records:MicroRecords.finished"
@@ -65,7 +65,7 @@ def test_a_kill_inside_the_decision_decides_the_micro_step_once(make_work, tmp_p
     runs, works = tmp_path / "runs", [make_work("kiln-yard", 2)]
     args = argv(runs, works, "--no-consolidate", "--candidates", str(k))
     assert run_killed(point, n, args, when="before") == -9
-    again = run_plain(args)
+    again = run_again(args)
     assert again.returncode == 0, again.stderr
     assert "outside training" not in again.stderr
     check_decided_once(runs / "r")
@@ -91,7 +91,7 @@ def test_a_consolidation_killed_after_its_commit_is_reviewed_once(make_work, tmp
     runs, works = tmp_path / "runs", [make_work("kiln-yard", 2)]
     args = argv(runs, works)
     assert run_killed("skilltui.engine.update.backward_attempt:_check", 2, args) == -9
-    again = run_plain(args)
+    again = run_again(args)
     assert again.returncode == 0, again.stderr
     assert "outside training" not in again.stderr
     run = runs / "r"
@@ -105,7 +105,7 @@ def test_a_gated_consolidation_killed_inside_its_decision_is_decided_once(make_w
     runs, works = tmp_path / "runs", [make_work("kiln-yard", 2)]
     args = argv(runs, works, "--candidates", "3", "--gate", "--val-work", str(make_work("salt-road", 2)))
     assert run_killed(REVIEWED, n, args, when="after", only=CONSOLIDATION) == -9
-    again = run_plain(args)
+    again = run_again(args)
     assert again.returncode == 0, again.stderr
     run = runs / "r"
     assert unreviewed_on_main(run) == []
@@ -117,7 +117,7 @@ def test_a_kill_after_the_checks_passed_asks_the_review_again_without_a_new_atte
     runs, works = tmp_path / "runs", [make_work("kiln-yard", 2)]
     args = argv(runs, works, "--no-consolidate")
     assert run_killed("skilltui.engine.update.backward_attempt:_check", 1, args) == -9
-    again = run_plain(args)
+    again = run_again(args)
     assert again.returncode == 0, again.stderr
     run = runs / "r"
     check_decided_once(run)
@@ -134,7 +134,7 @@ def test_a_repair_killed_after_rewriting_head_keeps_the_garbage_bytes(done, poin
     git_dir = done.pool.root / ".git"
     (git_dir / "HEAD").write_bytes(b"\x7fELF garbage\n")
     assert run_killed(point, 1, ["repair", str(done.root)], when="before") == -9
-    again = run_plain(["repair", str(done.root)])
+    again = run_again(["repair", str(done.root)])
     assert again.returncode == 0, again.stderr
     pool = Pool(done.pool.root)
     kept = pool.git("for-each-ref", "--format=%(refname)", "refs/skilltui/damaged/").split()
@@ -148,7 +148,7 @@ def test_candidates_killed_after_their_checks_are_reviewed_without_a_new_round(m
     args = argv(runs, works, "--no-consolidate", "--candidates", "3", "--gate", "--val-work", str(val))
     # The third check returned: every candidate's call is paid, some records are not written.
     assert run_killed("skilltui.engine.update.backward_attempt:_check", 3, args) == -9
-    again = run_plain(args)
+    again = run_again(args)
     assert again.returncode == 0, again.stderr
     run = runs / "r"
     check_decided_once(run)
@@ -169,7 +169,7 @@ def test_a_consolidation_that_changes_nothing_killed_inside_its_decision_leaves_
     runs, works = tmp_path / "runs", [make_work("kiln-yard", 2)]
     args = argv(runs, works)
     assert run_killed(point, 1, args, when=when, only=CONSOLIDATION) == -9
-    again = run_plain(args)
+    again = run_again(args)
     assert again.returncode == 0, again.stderr
     run = runs / "r"
     check_decided_once(run)

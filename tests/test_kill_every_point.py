@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from skilltui.store.pool import Pool
-from tests.support.faults import run_killed, run_plain
+from tests.support.faults import run_again, run_killed, run_plain
 from tests.support.recorded import recorded
 
 G0 = "'g0' in str(args[0].out)"  # a MicroRecords call of the consolidation
@@ -77,7 +77,7 @@ def test_a_kill_at_a_named_point_resumes_to_the_unkilled_run(unkilled, tmp_path,
     work, val, expected = unkilled
     args = argv(tmp_path / "runs", work, val)
     assert run_killed(point, n, args, when=when, only=only) == -9, "the point was never reached"
-    again = run_plain(args)
+    again = run_again(args)
     assert again.returncode == 0, again.stderr
     assert "Traceback" not in again.stderr
     assert outcome(tmp_path / "runs" / "r") == expected

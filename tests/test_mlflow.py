@@ -184,16 +184,17 @@ def test_logging_again_updates_and_never_duplicates(two_runs, shared_store, caps
 
 def test_resuming_a_killed_run_continues_its_mlflow_run_with_no_step_twice(make_work, store, tmp_path):
     # Eight steps of calls that each take 0.6 s: the tracker (MLflow's import and its store
-    # opening cost seconds) logs the first steps well before the run could end.
+    # opening cost seconds) logs the first steps well before the run could end. The latency
+    # is not part of a run's identity, so the resumed session runs at full speed.
     runs, steps = tmp_path / "runs", 8
     works = [make_work("kestrel", 4), make_work("lantern", 4)]
-    argv = [sys.executable, "-m", "skilltui", *train_args(runs, works, "r", "--offline-latency", "0.6", "--mlflow")]
+    argv = [sys.executable, "-m", "skilltui", *train_args(runs, works, "r", "--mlflow")]
     argv[argv.index("--steps") + 1] = "4"
     argv += ["--episodes-per-step", "1"]
     env = {**os.environ, **OFFLINE_ENV, "MLFLOW_TRACKING_URI": store}
     MlflowClient().search_experiments()  # the store's tables made here, not by two processes at once
     with open(tmp_path / "first.log", "wb") as log:
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=log)
+        proc = subprocess.Popen([*argv, "--offline-latency", "0.6"], env=env, stdout=subprocess.DEVNULL, stderr=log)
         deadline = time.monotonic() + 120
         while not (logged := _logged_steps(store)):  # killed once the tracker has logged a step
             assert proc.poll() is None, (tmp_path / "first.log").read_text()

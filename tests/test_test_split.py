@@ -14,7 +14,7 @@ import pytest
 from skilltui.cli import main
 from tests.support.cli import assert_refused, run_cli, snapshot
 from tests.support.recorded import recorded
-from tests.support.splits import bundled_works, crossval_argv
+from tests.support.splits import bundled_works, crossval_argv, small_works
 from tests.support.validation import SECRET, held_out_work
 
 
@@ -143,10 +143,13 @@ def fold_records(runs: Path) -> dict[str, list[dict]]:
 
 @pytest.mark.parametrize("kill_at", ["step_finished", "test", "run_finished"])
 def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_twice(tmp_path, kill_at):
-    bundled = bundled_works(tmp_path / "works")
+    bundled = small_works(tmp_path / "works")
     runs = tmp_path / "runs"
-    argv = crossval_argv(runs, bundled, "--offline-latency", "0.05")
-    started = subprocess.Popen([sys.executable, "-m", "skilltui", *argv], cwd=tmp_path, stdout=subprocess.PIPE)
+    argv = crossval_argv(runs, bundled)
+    # Slowed so the kill lands at its point; the resume runs at full speed (the latency is not
+    # part of a run's identity, so each fold resumes as it would with it).
+    slowed = [sys.executable, "-m", "skilltui", *argv, "--offline-latency", "0.05"]
+    started = subprocess.Popen(slowed, cwd=tmp_path, stdout=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while not any(e["kind"] == kill_at for events in fold_records(runs).values() for e in events):
         assert started.poll() is None and time.monotonic() < deadline, "crossval ended before the kill point"
@@ -177,7 +180,7 @@ def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_t
 
 
 def test_crossval_bad_folds_are_one_line_and_write_nothing(tmp_path):
-    bundled = bundled_works(tmp_path / "works")
+    bundled = small_works(tmp_path / "works")
     runs = tmp_path / "runs"
     for folds, words in (("1", "give 2 or more"), ("4", "more than the 3 works")):
         argv = crossval_argv(runs, bundled)

@@ -60,6 +60,28 @@ def shipped_dir() -> Path:
     raise RuntimeError("the shipped prompts are missing from this installation; reinstall skilltui")
 
 
+class _CompiledTemplates(jinja2.BytecodeCache):
+    """Each template compiled once per process, kept by its file and the checksum of its text.
+
+    A run makes its `Prompts` afresh, and compiling the ten shipped templates costs more than
+    a short offline run's calls; a template whose text changed has another checksum, so
+    Jinja compiles it again instead of reading the old one.
+    """
+
+    def __init__(self) -> None:
+        self._compiled: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self._compiled:
+            bucket.bytecode_from_string(self._compiled[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._compiled[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _CompiledTemplates()
+
+
 class Prompts:
     def __init__(self, override: Path | None = None) -> None:
         folders = [shipped_dir()]
@@ -73,6 +95,7 @@ class Prompts:
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
+            bytecode_cache=_COMPILED,
         )
         self.env.filters["data"] = data
         self.env.filters["inline"] = inline

@@ -6,10 +6,17 @@ replaced by one that kills the whole process group on its `n`th call, before the
 ("before") or once it returned ("after"). The kill is the process's own, at an exact
 point, so no test waits on a timing; a point never reached lets the run finish, which
 the caller sees as a return code of 0 instead of -9.
+
+The run that follows a kill (`run_again`) is a new session, as a person's next command is:
+it runs in this process, since it reads all it resumes from the run folder and no process
+state of the killed one can reach it; a subprocess would add only its start-up (seconds).
+The twelve-kills test (test_kill_resume.py) still resumes in subprocesses of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -104,3 +111,13 @@ def run_plain(argv: list[str], *, timeout: float = 300) -> subprocess.CompletedP
         timeout=timeout,
         start_new_session=True,
     )
+
+
+def run_again(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """`skilltui argv` run to its end in this process; its exit code and what it printed, as `run_plain` gives them."""
+    from skilltui.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())

@@ -1,4 +1,5 @@
-"""The bundled example works copied with their stories, and a crossval's command line over them."""
+"""The bundled example works copied with their stories (or small made-up works of the same names), and a
+crossval's command line over them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from skilltui.engine.data.diffuse import noise_work
 from skilltui.engine.data.works import load_work
 from skilltui.store.run import write_atomic
+from tests.support.works import write_work
 
 
 def bundled_works(root: Path) -> dict[str, Path]:
@@ -21,6 +23,12 @@ def bundled_works(root: Path) -> dict[str, Path]:
             write_atomic(load_work(copy).story_path, noise_work(load_work(copy), seed=0, noise=0.3))
             found[source.name] = copy
     return found
+
+
+def small_works(root: Path) -> dict[str, Path]:
+    """Three made-up works of two episodes under the bundled works' names: a crossval's folds at a
+    fraction of the bundled works' cost (their episodes are long), where what is tested is the folds."""
+    return {name: write_work(root, name, 2) for name in ("dead-air", "night-oven", "the-second-bid")}
 
 
 def crossval_argv(runs: Path, bundled: dict[str, Path], *extra: str) -> list[str]:

@@ -17,7 +17,9 @@ call produced, and what replicates is the cluster's mean:
   raise per look (`pocock`) so that a sequential rule spends its error rate once.
 
 Nothing here reads files or runs a model: tests and the bench check it as a procedure.
-`scipy.stats` gives every quantile and the binomial intervals.
+`scipy.special` gives the quantiles (the very functions `scipy.stats`' t and normal call, at a
+third of its import: a trainer process imports it for its first test point or gate), and
+`scipy.stats` the binomial intervals and the sequential boundaries.
 """
 
 from __future__ import annotations
@@ -167,10 +169,17 @@ def _episodes(parent: Clusters, candidate: Clusters, work: str) -> int:
 
 
 def _stats() -> ModuleType:
-    """scipy.stats, imported on first use: a second of start-up a deterministic writer never needs."""
+    """scipy.stats, imported on first use: seconds of start-up a deterministic writer never needs."""
     from scipy import stats
 
     return stats
+
+
+def _special() -> ModuleType:
+    """scipy.special, imported on first use: `scipy.stats.t` and `norm` compute with its functions."""
+    from scipy import special
+
+    return special
 
 
 def t_quantile(p: float, df: float) -> float:
@@ -179,18 +188,18 @@ def t_quantile(p: float, df: float) -> float:
         raise ValueError("p must be strictly between 0 and 1")
     if df < 1:
         raise ValueError("df must be at least 1")
-    return float(_stats().t.ppf(p, df))
+    return float(_special().stdtrit(df, p))  # what scipy.stats.t.ppf(p, df) computes
 
 
 def t_cdf(t: float, df: float) -> float:
     """P(T <= t) for Student's t with `df`."""
     if df < 1:
         raise ValueError("df must be at least 1")
-    return float(_stats().t.cdf(t, df))
+    return float(_special().stdtr(df, t))  # scipy.stats.t.cdf(t, df)
 
 
 def normal_quantile(p: float) -> float:
-    return float(_stats().norm.ppf(p))
+    return float(_special().ndtri(p))  # scipy.stats.norm.ppf(p)
 
 
 @lru_cache(maxsize=64)
