@@ -143,7 +143,9 @@ def fold_records(runs: Path) -> dict[str, list[dict]]:
 
 @pytest.mark.parametrize("kill_at", ["step_finished", "test", "run_finished"])
 def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_twice(tmp_path, kill_at):
-    bundled = small_works(tmp_path / "works")
+    # Small works finish their folds together: killed at a fold's end, all three could be done
+    # and nothing resumed. The bundled works' folds differ in length, so one is left to resume.
+    bundled = (bundled_works if kill_at == "run_finished" else small_works)(tmp_path / "works")
     runs = tmp_path / "runs"
     argv = crossval_argv(runs, bundled)
     # Slowed so the kill lands at its point; the resume runs at full speed (the latency is not
@@ -157,9 +159,11 @@ def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_t
     started.kill()
     started.wait()
     folds = json.loads((runs / "cv" / "folds.json").read_text(encoding="utf-8"))["folds"]
-    finished_before = {
-        name for name, events in fold_records(runs).items() if any(e["kind"] == "run_finished" for e in events)
-    }
+    before = fold_records(runs)
+    finished_before = {name for name, events in before.items() if any(e["kind"] == "run_finished" for e in events)}
+    # A fold whose session had not yet begun when the kill landed has nothing to resume.
+    begun = {name for name, events in before.items() if any(e["kind"] == "run_started" for e in events)}
+    assert begun - finished_before, "the kill left no fold to resume"
     again = run_cli(*argv, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     result = json.loads(again.stdout[again.stdout.index("{") :])
@@ -169,7 +173,7 @@ def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_t
     assert mean["folds"] == 3 and mean["low"] <= mean["mean"] <= mean["high"]
     for name, events in fold_records(runs).items():
         sessions = sum(e["kind"] == "run_started" for e in events)
-        assert sessions == (1 if name in finished_before else 2), (name, sessions)
+        assert sessions == (2 if name in begun - finished_before else 1), (name, sessions)
         ran = [
             (e["stage"], e["epoch"], e["step"], e["work"])
             for e in events
