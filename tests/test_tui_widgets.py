@@ -29,7 +29,7 @@ from skilltui.tui.app import TrainingApp
 from skilltui.tui.main_screen import MainScreen
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.screens.side_by_side import SideBySideScreen
-from skilltui.tui.state import Commit, Mark, OutputBuffer, WorkRow
+from skilltui.tui.state import Commit, Mark, OutputBuffer
 from skilltui.tui.widgets.key_bar import KeyBar
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
@@ -194,21 +194,6 @@ async def test_loss_curve_draws_the_mean_and_the_selected_work_on_a_fixed_scale(
         assert lines[-1].strip().startswith("e0·s0") and lines[-1].strip().endswith("e0·s2")
 
 
-async def test_works_table_touches_only_the_cells_that_changed():
-    table = WorksTable()
-    async with Harness(table).run_test() as pilot:
-        rows = [WorkRow("a", needed=2), WorkRow("b", needed=2)]
-        table.show(rows)
-        await pilot.pause()
-        updates = []
-        original = table.update_cell
-        table.update_cell = lambda *args, **kwargs: (updates.append(args[:2]), original(*args, **kwargs))
-        rows[0].stage, rows[0].episodes = "forward", 1
-        table.show(rows)
-        assert sorted(updates) == [("a", "eps"), ("a", "stage")]
-        assert table.get_cell("a", "eps") == "1/2"
-
-
 def test_the_shipped_folder_holds_a_dark_and_a_light_theme():
     names = {t.name: t.dark for t in load_themes([shipped_dir()]).themes}
     assert names == {DEFAULT_THEME: True, LIGHT_THEME: False}
@@ -370,42 +355,6 @@ async def test_key_bar_repaints_when_its_keys_change_and_not_when_the_signal_bri
         app.screen.refresh_bindings()
         await pilot.pause()
         assert asked and " x Ring " not in bar.render().plain
-
-
-async def test_a_changed_cell_redraws_its_row_and_nothing_else():
-    table = WorksTable()
-    async with Harness(table).run_test(size=(100, 30)) as pilot:
-        rows = [WorkRow(f"work-{n:02d}", needed=2) for n in range(16)]
-        table.show(rows)
-        await pilot.pause()
-
-        def drawn() -> list[str]:
-            return [strip.text for strip in pilot.app.screen._compositor.render_strips()]
-
-        before = drawn()
-        cached = set(table._cell_render_cache.keys())
-        rows[3].tokens, rows[3].stage = 12_500, "forward"
-        table.show(rows)
-        await pilot.pause()
-        after = drawn()
-        # The screen shows the new cells, on that row only.
-        assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [4]  # the header is line 0
-        assert "forward" in after[4] and "12k" in after[4] and "work-03" in after[4]
-        # Only that row's cells were rendered again; the others came from the cache.
-        rendered = set(table._cell_render_cache.keys()) - cached
-        assert rendered and {key[0] for key in rendered} == {"work-03"}
-
-
-async def test_works_table_render_caches_stay_near_the_size_of_the_table():
-    table = WorksTable()
-    async with Harness(table).run_test(size=(100, 30)) as pilot:
-        rows = [WorkRow(f"work-{n:02d}", needed=2) for n in range(16)]
-        for tick in range(150):  # works streaming: a cell changes on every flush
-            rows[tick % 16].tokens += 10
-            table.show(rows)
-            await pilot.pause()
-        assert len(table._cell_render_cache) <= 1000
-        assert len(table._line_cache) <= 200
 
 
 def test_the_loss_axis_names_the_value_each_labelled_row_holds():

@@ -148,7 +148,7 @@ class MainScreen(DiskPanes):
         # The moved cursor and the output it selects in one frame: the table's posted message
         # reached this screen after the frame that drew the cursor, so every key waited for a
         # second frame, 17-33 ms at Textual's 60 a second. A watcher runs in the key's own call.
-        self.watch(table, "cursor_coordinate", lambda: self._choose(table.chosen), init=False)
+        self.watch(table, "cursor_row", lambda: self._choose(table.chosen), init=False)
         table.focus()
         self.post_message(self.Ready())
 

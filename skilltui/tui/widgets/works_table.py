@@ -1,8 +1,11 @@
 """One row per work: its stage in the step, episodes written, latest loss, tokens and cost.
 
-This is the batch of the training picture at a glance. The table takes `WorkRow`s and
-touches only the cells whose text changed, because with sixteen works streaming it changes
-every second, and a changed cell redraws only its own row (see `update_cell`).
+This is the batch of the training picture at a glance, and with sixteen works streaming its
+cells change several times a second. It draws each row as one strip of plain segments, kept
+until the row's text changes, and repaints only the rows that changed. Textual's DataTable,
+which it replaces, rendered every changed cell through Rich and dropped its caches on every
+update: 10 ms a frame for a row or two and 20-55 ms when a stage began in all sixteen works
+at once (`bench/bench_tui.py`), and a key pressed then waited for that frame.
 
 On a narrow terminal (`compact`) the table drops the tokens and cost columns and cuts
 names shorter: at 80 columns the full table took 58 of them and left the loss curve a
@@ -13,19 +16,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textual import on
+from rich.segment import Segment
+from textual import events
 from textual.binding import Binding
-from textual.cache import LRUCache
 from textual.content import Content
+from textual.geometry import Region, Size
 from textual.message import Message
-from textual.widgets import DataTable
-from textual.widgets.data_table import CellType, ColumnKey, RowKey
+from textual.reactive import var
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.style import Style
 
 from ...core.words import tokens_text
 from ..state import WorkRow
 
-# (label, key, width): fixed widths for the columns that change while a run streams, so an
-# update never has to measure the whole column again; the work column sizes to its names.
+# (label, key, width): fixed widths for the columns that change while a run streams, so new
+# text never moves another column; the work column sizes to its names.
 COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("work", "work", None),
     ("stage", "stage", 8),
@@ -38,12 +44,7 @@ COMPACT_COLUMNS = ("work", "stage", "eps", "loss")
 COMPACT_BELOW = 110  # terminal columns: narrower than this, the table is compact
 NAME_WIDTH = 20
 COMPACT_NAME_WIDTH = 14
-CACHE_SIZES = {
-    "_cell_render_cache": 1000,
-    "_row_render_cache": 200,
-    "_line_cache": 200,
-    "_row_renderable_cache": 200,
-}
+PADDING = 1  # blank cells on each side of a column's text
 STAGE_STYLES = {
     "forward": "$text-primary bold",
     "loss": "$text-accent bold",
@@ -77,19 +78,42 @@ def _cells(row: WorkRow) -> tuple[Content | str, ...]:
     return (short_name(row.name), stage, episodes, loss, tokens_text(row.tokens), cost)
 
 
-class WorksTable(DataTable):
-    """The works of the run; moving the cursor posts `WorksTable.WorkChosen`."""
+class WorksTable(ScrollView, can_focus=True):
+    """The works of the run, a header above them; moving the cursor posts `WorksTable.WorkChosen`."""
 
     BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
     ]
-
+    COMPONENT_CLASSES = {"works-table--header", "works-table--cursor"}
+    # DataTable's look, which this table replaced.
     DEFAULT_CSS = """
     WorksTable {
         height: 1fr;
         width: auto;
         background: $surface;
+        color: $foreground;
+        overflow-x: hidden;
+        overflow-y: auto;
+        & > .works-table--header { text-style: bold; background: $panel; color: $foreground; }
+        & > .works-table--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .works-table--header { background-tint: $foreground 5%; }
+            & > .works-table--cursor {
+                background: $block-cursor-background;
+                color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+        }
     }
     """
 
@@ -100,113 +124,175 @@ class WorksTable(DataTable):
             super().__init__()
             self.work = work
 
+    # A `var`: moving the cursor repaints its two rows, not the table.
+    cursor_row: var[int] = var(0, init=False)
+
     def __init__(self, rows: Iterable[WorkRow] = (), **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
-        self._shown: dict[str, tuple[str, ...]] = {}
-        self._initial = list(rows)
-        self._rows: list[WorkRow] = []
+        super().__init__(**kwargs)
         self.compact = False
-        self._size_caches()
+        self._rows: list[WorkRow] = []
+        self._cells: dict[str, tuple[Content | str, ...]] = {}  # by work: the cells it shows
+        self._names: list[str] = []  # the works in the table's order
+        self._strips: dict[tuple[str, bool], tuple[tuple[str, ...], int, Strip]] = {}
+        self._name_width = len("work")
+        if rows:
+            self.show(rows)
 
-    def _size_caches(self) -> None:
-        """Keep DataTable's render caches near the size of the table.
-
-        Its caches are keyed by an update counter that every changed cell moves on, so with
-        works streaming they fill with renders nobody will ask for again, up to 10,000
-        cells and 1,000 rows: tens of thousands of objects that every full garbage
-        collection then walks, in the middle of someone's key press.
-        """
-        for name, size in CACHE_SIZES.items():
-            if isinstance(getattr(self, name, None), LRUCache):
-                setattr(self, name, LRUCache(size))
-
-    def on_mount(self) -> None:
-        self._add_columns()
-        if self._initial:
-            self.show(self._initial)
+    # -- what the table holds ----------------------------------------------------------------
 
     @property
     def columns_shown(self) -> list[tuple[str, str, int | None]]:
         return [c for c in COLUMNS if c[1] in COMPACT_COLUMNS] if self.compact else list(COLUMNS)
 
-    def _add_columns(self) -> None:
-        for label, key, width in self.columns_shown:
-            self.add_column(label, key=key, width=width)
+    @property
+    def row_count(self) -> int:
+        return len(self._names)
+
+    @property
+    def chosen(self) -> str | None:
+        return self._names[self.cursor_row] if self._names else None
+
+    def get_cell(self, work: str, column: str) -> Content | str:
+        """The cell of `work` in `column` as the table shows it."""
+        keys = [key for _, key, _ in self.columns_shown]
+        return self._cells[work][keys.index(column)]
+
+    def show(self, rows: Iterable[WorkRow]) -> None:
+        """Bring the table up to date with these rows, repainting only the rows whose text changed."""
+        self._rows = rows = list(rows)
+        names = [row.name for row in rows]
+        if names != self._names:
+            chosen, first = self.chosen, not self._names
+            self._names = names
+            self._cells = {row.name: cells(row, self.compact) for row in rows}
+            self._resize()
+            if chosen in names:
+                self.set_reactive(WorksTable.cursor_row, names.index(chosen))
+            self.refresh()
+            if first and names:
+                self.post_message(self.WorkChosen(names[self.cursor_row]))
+            return
+        for index, row in enumerate(rows):
+            values = cells(row, self.compact)
+            if _plain(values) != _plain(self._cells[row.name]):
+                self._cells[row.name] = values
+                self._refresh_row(index)
 
     def set_compact(self, compact: bool) -> None:
         """Show the narrow table (no tokens, no cost, shorter names) or the full one; the cursor stays on its work."""
         if compact == self.compact:
             return
-        chosen = self.chosen
         self.compact = compact
-        self.clear(columns=True)
-        self._shown = {}
-        self._add_columns()
-        self.show(self._rows)
-        if chosen is not None:
-            self.choose(chosen)
+        self._cells = {row.name: cells(row, compact) for row in self._rows}
+        self._resize()
+        self.refresh(layout=True)
 
-    @property
-    def chosen(self) -> str | None:
-        if not self.row_count:
-            return None
-        row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
-        return row_key.value
+    def _resize(self) -> None:
+        names = [_text(values[0]) for values in self._cells.values()]
+        self._name_width = max([len("work"), *map(len, names)])
+        self.virtual_size = Size(self._width(), len(self._names) + 1)
 
-    def show(self, rows: Iterable[WorkRow]) -> None:
-        """Bring the table up to date with these rows, touching only what changed."""
-        self._rows = rows = list(rows)
-        columns = self.columns_shown
-        for row in rows:
-            values = cells(row, self.compact)
-            plain = tuple(str(v) if isinstance(v, str) else v.plain for v in values)
-            shown = self._shown.get(row.name)
-            if shown is None:
-                self.add_row(*values, key=row.name)
-            elif shown != plain:
-                for (_, key, _), value, old, new in zip(columns, values, shown, plain, strict=True):
-                    if old != new:
-                        self.update_cell(row.name, key, value)
-            self._shown[row.name] = plain
+    def _widths(self) -> list[int]:
+        return [self._name_width if width is None else width for _, _, width in self.columns_shown]
 
-    def update_cell(
-        self, row_key: RowKey | str, column_key: ColumnKey | str, value: CellType, *, update_width: bool = False
-    ) -> None:
-        """Change one cell and redraw its row, not the table.
+    def _width(self) -> int:
+        return sum(width + 2 * PADDING for width in self._widths())
 
-        DataTable keys every render cache on a counter that each update moves, so one changed
-        cell re-rendered every cell and repainted the whole table: 10 ms with 16 works, once a
-        second, and a key pressed then waited for it. The columns that change have fixed
-        widths (COLUMNS), so new text in one cell cannot move another: this drops the renders
-        of that row only and repaints its line. Tied to DataTable's caches as Textual 8.2
-        keeps them (pinned); `test_a_changed_cell_redraws_its_row_and_nothing_else` holds it.
-        """
-        if update_width:
-            super().update_cell(row_key, column_key, value, update_width=True)
-            return
-        row_key, column_key = RowKey(str(row_key)), ColumnKey(str(column_key))
-        if row_key not in self._row_locations or column_key not in self._column_locations:
-            super().update_cell(row_key, column_key, value)  # raises CellDoesNotExist
-            return
-        self._data[row_key][column_key] = value
-        index = self._row_locations.get(row_key)
-        for cache, ours in (
-            (self._cell_render_cache, lambda key: key[0] == row_key),
-            (self._row_render_cache, lambda key: key[0] == row_key),
-            (self._row_renderable_cache, lambda key: key[1] == index),
-        ):
-            for key in [key for key in cache.keys() if ours(key)]:
-                cache.discard(key)
-        self._line_cache.clear()  # lines are joined from the rows' renders: cheap to join again
-        self.refresh_row(index)
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return self._width()
+
+    # -- the cursor ----------------------------------------------------------------------------
 
     def choose(self, work: str) -> None:
         """Put the cursor on `work` (from the command palette, say)."""
-        if work in self._shown:
-            self.move_cursor(row=self.get_row_index(work))
+        if work in self._names:
+            self.move_cursor(row=self._names.index(work))
 
-    @on(DataTable.RowHighlighted)
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        event.stop()
-        if event.row_key.value is not None:
-            self.post_message(self.WorkChosen(event.row_key.value))
+    def move_cursor(self, *, row: int) -> None:
+        if self._names:
+            self.cursor_row = max(0, min(row, len(self._names) - 1))
+
+    def watch_cursor_row(self, old: int, new: int) -> None:
+        self._refresh_row(old)
+        self._refresh_row(new)
+        visible = max(1, self.scrollable_content_region.height - 1)  # the header's line is not the rows'
+        top = int(self.scroll_y)
+        if new < top:
+            self.scroll_to(y=new, animate=False, immediate=True)
+        elif new >= top + visible:
+            self.scroll_to(y=new - visible + 1, animate=False, immediate=True)
+        if self._names:
+            self.post_message(self.WorkChosen(self._names[new]))
+
+    def action_cursor(self, step: int) -> None:
+        self.move_cursor(row=self.cursor_row + step)
+
+    def action_page(self, direction: int) -> None:
+        self.move_cursor(row=self.cursor_row + direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_first(self) -> None:
+        self.move_cursor(row=0)
+
+    def action_last(self) -> None:
+        self.move_cursor(row=len(self._names) - 1)
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is not None and offset.y >= 1:
+            self.move_cursor(row=int(self.scroll_y) + offset.y - 1)
+
+    # -- drawing -------------------------------------------------------------------------------
+
+    def _refresh_row(self, index: int) -> None:
+        self.refresh(Region(0, index + 1 - int(self.scroll_y), self.size.width, 1))
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()  # the theme or the focus changed the styles the strips were drawn in
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self.refresh()  # every row moved to another line
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if y == 0:
+            labels = tuple(label for label, _, _ in self.columns_shown)
+            return self._strip("", labels, "works-table--header", width)
+        index = int(self.scroll_y) + y - 1
+        if index >= len(self._names):
+            return Strip.blank(width, self.rich_style)
+        name = self._names[index]
+        cursor = "works-table--cursor" if index == self.cursor_row else ""
+        return self._strip(name, self._cells[name], cursor, width)
+
+    def _strip(self, name: str, values: tuple[Content | str, ...], component: str, width: int) -> Strip:
+        """One line of the table, drawn again only when its text, its cursor or the width changed."""
+        key, plain = (name, bool(component)), _plain(values)
+        cached = self._strips.get(key)
+        if cached is not None and cached[:2] == (plain, width):
+            return cached[2]
+        base: Style = self.get_visual_style(component) if component else self.visual_style
+        line = Content.assemble(
+            *(_padded(value, column_width) for value, column_width in zip(values, self._widths(), strict=True))
+        )
+        if component:  # the cursor's and the header's colours win over a stage's, as DataTable drew them
+            line = Content(line.plain)
+        segments = [Segment(text, style.rich_style) for text, style in line.render(base, end="")]
+        strip = Strip(segments).crop_extend(0, width, base.rich_style)
+        self._strips[key] = (plain, width, strip)
+        return strip
+
+
+def _text(value: Content | str) -> str:
+    return value if isinstance(value, str) else value.plain
+
+
+def _plain(values: tuple[Content | str, ...]) -> tuple[str, ...]:
+    return tuple(map(_text, values))
+
+
+def _padded(value: Content | str, width: int) -> Content:
+    """A cell's text cut or filled to its column's width, a blank on each side."""
+    content = Content(value) if isinstance(value, str) else value
+    return content.truncate(width, pad=True).pad(PADDING, PADDING)
