@@ -287,6 +287,7 @@ async def test_what_streams_in_is_drawn_by_the_next_flush_as_one_batch_even_whil
         app.bus.emit(ev.Delta(role="forward", text="streamed while typing", work="alpha"))
         app.bus.emit(ev.PoolChanged(head="0" * 40, reason="commit"))
         assert not any("streamed while typing" in line for line in live.lines)  # queued, not drawn
+        main.tick()  # the header's second came round too
         main.flush()
         assert any("streamed while typing" in line for line in live.lines)
         assert header.facts is not facts

@@ -79,6 +79,11 @@ def work_time(view: RunView, work: str | None) -> str:
     return f"{row.name} · {row.stage} {duration_text(stage)} · in step {duration_text(work_elapsed(row, now))}"
 
 
+def header_state(view: RunView) -> tuple[object, ...]:
+    """What of the header a person must see change at once, not at the next second."""
+    return (view.status, view.paused, view.throttled, view.batch, view.step.key if view.step else None)
+
+
 def header_facts(view: RunView, *, elapsed: float, paused: bool) -> HeaderFacts:
     """What the header says of the run now; `paused` also when the driver paused and the run has not said so yet."""
     v, step = view, view.step

@@ -40,7 +40,7 @@ from ..model import events as ev
 from ..model.figures import step_means, val_means
 from ..model.notices import notice_of
 from ..model.view import RunView
-from .main_layout import HINT, PANES, TOUCHES, header_facts, work_time
+from .main_layout import HINT, PANES, TOUCHES, header_facts, header_state, work_time
 from .output_feed import OutputFeed
 from .panes import DiskPanes
 from .pool_reader import PoolReader
@@ -103,6 +103,7 @@ class MainScreen(DiskPanes):
         self.queue: deque[ev.Event] = deque()
         self.hinting = hint
         self._dirty: set[str] = set()  # what the next flush draws besides what its events touch
+        self._state_shown: tuple[object, ...] = ()  # the run's state as the header last drew it
         self._clock = clock
         self._started = clock()
         self.init_panes()
@@ -196,10 +197,14 @@ class MainScreen(DiskPanes):
             if event.kind == "delta":
                 continue
             dirty |= TOUCHES.get(event.kind, frozenset())
-            dirty.add("header")
             notice = notice_of(event)
             if notice is not None:
                 self.app.notify(notice.message, severity=notice.severity, timeout=6)  # type: ignore[arg-type]
+        # The header's counts move with nearly every event, and the second's tick draws them:
+        # drawn on every flush they cost each streamed frame the screen's top line. A change of
+        # state (a review waits, a pause, a rate limit) is drawn at once.
+        if self._state_shown != header_state(self.view):
+            dirty.add("header")
         if force and not self.view.active and self.view.ended is not None:
             dirty.add("summary")
         return dirty
@@ -235,7 +240,7 @@ class MainScreen(DiskPanes):
         self.refresh_bindings()  # the fold key comes and goes with the summary
 
     def tick(self) -> None:
-        """The second's redraw of the header and the works box's clock: drawn by the next flush."""
+        """The second's redraw of the header (its counts, its clock) and the works box: drawn by the next flush."""
         self._dirty.add("header")
 
     def draw_header(self) -> None:
@@ -248,6 +253,7 @@ class MainScreen(DiskPanes):
         # The driver knows of a pause at the key, the run only once the trainer said so.
         paused = driver is not None and driver.paused
         header.facts = header_facts(self.view, elapsed=self._clock() - self._started, paused=paused)
+        self._state_shown = header_state(self.view)
 
     # -- selection -----------------------------------------------------------------------
 
