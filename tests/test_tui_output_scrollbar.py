@@ -32,3 +32,42 @@ async def test_the_scrollbar_follows_the_text_as_it_streams_and_shrinks():
         await pilot.pause()
         assert live.max_scroll_y == 0 and live.scroll_y == 0
         assert bar.window_virtual_size == live.virtual_size.height <= 1
+
+
+def bar_cells(pilot, live: LiveOutput) -> list[str]:
+    """The scrollbar's column as the screen draws it: each cell's glyph and whether it is the thumb."""
+    region = live.vertical_scrollbar.region
+    x = region.x
+    strips = pilot.app.screen._compositor.render_strips()[region.y : region.bottom]
+    return [f"{seg.text}{seg.style.reverse}{seg.style.bgcolor}" for strip in strips for seg in strip.crop(x, x + 1)]
+
+
+async def test_the_scrollbar_repaints_when_its_thumb_moves_and_only_then():
+    live = LiveOutput()
+    app = Harness(live)
+    async with app.run_test(size=(60, 20)) as pilot:
+        buffer = OutputBuffer()
+        buffer.write("".join(f"row {n}\n" for n in range(2000)))
+        live.follow("w", buffer)
+        await pilot.pause()
+        bar = live.vertical_scrollbar
+        painted: list[object] = []
+        render = bar.render
+        bar.render = lambda: (painted.append(bar.position), render())[1]
+        at_end = bar_cells(pilot, live)
+        # Streaming at the end of 2,000 lines: the thumb is a cell at the bottom, and stays there.
+        for n in range(20):
+            buffer.write(f"more {n}\n")
+            live.catch_up()
+            await pilot.pause()
+        assert bar.window_virtual_size == live.virtual_size.height == 2021 and bar.position == live.scroll_y
+        assert painted == [] and bar_cells(pilot, live) == at_end
+        # The person scrolls to the top: the thumb moves, and is drawn where it went.
+        live.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert painted and bar_cells(pilot, live) != at_end
+        # A new theme repaints it in the theme's colours.
+        painted.clear()
+        app.theme = "textual-light"
+        await pilot.pause()
+        assert painted

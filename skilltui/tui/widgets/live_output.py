@@ -24,17 +24,17 @@ from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
 
 from ..output import OutputBuffer, clean, wrap_spans
 from ..screens.search import SearchScreen
+from .steady_scrollbar import SteadyScrollView
 
 MAX_LINES = 3000
 
 
-class LiveOutput(ScrollView, can_focus=True):
+class LiveOutput(SteadyScrollView, can_focus=True):
     """A wrapped, searchable view that follows one work's `OutputBuffer`."""
 
     COMPONENT_CLASSES = {"live-output--match", "live-output--current", "live-output--status"}

@@ -23,12 +23,12 @@ from textual.content import Content
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import var
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style
 
 from ...core.words import tokens_text
 from ..state import WorkRow
+from .steady_scrollbar import SteadyScrollView
 
 # (label, key, width): fixed widths for the columns that change while a run streams, so new
 # text never moves another column; the work column sizes to its names.
@@ -78,7 +78,7 @@ def _cells(row: WorkRow) -> tuple[Content | str, ...]:
     return (short_name(row.name), stage, episodes, loss, tokens_text(row.tokens), cost)
 
 
-class WorksTable(ScrollView, can_focus=True):
+class WorksTable(SteadyScrollView, can_focus=True):
     """The works of the run, a header above them; moving the cursor posts `WorksTable.WorkChosen`."""
 
     BINDINGS = [

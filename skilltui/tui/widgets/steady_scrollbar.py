@@ -1,0 +1,66 @@
+"""A scrollbar that repaints only when what it draws changes.
+
+The output pane follows 16 streaming works, and every write moves its scroll position and
+its length, which repaints Textual's scrollbar: 1-2 ms through Rich's render path, in 40%
+of the stream's frames and in every key that switches works (`bench/bench_tui.py`). Yet
+with thousands of lines in the pane the thumb is one cell at the bottom, and nearly none of
+those repaints changed a cell. `SteadyScrollBar` works out the thumb as Textual draws it
+(in eighths of a cell) and, when a repaint would draw the same bar, gives the lines it drew.
+The works table uses it too: its bar was repainted with every row that changed.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+
+from textual.geometry import Region
+from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
+from textual.strip import Strip
+from textual.widget import Widget
+
+EIGHTHS = 8  # Textual draws a thumb's ends in eighths of a cell
+
+
+class SteadyScrollBar(ScrollBar):
+    """Textual's scrollbar, repainted only when its thumb, size, state or colours change."""
+
+    _drawn: tuple[object, ...] | None = None
+    _lines: list[Strip] | None = None
+
+    def _look(self) -> tuple[object, ...]:
+        """What the bar draws: the same tuple, the same cells (`ScrollBarRender.render_bar`)."""
+        size = self.size.height if self.vertical else self.size.width
+        virtual = ceil(self.window_virtual_size)
+        window = ceil(self.window_size) if self.window_size < self.window_virtual_size else 0
+        thumb = None
+        if window and size and virtual and size != virtual:
+            length = max(1, window / (virtual / size))
+            start = int((size - length) * (self.position / (virtual - window)) * EIGHTHS)
+            thumb = (start, start + ceil(length * EIGHTHS))
+        styles = self.parent.styles if isinstance(self.parent, Widget) else None
+        colours = (styles.scrollbar_color, styles.scrollbar_background) if styles is not None else None
+        return (self.size, thumb, self.grabbed is not None, self.mouse_over, colours, self.app.theme)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Decided here, not in `refresh`: a write sets the bar's length before its position,
+        # and the bar in between (never drawn) would look moved.
+        look = self._look()
+        if self._lines is not None and (look, crop) == self._drawn:
+            return self._lines
+        self._lines, self._drawn = super().render_lines(crop), (look, crop)
+        return self._lines
+
+
+class SteadyScrollView(ScrollView):
+    """A scroll view whose vertical scrollbar is a `SteadyScrollBar`."""
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        # Textual 8's own property (pinned), with the steady bar in place of its ScrollBar.
+        if self._vertical_scrollbar is None:
+            bar = SteadyScrollBar(vertical=True, name="vertical", thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self._vertical_scrollbar = bar
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
