@@ -66,6 +66,6 @@ def test_the_numbers_keep_the_first_step_and_the_latest_when_rows_are_few():
     curve = LossCurve()
     keys = [(0, s) for s in range(6)]
     curve.show(keys, {}, {k: Mean(0.9 - 0.1 * k[1], 2, 2, frozenset({"a", "b"})) for k in keys})
-    lines = str(curve._numbers(40, 5)).splitlines()
+    lines = [line.plain for line in curve._numbers(40, 5)]
     assert lines[1].startswith("e0·s0") and lines[2] == "…" and lines[-1].startswith("e0·s5")
     assert len(lines) == 5  # the legend and four rows

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from textual.cache import LRUCache
 from textual.content import Content
 from textual.reactive import reactive
+from textual.strip import Strip
 from textual.widget import Widget
 
 from ...model.at import StepKey
@@ -115,6 +117,9 @@ class LossCurve(Widget):
         self._val_of: dict[StepKey, Mean] = {}
         self._val: dict[StepKey, float] = {}
         self._val_counts: dict[StepKey, int] = {}
+        self._version = 0  # moves on with every show(): the rows drawn for the last one are stale
+        self._drawn: tuple[tuple[object, ...], list[Content]] | None = None
+        self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(512)
 
     def show(
         self,
@@ -132,6 +137,7 @@ class LossCurve(Widget):
         self._val_of = dict(val_means)
         self._val = {key: mean.value for key, mean in val_means.items()}
         self._val_counts = {key: mean.works for key, mean in val_means.items()}
+        self._version += 1
         self.refresh()
 
     def _odd_means(self) -> set[StepKey]:
@@ -165,7 +171,7 @@ class LossCurve(Widget):
             legend = Content.assemble(legend, others)
         return legend.truncate(width, ellipsis=True)
 
-    def _numbers(self, width: int, height: int) -> Content:
+    def _numbers(self, width: int, height: int) -> list[Content]:
         """The legend, then one row per step with its mean, validation and selected work's loss."""
         lines = [self._legend(width)]
         rows = height - 1
@@ -185,12 +191,48 @@ class LossCurve(Widget):
             if key in selected:
                 parts.append((f"◆ {selected[key]:.3f}", SELECTED_STYLE))
             lines.append(Content.assemble(*parts).truncate(width, ellipsis=True))
-        return Content("\n").join(lines)
+        return lines
+
+    # -- drawing: one strip per row, kept while the row reads the same ------------------------
+    #
+    # Choosing another work redraws the whole curve, and Textual's path from one Content of
+    # every row to strips cost 4-6 ms of each such key's frame (`bench/bench_tui.py`). The rows
+    # are drawn here as Content once per change of data, selection or size, and each row's
+    # strip is kept by its text and styles: the rows the selection did not touch, and every
+    # row when the person comes back to a work, are the strips drawn before.
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()  # a theme or a style changed what the strips were drawn in
+
+    def _rows(self) -> list[Content]:
+        key = (self._version, self.selected, self.content_size)
+        if self._drawn is None or self._drawn[0] != key:
+            self._drawn = (key, self._draw())
+        return self._drawn[1]
+
+    def render_line(self, y: int) -> Strip:
+        rows, width = self._rows(), self.content_size.width
+        row = rows[y] if y < len(rows) else Content("")
+        key = (row.plain, tuple(row.spans), width)
+        strip = self._strips.get(key)
+        if strip is None:
+            strip = Strip(row.render_segments(self.visual_style)).crop_extend(0, width, self.rich_style)
+            self._strips[key] = strip
+        return strip
 
     def render(self) -> Content:
+        """The curve as one Content, row under row: what `render_line` draws, as text to read."""
+        return Content("\n").join(self._rows())
+
+    def _draw(self) -> list[Content]:
+        """The curve's rows as they fit the widget now."""
         width, height = self.content_size.width, self.content_size.height
         if not self._steps:
-            return Content.styled("no loss yet: the curve starts when the first work is scored", f"{AXIS_STYLE} italic")
+            empty = Content.styled(
+                "no loss yet: the curve starts when the first work is scored", f"{AXIS_STYLE} italic"
+            )
+            return empty.wrap(width) if width > 0 else []
         plot_height = height - 2
         plot_width = width - AXIS_WIDTH
         if plot_height < MIN_PLOT_ROWS or plot_width < 4:
@@ -236,4 +278,4 @@ class LossCurve(Widget):
         first, last = step_label(self._steps[0]), step_label(self._steps[-1])
         axis = first if count == 1 else first + " " * max(1, plot_width - len(first) - len(last)) + last
         lines.append(Content.styled(" " * AXIS_WIDTH + axis, AXIS_STYLE))
-        return Content("\n").join(lines)
+        return lines
