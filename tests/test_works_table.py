@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skilltui.tui.state import WorkRow
-from skilltui.tui.widgets.works_table import WorksTable
+from skilltui.tui.widgets.works_table import WorksBox, WorksTable
 from tests.support.widgets import Harness
 
 
@@ -117,3 +117,26 @@ async def test_the_table_keeps_one_strip_per_row_however_long_the_run_streams():
             table.show(rows)
             await pilot.pause()
         assert len(table._strips) <= 2 * 16 + 1  # a row, the same row under the cursor, the header
+
+
+async def test_naming_the_chosen_work_repaints_the_boxs_foot_only():
+    box = WorksBox(WorksTable([WorkRow(f"work-{n:02d}", needed=2) for n in range(4)]))
+    box.border_title = "works"
+    box.styles.border = ("round", "white")  # the main screen's CSS gives it its border
+    async with Harness(box).run_test(size=(60, 10)) as pilot:
+        box.name_work("work-00")
+        await pilot.pause()
+        painted: list[int] = []
+        render_line = box._styles_cache.render_line
+
+        def counting(*args, **kwargs):
+            painted.append(args[1])  # the line's y
+            return render_line(*args, **kwargs)
+
+        box._styles_cache.render_line = counting
+        box.name_work("work-01 · forward 4s · in step 9s")
+        await pilot.pause()
+        foot = drawn(pilot)[box.region.bottom - 1]
+        assert "work-01 · forward 4s · in step 9s" in foot and "work-00" not in foot
+        assert painted == [box.outer_size.height - 1]
+        assert "works" in drawn(pilot)[box.region.y]  # the top border kept its title

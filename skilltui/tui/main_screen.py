@@ -52,7 +52,7 @@ from .widgets.loss_curve import LossCurve
 from .widgets.note_view import NoteView
 from .widgets.pool_size import PoolSize
 from .widgets.pool_tree import PoolTree
-from .widgets.works_table import COMPACT_BELOW, WorksTable
+from .widgets.works_table import COMPACT_BELOW, WorksBox, WorksTable
 
 FLUSH_SECONDS = 0.12  # how often what the trainer sent is drawn: 8 frames a second at most while works stream
 # Textual draws a screen's frames on a fixed grid of 1/60 s (TEXTUAL_FPS): a key whose effect
@@ -113,7 +113,7 @@ class MainScreen(DiskPanes):
         yield Static(HINT, id="hint")
         yield EndSummary(id="summary")
         with Horizontal(id="top"):
-            with Vertical(id="works-box") as box:
+            with WorksBox(id="works-box") as box:
                 box.border_title = "works"
                 yield WorksTable(self.view.works.values(), id="works")
             curve = LossCurve(id="curve")
@@ -275,10 +275,7 @@ class MainScreen(DiskPanes):
         self.refresh_report()
 
     def _subtitle(self, text: str) -> None:
-        # Set only when it changes: each set repaints the whole works box, table and all.
-        box = self.query_one("#works-box")
-        if box.border_subtitle != text:
-            box.border_subtitle = text
+        self.query_one(WorksBox).name_work(text)
 
     def jump_to_work(self, name: str) -> None:
         self.query_one(WorksTable).choose(name)

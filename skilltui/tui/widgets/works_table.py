@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from rich.segment import Segment
 from textual import events
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -282,6 +283,30 @@ class WorksTable(SteadyScrollView, can_focus=True):
         strip = Strip(segments).crop_extend(0, width, base.rich_style)
         self._strips[key] = (plain, width, strip)
         return strip
+
+
+class WorksBox(Vertical):
+    """The works table's box: "works" on its top border, the chosen work and its stage's time at its foot."""
+
+    _named: str | None = None
+
+    def name_work(self, text: str) -> None:
+        """Put `text` on the box's foot, repainting that line only.
+
+        Setting `border_subtitle` repaints the whole box, border and table (1.5-2 ms of every
+        key that chooses another work), though the foot is the one line it is drawn on.
+        """
+        if text == self._named:
+            return
+        self._named = text
+        width, height = self.outer_size
+        if not height:  # not laid out yet: the first frame draws it all anyway
+            self.border_subtitle = text
+            return
+        # What the `border_subtitle` setter stores (Textual 8.2, pinned), without its full repaint.
+        self._border_subtitle = self.render_str(text).expand_tabs(4).split()[0]
+        inside = self.content_offset  # a refresh's regions are counted from inside the border
+        self.refresh(Region(-inside.x, height - 1 - inside.y, width, 1))
 
 
 def _text(value: Content | str) -> str:
