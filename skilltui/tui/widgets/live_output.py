@@ -28,13 +28,14 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from ..output import OutputBuffer, clean, wrap_spans
-from ..screens.search import SearchScreen
+from .output_search import OutputSearch
 from .steady_scrollbar import SteadyScrollView
 
 MAX_LINES = 3000
+KEPT_WORKS = 4  # works whose wrapped rows are kept for coming back to them
 
 
-class LiveOutput(SteadyScrollView, can_focus=True):
+class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
     """A wrapped, searchable view that follows one work's `OutputBuffer`."""
 
     COMPONENT_CLASSES = {"live-output--match", "live-output--current", "live-output--status"}
@@ -70,6 +71,7 @@ class LiveOutput(SteadyScrollView, can_focus=True):
         self._wrap_width = 0
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
         self._drawn: LRUCache[tuple[tuple[int, int, int], int, int], Strip] = LRUCache(256)  # see render_line
+        self._kept: dict[str, tuple] = {}  # by work: what `_keep` remembered, the last KEPT_WORKS shown
         self._frame: tuple[int, Style] | None = None
         self._following = True
         self.query = ""
@@ -85,10 +87,38 @@ class LiveOutput(SteadyScrollView, can_focus=True):
 
     def follow(self, work: str | None, buffer: OutputBuffer | None) -> None:
         """Show `work`'s output from its buffer's start, and follow it from now on."""
+        self._keep()
         self._buffer = buffer
         self.work = work
         self._following = True
-        self._reload()
+        kept = self._kept.pop(work, None)
+        if kept is None or kept[0] is not buffer or kept[5] != self._width():
+            self._reload()
+            return
+        # Back to a work shown a moment ago: its rows as wrapped then, and only what it gained since.
+        _, self._lines, self._rows, self._dropped, self._seen, self._wrap_width, self._cache, self._drawn = kept
+        self._current = None
+        self._size_rows()
+        self.catch_up()
+        self._stay_at_end()
+        self.refresh()
+
+    def _keep(self) -> None:
+        """Remember the shown work's wrapped rows and strips: a person goes back and forth between works,
+        and wrapping a whole buffer again cost each such key 2-4 ms (`bench/bench_tui.py`)."""
+        if self.work is not None and self._buffer is not None and not self.query:
+            shown = (self._buffer, self._lines, self._rows, self._dropped, self._seen, self._wrap_width)
+            self._kept[self.work] = (*shown, self._cache, self._drawn)
+            while len(self._kept) > KEPT_WORKS:
+                del self._kept[next(iter(self._kept))]
+        self._cache, self._drawn = LRUCache(1024), LRUCache(256)
+
+    def _forget(self, kept: bool = True) -> None:
+        """Drop the strips drawn (a search, a theme or a width changed how rows draw), and the kept works' too."""
+        self._cache.clear()
+        self._drawn.clear()
+        if kept:
+            self._kept.clear()
 
     def _reload(self) -> None:
         buffer = self._buffer
@@ -100,8 +130,7 @@ class LiveOutput(SteadyScrollView, can_focus=True):
     def clear(self) -> None:
         self._lines, self._rows, self._dropped, self._seen = [], [], 0, 0
         self._current = None
-        self._cache.clear()
-        self._drawn.clear()
+        self._forget(kept=False)
         self._size_rows()
         self.refresh()
 
@@ -176,8 +205,7 @@ class LiveOutput(SteadyScrollView, can_focus=True):
             for index, line in enumerate(self._lines)
             for start, end in wrap_spans(line, width)
         ]
-        self._cache.clear()
-        self._drawn.clear()
+        self._forget()
         self._size_rows()
         if self._following:
             self._stay_at_end()
@@ -223,8 +251,7 @@ class LiveOutput(SteadyScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._cache.clear()
-        self._drawn.clear()
+        self._forget()
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # Once per frame, not once per line: the style walks the widget's ancestors (about a
@@ -295,99 +322,6 @@ class LiveOutput(SteadyScrollView, can_focus=True):
         if at < end:
             segments.append(Segment(line[at:end], style))
         return Strip(segments)
-
-    # -- search -----------------------------------------------------------------------------
-
-    def matches(self) -> list[tuple[int, int]]:
-        """Every match of the query: (line number, offset), in reading order."""
-        if not self.query:
-            return []
-        find = re.compile(re.escape(self.query), re.IGNORECASE).finditer
-        return [(self._dropped + index, hit.start()) for index, line in enumerate(self._lines) for hit in find(line)]
-
-    def search(self, query: str) -> int:
-        """Highlight `query` and go to its first match from the top of the view; the number of matches."""
-        self.query = query
-        self.refresh_bindings()
-        self._current = None
-        self._cache.clear()
-        self._drawn.clear()
-        found = self.matches()
-        if found:
-            self._current = None
-            self.action_next_match(1)
-        self.refresh()
-        return len(found)
-
-    def _row_of(self, match: tuple[int, int]) -> int:
-        return max(0, bisect_right(self._rows, (match[0], match[1], 1 << 60)) - 1)
-
-    def action_next_match(self, direction: int) -> None:
-        """`n` / `N`: the next or previous match from the current one, or from the view if it moved away."""
-        found = self.matches()
-        if not found:
-            self.notify(f"No match for {self.query!r}" if self.query else "Press / to search the output")
-            return
-        top = int(self.scroll_y)
-        height = self.scrollable_content_region.height
-        current = self._current
-        if current is None or not top <= self._row_of(current) < top + height:
-            # The person scrolled away from the match (or there is none yet): start from the view.
-            first = self._rows[top][:2] if top < len(self._rows) else (0, 0)
-            current = (first[0], first[1] - 1) if direction > 0 else first
-        if direction > 0:
-            later = [m for m in found if m > current]
-            target = later[0] if later else found[0]
-            if not later and self._current is not None:
-                self.notify("Search went on from the top", timeout=2)
-        else:
-            earlier = [m for m in found if m < current]
-            target = earlier[-1] if earlier else found[-1]
-            if not earlier:
-                self.notify("Search went on from the bottom", timeout=2)
-        self._go_to(target, found)
-
-    def _go_to(self, match: tuple[int, int], found: list[tuple[int, int]]) -> None:
-        self._current = match
-        self._cache.clear()
-        self._drawn.clear()
-        row = self._row_of(match)
-        self._following = False
-        self.scroll_to(y=max(0, row - self.scrollable_content_region.height // 3), animate=False, immediate=True)
-        self._following = row >= len(self._rows) - 1 and self.scroll_y >= self.max_scroll_y
-        self.refresh()
-        self._set_status(f"/{self.query}  match {found.index(match) + 1} of {len(found)}   n next  N previous  esc end")
-
-    def _set_status(self, status: str) -> None:
-        self.status = status
-        self._size_rows()
-        self.refresh()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """n, N and esc belong to a search: without one they are neither shown in the footer nor taken."""
-        if action in ("next_match", "end_search"):
-            return bool(self.query)
-        return True
-
-    def action_end_search(self) -> None:
-        self.query, self._current, self.status = "", None, ""
-        self._cache.clear()
-        self._drawn.clear()
-        self._size_rows()
-        self.refresh()
-        self.refresh_bindings()
-
-    def ask_search(self) -> None:
-        """`/`: ask for what to find, then highlight it here and give this pane the keys n / N."""
-
-        def found(query: str | None) -> None:
-            if query:
-                count = self.search(query)
-                self.focus()
-                if not count:
-                    self._set_status(f"/{query}  no match   esc end")
-
-        self.app.push_screen(SearchScreen(self.query), found)
 
     def watch_work(self, work: str | None) -> None:
         self.border_title = f"output · {work}" if work else "output"

@@ -1,0 +1,69 @@
+"""Coming back to a work in the output pane: its rows as wrapped before, and what it gained since."""
+
+from __future__ import annotations
+
+import skilltui.tui.widgets.live_output as live_output
+from skilltui.tui.output import OutputBuffer
+from skilltui.tui.widgets.live_output import LiveOutput
+from tests.support.widgets import Harness
+
+
+def screen_lines(pilot) -> list[str]:
+    return [strip.text.rstrip() for strip in pilot.app.screen._compositor.render_strips()]
+
+
+async def test_coming_back_wraps_only_the_new_text_and_shows_what_a_reload_shows(monkeypatch):
+    live = LiveOutput()
+    async with Harness(live).run_test(size=(60, 12)) as pilot:
+        a, b = OutputBuffer(), OutputBuffer()
+        a.write("".join(f"alpha line {n} " * 6 + "\n" for n in range(300)))
+        b.write("".join(f"beta line {n}\n" for n in range(300)))
+        live.follow("a", a)
+        live.follow("b", b)
+        await pilot.pause()
+        wrapped: list[str] = []
+        wrap_spans = live_output.wrap_spans
+
+        def counting(line: str, width: int):
+            wrapped.append(line)
+            return wrap_spans(line, width)
+
+        monkeypatch.setattr(live_output, "wrap_spans", counting)
+        a.write("alpha gained this\n")
+        live.follow("a", a)
+        await pilot.pause()
+        assert len(wrapped) <= 2 and "alpha gained this" in wrapped, wrapped  # not all 300 lines again
+        back = screen_lines(pilot)
+        assert "alpha gained this" in back[-2] and live.scroll_y == live.max_scroll_y
+        # The same screen as a pane that never saw the work before.
+        fresh = LiveOutput()
+        await pilot.app.screen.mount(fresh, before=live)
+        live.display = False
+        fresh.follow("a", a)
+        await pilot.pause()
+        assert screen_lines(pilot) == back
+
+
+async def test_a_search_or_a_theme_drops_what_was_kept():
+    live = LiveOutput()
+    app = Harness(live)
+    async with app.run_test(size=(60, 12)) as pilot:
+        a, b = OutputBuffer(), OutputBuffer()
+        a.write("alpha\n" * 50)
+        b.write("beta\n" * 50)
+        live.follow("a", a)
+        live.follow("b", b)
+        assert set(live._kept) == {"a"}
+        live.search("beta")
+        assert live._kept == {}
+        live.action_end_search()
+        live.follow("a", a)
+        live.follow("b", b)
+        app.theme = "textual-light"
+        await pilot.pause()
+        assert live._kept == {}
+        for work in "cdefg":  # only the last few works are kept
+            buffer = OutputBuffer()
+            buffer.write(f"{work}\n")
+            live.follow(work, buffer)
+        assert len(live._kept) == live_output.KEPT_WORKS
