@@ -29,11 +29,20 @@ async def test_choosing_a_work_draws_the_rows_it_changed_and_coming_back_draws_n
             return render_segments(content, *args, **kwargs)
 
         type(curve.render()).render_segments = counting
+        painted: list[int] = []
+        render_line = curve._styles_cache.render_line
+
+        def painting(*args, **kwargs):
+            painted.append(args[1])  # the line's y
+            return render_line(*args, **kwargs)
+
+        curve._styles_cache.render_line = painting
         try:
             curve.selected = "d"
             await pilot.pause()
             rows = [row.rstrip() for row in curve.render().plain.splitlines()]
             assert drawn(pilot, curve) == rows  # the screen shows the new selection
+            assert painted and len(painted) <= 6  # the lines it changed, not the widget's 16
             # Only the legend and the rows that a's or d's points cross were drawn again.
             assert made and {row.rstrip() for row in made} < set(rows) and len(made) <= 6, made
             made.clear()
