@@ -28,12 +28,12 @@ from ..model.at import At
 from ..model.review import CandidateView, GateVerdict, ReviewRequest
 from .places import Sample
 from .pool import Pool
-from .run import Run, read_json, write_atomic, write_json
+from .run import OUTCOME, Run, read_json, write_atomic, write_json
 
 
 def micro_step_done(run: Run, at: At) -> bool:
     """The micro-step `at` (epoch, step, group) is decided: its final record, written last, exists."""
-    return (run.backward_dir(at.epoch, at.step, at.group) / "commit.txt").exists()
+    return (run.backward_dir(at.epoch, at.step, at.group) / OUTCOME).exists()
 
 
 def write_checked(adir: Path, checked: dict) -> None:
@@ -240,11 +240,11 @@ class MicroRecords:
         }
 
     def finished(self, outcome: dict) -> None:
-        write_json(self.out / "commit.txt", outcome)
+        write_json(self.out / OUTCOME, outcome)
 
     def skipped(self, before: str, attempt: int, failures: list[str]) -> None:
         write_json(
-            self.out / "commit.txt",
+            self.out / OUTCOME,
             {
                 "before": before,
                 "after": before,

@@ -39,7 +39,7 @@ from ..model import trailers as tr
 from ..model.commits import MicroStepRecord, attempt_record, parse_body, plain_label
 from ..model.parse import read_run
 from ..model.view import StepKey
-from .run import Run, read_json
+from .run import OUTCOME, Run, read_json
 
 GroupKey = tuple[int, int, int]  # (epoch, step, group)
 AttemptKey = tuple[int, int, int, int]  # (epoch, step, group, attempt)
@@ -92,7 +92,7 @@ def _numbered(folder: Path, pattern: re.Pattern[str]) -> list[int]:
 
 def _outcome(at: GroupKey, label: str, folder: Path, notes: tuple[str, ...]) -> MicroStepRecord | None:
     """The micro-step's final record (`commit.txt`): its decision, or why it was skipped."""
-    record = _read(folder / "commit.txt")
+    record = _read(folder / OUTCOME)
     if not isinstance(record, dict):
         return None
     message = str(record.get("message") or "")
@@ -165,7 +165,7 @@ def step_records(run: Run, key: StepKey) -> list[MicroStepRecords]:
 
 def _decided(run: Run, key: StepKey) -> list[tuple[int, Path]]:
     """The step's decided micro-steps, by group: each with its final record (`commit.txt`)."""
-    records = [(at[2], run.backward_dir(*at) / "commit.txt") for at in _groups(run, key)]
+    records = [(at[2], run.backward_dir(*at) / OUTCOME) for at in _groups(run, key)]
     return [(group, path) for group, path in records if path.exists()]
 
 

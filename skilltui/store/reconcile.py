@@ -37,7 +37,7 @@ from ..core.errors import UsageError
 from ..model import events as ev
 from ..pool_git import readable
 from .pool import Pool
-from .run import DECISION, Run, read_json
+from .run import DECISION, OUTCOME, Run, read_json
 
 LOCK_FILES = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packed-refs.lock")
 
@@ -160,7 +160,7 @@ def unfinished_micro_steps(run: Run) -> list[Path]:
     return [
         p.parent
         for p in sorted(run.root.glob("epoch*/step*/backward/g*/before.txt"))
-        if not (p.parent / "commit.txt").exists()
+        if not (p.parent / OUTCOME).exists()
     ]
 
 

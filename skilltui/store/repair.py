@@ -35,7 +35,7 @@ from ..model import events as ev
 from ..model.bus import JsonlSink
 from ..model.parse import read_run
 from ..pool_git import SAFE_GIT
-from .run import Run, RunLock, read_json
+from .run import OUTCOME, Run, RunLock, read_json
 
 MAIN = "refs/heads/main"
 
@@ -52,7 +52,7 @@ def recorded_commits(run: Run) -> list[str]:
             found.append(event.after if event.decision == "approve" else event.before)
         elif isinstance(event, ev.MicroStepSkipped):
             found.append(event.before)
-    for record in sorted(run.root.glob("epoch*/step*/backward/g*/commit.txt"), key=_record_order):
+    for record in sorted(run.root.glob(f"epoch*/step*/backward/g*/{OUTCOME}"), key=_record_order):
         try:
             data = read_json(record)
         except (OSError, ValueError):

@@ -40,6 +40,7 @@ __all__ = ["Run", "RunLock", "read_json", "write_atomic", "write_json"]
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,80}$")
 
 DECISION = "decision.json"  # a micro-step's round decision, recorded whole before it moves anything (decided.py)
+OUTCOME = "commit.txt"  # a micro-step's final record, written last: its folder is done (micro_records.py)
 
 
 def write_json(path: Path, data: Any) -> None:
