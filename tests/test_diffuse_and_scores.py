@@ -240,7 +240,7 @@ def test_a_trainer_forks_its_scorers_before_its_loop_and_they_keep_none_of_its_d
     script.write_text(
         textwrap.dedent(
             f"""
-            import asyncio, contextlib, json, os, signal, sys
+            import asyncio, contextlib, json, os, signal, sys, time
             sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
             from tests.support.works import long_script
             from skilltui.engine.loss import score_pool
@@ -265,7 +265,9 @@ def test_a_trainer_forks_its_scorers_before_its_loop_and_they_keep_none_of_its_d
                 pipe = os.fstat(int(sys.argv[1])).st_ino
                 score_pool.start()
                 workers = [p.pid for p in score_pool.pool()._processes.values()]
-                holding = [pid for pid in workers if holds(pid, pipe)]
+                deadline = time.monotonic() + 20  # a worker closes them as it starts, just after its fork
+                while (holding := [pid for pid in workers if holds(pid, pipe)]) and time.monotonic() < deadline:
+                    time.sleep(0.05)
                 on_term = score_pool.pool().submit(signal.getsignal, signal.SIGTERM).result()
                 asyncio.run(score_then_cancel())
                 print(json.dumps({{"workers": workers, "holding": holding, "cores": score_pool.cores(),

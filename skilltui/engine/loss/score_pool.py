@@ -134,6 +134,8 @@ def _ready() -> None:
 def pool() -> ProcessPoolExecutor:
     """This process's scoring pool, made on first use (its workers forked at once when that is safe)."""
     global _POOL
+    if threading.active_count() == 1:
+        read_word_frequencies()  # before a fork below, so every forked worker has the list read
     with _LOCK, _quiet_children():
         if _POOL is None or _POOL[0] != os.getpid():
             # Counted inside the lock and the quiet: the descriptors a forked worker is to close
@@ -146,7 +148,6 @@ def pool() -> ProcessPoolExecutor:
                 initargs=(os.getpid(), inherited or ()),
             )
             if inherited is not None:
-                read_word_frequencies()  # read once here, so every forked worker has it
                 # A fork pool forks all its workers at its first task, before its own thread starts.
                 executor.submit(_ready)
             _POOL = (os.getpid(), executor)
