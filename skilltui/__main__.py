@@ -2,7 +2,7 @@
 
 from .cli import main
 
-# Guarded: the loss's worker processes start by spawn, which imports the main module again
+# Guarded: the loss's worker processes may start by spawn, which imports the main module again
 # (as __mp_main__); unguarded, each worker would run the command line too.
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -228,3 +228,65 @@ async def test_a_forked_trainer_that_closes_what_it_inherited_scores_on_its_own_
     report = await asyncio.to_thread(lambda: os.read(read, 100).decode())
     _, status = await asyncio.to_thread(os.waitpid, pid, 0)
     assert status == 0 and report == "0.0 0", report  # scored, and nothing written into the file
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads the workers' descriptors in /proc")
+def test_a_trainer_forks_its_scorers_before_its_loop_and_they_keep_none_of_its_descriptors(tmp_path):
+    """`score_pool.start()` in a process with one thread (the trainer before its event loop): every
+    worker is up before the first scoring, none holds a descriptor of the trainer's (its pipe to
+    the app must close when the trainer ends, not when its scorers notice), and a stop still takes
+    them down though the trainer handles SIGTERM itself, as a command's stop handler does."""
+    script = tmp_path / "trainer.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import asyncio, contextlib, json, os, signal, sys, time
+            sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+            from tests.support.works import long_script
+            from skilltui.engine.loss import score_pool
+
+            def holds(pid, inode):
+                for fd in os.listdir(f"/proc/{{pid}}/fd"):
+                    with contextlib.suppress(OSError):
+                        if os.stat(f"/proc/{{pid}}/fd/{{fd}}").st_ino == inode:
+                            return True
+                return False
+
+            async def score_then_cancel():
+                human = long_script(60_000)
+                scoring = asyncio.ensure_future(score_pool.score_in_worker({{1: human}}, {{1: human}}))
+                await asyncio.sleep(0.5)  # the work reaches a worker
+                scoring.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await scoring
+
+            if __name__ == "__main__":
+                signal.signal(signal.SIGTERM, lambda *_: None)
+                pipe = os.fstat(int(sys.argv[1])).st_ino
+                score_pool.start()
+                workers = [p.pid for p in score_pool.pool()._processes.values()]
+                deadline = time.monotonic() + 20  # a worker closes them as it starts, just after its fork
+                while (holding := [pid for pid in workers if holds(pid, pipe)]) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                on_term = score_pool.pool().submit(signal.getsignal, signal.SIGTERM).result()
+                asyncio.run(score_then_cancel())
+                print(json.dumps({{"workers": workers, "holding": holding, "cores": score_pool.cores(),
+                                  "on_term": on_term == signal.SIG_DFL}}))
+            """
+        ),
+        encoding="utf-8",
+    )
+    read, write = os.pipe()
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script), str(write)], pass_fds=(write,), capture_output=True, text=True, timeout=120
+        )
+    finally:
+        os.close(read)
+        os.close(write)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert len(seen["workers"]) == seen["cores"]
+    assert seen["holding"] == []
+    assert seen["on_term"]  # a worker dies on the stop's SIGTERM, whatever its parent does with one
+    assert _wait_for(lambda: all(_gone(pid) for pid in seen["workers"])), seen["workers"]

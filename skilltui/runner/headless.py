@@ -15,6 +15,7 @@ from rich.console import Console
 
 from ..agents.base import Backend
 from ..core.signals import exit_code, install_stop_signals, loop_stop_signals, name_of
+from ..engine.loss import score_pool
 from ..engine.session import OpenedRun
 from ..engine.update.review import AutoReviewer
 from ..model import events as ev
@@ -30,6 +31,10 @@ def train_headless(
     console: Console | None = None,
     heartbeat: float = HEARTBEAT_SECONDS,
 ) -> int:
+    # First, while this process has one thread (the driver's event log starts one): the scorers
+    # are forked with the loss already loaded instead of spawned at the first scoring (a
+    # second of CPU each).
+    score_pool.start()
     driver = RunDriver(opened, backend, AutoReviewer(), secrets=secrets)
     sink = ConsoleSink(console, view=driver.view, heartbeat=heartbeat)
     driver.subscribe(sink)

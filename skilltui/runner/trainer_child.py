@@ -28,6 +28,7 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
+from ..engine.loss import score_pool
 from ..model.at import At
 from ..model.review import Decision, ReviewRequest
 from ..model.view import RunView
@@ -95,6 +96,9 @@ def main(argv: list[str]) -> NoReturn:
             signal.signal(number, signal.SIG_DFL)
         job = load_job(read_all(0))
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        # Before the event loop: with one thread, the scorers are forked with the loss already
+        # loaded (milliseconds) instead of spawned at the first scoring (a second of CPU each).
+        score_pool.start()
         code = asyncio.run(_serve(job, commands, events))
     except BaseException:  # noqa: BLE001 - whatever happens here goes to the log; the app records the end
         import traceback

@@ -6,29 +6,40 @@ script takes, and several works cannot score at once. So `score_step` runs in a
 `ProcessPoolExecutor` with one worker per core the process may use, shared by every work
 of the run; many works score in parallel.
 
+Started by fork when they can be, by spawn otherwise. A process that has one thread (the
+trainer, before its event loop starts: `start`) forks every worker at once: they begin with
+the loss's modules and the English word list already read, in a few milliseconds each, where a
+spawned worker starts a fresh interpreter and reads them itself (about 0.9 s of CPU a worker).
+Once a process has other threads (its event loop's helpers, git readers), a fork could copy a
+lock one of them held and hang forever, so a pool made then (the first in a process that runs
+many things, or one replacing a stopped pool) spawns its workers, one per scoring at a time.
+A forked worker closes every descriptor it inherited: the trainer's pipes to the app and the
+run lock must close when the trainer ends, not when its scorers notice.
+
 Quiet: the workers and multiprocessing's resource tracker start with their stderr on
-/dev/null. A stop is one line (signals.py), and the forked trainer's log stays empty; but a
+/dev/null. A stop is one line (signals.py), and the trainer's log stays empty; but a
 worker still starting when its trainer ends at once prints a traceback of its own start-up,
 and the tracker, left with the pool's semaphores by a trainer that ended with `os._exit`,
 warns about them. Neither is the user's to act on: a scoring's own error comes back to the
 trainer with its result.
 
 Stopping: a worker ignores SIGINT and SIGHUP (a Ctrl-C reaches the whole process group, and
-the trainer decides what a stop means), dies on SIGTERM, and ends itself as soon as the
-process that started it is gone, so a trainer stopped at once (`os._exit` on a second
-signal, or a kill) leaves no scorer running. A scoring whose awaiting task is cancelled
-takes its workers down with it; the next call starts fresh ones.
+the trainer decides what a stop means), dies on SIGTERM (a forked one drops the handler its
+parent had), and ends itself as soon as the process that started it is gone, so a trainer
+stopped at once (`os._exit` on a second signal, or a kill) leaves no scorer running. A scoring
+whose awaiting task is cancelled takes its workers down with it; the next call starts fresh ones.
 
-The pool belongs to the process that made it: a forked child (the trainer the live app
-forks) makes its own rather than use a parent's pool it cannot reach, and starts its own
-resource tracker (multiprocessing's keeper of the pool's semaphores) too: the parent's is
-reached through a file descriptor that the trainer closes after the fork, and whose number
-a later file may take, so writing to it would write into that file.
+The pool belongs to the process that made it: a forked child (a test's, or any fork of a
+process that scored) makes its own rather than use a parent's pool it cannot reach, and starts
+its own resource tracker (multiprocessing's keeper of the pool's semaphores) too: the parent's
+is reached through a file descriptor that a child may close, and whose number a later file may
+take, so writing to it would write into that file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -39,6 +50,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing import resource_tracker
 
+from .scene_text import read_word_frequencies
 from .scores import score_step
 
 _POOL: tuple[int, ProcessPoolExecutor] | None = None
@@ -54,9 +66,13 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _worker_start(parent: int) -> None:
+def _worker_start(parent: int, inherited: tuple[int, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for fd in inherited:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
     def watch() -> None:  # the parent gone means nobody waits for this score
         while os.getppid() == parent:
@@ -95,21 +111,57 @@ def _quiet_children() -> Iterator[None]:
         os.close(devnull)
 
 
+def _open_descriptors() -> tuple[int, ...] | None:
+    """This process's open descriptors above stderr; None where they cannot be listed (then no fork)."""
+    try:
+        listed = [int(name) for name in os.listdir("/dev/fd")]
+    except (OSError, ValueError):
+        return None
+    opened = []
+    for fd in listed:
+        # The listing's own descriptor is closed by now, and its number free for the pool's pipes.
+        with contextlib.suppress(OSError):
+            os.fstat(fd)
+            if fd > 2:
+                opened.append(fd)
+    return tuple(opened)
+
+
+def _ready() -> None:
+    """What the pool is given to do when it forks its workers (a task starts them)."""
+
+
 def pool() -> ProcessPoolExecutor:
-    """This process's scoring pool, made on first use."""
+    """This process's scoring pool, made on first use (its workers forked at once when that is safe)."""
     global _POOL
+    if threading.active_count() == 1:
+        read_word_frequencies()  # before a fork below, so every forked worker has the list read
     with _LOCK, _quiet_children():
         if _POOL is None or _POOL[0] != os.getpid():
-            # spawn, not fork: the trainer has threads (the event loop's, git's), and a forked
-            # copy of a process with threads can hold a lock forever.
+            # Counted inside the lock and the quiet: the descriptors a forked worker is to close
+            # include the ones the quiet holds, and no thread can start before the fork below.
+            inherited = _open_descriptors() if threading.active_count() == 1 else None
             executor = ProcessPoolExecutor(
                 max_workers=cores(),
-                mp_context=multiprocessing.get_context("spawn"),
+                mp_context=multiprocessing.get_context("spawn" if inherited is None else "fork"),
                 initializer=_worker_start,
-                initargs=(os.getpid(),),
+                initargs=(os.getpid(), inherited or ()),
             )
+            if inherited is not None:
+                # A fork pool forks all its workers at its first task, before its own thread starts.
+                executor.submit(_ready)
             _POOL = (os.getpid(), executor)
         return _POOL[1]
+
+
+def start() -> None:
+    """Start this process's workers now if it has one thread, so they are forked, not spawned.
+
+    The trainer calls it before its event loop starts: afterwards its threads would make the
+    pool spawn them at the first scoring (a slower start, paid by the scoring that waits).
+    """
+    if threading.active_count() == 1:
+        pool()
 
 
 def stop() -> None:
