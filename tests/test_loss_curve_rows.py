@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from skilltui.model.figures import Mean
 from skilltui.tui.widgets.loss_curve import LossCurve
-from tests.support.widgets import Harness
+from tests.support.widgets import Harness, painted_lines
 
 
 def drawn(pilot, curve: LossCurve) -> list[str]:
@@ -29,14 +29,7 @@ async def test_choosing_a_work_draws_the_rows_it_changed_and_coming_back_draws_n
             return render_segments(content, *args, **kwargs)
 
         type(curve.render()).render_segments = counting
-        painted: list[int] = []
-        render_line = curve._styles_cache.render_line
-
-        def painting(*args, **kwargs):
-            painted.append(args[1])  # the line's y
-            return render_line(*args, **kwargs)
-
-        curve._styles_cache.render_line = painting
+        painted = painted_lines(curve)
         try:
             curve.selected = "d"
             await pilot.pause()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from skilltui.tui.state import WorkRow
 from skilltui.tui.widgets.works_table import WorksBox, WorksTable
-from tests.support.widgets import Harness
+from tests.support.widgets import Harness, painted_lines
 
 
 def drawn(pilot) -> list[str]:
@@ -126,14 +126,7 @@ async def test_naming_the_chosen_work_repaints_the_boxs_foot_only():
     async with Harness(box).run_test(size=(60, 10)) as pilot:
         box.name_work("work-00")
         await pilot.pause()
-        painted: list[int] = []
-        render_line = box._styles_cache.render_line
-
-        def counting(*args, **kwargs):
-            painted.append(args[1])  # the line's y
-            return render_line(*args, **kwargs)
-
-        box._styles_cache.render_line = counting
+        painted = painted_lines(box)
         box.name_work("work-01 · forward 4s · in step 9s")
         await pilot.pause()
         foot = drawn(pilot)[box.region.bottom - 1]
