@@ -143,8 +143,8 @@ def fold_records(runs: Path) -> dict[str, list[dict]]:
 
 @pytest.mark.parametrize("kill_at", ["step_finished", "test", "run_finished"])
 def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_twice(tmp_path, kill_at):
-    # Small works finish their folds together: killed at a fold's end, all three could be done
-    # and nothing resumed. The bundled works' folds differ in length, so one is left to resume.
+    # Small works finish their folds together; the bundled works' folds differ in length, so a
+    # kill at a fold's end usually leaves one to resume.
     bundled = (bundled_works if kill_at == "run_finished" else small_works)(tmp_path / "works")
     runs = tmp_path / "runs"
     argv = crossval_argv(runs, bundled)
@@ -163,7 +163,10 @@ def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_t
     finished_before = {name for name, events in before.items() if any(e["kind"] == "run_finished" for e in events)}
     # A fold whose session had not yet begun when the kill landed has nothing to resume.
     begun = {name for name, events in before.items() if any(e["kind"] == "run_started" for e in events)}
-    assert begun - finished_before, "the kill left no fold to resume"
+    # Killed at a fold's end, the other folds (trained at once) may have ended within the same
+    # tens of milliseconds: then every fold is finished, and what is checked is that none is
+    # trained again. The other two kill points always leave folds to resume.
+    assert begun - finished_before or kill_at == "run_finished", "the kill left no fold to resume"
     again = run_cli(*argv, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     result = json.loads(again.stdout[again.stdout.index("{") :])
