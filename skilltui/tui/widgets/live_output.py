@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from typing import NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
@@ -33,6 +34,19 @@ from .steady_scrollbar import SteadyScrollView
 
 MAX_LINES = 3000
 KEPT_WORKS = 4  # works whose wrapped rows are kept for coming back to them
+
+
+class _Kept(NamedTuple):
+    """A work's output as the pane last showed it (`LiveOutput._keep`)."""
+
+    buffer: OutputBuffer
+    lines: list[str]
+    rows: list[tuple[int, int, int]]
+    dropped: int
+    seen: int
+    wrap_width: int
+    cache: LRUCache
+    drawn: LRUCache
 
 
 class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
@@ -71,7 +85,7 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         self._wrap_width = 0
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
         self._drawn: LRUCache[tuple[tuple[int, int, int], int, int], Strip] = LRUCache(256)  # see render_line
-        self._kept: dict[str, tuple] = {}  # by work: what `_keep` remembered, the last KEPT_WORKS shown
+        self._kept: dict[str, _Kept] = {}  # by work: what `_keep` remembered, the last KEPT_WORKS shown
         self._frame: tuple[int, Style] | None = None
         self._following = True
         self.query = ""
@@ -91,12 +105,13 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         self._buffer = buffer
         self.work = work
         self._following = True
-        kept = self._kept.pop(work, None)
-        if kept is None or kept[0] is not buffer or kept[5] != self._width():
+        kept = self._kept.pop(work, None) if work is not None else None
+        if kept is None or kept.buffer is not buffer or kept.wrap_width != self._width():
             self._reload()
             return
         # Back to a work shown a moment ago: its rows as wrapped then, and only what it gained since.
-        _, self._lines, self._rows, self._dropped, self._seen, self._wrap_width, self._cache, self._drawn = kept
+        self._lines, self._rows, self._dropped, self._seen = kept.lines, kept.rows, kept.dropped, kept.seen
+        self._wrap_width, self._cache, self._drawn = kept.wrap_width, kept.cache, kept.drawn
         self._current = None
         self._size_rows()
         self.catch_up()
@@ -107,8 +122,8 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         """Remember the shown work's wrapped rows and strips: a person goes back and forth between works,
         and wrapping a whole buffer again cost each such key 2-4 ms (`bench/bench_tui.py`)."""
         if self.work is not None and self._buffer is not None and not self.query:
-            shown = (self._buffer, self._lines, self._rows, self._dropped, self._seen, self._wrap_width)
-            self._kept[self.work] = (*shown, self._cache, self._drawn)
+            shown = (self._lines, self._rows, self._dropped, self._seen, self._wrap_width)
+            self._kept[self.work] = _Kept(self._buffer, *shown, self._cache, self._drawn)
             while len(self._kept) > KEPT_WORKS:
                 del self._kept[next(iter(self._kept))]
         self._cache, self._drawn = LRUCache(1024), LRUCache(256)
