@@ -15,7 +15,7 @@ from skilltui.cli import main
 from tests.support.cli import assert_refused, run_cli, snapshot
 from tests.support.recorded import recorded
 from tests.support.splits import bundled_works, crossval_argv, small_works
-from tests.support.validation import SECRET, held_out_work
+from tests.support.validation import SECRET, held_out_work, run_texts
 
 
 def train(runs: Path, works: list[Path], tests: list[Path], *extra: str, run_id: str = "r") -> int:
@@ -69,18 +69,16 @@ def test_no_prompt_of_a_run_sees_the_test_work_or_its_figure(tmp_path, make_work
     story = (secret / "story.md").read_text(encoding="utf-8")
     lines = [line for line in story.splitlines() if len(line) > 12]
     roles: set[str] = set()
-    searched = 0
-    for path in run.rglob("*"):
-        if not path.is_file() or path.relative_to(run).parts[0] in ("test", "events.jsonl"):
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        if path.name.endswith("transcript.json"):
+    searched, stored = 0, 0
+    for where, text in run_texts(run, skip=("test", "events.jsonl")):
+        stored += ":blob " in where
+        if where.endswith("transcript.json"):
             roles.add(json.loads(text)["role"])
         searched += 1
         for word in SECRET + lines + figures + ["test:", "Δ"]:
-            assert word not in text, f"{word!r} in {path}"
+            assert word not in text, f"{word!r} in {where}"
     assert {"forward", "loss", "reduce", "backward", "consolidate"} <= roles, roles
-    assert searched > 20
+    assert searched > 20 and stored > 3  # the notes' git history was read too
     # The test's own writer did see its story, and only there.
     assert any(SECRET[0] in p.read_text(encoding="utf-8") for p in (run / "test").rglob("prompt.md"))
 

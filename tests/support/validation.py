@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+
+import git
 
 from skilltui import cli
 from skilltui.commands import training
@@ -46,3 +49,25 @@ def train_with(backend, runs: Path, works: list[Path], val: list[Path], *extra: 
 
 def events(runs: Path, kind: str | None = None, run_id: str = "r") -> list[dict]:
     return [e for e in recorded(runs / run_id / "events.jsonl") if kind is None or e["kind"] == kind]
+
+
+def run_texts(run: Path, skip: tuple[str, ...] = ()) -> Iterator[tuple[str, str]]:
+    """Every text a run folder holds, as (where, text): its files, and each git repo's commits and blobs.
+
+    A git object file is zlib-compressed, so scanning it for a word finds bytes by chance (a
+    'Δ' turned up in one) and misses what is really stored; the repo's objects are read
+    decompressed instead, unreachable ones included.
+    """
+    for path in sorted(run.rglob("*")):
+        parts = path.relative_to(run).parts
+        if not path.is_file() or parts[0] in skip or ".git" in parts:
+            continue
+        yield str(path), path.read_text(encoding="utf-8", errors="replace")
+    for dot_git in sorted(run.rglob(".git")):
+        repo = git.Repo(dot_git.parent)
+        listing = repo.git.cat_file("--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+        for line in listing.splitlines():
+            sha, kind = line.split()
+            if kind in ("blob", "commit", "tag"):
+                data = repo.odb.stream(bytes.fromhex(sha)).read()
+                yield f"{dot_git}:{kind} {sha}", data.decode("utf-8", errors="replace")
