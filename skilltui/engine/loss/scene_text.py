@@ -3,7 +3,7 @@
 The loss (engine/loss/scores.py) must tell a scene that says the same thing in other words from
 a scene that says something else. Exact n-grams cannot: "She walked to the door" and
 "she walks to the door" share one bigram in four. So a text is read as a bag of word stems
-(Snowball's English stemmer: `walked` and `walks` are both `walk`), each weighted by how
+(Snowball's English stemmer, compiled, from PyStemmer: `walked` and `walks` are both `walk`), each weighted by how
 much it carries: a function word such as `the` or `you` weighs 0.1, a content word such as
 `kitchen` 1.0, by its frequency in English (the `wordfreq` lists). Two texts are compared
 by the weighted F-measure of the stems they share, plus a smaller share for the stem
@@ -19,7 +19,7 @@ import math
 import re
 import unicodedata
 
-import snowballstemmer
+import Stemmer
 from wordfreq import zipf_frequency
 
 # A word is letters (any script) with inner apostrophes; numbers count as words too.
@@ -47,7 +47,8 @@ class Vocab:
     """Stems and weights of the words of one scoring call, each worked out once."""
 
     def __init__(self) -> None:
-        self._stemmer = snowballstemmer.stemmer("english")
+        # No cache of its own (`maxCacheSize` 0): `_known` is the one, and goes with this call.
+        self._stemmer = Stemmer.Stemmer("english", 0)
         self._known: dict[str, tuple[str, float]] = {}
 
     def tokens(self, text: str) -> list[tuple[str, float]]:
