@@ -18,8 +18,10 @@ import pytest
 from rich.color import Color as RichColor
 from rich.style import Style
 from textual.app import App
+from textual.command import CommandPalette
 from textual.containers import Vertical
 from textual.geometry import Region
+from textual.widgets import TabbedContent
 
 from skilltui.components.commit_detail import CommitDetail
 from skilltui.components.commit_list import CommitList
@@ -123,6 +125,12 @@ def choose_theme(config: Path, theme: str) -> None:
     (config / "skilltui" / SETTINGS_FILE).write_text(f'{{"theme": "{theme}"}}')
 
 
+def pane_shown(app: App, pane: str) -> bool:
+    """`pane` is the open tab and what it reads from disk (the report, the pool, a note, a diff) is in."""
+    loading = [w for w in app.workers if w.group in ("report", "pool", "note", "diff") and not w.is_finished]
+    return app.screen.query_one(TabbedContent).active == pane and not loading
+
+
 @pytest.mark.parametrize("theme", [DEFAULT_THEME, LIGHT_THEME])
 async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_training, config_home):
     choose_theme(config_home, theme)
@@ -147,7 +155,7 @@ async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_trainin
         findings += scan(app, "main screen, output")
         for key, pane in (("2", "report"), ("3", "pool"), ("4", "commits")):
             await pilot.press(key)
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda pane=pane: pane_shown(app, pane))
             if pane == "commits":
                 await wait_for(pilot, lambda: len(app.query_one(CommitList).commits) == 2)
             findings += scan(app, f"main screen, {pane}")
@@ -164,7 +172,8 @@ async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_trainin
         await pilot.pause()
         findings += scan(app, "quit dialog", app.screen.children[0].region)
         await pilot.press("n", "ctrl+p")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette) and bool(app.screen.query("CommandInput")))
+        await pilot.wait_for_scheduled_animations()
         findings += scan(app, "command palette", app.screen.query_one("CommandInput").parent.parent.region)
     assert not findings, "\n".join(map(str, findings))
 
