@@ -74,12 +74,13 @@ def test_every_subcommand_is_in_the_completion_script(capsys: pytest.CaptureFixt
         assert name in script, name
 
 
-def test_a_piped_runs_table_takes_its_width_from_columns(tmp_path: Path) -> None:
-    # The demo's run folder is enough for a table; an offline demo trains in seconds.
+def test_a_piped_runs_table_takes_its_width_from_columns(tmp_path: Path, make_work, capsys) -> None:
+    # One offline step on two works is a run the table lists in full (137 columns wide).
     runs = tmp_path / "runs"
+    works = [a for name in ("kestrel", "lantern") for a in ("--work", str(make_work(name, 2)))]
+    assert main(["train", "--auto", "--backend", "offline", "--runs-dir", str(runs), "--steps", "1", *works]) == 0
+    capsys.readouterr()
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    demo = [sys.executable, "-m", "skilltui", "demo", "--auto", "--runs-dir", str(runs)]
-    subprocess.run(demo, env=env, capture_output=True, check=True, cwd=tmp_path)
 
     def widest(columns: str | None) -> int:
         at = env if columns is None else {**env, "COLUMNS": columns}
