@@ -13,7 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import git
 import pytest
+
+from skilltui.core.durable import no_room
 
 SCRIPT = r"""
 set -u
@@ -163,3 +166,13 @@ def test_a_disk_that_fills_under_a_candidates_git_ends_in_one_line_and_resumes(m
     events = [json.loads(line) for line in (out / "run" / "events.jsonl").read_text().splitlines()]
     assert events[-1]["kind"] == "run_finished" and events[-1]["status"] == "finished"
     assert [e["decision"] for e in events if e["kind"] == "decision"] == ["approve"]
+
+
+def test_a_ref_lock_git_could_not_write_is_a_full_disk_even_once_the_disk_has_room_again(tmp_path) -> None:
+    """git names no cause for it, and by the time it is asked another stage may have freed room (seen in a run)."""
+    lock = tmp_path / "memory" / ".git" / "refs" / "skilltui" / "candidates" / "0-0-1" / "1.lock"
+    stderr = f"fatal: update_ref failed for ref 'refs/skilltui/candidates/0-0-1/1': couldn't write '{lock}'"
+    unwritten = git.GitCommandError(["git", "update-ref", "refs/skilltui/candidates/0-0-1/1", "3f39b81"], 128, stderr)
+    assert no_room(unwritten, tmp_path)  # tmp_path's disk has room now
+    other = git.GitCommandError(["git", "update-ref", "x", "y"], 128, "fatal: not a valid SHA1: y")
+    assert not no_room(other, tmp_path)
