@@ -123,12 +123,13 @@ def clean_temps(root: Path, *, skip: tuple[str, ...] = (".git",), all_dead: bool
 
 
 NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-# How a full disk reads in the stderr of a git command that hit it.
-NO_ROOM_WORDS = ("No space left on device", "Disk quota exceeded", "Out of diskspace", "File too large")
-# git names no cause when writing a ref's lock file fails ("couldn't write '.../main.lock'"):
-# the file was just created, so its few bytes could not go for want of room. Asking the disk
-# after the fact is no answer here, since another stage may have freed room in between.
-GIT_LOCK_UNWRITTEN = re.compile(r"couldn't write '[^']*\.lock'")
+# How a full disk reads in an error's text (a git command's stderr). git names no cause when
+# writing a ref's lock file fails ("couldn't write '.../main.lock'"): the file was just
+# created, so its few bytes could not go for want of room. Asking the disk after the fact is
+# no answer there, since another stage may have freed room in between.
+NO_ROOM_TEXT = re.compile(
+    r"No space left on device|Disk quota exceeded|Out of diskspace|File too large|couldn't write '[^']*\.lock'"
+)
 
 
 def no_room(exc: BaseException, root: Path | None = None) -> bool:
@@ -142,7 +143,7 @@ def no_room(exc: BaseException, root: Path | None = None) -> bool:
     while seen is not None:
         if isinstance(seen, OSError) and seen.errno in NO_ROOM:
             return True
-        if any(words in str(seen) for words in NO_ROOM_WORDS) or GIT_LOCK_UNWRITTEN.search(str(seen)):
+        if NO_ROOM_TEXT.search(str(seen)):
             return True
         seen = seen.__cause__ or seen.__context__
     if root is None:

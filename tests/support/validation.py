@@ -64,10 +64,10 @@ def run_texts(run: Path, skip: tuple[str, ...] = ()) -> Iterator[tuple[str, str]
             continue
         yield str(path), path.read_text(encoding="utf-8", errors="replace")
     for dot_git in sorted(run.rglob(".git")):
-        repo = git.Repo(dot_git.parent)
-        listing = repo.git.cat_file("--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
-        for line in listing.splitlines():
-            sha, kind = line.split()
-            if kind in ("blob", "commit", "tag"):
-                data = repo.odb.stream(bytes.fromhex(sha)).read()
-                yield f"{dot_git}:{kind} {sha}", data.decode("utf-8", errors="replace")
+        with git.Repo(dot_git.parent) as repo:  # closed: its cat-file process ends with the scan
+            listing = repo.git.cat_file("--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+            for line in listing.splitlines():
+                sha, kind = line.split()
+                if kind in ("blob", "commit", "tag"):
+                    data = repo.odb.stream(bytes.fromhex(sha)).read()
+                    yield f"{dot_git}:{kind} {sha}", data.decode("utf-8", errors="replace")

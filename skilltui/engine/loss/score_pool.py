@@ -134,13 +134,14 @@ def _ready() -> None:
 def pool() -> ProcessPoolExecutor:
     """This process's scoring pool, made on first use (its workers forked at once when that is safe)."""
     global _POOL
-    if threading.active_count() == 1:
-        read_word_frequencies()  # before a fork below, so every forked worker has the list read
     with _LOCK, _quiet_children():
         if _POOL is None or _POOL[0] != os.getpid():
+            forking = threading.active_count() == 1
+            if forking:
+                read_word_frequencies()  # before the fork below, so every worker has the list read
             # Counted inside the lock and the quiet: the descriptors a forked worker is to close
             # include the ones the quiet holds, and no thread can start before the fork below.
-            inherited = _open_descriptors() if threading.active_count() == 1 else None
+            inherited = _open_descriptors() if forking else None
             executor = ProcessPoolExecutor(
                 max_workers=cores(),
                 mp_context=multiprocessing.get_context("spawn" if inherited is None else "fork"),

@@ -122,8 +122,16 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         """Remember the shown work's wrapped rows and strips: a person goes back and forth between works,
         and wrapping a whole buffer again cost each such key 2-4 ms (`bench/bench_tui.py`)."""
         if self.work is not None and self._buffer is not None and not self.query:
-            shown = (self._lines, self._rows, self._dropped, self._seen, self._wrap_width)
-            self._kept[self.work] = _Kept(self._buffer, *shown, self._cache, self._drawn)
+            self._kept[self.work] = _Kept(
+                buffer=self._buffer,
+                lines=self._lines,
+                rows=self._rows,
+                dropped=self._dropped,
+                seen=self._seen,
+                wrap_width=self._wrap_width,
+                cache=self._cache,
+                drawn=self._drawn,
+            )
             while len(self._kept) > KEPT_WORKS:
                 del self._kept[next(iter(self._kept))]
         self._cache, self._drawn = LRUCache(1024), LRUCache(256)
