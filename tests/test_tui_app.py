@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 from textual import screen as textual_screen
 
@@ -16,7 +17,7 @@ from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
 from skilltui.model import events as ev
 from skilltui.store.pool import Pool
 from skilltui.tui.app import TrainingApp
-from skilltui.tui.main_screen import FRAMES_A_SECOND, pace_frames
+from skilltui.tui.main_screen import FRAMES_A_SECOND, HOLD_MAX, KEYS_HOLD, pace_frames
 from skilltui.tui.screens.review import ReviewScreen
 from skilltui.tui.widgets.live_output import LiveOutput
 from skilltui.tui.widgets.loss_curve import LossCurve
@@ -263,8 +264,9 @@ async def test_a_moved_cursor_selects_its_work_in_the_same_call(open_training):
         assert live.work == "alpha"
 
 
-async def test_what_streams_in_is_drawn_by_the_next_flush_as_one_batch_even_while_keys_come(open_training):
-    """One throttled flush draws what the trainer sent, all of it inside one `batch_update`, keys or not."""
+async def test_what_streams_in_waits_while_keys_come_at_most_hold_max_then_draws_as_one_batch(open_training):
+    """One throttled flush draws what the trainer sent, all of it inside one `batch_update`; while
+    keys come it waits for a pause in them, but never longer than HOLD_MAX since its last draw."""
     opened = open_training(("alpha",))
     app = make_app(opened, latency=2.0)  # calls stream slowly: the run stays in its forward pass
     async with app.run_test(size=SIZE) as pilot:
@@ -278,20 +280,32 @@ async def test_what_streams_in_is_drawn_by_the_next_flush_as_one_batch_even_whil
             batches.append(app._batch_count)  # Textual's count of open `batch_update`s
             catch_up()
 
+        def shown(text: str) -> bool:
+            return any(text in line for line in live.lines)
+
         live.catch_up = recording
         # All below is one synchronous stretch: the app's own flush timer cannot run in it.
         main.flush(force=True)
         batches.clear()
         facts = header.facts
-        app.collector.touched()  # a key just came: nothing waits for a pause in the keys
+        app.collector.touched()  # a key just came
         app.bus.emit(ev.Delta(role="forward", text="streamed while typing", work="alpha"))
         app.bus.emit(ev.PoolChanged(head="0" * 40, reason="commit"))
-        assert not any("streamed while typing" in line for line in live.lines)  # queued, not drawn
         main.tick()  # the header's second came round too
         main.flush()
-        assert any("streamed while typing" in line for line in live.lines)
-        assert header.facts is not facts
+        assert not shown("streamed while typing") and header.facts is facts  # held for a pause in the keys
+        main._drawn = time.monotonic() - HOLD_MAX  # keys went on for HOLD_MAX: the stream is drawn anyway
+        app.collector.touched()
+        main.flush()
+        assert shown("streamed while typing") and header.facts is not facts
         assert batches == [1]
+        app.bus.emit(ev.Delta(role="forward", text="after the keys stopped", work="alpha"))
+        main.flush()
+        assert not shown("after the keys stopped")
+        app.collector.last_input = time.monotonic() - KEYS_HOLD  # no key for KEYS_HOLD
+        main.flush()
+        assert shown("after the keys stopped")
+        assert batches == [1, 1]
         app.stop_training("test over")
 
 

@@ -91,7 +91,13 @@ class TrainingApp(App[int]):
         self.view = self.driver.view
         self.bus = self.driver.bus
         show_hint = not hint_seen_path().exists() if hint is None else hint
-        self.main = MainScreen(self.view, PoolReader(opened.run.memory), hint=show_hint, clock=clock)
+        self.main = MainScreen(
+            self.view,
+            PoolReader(opened.run.memory),
+            hint=show_hint,
+            clock=clock,
+            last_input=lambda: self.collector.last_input,
+        )
         self.driver.subscribe(self.main.take)
         self.reviews = ReviewCoordinator(
             self, self.view, hinting=lambda: self.main.hinting, changed=self.update_bindings

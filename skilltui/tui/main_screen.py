@@ -5,8 +5,9 @@ driver has already folded each into the `RunView`); every `FLUSH_SECONDS` one fl
 the queue to the output feed and redraws the panes those events touched, all inside
 `App.batch_update()`, so Textual paints the lot as one frame: a burst of streamed text
 costs one write to the log and one frame, not one redraw per delta. The header's second
-is drawn by the same flush. A key is never held behind that work: the flush is one short
-callback on the app's loop, and the key bench (`bench/bench_tui.py`) measures what it costs.
+is drawn by the same flush. While keys come the flush waits for a pause in them (at most
+`HOLD_MAX`), so a key does not land behind the stream's frame; the key bench
+(`bench/bench_tui.py`) measures what that buys.
 
 On the first start (no `hint-seen` file in the config folder) a one-line hint says what the
 panes are and that a review will open; the first review waits until a key hid the hint.
@@ -55,6 +56,12 @@ from .widgets.pool_tree import PoolTree
 from .widgets.works_table import COMPACT_BELOW, WorksBox, WorksTable
 
 FLUSH_SECONDS = 0.12  # how often what the trainer sent is drawn: 8 frames a second at most while works stream
+# While keys come (the last one less than KEYS_HOLD ago) what streams in waits, for at most
+# HOLD_MAX since it was last drawn. Each flush's frame took 9-11 ms, 8 a second, and a key that
+# landed on one waited for it: with 16 works streaming the key bench's p95 was 1.13-1.64x a
+# paused run's, and 0.91-1.28x with the hold (five runs each, interleaved).
+KEYS_HOLD = 0.3
+HOLD_MAX = 1.0
 # Textual draws a screen's frames on a fixed grid of 1/60 s (TEXTUAL_FPS): a key whose effect
 # came within 16.7 ms after any other frame waited for the next line of that grid. While works
 # stream, the flush above draws 8 frames a second, and the key bench's slowest keys were that
@@ -95,6 +102,7 @@ class MainScreen(DiskPanes):
         *,
         hint: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        last_input: Callable[[], float] = lambda: float("-inf"),
     ) -> None:
         super().__init__()
         self.view = view
@@ -106,6 +114,8 @@ class MainScreen(DiskPanes):
         self._state_shown: tuple[object, ...] = ()  # the run's state as the header last drew it
         self._clock = clock
         self._started = clock()
+        self._last_input = last_input  # time.monotonic() of the person's last key or mouse wheel
+        self._drawn = time.monotonic()  # when the stream was last drawn
         self.init_panes()
 
     def compose(self) -> ComposeResult:
@@ -182,6 +192,10 @@ class MainScreen(DiskPanes):
         """Render the queued events and redraw the panes they touched, as one frame (`force`: every pane)."""
         if not self.queue and not self._dirty and not force:
             return
+        now = time.monotonic()
+        if not force and now - self._last_input() < KEYS_HOLD and now - self._drawn < HOLD_MAX:
+            return  # keys are coming: the stream waits for a pause in them
+        self._drawn = now
         try:
             with self.app.batch_update():
                 self._redraw(self._take_dirty(force))
