@@ -58,8 +58,8 @@ from .widgets.works_table import COMPACT_BELOW, WorksBox, WorksTable
 FLUSH_SECONDS = 0.12  # how often what the trainer sent is drawn: 8 frames a second at most while works stream
 # While keys come (the last one less than KEYS_HOLD ago) what streams in waits, for at most
 # HOLD_MAX since it was last drawn. Each flush's frame took 9-11 ms, 8 a second, and a key that
-# landed on one waited for it: with 16 works streaming the key bench's p95 was 1.13-1.64x a
-# paused run's, and 0.91-1.28x with the hold (five runs each, interleaved).
+# landed on one waited for it: with 16 works streaming the key bench's p95 (6 steps, five runs
+# each, interleaved) was 1.16-1.44x a paused run's, 1.05-1.23x with the hold.
 KEYS_HOLD = 0.3
 HOLD_MAX = 1.0
 # Textual draws a screen's frames on a fixed grid of 1/60 s (TEXTUAL_FPS): a key whose effect
