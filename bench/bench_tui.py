@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import statistics
 import sys
@@ -291,6 +292,10 @@ async def main(args: argparse.Namespace) -> None:
             opened.lock.release()
         seconds = time.perf_counter() - started
 
+    if args.samples:  # every key's time, for `bench_tui_runs.py` to pool over runs
+        keys = {"idle": bench.idle, "after": bench.idle_after, "between": bench.idle_between}
+        keys |= {"streaming": bench.streaming, "approve": bench.approve}
+        Path(args.samples).write_text(json.dumps(keys))
     print(f"skilltui TUI benchmark: {args.works} works, {args.steps} steps, offline latency {args.latency} s per call")
     print(f"run took {seconds:.1f} s; outcome {app.outcome.status if app.outcome else 'none'}")
     print(summary("key, idle before training", bench.idle))
@@ -349,4 +354,5 @@ if __name__ == "__main__":
     parser.add_argument(
         "--idle-every", type=float, default=6.0, help="seconds between paused windows of idle keys (0: none)"
     )
+    parser.add_argument("--samples", metavar="PATH", help="also write every key's milliseconds to PATH (JSON)")
     asyncio.run(main(parser.parse_args()))

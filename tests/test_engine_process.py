@@ -44,6 +44,9 @@ async def test_the_app_trains_in_another_process_and_draws_what_it_sends(open_tr
         # Background work: it yields a shared core to the app's frames.
         mine = os.getpriority(os.PRIO_PROCESS, 0)
         assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + TRAINER_NICENESS) > mine or mine == 19
+        # Its wakeups wait for the scheduler's tick rather than preempt a frame (Linux).
+        if hasattr(os, "SCHED_BATCH"):
+            assert os.sched_getscheduler(pid) == os.SCHED_BATCH
         # A process group of its own (the terminal's Ctrl-C is the app's), in the app's session:
         # under Linux's autogroup, niceness ranks the two within the one scheduling group.
         assert os.getpgid(pid) == pid != os.getpgid(0)
