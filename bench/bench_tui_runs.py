@@ -36,6 +36,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from bench_tui import percentile  # a sibling script, as bench_gate.py imports gate_old
 
 BENCH = Path(__file__).with_name("bench_tui.py")
 DRAWS = 2000
@@ -44,9 +45,8 @@ Q = 0.95
 
 
 def p95(values) -> float:
-    """The key bench's own p95 (`bench_tui.percentile`): the value at round(0.95 * (n - 1)) in order."""
-    ordered = np.sort(np.asarray(values, dtype=float))
-    return float(ordered[min(len(ordered) - 1, round(Q * (len(ordered) - 1)))])
+    """The key bench's own p95, so a pooled figure is the same statistic as one run's."""
+    return percentile(values, Q)
 
 
 def run_once(extra: list[str], samples: Path) -> dict[str, list[float]]:
