@@ -71,3 +71,31 @@ async def test_the_scrollbar_repaints_when_its_thumb_moves_and_only_then():
         app.theme = "textual-light"
         await pilot.pause()
         assert painted
+
+
+async def test_switching_back_to_a_thumb_drawn_before_takes_the_kept_bar():
+    """Going back and forth between two works swaps two thumbs: each is drawn once, then kept."""
+    live = LiveOutput()
+    app = Harness(live)
+    async with app.run_test(size=(60, 20)) as pilot:
+        long, short = OutputBuffer(), OutputBuffer()
+        long.write("".join(f"row {n}\n" for n in range(2000)))
+        short.write("".join(f"row {n}\n" for n in range(40)))
+        live.follow("long", long)
+        await pilot.pause()
+        bar = live.vertical_scrollbar
+        painted: list[object] = []
+        render = bar.render
+        bar.render = lambda: (painted.append(bar.window_virtual_size), render())[1]
+        cells = {}
+        for work, buffer in (("short", short), ("long", long)):
+            live.follow(work, buffer)
+            await pilot.pause()
+            cells[work] = bar_cells(pilot, live)
+        assert cells["short"] != cells["long"]  # two thumbs: the short text's is longer
+        painted.clear()
+        for work, buffer in (("short", short), ("long", long), ("short", short)):
+            live.follow(work, buffer)
+            await pilot.pause()
+            assert bar_cells(pilot, live) == cells[work]  # drawn where that work's thumb is
+        assert painted == []  # and not painted again

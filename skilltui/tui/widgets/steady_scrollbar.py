@@ -5,14 +5,17 @@ its length, which repaints Textual's scrollbar: 1-2 ms through Rich's render pat
 of the stream's frames and in every key that switches works (`bench/bench_tui.py`). Yet
 with thousands of lines in the pane the thumb is one cell at the bottom, and nearly none of
 those repaints changed a cell. `SteadyScrollBar` works out the thumb as Textual draws it
-(in eighths of a cell) and, when a repaint would draw the same bar, gives the lines it drew.
-The works table uses it too: its bar was repainted with every row that changed.
+(in eighths of a cell) and, when a repaint would draw a bar it drew before, gives the lines
+it drew then. It keeps the last `KEPT_LOOKS` bars: a person going back and forth between two
+works swaps the pane between two thumbs, and with one bar kept every such key repainted it
+(0.4-0.8 ms a key). The works table uses it too: its bar was repainted with every row that changed.
 """
 
 from __future__ import annotations
 
 from math import ceil
 
+from textual.cache import LRUCache
 from textual.geometry import Region
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
@@ -20,13 +23,13 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 EIGHTHS = 8  # Textual draws a thumb's ends in eighths of a cell
+KEPT_LOOKS = 8  # bars kept by what they draw: a few works' thumbs, each a column of a few dozen cells
 
 
 class SteadyScrollBar(ScrollBar):
-    """Textual's scrollbar, repainted only when its thumb, size, state or colours change."""
+    """Textual's scrollbar, drawn afresh only for a thumb, size, state and colours it has not kept."""
 
-    _drawn: tuple[object, ...] | None = None
-    _lines: list[Strip] | None = None
+    _kept: LRUCache[tuple[object, ...], list[Strip]] | None = None
 
     def _look(self) -> tuple[object, ...]:
         """What the bar draws: the same tuple, the same cells (`ScrollBarRender.render_bar`)."""
@@ -45,11 +48,13 @@ class SteadyScrollBar(ScrollBar):
     def render_lines(self, crop: Region) -> list[Strip]:
         # Decided here, not in `refresh`: a write sets the bar's length before its position,
         # and the bar in between (never drawn) would look moved.
-        look = self._look()
-        if self._lines is not None and (look, crop) == self._drawn:
-            return self._lines
-        self._lines, self._drawn = super().render_lines(crop), (look, crop)
-        return self._lines
+        if self._kept is None:
+            self._kept = LRUCache(KEPT_LOOKS)
+        drawn = (self._look(), crop)
+        lines = self._kept.get(drawn)
+        if lines is None:
+            lines = self._kept[drawn] = super().render_lines(crop)
+        return lines
 
 
 class SteadyScrollView(ScrollView):
