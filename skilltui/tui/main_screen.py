@@ -225,8 +225,10 @@ class MainScreen(DiskPanes):
 
     def _redraw(self, dirty: set[str]) -> None:
         self.draw_panels(dirty)
+        live = self.query_one(LiveOutput)
         if self.selected_work in self.feed.grown:
-            self.query_one(LiveOutput).catch_up()
+            live.catch_up()
+        live.catch_up_kept(self.feed.grown)  # in this frame, not in the key that goes back to one
         self.feed.grown.clear()
         if "report" in dirty:
             self.refresh_report()

@@ -9,6 +9,7 @@ back from the transcript it kept. No Textual in here.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from rich.cells import cell_len, get_character_cell_size
 from ..core.json_read import read_json
 
 OUTPUT_LIMIT = 60_000
+MAX_LINES = 3000  # logical lines the Output pane keeps wrapped for one work
 _CONTROL = re.compile("[\u0000-\u0008\u000b-\u001f\u007f]")  # tab and newline are handled on their own
 
 
@@ -60,6 +62,38 @@ def wrap_spans(line: str, width: int) -> list[tuple[int, int]]:
             spans.append((start, end))
             start = end
     return spans or [(0, 0)]
+
+
+def extend_rows(lines: list[str], rows: list[tuple[int, int, int]], dropped: int, text: str, width: int) -> None:
+    """Append streamed `text` to `lines`, and to `rows` the wrapped rows of every line it touched.
+
+    The open last line grows: its rows are dropped and it is wrapped again with what it gained.
+    """
+    pieces = clean(text).split("\n")
+    if not lines:
+        lines.append("")
+    last = dropped + len(lines) - 1
+    while rows and rows[-1][0] == last:
+        rows.pop()
+    lines[-1] += pieces[0]
+    lines.extend(pieces[1:])
+    for number in range(last, dropped + len(lines)):
+        rows.extend((number, start, end) for start, end in wrap_spans(lines[number - dropped], width))
+
+
+def trim_rows(lines: list[str], rows: list[tuple[int, int, int]], dropped: int) -> tuple[int, int]:
+    """Keep at most MAX_LINES lines, dropping from the front in batches (rows shift once per batch).
+
+    Returns the lines dropped from the front so far, and how many rows went now.
+    """
+    excess = len(lines) - MAX_LINES
+    if excess < MAX_LINES // 10:
+        return dropped, 0
+    del lines[:excess]
+    dropped += excess
+    first = bisect_right(rows, (dropped, -1, -1))
+    del rows[:first]
+    return dropped, first
 
 
 class OutputBuffer:

@@ -28,11 +28,10 @@ from textual.reactive import reactive
 from textual.selection import Selection
 from textual.strip import Strip
 
-from ..output import OutputBuffer, clean, wrap_spans
+from ..output import OutputBuffer, extend_rows, trim_rows, wrap_spans
 from .output_search import OutputSearch
 from .steady_scrollbar import SteadyScrollView
 
-MAX_LINES = 3000
 KEPT_WORKS = 4  # works whose wrapped rows are kept for coming back to them
 
 
@@ -178,39 +177,49 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         """Append streamed text; the pane stays at the end if it was following."""
         if not text:
             return
-        pieces = clean(text).split("\n")
-        if not self._lines:
-            self._lines.append("")
         width = self._width()
         if width != self._wrap_width:
             self._rewrap()
-        # The open last line grows: drop its rows and wrap it again with what it gained.
-        last = self._dropped + len(self._lines) - 1
-        while self._rows and self._rows[-1][0] == last:
-            self._rows.pop()
-        self._lines[-1] += pieces[0]
-        self._lines.extend(pieces[1:])
-        for number in range(last, self._dropped + len(self._lines)):
-            line = self._lines[number - self._dropped]
-            self._rows.extend((number, start, end) for start, end in wrap_spans(line, width))
-        self._prune()
+        extend_rows(self._lines, self._rows, self._dropped, text, width)
+        self._dropped, first = trim_rows(self._lines, self._rows, self._dropped)
+        if first and not self._following:
+            self.scroll_to(y=max(0, self.scroll_y - first), animate=False, immediate=True)
         self._size_rows()
         if scroll_end or (scroll_end is None and self._following):
             self._stay_at_end()
         self.refresh()
 
-    def _prune(self) -> None:
-        """Keep at most MAX_LINES lines, dropping from the front in batches (rows shift once per batch)."""
-        excess = len(self._lines) - MAX_LINES
-        if excess < MAX_LINES // 10:
-            return
-        del self._lines[:excess]
-        self._dropped += excess
-        first = bisect_right(self._rows, (self._dropped, -1, -1))
-        del self._rows[:first]
-        if self._following:
-            return
-        self.scroll_to(y=max(0, self.scroll_y - first), animate=False, immediate=True)
+    def catch_up_kept(self, works: set[str]) -> None:
+        """Wrap what the kept `works` gained and draw their last rows now, in the stream's frame.
+
+        A key that goes back to a kept work then shows rows already drawn. Without this, the key
+        after each flush wrapped and drew everything its work gained since (up to a second of
+        stream while keys come), and those keys were the slowest of a person flipping between works.
+        """
+        if self._frame is None:
+            return  # never drawn: nothing to draw ahead with
+        width, style = self._frame
+        height = self.scrollable_content_region.height
+        for work in works & self._kept.keys():
+            kept = self._kept[work]
+            new = kept.buffer.since(kept.seen)
+            if new is None:
+                del self._kept[work]  # it dropped text never wrapped here: shown again, it reloads
+                continue
+            if not new or kept.wrap_width != width:
+                continue
+            extend_rows(kept.lines, kept.rows, kept.dropped, new, width)
+            dropped, _ = trim_rows(kept.lines, kept.rows, kept.dropped)
+            self._kept[work] = kept._replace(dropped=dropped, seen=kept.buffer.total)
+            # The rows a pane following this work shows at its end, as `render_line` draws them.
+            for index in range(max(0, len(kept.rows) - height), len(kept.rows)):
+                key = kept.rows[index]
+                if (key, index, width) not in kept.drawn:
+                    strip = kept.cache.get(key)
+                    if strip is None:
+                        number, start, end = key
+                        strip = kept.cache[key] = Strip([Segment(kept.lines[number - dropped][start:end], style)])
+                    kept.drawn[key, index, width] = strip.crop_extend(0, width, style).apply_offsets(0, index)
 
     def _width(self) -> int:
         width = self.scrollable_content_region.width
