@@ -2,7 +2,8 @@
 
 Streamed text arrives in tiny deltas for as long as a run lasts; keeping only the tail
 keeps the app's memory flat however many steps go by. Here too: where a line breaks to
-fit the pane (at words), and the output of a stage an earlier session finished, read
+fit the pane (at words), the wrapped rows a work's text grows into (for the pane's shown
+work and the works it keeps), and the output of a stage an earlier session finished, read
 back from the transcript it kept. No Textual in here.
 """
 
