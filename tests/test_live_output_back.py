@@ -13,12 +13,28 @@ def screen_lines(pilot) -> list[str]:
     return [strip.text.rstrip() for strip in pilot.app.screen._compositor.render_strips()]
 
 
+def two_works() -> tuple[OutputBuffer, OutputBuffer]:
+    """Two works of 300 lines each; the first's lines wrap to several rows."""
+    a, b = OutputBuffer(), OutputBuffer()
+    a.write("".join(f"alpha line {n} " * 6 + "\n" for n in range(300)))
+    b.write("".join(f"beta line {n}\n" for n in range(300)))
+    return a, b
+
+
+async def as_a_fresh_pane_shows_it(pilot, live: LiveOutput, buffer: OutputBuffer) -> list[str]:
+    """The screen with a pane that never saw the work before in place of `live`."""
+    fresh = LiveOutput()
+    await pilot.app.screen.mount(fresh, before=live)
+    live.display = False
+    fresh.follow("a", buffer)
+    await pilot.pause()
+    return screen_lines(pilot)
+
+
 async def test_coming_back_wraps_only_the_new_text_and_shows_what_a_reload_shows(monkeypatch):
     live = LiveOutput()
     async with Harness(live).run_test(size=(60, 12)) as pilot:
-        a, b = OutputBuffer(), OutputBuffer()
-        a.write("".join(f"alpha line {n} " * 6 + "\n" for n in range(300)))
-        b.write("".join(f"beta line {n}\n" for n in range(300)))
+        a, b = two_works()
         live.follow("a", a)
         live.follow("b", b)
         await pilot.pause()
@@ -37,13 +53,7 @@ async def test_coming_back_wraps_only_the_new_text_and_shows_what_a_reload_shows
         assert len(wrapped) <= 2 and "alpha gained this" in wrapped, wrapped  # not all 300 lines again
         back = screen_lines(pilot)
         assert "alpha gained this" in back[-2] and live.scroll_y == live.max_scroll_y
-        # The same screen as a pane that never saw the work before.
-        fresh = LiveOutput()
-        await pilot.app.screen.mount(fresh, before=live)
-        live.display = False
-        fresh.follow("a", a)
-        await pilot.pause()
-        assert screen_lines(pilot) == back
+        assert await as_a_fresh_pane_shows_it(pilot, live, a) == back
 
 
 async def test_a_search_or_a_theme_drops_what_was_kept():
@@ -76,9 +86,7 @@ async def test_a_kept_work_is_caught_up_and_drawn_in_the_streams_frame_not_in_th
     to it wraps nothing and draws no row anew, and shows what a pane that never saw it shows."""
     live = LiveOutput()
     async with Harness(live).run_test(size=(60, 12)) as pilot:
-        a, b = OutputBuffer(), OutputBuffer()
-        a.write("".join(f"alpha line {n} " * 6 + "\n" for n in range(300)))
-        b.write("".join(f"beta line {n}\n" for n in range(300)))
+        a, b = two_works()
         live.follow("a", a)
         await pilot.pause()
         live.follow("b", b)
@@ -98,12 +106,7 @@ async def test_a_kept_work_is_caught_up_and_drawn_in_the_streams_frame_not_in_th
         back = screen_lines(pilot)
         assert "and a last open line" in back[-1] and live.scroll_y == live.max_scroll_y
         monkeypatch.undo()
-        fresh = LiveOutput()
-        await pilot.app.screen.mount(fresh, before=live)
-        live.display = False
-        fresh.follow("a", a)
-        await pilot.pause()
-        assert screen_lines(pilot) == back
+        assert await as_a_fresh_pane_shows_it(pilot, live, a) == back
 
 
 async def test_a_kept_work_whose_buffer_dropped_unseen_text_is_reloaded_when_shown():

@@ -42,6 +42,14 @@ def bar_cells(pilot, live: LiveOutput) -> list[str]:
     return [f"{seg.text}{seg.style.reverse}{seg.style.bgcolor}" for strip in strips for seg in strip.crop(x, x + 1)]
 
 
+def paints_of(bar) -> list[float]:
+    """The bar's position at each time it is painted from scratch (not given from what it kept)."""
+    painted: list[float] = []
+    render = bar.render
+    bar.render = lambda: (painted.append(bar.position), render())[1]
+    return painted
+
+
 async def test_the_scrollbar_repaints_when_its_thumb_moves_and_only_then():
     live = LiveOutput()
     app = Harness(live)
@@ -51,9 +59,7 @@ async def test_the_scrollbar_repaints_when_its_thumb_moves_and_only_then():
         live.follow("w", buffer)
         await pilot.pause()
         bar = live.vertical_scrollbar
-        painted: list[object] = []
-        render = bar.render
-        bar.render = lambda: (painted.append(bar.position), render())[1]
+        painted = paints_of(bar)
         at_end = bar_cells(pilot, live)
         # Streaming at the end of 2,000 lines: the thumb is a cell at the bottom, and stays there.
         for n in range(20):
@@ -84,9 +90,7 @@ async def test_switching_back_to_a_thumb_drawn_before_takes_the_kept_bar():
         live.follow("long", long)
         await pilot.pause()
         bar = live.vertical_scrollbar
-        painted: list[object] = []
-        render = bar.render
-        bar.render = lambda: (painted.append(bar.window_virtual_size), render())[1]
+        painted = paints_of(bar)
         cells = {}
         for work, buffer in (("short", short), ("long", long)):
             live.follow(work, buffer)
