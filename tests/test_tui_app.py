@@ -309,6 +309,23 @@ async def test_what_streams_in_waits_while_keys_come_at_most_hold_max_then_draws
         app.stop_training("test over")
 
 
+async def test_the_flush_catches_up_the_works_the_output_keeps_not_only_the_shown_one(open_training):
+    """A work shown a moment ago gets what streamed for it in the flush's frame, so the key that
+    goes back to it has nothing left to wrap or draw."""
+    opened = open_training(("alpha", "beta"))
+    app = make_app(opened, latency=2.0)  # calls stream slowly: the run stays in its forward pass
+    async with app.run_test(size=SIZE) as pilot:
+        main, live, table = app.main, app.query_one(LiveOutput), app.query_one(WorksTable)
+        await wait_for(pilot, lambda: app.view.status == "running" and live.work == "alpha")
+        table.move_cursor(row=1)
+        await pilot.pause()  # beta's output drawn: the pane knows its width to draw alpha's ahead
+        assert live.work == "beta" and "alpha" in live._kept
+        app.bus.emit(ev.Delta(role="forward", text="streamed for alpha meanwhile\n", work="alpha"))
+        main.flush(force=True)
+        assert any("streamed for alpha meanwhile" in line for line in live._kept["alpha"].lines)
+        app.stop_training("test over")
+
+
 async def test_a_keys_frame_is_not_held_to_a_sixty_a_second_grid(open_training):
     """The screen draws on a 1/FRAMES_A_SECOND grid: a key pressed just after a streamed flush's
     frame waits at most that long for its own (Textual 8.2's screen timer, pinned, is the grid)."""
