@@ -169,6 +169,9 @@ class Bench:
         return took
 
     async def navigate(self, into: list[float]) -> None:
+        if not self.app.is_running:
+            # A stop signal closes the app as q then y does; each key would wait out its 10 s.
+            raise SystemExit("bench_tui.py: the app closed under the bench (a stop signal?); no figures")
         live = self.app.query_one(LiveOutput)
         key = "down" if self.app.selected_work == min(self.app.view.works) else "up"
         before = live.work
