@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 from rich.segment import Segment
@@ -33,6 +35,7 @@ from .output_search import OutputSearch
 from .steady_scrollbar import SteadyScrollView
 
 KEPT_WORKS = 4  # works whose wrapped rows are kept for coming back to them
+Maker = Callable[[int, int, int, Style], Strip]  # a row's strip from (line number, start, end, style)
 
 
 class _Kept(NamedTuple):
@@ -46,6 +49,31 @@ class _Kept(NamedTuple):
     wrap_width: int
     cache: LRUCache
     drawn: LRUCache
+
+
+def plain_row(lines: list[str], dropped: int, number: int, start: int, end: int, style: Style) -> Strip:
+    """Row `(number, start, end)` of `lines` as one segment in the pane's style: a row with no search on."""
+    return Strip([Segment(lines[number - dropped][start:end], style)])
+
+
+def placed_row(
+    cache: LRUCache, drawn: LRUCache, key: tuple[int, int, int], index: int, frame: tuple[int, Style], make: Maker
+) -> Strip:
+    """Row `key` as drawn at `index`: cut to the frame's width, its place recorded for a mouse selection.
+
+    Kept in `drawn` by place (streaming scrolls every row up by one place, so the place is in
+    the key; strips of rows gone by age out), the strip before placing in `cache` by row, made
+    by `make(*key, style)` the first time.
+    """
+    width, style = frame
+    place = (key, index, width)
+    strip = drawn.get(place)
+    if strip is None:
+        strip = cache.get(key)
+        if strip is None:
+            strip = cache[key] = make(*key, style)
+        strip = drawn[place] = strip.crop_extend(0, width, style).apply_offsets(0, index)
+    return strip
 
 
 class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
@@ -198,7 +226,7 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         """
         if self._frame is None:
             return  # never drawn: nothing to draw ahead with
-        width, style = self._frame
+        width = self._frame[0]
         height = self.scrollable_content_region.height
         for work in works & self._kept.keys():
             kept = self._kept[work]
@@ -212,14 +240,9 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
             dropped, _ = trim_rows(kept.lines, kept.rows, kept.dropped)
             self._kept[work] = kept._replace(dropped=dropped, seen=kept.buffer.total)
             # The rows a pane following this work shows at its end, as `render_line` draws them.
+            make = partial(plain_row, kept.lines, dropped)  # kept works have no search on
             for index in range(max(0, len(kept.rows) - height), len(kept.rows)):
-                key = kept.rows[index]
-                if (key, index, width) not in kept.drawn:
-                    strip = kept.cache.get(key)
-                    if strip is None:
-                        number, start, end = key
-                        strip = kept.cache[key] = Strip([Segment(kept.lines[number - dropped][start:end], style)])
-                    kept.drawn[key, index, width] = strip.crop_extend(0, width, style).apply_offsets(0, index)
+                placed_row(kept.cache, kept.drawn, kept.rows[index], index, self._frame, make)
 
     def _width(self) -> int:
         width = self.scrollable_content_region.width
@@ -302,26 +325,17 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         key = self._rows[index]
         selection = self.text_selection
         span = selection.get_span(index) if selection is not None else None
-        # A row drawn as it was last frame is that frame's strip: cut to the width, the row's
-        # place recorded for a mouse selection. Streaming scrolls every row up by one place, so
-        # the place is in the key; cached strips of rows gone by simply age out of the cache.
-        drawn = (key, index, width)
-        if span is None and (strip := self._drawn.get(drawn)) is not None:
-            return strip
+        if span is None:
+            return placed_row(self._cache, self._drawn, key, index, (width, style), self._row_strip)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._row_strip(*key, style)
-            self._cache[key] = strip
+            strip = self._cache[key] = self._row_strip(*key, style)
         strip = strip.crop_extend(0, width, style)
-        if span is not None:
-            start, end = span
-            end = key[2] - key[1] if end == -1 else end
-            chosen = strip.crop(start, end).apply_style(self.screen.get_component_rich_style("screen--selection"))
-            strip = Strip.join([strip.crop(0, start), chosen, strip.crop(end)])
-        strip = strip.apply_offsets(0, index)  # where each cell is, for a mouse selection
-        if span is None:
-            self._drawn[drawn] = strip
-        return strip
+        start, end = span
+        end = key[2] - key[1] if end == -1 else end
+        chosen = strip.crop(start, end).apply_style(self.screen.get_component_rich_style("screen--selection"))
+        strip = Strip.join([strip.crop(0, start), chosen, strip.crop(end)])
+        return strip.apply_offsets(0, index)  # where each cell is, for a mouse selection
 
     # -- mouse selection: the rows as drawn, so a selection copies what it covers -------------
 
@@ -335,10 +349,9 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         self.refresh()
 
     def _row_strip(self, number: int, start: int, end: int, style: Style) -> Strip:
-        line = self._lines[number - self._dropped]
-        text = line[start:end]
         if not self.query:
-            return Strip([Segment(text, style)])
+            return plain_row(self._lines, self._dropped, number, start, end, style)
+        line = self._lines[number - self._dropped]
         match = self.get_component_rich_style("live-output--match")
         current = self.get_component_rich_style("live-output--current")
         segments, at = [], start
