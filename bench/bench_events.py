@@ -11,12 +11,17 @@ The events are `tool` and `call` events, the most frequent kinds a run records (
 text, `delta`, is never written). Target: JsonlSink within 0.8x of plain append, while
 fsync per event is many times slower.
 
+A second table times what every event costs before it reaches a file or the wire: turning it
+into a dict. `Event.to_dict()` (`model.plain`) against `dataclasses.asdict`, which it
+replaced, over the same events plus `delta` events, which the wire carries most of.
+
     python bench/bench_events.py [--events 20000] [--dir PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import tempfile
@@ -24,7 +29,7 @@ import time
 from pathlib import Path
 
 from skilltui.model.bus import JsonlSink
-from skilltui.model.events import Call, Event, ToolUsed
+from skilltui.model.events import Call, Delta, Event, ToolUsed
 
 
 def sample_events(count: int) -> list[Event]:
@@ -79,6 +84,22 @@ def fsync_each(path: Path, events: list[Event]) -> float:
     return time.perf_counter() - started
 
 
+def to_dict_rates(events: list[Event]) -> dict[str, float]:
+    """Events turned into dicts per second, best of three interleaved rounds each way."""
+    ways = {
+        "dataclasses.asdict (before)": lambda e: {"kind": e.kind, **dataclasses.asdict(e)},
+        "Event.to_dict (model.plain)": lambda e: e.to_dict(),
+    }
+    rates: dict[str, float] = {}
+    for _ in range(3):
+        for name, way in ways.items():
+            started = time.perf_counter()
+            for event in events:
+                way(event)
+            rates[name] = max(rates.get(name, 0.0), len(events) / (time.perf_counter() - started))
+    return rates
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20_000)
@@ -105,6 +126,13 @@ def main() -> None:
     )
     for name, rate in rates.items():
         print(f"  {name:<28} {rate:>12,.0f} events/s   {rate / base:5.2f}x plain append")
+    deltas = [Delta(role="forward", text="INT. KILN YARD - NIGHT\n", work="kiln-yard") for _ in events]
+    mixed = [e for pair in zip(events, deltas, strict=True) for e in pair]
+    rates = to_dict_rates(mixed)
+    base = rates["dataclasses.asdict (before)"]
+    print(f"event to dict, {len(mixed)} events (half delta), best of 3")
+    for name, rate in rates.items():
+        print(f"  {name:<28} {rate:>12,.0f} events/s   {rate / base:5.2f}x asdict")
 
 
 if __name__ == "__main__":

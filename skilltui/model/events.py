@@ -11,10 +11,11 @@ No Textual and no engine imports here: the engine, the run model and the apps al
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, dataclass_transform
 
 from .at import At
+from .plain import plain_fields
 
 
 def utc_now() -> str:
@@ -47,7 +48,7 @@ class Event:
         dataclass(frozen=True, kw_only=True)(cls)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self)}
+        return {"kind": self.kind, **plain_fields(self)}
 
 
 # Shared places, declared once: a kind that gains one says it by its base, one shape for all.
@@ -90,8 +91,7 @@ class RunStarted(Event, kind="run_started"):
     # The model each role calls (role -> model id), said at start so nobody pays for a default unawares.
     models: dict[str, str] = field(default_factory=dict)
     backend: str = ""
-    # How many steps an epoch has for these works (the loop ends an epoch at the first step no
-    # work reaches), so progress through the run is a fraction, not a guess. None: not recorded.
+    # Steps an epoch has for these works (an epoch ends at the first step no work reaches): progress is a fraction.
     steps_per_epoch: int | None = None
     workers: int = 0  # works trained at once (--workers), so an ETA can tell waiting from working
     test_works: list[str] = field(default_factory=list)  # --test-work: no row, no prompt, only `test` events

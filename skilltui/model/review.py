@@ -12,9 +12,11 @@ Like the events, they are plain data.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
+
+from .plain import plain_fields
 
 Action = Literal["approve", "rerun", "rollback"]
 ACTIONS: tuple[Action, ...] = ("approve", "rerun", "rollback")
@@ -134,6 +136,6 @@ def delta_text(delta: float, low: float | None, high: float | None, confidence: 
 
 def request_to_dict(request: ReviewRequest) -> dict[str, Any]:
     """A request as JSON-ready data (paths as strings); `runner.messages` reads it back, checked."""
-    data = asdict(request)
+    data = plain_fields(request)
     data["run_dir"] = str(request.run_dir)
     return data

@@ -32,6 +32,7 @@ from ..core.safe_text import json_line
 from ..model import events as ev
 from ..model.at import At, BadPlace
 from ..model.parse import EventShapeError, fits, parse_event
+from ..model.plain import plain_fields
 from ..model.review import Decision, ReviewRequest, request_to_dict
 
 
@@ -120,7 +121,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, ReviewRequest):
         return request_to_dict(value)
     if isinstance(value, Decision):
-        return dataclasses.asdict(value)
+        return plain_fields(value)
     if isinstance(value, At):
         return list(value.micro_key)
     if isinstance(value, tuple):
