@@ -92,7 +92,7 @@ class RunStarted(Event, kind="run_started"):
     models: dict[str, str] = field(default_factory=dict)
     backend: str = ""
     # Steps an epoch has for these works (an epoch ends at the first step no work reaches): progress is a fraction.
-    steps_per_epoch: int | None = None
+    steps_per_epoch: int | None = None  # None: a run recorded before it was
     workers: int = 0  # works trained at once (--workers), so an ETA can tell waiting from working
     test_works: list[str] = field(default_factory=list)  # --test-work: no row, no prompt, only `test` events
 
