@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.session import open_run
+from skilltui.engine.opening import open_run
 from skilltui.engine.settings import DEFAULT_POOL_BUDGET, Settings
 from skilltui.engine.stages.calls import Calls
 from skilltui.engine.stages.context import Context, TrainingWorks
@@ -44,7 +44,7 @@ from skilltui.engine.update.micro_step import Evidence, MicroStep
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.at import At
 from skilltui.model.bus import EventBus, JsonlSink
-from skilltui.store.pool import FOLDERS, render_note
+from skilltui.pool.notes import FOLDERS, render_note
 from tests.support.works import write_work
 
 

@@ -37,15 +37,15 @@ from skilltui.core.formats import story_episodes
 from skilltui.engine.data.works import load_work
 from skilltui.engine.loop import Trainer
 from skilltui.engine.loss.scores import score_step
-from skilltui.engine.session import open_run
+from skilltui.engine.opening import open_run
 from skilltui.engine.settings import Settings
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.engine.validation.stats import binomial_interval
 from skilltui.model import events as ev
 from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.model.parse import read_run
+from skilltui.pool.notes import Pool
 from skilltui.store import val_store
-from skilltui.store.pool import Pool
 from tests.support.gate_sim import Tally, World, simulate
 from tests.support.known_truths import MENU, START, held_out
 from tests.support.scripted import seed_pool

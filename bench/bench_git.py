@@ -1,4 +1,4 @@
-"""Benchmark: reading the pool's git through `pool_git` (GitPython's objects, unidiff) against
+"""Benchmark: reading the pool's git through `skilltui.pool.repo` (GitPython's objects, unidiff) against
 the hand-parsed `git log` / `git show` / `git status` text it replaced, on a 200-commit pool.
 
 It builds a pool of 200 micro-step commits (two notes touched each, in five folders) and
@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from skilltui.pool_git import PoolGit, split_patch
-from skilltui.store.pool import FOLDERS, Pool, render_note
+from skilltui.pool.notes import FOLDERS, Pool, render_note
+from skilltui.pool.repo import PoolGit, split_patch
 
 
 def build(root: Path, commits: int) -> Pool:

@@ -41,11 +41,11 @@ import time
 from pathlib import Path
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.session import open_run
+from skilltui.drivers.driver import RunDriver
+from skilltui.engine.opening import open_run
 from skilltui.engine.settings import Settings
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model import events as ev
-from skilltui.runner.driver import RunDriver
 from tests.support.works import write_work  # the tests' generator of works the project never saw
 
 STEPS_PER_EPOCH = 10

@@ -50,12 +50,12 @@ from textual import events
 from textual.screen import Screen
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.session import open_run
+from skilltui.apps.train.app import TrainingApp
+from skilltui.apps.train.collector import settle_heap
+from skilltui.apps.train.screens.review import ReviewScreen
+from skilltui.apps.train.widgets.live_output import LiveOutput
+from skilltui.engine.opening import open_run
 from skilltui.engine.settings import Settings
-from skilltui.tui.app import TrainingApp
-from skilltui.tui.collector import settle_heap
-from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.widgets.live_output import LiveOutput
 from tests.support.works import write_work  # the tests' generator of works the project never saw
 
 TARGET_MS = 100.0

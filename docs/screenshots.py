@@ -21,15 +21,15 @@ import tempfile
 from pathlib import Path
 
 from skilltui.agents.offline import OfflineBackend
+from skilltui.apps.train.app import TrainingApp
+from skilltui.apps.train.screens.review import ReviewScreen
+from skilltui.apps.train.screens.side_by_side import SideBySideScreen
 from skilltui.commands.demo import DEMO_SETTINGS
 from skilltui.engine.data.diffuse import noise_work
 from skilltui.engine.data.works import load_work
-from skilltui.engine.session import open_run
+from skilltui.engine.opening import open_run
 from skilltui.engine.settings import Settings
-from skilltui.store.run import write_atomic
-from skilltui.tui.app import TrainingApp
-from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.screens.side_by_side import SideBySideScreen
+from skilltui.store.run_folder import write_atomic
 
 DOCS = Path(__file__).resolve().parent
 EXAMPLES = DOCS.parent / "skilltui" / "examples"

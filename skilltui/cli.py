@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _damage(exc: Exception) -> str | None:
     """One line for a git object that cannot be read, wherever a command met it: damage, not a bug."""
-    from .core.pool_damage import damage_of
+    from .pool.damage import damage_of
 
     found = damage_of(exc)
     if found is None:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
-from skilltui.engine.session import OpenedRun, open_run
+from skilltui.engine.opening import OpenedRun, open_run
 from skilltui.engine.settings import Settings
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 from tests.support.fakeapi import FakeAnthropic
 from tests.support.works import train_works, write_work
 

@@ -16,7 +16,7 @@ from skilltui.agents.offline import OfflineBackend
 from skilltui.agents.tools import Sandbox
 from skilltui.model import trailers
 from skilltui.model.review import Decision
-from skilltui.store.pool import Pool, lint_note
+from skilltui.pool.notes import Pool, lint_note
 from tests.support.reviewing import ScriptedReviewer, train_once
 
 FORGED = (

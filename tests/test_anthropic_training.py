@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
-from skilltui.store.pool import Pool
+from skilltui.pool.notes import Pool
 from tests.support.fakeapi import Error, FakeAnthropic, Recorded, Reply, text
 from tests.support.fakemodel import EDITOR, KEY, NOTE, FakeModel, role_of
 from tests.support.recorded import recorded

@@ -17,10 +17,10 @@ from skilltui.agents import pricing
 from skilltui.agents.anthropic_backend import AnthropicBackend
 from skilltui.agents.base import BackendError, Connection, FatalBackendError, Request, Usage
 from skilltui.agents.tools import Sandbox
+from skilltui.apps.train.output_feed import OutputFeed
 from skilltui.cli import main
 from skilltui.model.parse import read_run
 from skilltui.model.view import RunView
-from skilltui.tui.output_feed import OutputFeed
 from tests.support.fakeapi import Cut, Error, FakeAnthropic, Recorded, Reply, text, tool_use
 from tests.support.recorded import recorded
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
+from skilltui.drivers.messages import Answer, line_of, parse_for_trainer
 from skilltui.model import events as ev
 from skilltui.model.at import At, BadPlace
 from skilltui.model.parse import parse_event
-from skilltui.runner.messages import Answer, line_of, parse_for_trainer
 
 
 def test_an_events_json_round_trips_through_at_unchanged(make_work, tmp_path: Path):

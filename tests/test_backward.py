@@ -13,7 +13,7 @@ from skilltui.engine.loop import Trainer
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.bus import EventBus
 from skilltui.model.review import Decision
-from skilltui.store.pool import Pool
+from skilltui.pool.notes import Pool
 from tests.support.recorded import recorded
 from tests.support.reviewing import ScriptedReviewer, open_, train_once
 

@@ -16,8 +16,8 @@ from skilltui.engine.loss.scores import WEIGHTS
 from skilltui.engine.update.attribution import Episode, attribute, episodes, run_attribution
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.review import Decision
-from skilltui.store.pool import Pool, render_note
-from skilltui.store.run import Run, write_json
+from skilltui.pool.notes import Pool, render_note
+from skilltui.store.run_folder import Run, write_json
 from tests.support.recorded import recorded
 from tests.support.reviewing import ScriptedReviewer, train_once
 

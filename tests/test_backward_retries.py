@@ -13,7 +13,7 @@ from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.parse import parse_event
 from skilltui.model.summary import summarise
 from skilltui.model.view import RunView
-from skilltui.store.pool import Pool
+from skilltui.pool.notes import Pool
 from tests.support.recorded import recorded
 from tests.support.recorded import recorded as read_events
 from tests.support.reviewing import train_once
@@ -136,7 +136,7 @@ def test_the_offline_optimizer_keeps_to_a_budget_too_small_for_any_note(tmp_path
 
 
 def test_the_review_evidence_shows_failed_attempts_and_what_the_writer_opened(tmp_path, make_work):
-    from skilltui.history.evidence import evidence_markdown
+    from skilltui.apps.history.evidence import evidence_markdown
     from skilltui.runs.records import load_history
 
     works = [make_work("heath", 4)]

@@ -20,7 +20,7 @@ from skilltui.engine.update.candidates import close_copy, open_copy
 from skilltui.model import events as ev
 from skilltui.model.bus import JsonlSink
 from skilltui.model.parse import read_run
-from skilltui.store.pool import Pool
+from skilltui.pool.notes import Pool
 
 ODD = "kiln\u2028yard\x85salt\u2029road"
 

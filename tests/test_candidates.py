@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from skilltui.drivers.messages import ReviewAsked, line_of, parse_for_app
 from skilltui.engine.update.candidates import open_copy, rank, sweep_copies
 from skilltui.model.at import At
 from skilltui.model.review import (
@@ -20,11 +21,10 @@ from skilltui.model.review import (
     ReviewRequest,
     request_to_dict,
 )
-from skilltui.runner.messages import ReviewAsked, line_of, parse_for_app
+from skilltui.pool.notes import Pool
 from skilltui.runs.records import load_history
 from skilltui.store.micro_records import Checked, MicroRecords
-from skilltui.store.pool import Pool
-from skilltui.store.run import Run, read_json, write_json
+from skilltui.store.run_folder import Run, read_json, write_json
 from tests.support.cli import assert_refused, run_cli, snapshot
 from tests.support.reviewing import ScriptedReviewer, train_once
 from tests.support.scripted import ScriptedBackend, seed_pool

@@ -22,7 +22,7 @@ import pytest
 from skilltui.agents.base import Request
 from skilltui.agents.tools import Sandbox
 from skilltui.cli import main
-from skilltui.pool_git import open_repo
+from skilltui.pool.repo import open_repo
 from tests.support.fakemodel import NOTE
 from tests.support.fakeresponses import FakeResponses, Recorded, function_call, message
 from tests.support.recorded import recorded

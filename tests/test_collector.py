@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from skilltui.tui.collector import LIMIT, PERIOD, QUIET, QuietCollector
+from skilltui.apps.train.collector import LIMIT, PERIOD, QUIET, QuietCollector
 
 
 class Clock:

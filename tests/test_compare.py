@@ -77,7 +77,7 @@ def test_compare_refuses_a_missing_run(two_runs, capsys):
 
 
 def test_runs_says_how_many_works_each_mean_covers_and_shows_validation(two_runs):
-    from skilltui.history.overview import list_runs, runs_line
+    from skilltui.runs.overview import list_runs, runs_line
 
     by_id = {s.id: s for s in list_runs(two_runs)}
     last = [e for e in recorded(two_runs / "trained" / "events.jsonl") if e["kind"] == "step_finished"][-1]

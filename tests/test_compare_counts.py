@@ -7,7 +7,7 @@ from pathlib import Path
 
 from skilltui.model.events import Loss, StepFinished, StepStarted
 from skilltui.runs.compare import compare_runs
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 
 
 def _run(root: Path, steps: list[dict[str, float]]) -> Run:

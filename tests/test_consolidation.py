@@ -10,9 +10,9 @@ from skilltui.cli import main
 from skilltui.core.formats import parse_note, render_note
 from skilltui.engine.update.attribution import attribute, episodes
 from skilltui.engine.update.consolidation import near_duplicates, no_growth, notes_of
+from skilltui.pool.notes import Pool
 from skilltui.runs import operations
-from skilltui.store.pool import Pool
-from skilltui.store.run import Run, read_json
+from skilltui.store.run_folder import Run, read_json
 from tests.support.recorded import recorded
 from tests.support.validation import held_out_work, train_with
 

@@ -22,7 +22,7 @@ from skilltui.model.parse import read_run
 from skilltui.model.summary import summarise
 from skilltui.model.view import RunView
 from skilltui.runs.records import load_history
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 from tests.support.runs import unfinish
 from tests.support.works import write_work
 
@@ -166,7 +166,7 @@ def test_report_runs_compare_and_the_history_say_what_they_say_for_the_clean_rec
 
 
 async def test_review_opens_a_damaged_record_and_says_once_what_it_left_out(finished):
-    from skilltui.history.app import HistoryApp
+    from skilltui.apps.history.app import HistoryApp
     from tests.support.history import SIZE, screen_of, settle
 
     run, _ = finished

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 from tests.support.recorded import recorded
 from tests.support.runs import unfinish
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from textual.widgets import Static
 
+from skilltui.apps.shared.screens.confirm import ConfirmScreen
+from skilltui.apps.shared.screens.help import HelpScreen
 from skilltui.commands.demo import train_command
-from skilltui.components.confirm import ConfirmScreen
-from skilltui.components.help import HelpScreen
 from tests.support.tui import make_app, wait_for
 
 

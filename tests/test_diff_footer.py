@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from skilltui.components.diff_screen import DiffScreen
-from skilltui.history.app import HistoryApp
-from skilltui.store.run import Run
+from skilltui.apps.history.app import HistoryApp
+from skilltui.apps.shared.screens.diff import DiffScreen
+from skilltui.store.run_folder import Run
 from tests.support.history import Scripted, settle, train
 
 

@@ -87,7 +87,7 @@ def test_a_full_disk_ends_the_run_with_one_line_and_it_resumes(make_work, tmp_pa
 FILL_AT = r"""
 import os, sys
 from skilltui.engine.update import micro_step
-from skilltui.store.pool import Pool
+from skilltui.pool.notes import Pool
 
 point, nth = os.environ["FILL_POINT"], int(os.environ["FILL_AT"])
 owner, name = (micro_step, "open_copy") if point == "open_copy" else (Pool, "keep")

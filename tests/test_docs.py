@@ -17,8 +17,8 @@ from pathlib import Path
 
 import yaml
 
+from skilltui.apps.shared import keymap
 from skilltui.cli import build_parser
-from skilltui.components import keymap
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -7,8 +7,8 @@ import contextlib
 import pytest
 from textual.app import App
 
-from skilltui.store.pool import Pool
-from skilltui.tui.widgets.pool_tree import PoolTree
+from skilltui.apps.train.widgets.pool_tree import PoolTree
+from skilltui.pool.notes import Pool
 from tests.support.recorded import recorded
 from tests.support.tui import SIZE, make_app, stub_editor, wait_for, wait_for_review
 
@@ -72,7 +72,7 @@ async def test_e_while_training_runs_says_it_is_not_allowed(open_training, tmp_p
 
 async def first_diff(pilot, app) -> str:
     """Open the newest commit's diff in the history browser; the path of the note on view."""
-    from skilltui.components.diff_screen import DiffScreen
+    from skilltui.apps.shared.screens.diff import DiffScreen
 
     await pilot.pause()
     await app.workers.wait_for_complete()
@@ -87,7 +87,7 @@ def finished_run(trained_run):
 
 
 async def test_e_in_the_history_browsers_diff_edits_the_note_on_view(finished_run, tmp_path, monkeypatch):
-    from skilltui.history.app import HistoryApp
+    from skilltui.apps.history.app import HistoryApp
 
     monkeypatch.setenv("EDITOR", str(stub_editor(tmp_path, "Name the time of day in every heading.")))
     monkeypatch.delenv("VISUAL", raising=False)
@@ -105,8 +105,8 @@ async def test_e_in_the_history_browsers_diff_edits_the_note_on_view(finished_ru
 
 
 async def test_b_in_the_history_browsers_diff_shows_the_notes_blame(finished_run):
-    from skilltui.components.blame_screen import BlameScreen
-    from skilltui.history.app import HistoryApp
+    from skilltui.apps.history.app import HistoryApp
+    from skilltui.apps.shared.screens.blame import BlameScreen
     from skilltui.runs.blame import blame, blame_text
 
     app = HistoryApp(finished_run, poll=None)

@@ -13,8 +13,8 @@ import signal
 
 import pytest
 
-from skilltui.runner.engine_process import ProcessDriver
-from skilltui.runner.trainer_child import LOG_NAME, TRAINER_NICENESS
+from skilltui.drivers.engine_process import ProcessDriver
+from skilltui.drivers.trainer_child import LOG_NAME, TRAINER_NICENESS
 from tests.support.recorded import recorded
 from tests.support.tui import SIZE, make_app, wait_for, wait_for_review
 
@@ -91,7 +91,7 @@ async def test_quitting_stops_the_trainer_which_records_the_stop_and_exits(open_
     assert gone(pid)
     assert not (opened.run.root / LOG_NAME).exists()  # the child printed nothing: no empty log is left
     # The same command resumes: the run is not locked by a trainer left behind.
-    from skilltui.store.run import is_locked
+    from skilltui.store.run_folder import is_locked
 
     opened.lock.release()
     assert not is_locked(opened.run.root)
@@ -113,9 +113,9 @@ async def test_a_trainer_whose_app_went_away_stops_and_says_so(open_training):
 
 
 async def test_streamed_text_goes_joined_and_nothing_overtakes_it():
+    from skilltui.drivers.wire import EventWire
     from skilltui.model import events as ev
     from skilltui.model.parse import parse_event
-    from skilltui.runner.wire import EventWire
 
     read, write = os.pipe()
     wire = EventWire(write)
@@ -193,14 +193,14 @@ def test_a_run_stays_locked_while_the_trainer_outlives_a_killed_app(tmp_path):
     import sys
     import time
 
-    from skilltui.store.run import is_locked
+    from skilltui.store.run_folder import is_locked
 
     # The app: takes the lock, starts a trainer that inherits it the way engine_process does,
     # then dies without releasing anything (as a SIGKILL would).
     app = f"""
 import os, subprocess, sys
 from pathlib import Path
-from skilltui.store.run import RunLock
+from skilltui.store.run_folder import RunLock
 lock = RunLock(Path({str(tmp_path)!r})); lock.acquire()
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
                          pass_fds=(lock.held_fd(),), process_group=0,

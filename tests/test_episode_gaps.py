@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skilltui.cli import main
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 from tests.support.recorded import recorded
 
 

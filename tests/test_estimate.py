@@ -3,7 +3,7 @@
 The bill is the fake Messages API's (tests/support/fakeapi.py), which counts the tokens of every
 request it is sent, splits them by the cache marks the client placed, and reports that
 usage the way the API does; the run's `call` events price it. The fake model here behaves
-as `--estimate` assumes a real one does (commands/estimate.py): the writer opens every note
+as `--estimate` assumes a real one does (estimate/plan.py): the writer opens every note
 and writes episodes as long as the human ones, the judge and the reducer write a report of
 a page, the optimizer reads its evidence and the notes, writes one note and commits.
 """
@@ -21,7 +21,7 @@ import pytest
 from skilltui.cli import main
 from skilltui.engine.data.diffuse import noise_work
 from skilltui.engine.data.works import load_work
-from skilltui.store.pool import render_note
+from skilltui.pool.notes import render_note
 from tests.support.fakeapi import FakeAnthropic, Recorded, Reply, text, tool_use
 from tests.support.fakemodel import KEY, FakeModel, assistant_turns, call, role_of
 from tests.support.recorded import recorded as read_events
@@ -156,7 +156,7 @@ def test_the_estimate_of_one_epoch_of_the_bundled_works_is_within_a_quarter_of_t
 async def test_the_header_shows_the_cost_per_kept_update_where_it_has_room() -> None:
     from textual.app import App
 
-    from skilltui.components.run_header import HeaderFacts, RunHeader
+    from skilltui.apps.shared.widgets.run_header import HeaderFacts, RunHeader
 
     class One(App):
         def compose(self):
@@ -203,7 +203,7 @@ def test_the_estimate_counts_the_calls_an_offline_run_with_the_gate_makes(make_w
 
 
 def test_an_agent_call_is_billed_turn_by_turn_with_and_without_the_cache() -> None:
-    from skilltui.commands.estimate_sizes import agent_call
+    from skilltui.estimate.sizes import agent_call
 
     # Two turns on a 2,000-token prompt: the first writes 10 tokens and gets 100 back, so the
     # second sends 2,110. Uncached that is 4,110 input tokens; cached, the first turn writes

@@ -12,8 +12,8 @@ from pathlib import Path
 import yaml
 
 from skilltui.cli import main
+from skilltui.pool.notes import render_note
 from skilltui.runs.export import MAX_DESCRIPTION, TOPICS, describe
-from skilltui.store.pool import render_note
 
 
 def note(description: str) -> bytes:

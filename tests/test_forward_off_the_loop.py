@@ -19,8 +19,8 @@ from skilltui.engine.stages.calls import Calls
 from skilltui.engine.stages.context import Context, TrainingWorks
 from skilltui.model.at import At
 from skilltui.model.bus import EventBus
+from skilltui.pool.notes import Pool
 from skilltui.store.places import Place
-from skilltui.store.pool import Pool
 
 
 def on_the_loop() -> bool:

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from skilltui.store.pool import Pool
+from skilltui.pool.notes import Pool
 from tests.support.scripted import ScriptedBackend, seed_pool
 from tests.support.validation import events, held_out_work, train_with
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skilltui.store.run import read_json
+from skilltui.store.run_folder import read_json
 from tests.support.cli import assert_refused, run_cli, snapshot
 from tests.support.scripted import ScriptedBackend, seed_pool
 from tests.support.validation import SECRET, events, held_out_work, train_with

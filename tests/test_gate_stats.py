@@ -90,10 +90,10 @@ def test_a_missing_work_decides_nothing_but_a_rollback_naming_it():
 
 
 def test_a_verdict_recorded_before_the_interval_rule_still_reads():
+    from skilltui.drivers.messages import parse_for_app
     from skilltui.model import events as ev
     from skilltui.model.parse import parse_event
     from skilltui.model.review import GateVerdict
-    from skilltui.runner.messages import parse_for_app
 
     old = {
         "kind": "gate",

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from skilltui.cli import main
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 

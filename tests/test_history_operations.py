@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from skilltui.pool.notes import render_note
 from skilltui.runs import operations
 from skilltui.runs.records import load_history
-from skilltui.store.pool import render_note
-from skilltui.store.run import Run, RunLock
+from skilltui.store.run_folder import Run, RunLock
 from tests.support.recorded import recorded
 
 
@@ -188,7 +188,7 @@ def test_the_history_core_imports_no_textual() -> None:
 
     code = (
         "import sys; import skilltui.runs.records, skilltui.runs.operations, skilltui.runs.export, "
-        "skilltui.history.overview, skilltui.history.evidence, skilltui.commands.history; "
+        "skilltui.runs.overview, skilltui.apps.history.evidence, skilltui.commands.history; "
         "print('textual' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from skilltui.apps.history.app import HistoryApp
+from skilltui.apps.history.screens.evidence import EvidenceScreen
+from skilltui.apps.history.screens.history import HistoryScreen
+from skilltui.apps.shared.screens.confirm import ConfirmScreen
+from skilltui.apps.shared.screens.diff import DiffScreen
+from skilltui.apps.shared.widgets.commit_detail import describe
+from skilltui.apps.shared.widgets.commit_list import CommitList, review_text
+from skilltui.apps.shared.widgets.run_header import RunHeader
 from skilltui.cli import main
-from skilltui.components.commit_detail import describe
-from skilltui.components.commit_list import CommitList, review_text
-from skilltui.components.confirm import ConfirmScreen
-from skilltui.components.diff_screen import DiffScreen
-from skilltui.components.run_header import RunHeader
-from skilltui.history.app import HistoryApp
-from skilltui.history.screens.evidence_screen import EvidenceScreen
-from skilltui.history.screens.history_screen import HistoryScreen
-from skilltui.store.pool import render_note
-from skilltui.store.run import Run, RunLock
+from skilltui.pool.notes import render_note
+from skilltui.store.run_folder import Run, RunLock
 from tests.support.history import SIZE, Scripted, log, screen_of, settle, status, train
 from tests.support.recorded import recorded
 

@@ -10,16 +10,16 @@ import pytest
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
 from skilltui.engine.loop import Trainer
-from skilltui.engine.session import open_run
+from skilltui.engine.opening import open_run
 from skilltui.engine.settings import Settings
-from skilltui.history.overview import list_runs, runs_line
 from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.model.events import RunFinished, utc_now
 from skilltui.model.parse import read_run
 from skilltui.model.review import Decision, ReviewRequest
 from skilltui.model.view import RunView
+from skilltui.runs.overview import list_runs, runs_line
 from skilltui.runs.status import run_state
-from skilltui.store.run import Run, RunLock
+from skilltui.store.run_folder import Run, RunLock
 from tests.support.recorded import recorded
 
 
@@ -136,7 +136,7 @@ def test_runs_prints_one_row_per_run(runs: Path, capsys) -> None:
 def test_runs_in_a_narrow_terminal_prints_a_block_per_run(runs: Path) -> None:
     from rich.console import Console
 
-    from skilltui.history.overview import print_runs
+    from skilltui.runs.overview import print_runs
 
     console = Console(width=60, record=True)
     print_runs(runs, console)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skilltui.history.app import HistoryApp
+from skilltui.apps.history.app import HistoryApp
 from tests.support.history import Scripted, settle, train
 
 FIXED_DATE = "2026-01-01T12:00:00+00:00"

@@ -43,10 +43,10 @@ def check_refused(code: int, err: str, runs: Path) -> None:
 
 
 def test_train_stops_when_the_app_cannot_be_imported(tmp_path, make_work, monkeypatch, capsys):
-    import skilltui.tui
+    import skilltui.apps.train
 
-    monkeypatch.delattr(skilltui.tui, "app", raising=False)  # else `from ..tui import app` finds it there
-    monkeypatch.setitem(sys.modules, "skilltui.tui.app", None)  # `import` of it now raises ImportError
+    monkeypatch.delattr(skilltui.apps.train, "app", raising=False)  # else `from ..tui import app` finds it there
+    monkeypatch.setitem(sys.modules, "skilltui.apps.train.app", None)  # `import` of it now raises ImportError
     as_terminal(monkeypatch)
     code = interactive_train(tmp_path / "runs", make_work("kestrel", 4))
     check_refused(code, capsys.readouterr().err, tmp_path / "runs")
@@ -54,7 +54,7 @@ def test_train_stops_when_the_app_cannot_be_imported(tmp_path, make_work, monkey
 
 
 def test_train_stops_when_the_app_fails_to_start(tmp_path, make_work, monkeypatch, capsys):
-    from skilltui.tui import app
+    from skilltui.apps.train import app
 
     def broken(self, *args, **kwargs):
         raise RuntimeError("no colours\nsecond line")

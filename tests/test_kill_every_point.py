@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from skilltui.store.pool import Pool
+from skilltui.pool.notes import Pool
 from tests.support.faults import run_again, run_killed, run_plain
 from tests.support.recorded import recorded
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from skilltui.store.pool import Pool
+from skilltui.pool.notes import Pool
 from tests.support.recorded import recorded
 
 STEPS = 4

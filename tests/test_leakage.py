@@ -8,7 +8,7 @@ from pathlib import Path
 from skilltui.cli import main
 from skilltui.engine.data.works import load_work
 from skilltui.engine.notes.leakage import Lexicon
-from skilltui.store.pool import lint_note, parse_note, render_note
+from skilltui.pool.notes import lint_note, parse_note, render_note
 
 # The docs page that shows how a note is written (its example must pass the linter).
 NOTES_PAGE = Path(__file__).resolve().parent.parent / "docs" / "data.md"

@@ -3,7 +3,7 @@ fault is invisible in an editor."""
 
 from __future__ import annotations
 
-from skilltui.store.pool import lint_note, render_note
+from skilltui.pool.notes import lint_note, render_note
 
 NOTE = render_note("Cut an entrance late and leave early.", "Start a scene as late as it can start.")
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import skilltui.tui.output as output
-import skilltui.tui.widgets.live_output as live_output
-from skilltui.tui.output import OutputBuffer
-from skilltui.tui.widgets.live_output import LiveOutput
+import skilltui.apps.train.output as output
+import skilltui.apps.train.widgets.live_output as live_output
+from skilltui.apps.train.output import OutputBuffer
+from skilltui.apps.train.widgets.live_output import LiveOutput
 from tests.support.widgets import Harness
 
 

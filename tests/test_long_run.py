@@ -13,7 +13,7 @@ import pytest
 
 from skilltui.engine.update.attribution import attribute, episodes, run_attribution
 from skilltui.engine.update.feedback import annotations, feedback_text, past_micro_steps
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 
 _WATCHING: list[Counter[str]] = []
 

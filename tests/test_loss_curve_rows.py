@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from skilltui.apps.train.widgets.loss_curve import LossCurve
 from skilltui.model.figures import Mean
-from skilltui.tui.widgets.loss_curve import LossCurve
 from tests.support.widgets import Harness, painted_lines
 
 

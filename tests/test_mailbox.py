@@ -25,7 +25,7 @@ from skilltui.agents.mailbox import MailboxBackend
 from skilltui.agents.mailbox_serve import serve
 from skilltui.agents.tools import Sandbox, ToolError
 from skilltui.cli import main
-from skilltui.pool_git import open_repo
+from skilltui.pool.repo import open_repo
 from tests.support.recorded import recorded
 
 

@@ -7,15 +7,15 @@ an update the gate rolled back (a rejected update the next prompt lists) and one
 
 from __future__ import annotations
 
+from skilltui.apps.report.build import micro_steps as report_micro_steps
 from skilltui.engine.update.feedback import feedback_text, past_micro_steps
 from skilltui.engine.update.rejected import rejected_updates
 from skilltui.model.commits import MicroStepRecord
 from skilltui.model.parse import read_run
 from skilltui.model.view import RunView
-from skilltui.report.build import micro_steps as report_micro_steps
 from skilltui.runs.records import load_history
 from skilltui.runs.status import status_of
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 from tests.support.scripted import ScriptedBackend, seed_pool
 from tests.support.validation import held_out_work, train_with
 

@@ -31,9 +31,9 @@ import mlflow  # noqa: E402
 from mlflow import MlflowClient  # noqa: E402
 
 from skilltui.cli import main  # noqa: E402
+from skilltui.pool.notes import Pool  # noqa: E402
 from skilltui.runs.compare import compare_runs  # noqa: E402
-from skilltui.store.pool import Pool  # noqa: E402
-from skilltui.store.run import Run, read_json  # noqa: E402
+from skilltui.store.run_folder import Run, read_json  # noqa: E402
 from tests.support.recorded import recorded as read_events  # noqa: E402
 
 STEPS = 2

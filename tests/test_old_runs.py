@@ -23,7 +23,7 @@ from skilltui.engine.update.attribution import episode_reads
 from skilltui.engine.update.backward_attempt import Attempted
 from skilltui.store import migrations
 from skilltui.store.migrations import FORMAT_VERSION, format_version
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 
 FIXTURE = Path(__file__).parent / "data" / "runs" / "made-by-03e4c28.tar.gz"
 

@@ -15,14 +15,14 @@ import re
 from skilltui import cli
 from skilltui.cli import main
 from skilltui.commands import training
-from skilltui.engine.session import open_run
+from skilltui.engine.opening import open_run
 from skilltui.model.figures import finished_means, loss_changes, val_means
 from skilltui.model.parse import read_run
 from skilltui.model.summary import summarise
 from skilltui.model.view import RunView
 from skilltui.runs.records import load_history
 from skilltui.runs.status import run_status
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 from tests.support.scripted import ScriptedBackend, seed_pool
 from tests.support.tui import SIZE, make_app, screen_text, wait_for
 from tests.support.validation import held_out_work, train_with

@@ -32,7 +32,7 @@ pytest.importorskip("openai", reason="the openai extra is not installed (pip ins
 from skilltui.cli import main  # noqa: E402
 from skilltui.engine.data.diffuse import noise_work  # noqa: E402
 from skilltui.engine.data.works import load_work  # noqa: E402
-from skilltui.store.pool import Pool, render_note  # noqa: E402
+from skilltui.pool.notes import Pool, render_note  # noqa: E402
 from tests.support.fakeapi import FakeAnthropic  # noqa: E402
 from tests.support.fakemodel import FakeModel as AnthropicModel  # noqa: E402
 from tests.support.fakeopenai import FakeOpenAI, Recorded, Reply, call  # noqa: E402

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skilltui.tui.scores_comment import ScoresFilter, without_scores
+from skilltui.apps.train.scores_comment import ScoresFilter, without_scores
 from tests.support.tui import make_app, wait_for
 
 REPORT = 'Weakest: order.\n\n<!-- scores: {"format": 0.66, "order": 0.33} -->\n\nafter\n'

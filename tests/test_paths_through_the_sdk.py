@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
-from skilltui.store.pool import render_note
+from skilltui.pool.notes import render_note
 from tests.support.fakeapi import FakeAnthropic, Recorded, Reply, _flatten_text, text, tool_use
 from tests.support.fakemodel import KEY, assistant_turns, role_of
 from tests.support.recorded import recorded

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skilltui.components.run_header import RunHeader
+from skilltui.apps.shared.widgets.run_header import RunHeader
 from skilltui.model import events as ev
 from tests.support.tui import make_app, wait_for
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from skilltui.cli import main
-from skilltui.store.pool import Pool
-from skilltui.store.run import Run
+from skilltui.pool.notes import Pool
+from skilltui.store.run_folder import Run
 from tests.support.recorded import recorded
 from tests.support.works import train_works as train
 
@@ -136,7 +136,7 @@ def test_a_corrupt_object_is_named_as_damage_with_git_fsck(
     elif command == "export":
         code = main(["export", str(done.root), "--to", str(tmp_path / "skill")])
     else:
-        monkeypatch.setattr("skilltui.history.app.HistoryApp.run", lambda self: pytest.fail("the app opened"))
+        monkeypatch.setattr("skilltui.apps.history.app.HistoryApp.run", lambda self: pytest.fail("the app opened"))
         monkeypatch.setattr("sys.stdin.isatty", lambda: True)
         monkeypatch.setattr("sys.stdout.isatty", lambda: True)
         code = main(["review", str(done.root)])
@@ -153,12 +153,12 @@ def test_a_corrupt_object_is_named_as_damage_with_git_fsck(
 # place that removes a pool's `.git`, guarded by `never_committed`. A new removal must be
 # added here with its reason, after checking it cannot reach a pool's `.git` or `memory/`.
 REMOVALS = {
-    ("store/pool.py", "_remove_empty_repository"): "the only removal of a .git: refuses one with any object or ref",
-    ("store/pool.py", "init"): "the build folder beside the pool (.memory.tmpPID), never the pool",
+    ("pool/notes.py", "_remove_empty_repository"): "the only removal of a .git: refuses one with any object or ref",
+    ("pool/notes.py", "init"): "the build folder beside the pool (.memory.tmpPID), never the pool",
     ("store/reconcile.py", "clear_stale_locks"): "*.lock files of a dead git, under the run lock",
-    ("store/pool.py", "keep_worktree"): "its own temporary index file",
+    ("pool/notes.py", "keep_worktree"): "its own temporary index file",
     ("store/repair.py", "_keep_damaged"): "its own temporary index file",
-    ("store/pool.py", "reset"): "`git clean` of the pool's files, after keep_worktree kept every one under a ref",
+    ("pool/notes.py", "reset"): "`git clean` of the pool's files, after keep_worktree kept every one under a ref",
     ("engine/update/candidates.py", "close_copy"): "a candidate's git worktree in its attempt folder; no real .git",
     ("engine/update/candidates.py", "_unlock"): "git's admin entry of a candidate's worktree a kill left locked",
     ("engine/update/decided.py", "carry_out"): "a rerun's decision.json in the run folder, once carried out",
@@ -174,7 +174,7 @@ REMOVALS = {
     ("agents/mailbox.py", "_finish"): "an answered call's call and result files and its claim, in the mailbox",
     ("agents/mailbox_files.py", "open"): "its own write probe in the mailbox folder",
     ("runs/export.py", None): "the export's staging and target folders, outside the run",
-    ("runner/engine_process.py", None): "an empty log file in the run folder",
+    ("drivers/engine_process.py", None): "an empty log file in the run folder",
 }
 REMOVERS = {"rmtree", "unlink", "rmdir", "removedirs"}  # and os.remove (a list's .remove is no removal)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skilltui.pool_git import PoolGit, split_patch
-from skilltui.store.pool import Pool, render_note
+from skilltui.pool.notes import Pool, render_note
+from skilltui.pool.repo import PoolGit, split_patch
 
 
 def write(pool: Pool, rel: str, description: str) -> None:

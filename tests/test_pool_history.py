@@ -11,8 +11,8 @@ from skilltui.agents.tools import Sandbox, ToolError
 from skilltui.engine.update.feedback import annotations, feedback_text
 from skilltui.model.commits import parse_body
 from skilltui.model.events import Loss, StepFinished, StepStarted, ValLoss, Warning_
-from skilltui.store.pool import Pool, render_note
-from skilltui.store.run import Run
+from skilltui.pool.notes import Pool, render_note
+from skilltui.store.run_folder import Run
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from skilltui.core.tokens import count_tokens
 from skilltui.engine.notes.note_checks import pool_tokens
-from skilltui.store.pool import Pool, render_note
+from skilltui.pool.notes import Pool, render_note
 
 
 def _fresh_count(pool: Pool) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skilltui.tui.widgets.pool_tree import PoolTree
+from skilltui.apps.train.widgets.pool_tree import PoolTree
 from tests.support.tui import make_app, screen_text, wait_for
 
 STATS = {"scene/the-cold-open-rule.md": {"passes": 3, "with": 0.4125, "without": 0.455, "with_n": 6, "without_n": 2}}

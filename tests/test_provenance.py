@@ -7,7 +7,7 @@ import git
 from skilltui.agents.offline import OfflineBackend
 from skilltui.model.commits import parse_body
 from skilltui.model.trailers import NOTES_REF, parse
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 from tests.support.recorded import recorded
 from tests.support.validation import held_out_work, train_with
 

@@ -65,7 +65,7 @@ def test_the_page_holds_every_section_and_references_nothing(report, tmp_path):
 
 def test_settings_read_as_words_and_a_reset_made_in_review_shows(report, tmp_path):
     from skilltui.runs import operations
-    from skilltui.store.run import Run
+    from skilltui.store.run_folder import Run
 
     html = report.read_text(encoding="utf-8")
     assert "<th>no backward</th><td>no</td>" in html and "False" not in html and "{}" not in html
@@ -149,9 +149,9 @@ def test_a_micro_step_is_credited_with_the_change_on_the_works_both_steps_scored
     The plain means say 0.533 -> 0.500, mostly because c, the best work, left; on the two
     works both steps scored the loss fell from 0.700 to 0.500: what `skilltui review` shows.
     """
+    from skilltui.apps.report.build import build
     from skilltui.model import events as ev
-    from skilltui.report.build import build
-    from skilltui.store.run import Run
+    from skilltui.store.run_folder import Run
 
     run = Run(tmp_path / "run")
     run.root.mkdir()
@@ -189,9 +189,9 @@ def test_a_micro_step_is_credited_with_the_change_on_the_works_both_steps_scored
 
 def test_an_attempt_that_was_not_kept_shows_no_effect_on_the_next_step(tmp_path):
     """A rolled-back attempt's 'its step -> next step' would credit it with a change it never made."""
+    from skilltui.apps.report.build import build
     from skilltui.model import events as ev
-    from skilltui.report.build import build
-    from skilltui.store.run import Run
+    from skilltui.store.run_folder import Run
 
     run = Run(tmp_path / "run")
     run.root.mkdir()

@@ -20,9 +20,9 @@ import pytest
 from skilltui.cli import main
 from skilltui.engine.notes.leakage import Lexicon
 from skilltui.engine.update.backward_attempt import _check
+from skilltui.pool.notes import Pool, render_note
 from skilltui.runs import operations
-from skilltui.store.pool import Pool, render_note
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 from tests.support.recorded import recorded
 from tests.support.works import train_works as train
 

@@ -11,15 +11,15 @@ import asyncio
 from pathlib import Path
 
 from skilltui.agents.offline import OfflineBackend
+from skilltui.apps.train.screens.review import gate_line
 from skilltui.engine.loop import Trainer
-from skilltui.engine.session import open_run
+from skilltui.engine.opening import open_run
 from skilltui.engine.settings import Settings
 from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.model.parse import read_run
 from skilltui.model.review import Decision, ReviewRequest
 from skilltui.model.summary import summarise
 from skilltui.model.view import RunView
-from skilltui.tui.screens.review import gate_line
 from tests.support.validation import held_out_work
 
 

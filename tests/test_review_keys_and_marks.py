@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 from textual.widgets import TabbedContent
 
-from skilltui.components import keymap
-from skilltui.components.commit_detail import describe
-from skilltui.components.commit_list import CommitList
-from skilltui.components.confirm import ConfirmScreen
-from skilltui.components.help import HelpScreen
-from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
-from skilltui.history.app import HistoryApp
+from skilltui.apps.history.app import HistoryApp
+from skilltui.apps.shared import keymap
+from skilltui.apps.shared.screens.confirm import ConfirmScreen
+from skilltui.apps.shared.screens.help import HelpScreen
+from skilltui.apps.shared.themes import DEFAULT_THEME, LIGHT_THEME
+from skilltui.apps.shared.widgets.commit_detail import describe
+from skilltui.apps.shared.widgets.commit_list import CommitList
 from skilltui.model.commits import PENDING, Commit, Mark, MicroStepRecord
 from skilltui.runs import operations
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 from tests.support.history import Scripted, log, screen_of, settle, status, train
 from tests.support.tui import make_app, wait_for, wait_for_review
 from tests.support.widgets import Harness
@@ -191,7 +191,7 @@ def test_review_help_lists_the_keys_the_history_browser_binds(capsys) -> None:
 
 
 async def test_the_history_palette_offers_search_revert_reset_and_only_the_own_themes(run: Run) -> None:
-    from skilltui.components.palette import OwnThemes
+    from skilltui.apps.shared.palette import OwnThemes
 
     app = HistoryApp(run, poll=None)
     async with app.run_test(size=(120, 36)) as pilot:

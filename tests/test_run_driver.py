@@ -10,13 +10,13 @@ import pytest
 from rich.console import Console
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.session import open_run
+from skilltui.drivers.console import ConsoleSink
+from skilltui.drivers.driver import RunDriver
+from skilltui.drivers.headless import train_headless
+from skilltui.engine.opening import open_run
 from skilltui.engine.settings import Settings
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model.parse import read_run
-from skilltui.runner.console import ConsoleSink
-from skilltui.runner.driver import RunDriver
-from skilltui.runner.headless import train_headless
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from skilltui.core.errors import UsageError
-from skilltui.store.run import RunLock, is_locked
+from skilltui.store.run_folder import RunLock, is_locked
 
 # What an older skilltui held: filelock's FileLock, an exclusive flock on the run's `lock` file.
 OLDER_HOLDER = """
@@ -26,7 +26,7 @@ SECOND_TRAINER = """
 import sys
 from pathlib import Path
 from skilltui.core.errors import UsageError
-from skilltui.store.run import RunLock, is_locked
+from skilltui.store.run_folder import RunLock, is_locked
 try:
     RunLock(Path(sys.argv[1])).acquire()
 except UsageError as exc:

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from skilltui.drivers.console import ConsoleSink, heartbeat_line
 from skilltui.model import events as ev
 from skilltui.model.figures import change, eta, run_progress, step_mean, step_means, step_progress, typical
 from skilltui.model.parse import EventShapeError, parse_event, read_run
 from skilltui.model.summary import kept_updates, summarise
 from skilltui.model.view import Mark, RunView
-from skilltui.runner.console import ConsoleSink, heartbeat_line
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
 

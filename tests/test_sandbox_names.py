@@ -17,7 +17,7 @@ import pytest
 
 from skilltui.agents.claude_code_confine import permissions
 from skilltui.agents.tools import Sandbox, ToolError
-from skilltui.store.pool import Pool, render_note
+from skilltui.pool.notes import Pool, render_note
 
 NOTE = render_note("Cues in capitals.", "Write MARA, not Mara.")
 

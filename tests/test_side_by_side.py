@@ -7,10 +7,10 @@ import json
 
 from textual.app import App
 
+from skilltui.apps.train.screens.review import ReviewScreen
+from skilltui.apps.train.screens.side_by_side import SideBySideScreen
 from skilltui.engine.loss.scores import compare, parse, score_step
 from skilltui.runs.episode_pair import pair_texts, rows_of
-from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.screens.side_by_side import SideBySideScreen
 from tests.support.tui import SIZE, make_app, screen_text, stub_editor, wait_for, wait_for_review
 
 KITCHEN = "INT. KITCHEN - NIGHT\n\nMara burns the letter over the stove.\n\nMARA\nIt was never yours to keep.\n"

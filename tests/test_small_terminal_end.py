@@ -7,10 +7,10 @@ and one key folds it to its first line.
 
 from __future__ import annotations
 
+from skilltui.apps.train.screens.review import ReviewScreen
+from skilltui.apps.train.widgets.end_summary import EndSummary
+from skilltui.apps.train.widgets.loss_curve import MIN_PLOT_ROWS, LossCurve
 from skilltui.model.figures import step_means
-from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.widgets.end_summary import EndSummary
-from skilltui.tui.widgets.loss_curve import MIN_PLOT_ROWS, LossCurve
 from tests.support.tui import make_app, wait_for
 
 

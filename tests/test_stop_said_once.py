@@ -11,7 +11,7 @@ def test_sigterm_in_the_app_says_the_stop_reason_once(open_training, monkeypatch
     from textual.app import App
 
     from skilltui.agents.offline import OfflineBackend
-    from skilltui.tui.app import TrainingApp, run_app
+    from skilltui.apps.train.app import TrainingApp, run_app
 
     async def stop_while_training(pilot) -> None:
         await wait_for(pilot, lambda: pilot.app.training and pilot.app.main.view.current is not None)

@@ -26,7 +26,7 @@ from skilltui.store.micro_steps import (
     step_end,
     step_records,
 )
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 from tests.support.works import train_works
 
 

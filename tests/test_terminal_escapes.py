@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from skilltui.store.pool import Pool
+from skilltui.pool.notes import Pool
 from tests.support.works import train_works
 
 PAYLOAD = "\x1b]0;pwned\x07\x1b]52;c;cHduZWQ=\x07\x1b[9;7;4mREDX\x9b31m"

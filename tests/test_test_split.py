@@ -199,7 +199,7 @@ def test_crossval_bad_folds_are_one_line_and_write_nothing(tmp_path):
 
 def test_the_test_points_are_tracked_per_epoch_with_the_final_interval(tmp_path, make_work):
     from skilltui.model.parse import read_run
-    from skilltui.store.run import Run
+    from skilltui.store.run_folder import Run
     from skilltui.tracking.layout import RunLayout
 
     runs = tmp_path / "runs"
@@ -220,7 +220,7 @@ async def test_the_apps_header_shows_the_latest_test_delta_with_its_interval(tmp
     """Once a test point is measured, the header says its delta and interval (the delta alone when narrow)."""
     from textual.app import App
 
-    from skilltui.components.run_header import HeaderFacts, RunHeader
+    from skilltui.apps.shared.widgets.run_header import HeaderFacts, RunHeader
     from skilltui.model.parse import read_run
     from skilltui.model.summary import test_delta_text
     from skilltui.model.view import RunView

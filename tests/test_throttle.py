@@ -19,10 +19,10 @@ from rich.console import Console
 from skilltui.agents.anthropic_backend import AnthropicBackend
 from skilltui.agents.base import Connection, Request
 from skilltui.agents.throttle import DEFAULT_WAIT, wait_from_headers
+from skilltui.drivers.console import ConsoleSink
 from skilltui.model import events as ev
 from skilltui.model.notices import notice_of
 from skilltui.model.view import RunView
-from skilltui.runner.console import ConsoleSink
 from tests.support.fakeapi import Error, FakeAnthropic, Recorded, Reply, text
 
 KEY = "sk-ant-test-XXXX-throttle-0123456789"
@@ -109,7 +109,7 @@ def test_console_and_app_say_throttled() -> None:
 
 
 def test_the_header_says_throttled_and_shows_a_pending_batch() -> None:
-    from skilltui.components.run_header import HeaderFacts, RunHeader
+    from skilltui.apps.shared.widgets.run_header import HeaderFacts, RunHeader
 
     header = RunHeader()
     header.facts = HeaderFacts(run_id="r", status="running", throttled=True, batch="batch loss in_progress")
@@ -122,7 +122,7 @@ def test_the_header_says_throttled_and_shows_a_pending_batch() -> None:
 async def test_at_80_columns_the_header_keeps_tokens_cost_and_run_id_once_the_eta_shows() -> None:
     from textual.app import App
 
-    from skilltui.components.run_header import HeaderFacts, RunHeader
+    from skilltui.apps.shared.widgets.run_header import HeaderFacts, RunHeader
 
     class One(App):
         def compose(self):

@@ -8,7 +8,7 @@ import pytest
 
 from skilltui.agents.tools import Sandbox, ToolError
 from skilltui.cli import main
-from skilltui.store.pool import MAX_DESCRIPTION_CHARS, MAX_LINES, Pool, lint_note, render_note
+from skilltui.pool.notes import MAX_DESCRIPTION_CHARS, MAX_LINES, Pool, lint_note, render_note
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from skilltui.cli import main
-from skilltui.store.pool import Pool
+from skilltui.pool.notes import Pool
 from tests.support.recorded import recorded
 from tests.support.runs import unfinish
 
@@ -186,8 +186,8 @@ def test_the_writer_reads_notes_through_traced_tools(tmp_path, make_work):
 
 def test_the_engine_imports_no_textual():
     code = (
-        "import sys, skilltui.engine.loop, skilltui.engine.session, skilltui.runner.console, "
-        "skilltui.runner.driver, skilltui.runner.headless, skilltui.model.view, "
+        "import sys, skilltui.engine.loop, skilltui.engine.opening, skilltui.drivers.console, "
+        "skilltui.drivers.driver, skilltui.drivers.headless, skilltui.model.view, "
         "skilltui.agents.offline, skilltui.engine.data.diffuse; "
         "print('textual' in sys.modules)"
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.runner.job import Job, dump_job, load_job
+from skilltui.drivers.job import Job, dump_job, load_job
 
 
 class SdkBackend(OfflineBackend):

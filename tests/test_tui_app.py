@@ -9,19 +9,19 @@ from textual import screen as textual_screen
 
 from skilltui.agents.base import FatalBackendError
 from skilltui.agents.offline import OfflineBackend
-from skilltui.components.confirm import ConfirmScreen
-from skilltui.components.help import HelpScreen
-from skilltui.components.report_view import ReportView
-from skilltui.components.run_header import RunHeader
-from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
+from skilltui.apps.shared.screens.confirm import ConfirmScreen
+from skilltui.apps.shared.screens.help import HelpScreen
+from skilltui.apps.shared.themes import DEFAULT_THEME, LIGHT_THEME
+from skilltui.apps.shared.widgets.report_view import ReportView
+from skilltui.apps.shared.widgets.run_header import RunHeader
+from skilltui.apps.train.app import TrainingApp
+from skilltui.apps.train.screens.main import FRAMES_A_SECOND, HOLD_MAX, KEYS_HOLD, pace_frames
+from skilltui.apps.train.screens.review import ReviewScreen
+from skilltui.apps.train.widgets.live_output import LiveOutput
+from skilltui.apps.train.widgets.loss_curve import LossCurve
+from skilltui.apps.train.widgets.works_table import WorksTable
 from skilltui.model import events as ev
-from skilltui.store.pool import Pool
-from skilltui.tui.app import TrainingApp
-from skilltui.tui.main_screen import FRAMES_A_SECOND, HOLD_MAX, KEYS_HOLD, pace_frames
-from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.widgets.live_output import LiveOutput
-from skilltui.tui.widgets.loss_curve import LossCurve
-from skilltui.tui.widgets.works_table import WorksTable
+from skilltui.pool.notes import Pool
 from tests.support.recorded import recorded
 from tests.support.tui import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 
@@ -183,7 +183,7 @@ async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_
 
 async def test_a_finished_run_is_unlocked_while_the_app_stays_open_on_it(open_training):
     from skilltui.runs.status import run_status
-    from skilltui.store.run import is_locked
+    from skilltui.store.run_folder import is_locked
 
     opened = open_training(("alpha",))
     app = make_app(opened)

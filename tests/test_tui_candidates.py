@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from skilltui.store.pool import Pool
-from skilltui.tui.app import TrainingApp
+from skilltui.apps.train.app import TrainingApp
+from skilltui.pool.notes import Pool
 from tests.support.scripted import ScriptedBackend
 from tests.support.tui import SIZE, decisions, screen_text, wait_for, wait_for_review
 
@@ -27,7 +27,7 @@ async def test_the_person_cycles_the_candidates_and_approve_keeps_the_one_shown(
         rows = [line for line in screen_text(app).splitlines() if "│  read " in line]
         assert "▸" not in rows[0] and "▸ 2" in rows[1]
         await pilot.press("C")  # every candidate's diff side by side
-        from skilltui.tui.screens.candidates import CandidatesScreen
+        from skilltui.apps.train.screens.candidates import CandidatesScreen
 
         await wait_for(pilot, lambda: isinstance(app.screen, CandidatesScreen))
         text = screen_text(app)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.widgets.pool_size import PoolSize
+from skilltui.apps.train.screens.review import ReviewScreen
+from skilltui.apps.train.widgets.pool_size import PoolSize
 from tests.support.tui import SIZE, make_app, screen_text, wait_for, wait_for_review
 
 

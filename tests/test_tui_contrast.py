@@ -23,16 +23,16 @@ from textual.containers import Vertical
 from textual.geometry import Region
 from textual.widgets import TabbedContent
 
-from skilltui.components.commit_detail import CommitDetail
-from skilltui.components.commit_list import CommitList
-from skilltui.components.confirm import ConfirmScreen
-from skilltui.components.diff_screen import DiffScreen
-from skilltui.components.help import HelpScreen
-from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
-from skilltui.history.app import HistoryApp
-from skilltui.history.screens.evidence_screen import EvidenceScreen
+from skilltui.apps.history.app import HistoryApp
+from skilltui.apps.history.screens.evidence import EvidenceScreen
+from skilltui.apps.shared.screens.confirm import ConfirmScreen
+from skilltui.apps.shared.screens.diff import DiffScreen
+from skilltui.apps.shared.screens.help import HelpScreen
+from skilltui.apps.shared.themes import DEFAULT_THEME, LIGHT_THEME, SETTINGS_FILE
+from skilltui.apps.shared.widgets.commit_detail import CommitDetail
+from skilltui.apps.shared.widgets.commit_list import CommitList
+from skilltui.apps.train.widgets.live_output import LiveOutput
 from skilltui.model.commits import Commit, Mark
-from skilltui.tui.widgets.live_output import LiveOutput
 from tests.support.history import Scripted, screen_of, settle, status, train
 from tests.support.tui import make_app, tab_label, wait_for, wait_for_review
 from tests.support.widgets import Harness

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from skilltui.components.run_header import RunHeader
+from skilltui.apps.shared.widgets.run_header import RunHeader
+from skilltui.apps.train.screens.review import ReviewScreen
 from skilltui.model.parse import read_run
-from skilltui.tui.screens.review import ReviewScreen
 from tests.support.tui import SIZE, make_app, screen_text, wait_for, wait_for_review
 
 
@@ -72,7 +72,7 @@ def test_the_summary_is_printed_after_the_app_closes(open_training, monkeypatch,
     from textual.app import App
 
     from skilltui.agents.offline import OfflineBackend
-    from skilltui.tui.app import TrainingApp, run_app
+    from skilltui.apps.train.app import TrainingApp, run_app
 
     async def train_then_quit(pilot) -> None:
         await wait_for(pilot, lambda: not pilot.app.training)
@@ -90,8 +90,8 @@ def test_quitting_mid_run_says_it_stopped_once_with_how_to_resume(open_training,
     from textual.app import App
 
     from skilltui.agents.offline import OfflineBackend
-    from skilltui.components.confirm import ConfirmScreen
-    from skilltui.tui.app import TrainingApp, run_app
+    from skilltui.apps.shared.screens.confirm import ConfirmScreen
+    from skilltui.apps.train.app import TrainingApp, run_app
 
     async def quit_at_the_review(pilot) -> None:
         await wait_for_review(pilot, pilot.app)
@@ -124,7 +124,7 @@ def test_a_crash_ends_the_command_with_one_line_naming_the_traceback_file_and_ex
     from textual.app import App
 
     from skilltui.agents.offline import OfflineBackend
-    from skilltui.tui.app import TrainingApp, run_app
+    from skilltui.apps.train.app import TrainingApp, run_app
 
     def broken() -> None:
         raise RuntimeError("a bug in a pane")

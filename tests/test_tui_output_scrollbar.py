@@ -7,8 +7,8 @@ long the text is and where the view is in it.
 
 from __future__ import annotations
 
-from skilltui.tui.output import OutputBuffer
-from skilltui.tui.widgets.live_output import LiveOutput
+from skilltui.apps.train.output import OutputBuffer
+from skilltui.apps.train.widgets.live_output import LiveOutput
 from tests.support.widgets import Harness
 
 

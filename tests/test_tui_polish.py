@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 
-from skilltui.components.help import HelpScreen
-from skilltui.components.report_view import ReportView
+from skilltui.apps.shared.screens.help import HelpScreen
+from skilltui.apps.shared.widgets.report_view import ReportView
+from skilltui.apps.train.output import OutputBuffer, wrap_spans
+from skilltui.apps.train.widgets.live_output import LiveOutput
+from skilltui.apps.train.widgets.works_table import WorksTable
 from skilltui.model import events as ev
-from skilltui.tui.output import OutputBuffer, wrap_spans
-from skilltui.tui.widgets.live_output import LiveOutput
-from skilltui.tui.widgets.works_table import WorksTable
 from tests.support.tui import make_app, screen_text, wait_for, wait_for_review
 from tests.support.widgets import Harness
 
@@ -267,8 +267,8 @@ async def test_the_palette_has_one_theme_entry_and_copying_the_path_says_what_wa
         assert "Switch theme" in titles and "Theme" not in titles
         assert not {"Keys", "Maximize", "Screenshot"} & set(titles)  # Textual's developer entries
         # The theme picker offers the shipped dark and light themes (and the user's), not Textual's set.
-        from skilltui.components.palette import OwnThemes
-        from skilltui.components.themes import DEFAULT_THEME, LIGHT_THEME
+        from skilltui.apps.shared.palette import OwnThemes
+        from skilltui.apps.shared.themes import DEFAULT_THEME, LIGHT_THEME
 
         provider = OwnThemes(app.screen)
         hits = [h async for h in provider.discover()]

@@ -7,14 +7,14 @@ the pool ended up, not what the screen happened to print.
 
 from __future__ import annotations
 
-from skilltui.components.commit_list import CommitList
-from skilltui.components.confirm import ConfirmScreen
-from skilltui.components.themes import DEFAULT_THEME
+from skilltui.apps.shared.screens.confirm import ConfirmScreen
+from skilltui.apps.shared.themes import DEFAULT_THEME
+from skilltui.apps.shared.widgets.commit_list import CommitList
+from skilltui.apps.train.screens.rerun_note import RerunNoteScreen
+from skilltui.apps.train.screens.review import ReviewScreen
+from skilltui.apps.train.widgets.pool_tree import PoolTree
 from skilltui.model.commits import PENDING
-from skilltui.store.pool import Pool, render_note
-from skilltui.tui.screens.rerun_note import RerunNoteScreen
-from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.widgets.pool_tree import PoolTree
+from skilltui.pool.notes import Pool, render_note
 from tests.support.recorded import recorded
 from tests.support.tui import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 

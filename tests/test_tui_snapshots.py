@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from skilltui.components.help import HelpScreen
-from skilltui.tui.screens.side_by_side import SideBySideScreen
+from skilltui.apps.shared.screens.help import HelpScreen
+from skilltui.apps.train.screens.side_by_side import SideBySideScreen
 from tests.support.tui import make_app, tab_label, wait_for, wait_for_review
 
 SNAPSHOT_SIZE = (120, 36)

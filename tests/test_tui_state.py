@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skilltui.apps.train.output_feed import OutputFeed
+from skilltui.apps.train.state import OutputBuffer
 from skilltui.model import events as ev
 from skilltui.model.view import RunView
-from skilltui.tui.output_feed import OutputFeed
-from skilltui.tui.state import OutputBuffer
 
 
 def fed(run_dir: Path, *events: ev.Event) -> OutputFeed:

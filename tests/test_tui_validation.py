@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from skilltui.apps.train.widgets.loss_curve import LossCurve
 from skilltui.model.figures import Mean
-from skilltui.tui.widgets.loss_curve import LossCurve
 from tests.support.tui import SIZE, decisions, make_app, screen_text, wait_for, wait_for_review
 from tests.support.validation import held_out_work
 from tests.support.widgets import Harness

@@ -9,10 +9,8 @@ from textual.color import Color
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
-from skilltui.components import keymap
-from skilltui.components.commit_list import CommitList
-from skilltui.components.diff_view import DiffView
-from skilltui.components.themes import (
+from skilltui.apps.shared import keymap
+from skilltui.apps.shared.themes import (
     DEFAULT_THEME,
     LIGHT_THEME,
     ThemeFileError,
@@ -22,19 +20,21 @@ from skilltui.components.themes import (
     remembered_theme,
     shipped_dir,
 )
+from skilltui.apps.shared.widgets.commit_list import CommitList
+from skilltui.apps.shared.widgets.diff_view import DiffView
+from skilltui.apps.train.app import TrainingApp
+from skilltui.apps.train.screens.main import MainScreen
+from skilltui.apps.train.screens.review import ReviewScreen
+from skilltui.apps.train.screens.side_by_side import SideBySideScreen
+from skilltui.apps.train.state import Commit, Mark, OutputBuffer
+from skilltui.apps.train.widgets.key_bar import KeyBar
+from skilltui.apps.train.widgets.live_output import LiveOutput
+from skilltui.apps.train.widgets.loss_curve import LossCurve
+from skilltui.apps.train.widgets.pool_tree import PoolTree
+from skilltui.apps.train.widgets.works_table import WorksTable
 from skilltui.model.figures import Mean
-from skilltui.pool_git import split_patch
-from skilltui.store.pool import Pool, render_note
-from skilltui.tui.app import TrainingApp
-from skilltui.tui.main_screen import MainScreen
-from skilltui.tui.screens.review import ReviewScreen
-from skilltui.tui.screens.side_by_side import SideBySideScreen
-from skilltui.tui.state import Commit, Mark, OutputBuffer
-from skilltui.tui.widgets.key_bar import KeyBar
-from skilltui.tui.widgets.live_output import LiveOutput
-from skilltui.tui.widgets.loss_curve import LossCurve
-from skilltui.tui.widgets.pool_tree import PoolTree
-from skilltui.tui.widgets.works_table import WorksTable
+from skilltui.pool.notes import Pool, render_note
+from skilltui.pool.repo import split_patch
 from tests.support.widgets import Harness
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -245,9 +245,9 @@ LIVE_OWNERS = {"train": TrainingApp, "main screen": MainScreen, "review": Review
 
 
 def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_binds():
-    from skilltui.history.app import HistoryApp
-    from skilltui.history.screens.history_screen import HistoryScreen
-    from skilltui.tui.screens.candidates import CandidatesScreen
+    from skilltui.apps.history.app import HistoryApp
+    from skilltui.apps.history.screens.history import HistoryScreen
+    from skilltui.apps.train.screens.candidates import CandidatesScreen
 
     owners = LIVE_OWNERS | {"history": HistoryScreen, "review app": HistoryApp, "candidates": CandidatesScreen}
     for row in keymap.KEYMAP:
@@ -260,9 +260,9 @@ def test_every_row_of_the_key_map_is_bound_by_its_owner_and_names_every_key_it_b
 
 
 def test_every_key_in_the_key_map_is_bound_where_it_says():
-    from skilltui.components.commit_list import CommitList as List
-    from skilltui.history.app import HistoryApp
-    from skilltui.history.screens.history_screen import HistoryScreen
+    from skilltui.apps.history.app import HistoryApp
+    from skilltui.apps.history.screens.history import HistoryScreen
+    from skilltui.apps.shared.widgets.commit_list import CommitList as List
 
     # The works table and Textual bind the arrows, tab and the palette; the diff keeps the
     # scrolling keys of the scroll view it is; the commit list binds its own moves.
@@ -358,7 +358,7 @@ async def test_key_bar_repaints_when_its_keys_change_and_not_when_the_signal_bri
 
 
 def test_the_loss_axis_names_the_value_each_labelled_row_holds():
-    from skilltui.tui.widgets.loss_curve import axis_label
+    from skilltui.apps.train.widgets.loss_curve import axis_label
 
     assert axis_label(4, 10) == "0.56┤"  # on 10 rows the middle row holds 0.556, not 0.6
     assert axis_label(5, 11) == "0.5 ┤"
@@ -383,7 +383,7 @@ def test_the_key_bar_tightens_then_leaves_out_whole_keys_never_half_a_key():
 
 def test_a_curve_row_is_one_styled_run_per_change_of_mark_not_per_gap():
     """Every run is a segment Textual styles on each frame that draws the curve: gaps join a run."""
-    from skilltui.tui.widgets.loss_curve import _Canvas
+    from skilltui.apps.train.widgets.loss_curve import _Canvas
 
     canvas = _Canvas(12, 1)
     for x in (1, 4, 7):

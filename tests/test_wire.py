@@ -13,17 +13,17 @@ from pathlib import Path
 import pytest
 
 from skilltui.agents.offline import OfflineBackend
+from skilltui.apps.train.app import TrainingApp
+from skilltui.apps.train.screens.rerun_note import RerunNoteScreen
+from skilltui.apps.train.screens.review import ReviewScreen
+from skilltui.drivers import messages, wire
+from skilltui.drivers.driver import Driver, RunDriver
+from skilltui.drivers.messages import Answer, ReviewAsked, WireError, parse_for_app, parse_for_trainer
 from skilltui.engine.update.review import AutoReviewer
 from skilltui.model import events as ev
 from skilltui.model.at import At
 from skilltui.model.parse import read_run
 from skilltui.model.review import Decision, GateVerdict, ReviewRequest
-from skilltui.runner import messages, wire
-from skilltui.runner.driver import Driver, RunDriver
-from skilltui.runner.messages import Answer, ReviewAsked, WireError, parse_for_app, parse_for_trainer
-from skilltui.tui.app import TrainingApp
-from skilltui.tui.screens.rerun_note import RerunNoteScreen
-from skilltui.tui.screens.review import ReviewScreen
 from tests.support.tui import SIZE, make_app, wait_for, wait_for_review
 
 forks = pytest.mark.skipif(os.name != "posix", reason="the trainer runs in the app's loop off POSIX")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from skilltui.tui.state import WorkRow
-from skilltui.tui.widgets.works_table import WorksBox, WorksTable
+from skilltui.apps.train.state import WorkRow
+from skilltui.apps.train.widgets.works_table import WorksBox, WorksTable
 from tests.support.widgets import Harness, painted_lines
 
 

@@ -3,7 +3,7 @@
 The pool's `git log` is the parameter history, and an optimizer that cannot see it repeats
 updates that already failed. Its sandbox refuses `.git` (a writable git folder would let
 it rewrite history), so these two tools read the history for it, through GitPython's
-objects (`skilltui.pool_git`, the one reader of the pool's git), never through a shell:
+objects (`skilltui.pool.repo`, the one reader of the pool's git), never through a shell:
 
 - `pool_log [limit]`: the recent commits of the pool, newest first, each with its subject
   and, for commits made by training, what the run recorded about it (the decision, who
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import git
 
-from ..pool_git import PoolGit, open_repo
+from ..pool.repo import PoolGit, open_repo
 from .tools import MAX_VIEW_CHARS, ToolCode, ToolError
 
 MAX_LOG = 100

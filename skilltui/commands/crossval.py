@@ -40,8 +40,8 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     """
     from ..engine.data.works import load_works
     from ..engine.validation.crossval import assign_folds
-    from .estimate import estimate_run
-    from .estimate_text import estimate_lines
+    from ..estimate.plan import estimate_run
+    from ..estimate.text import estimate_lines
     from .tracking import spec_from
     from .training import _default_model, settings_from
 
@@ -90,15 +90,15 @@ def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
     """Open every unfinished fold, train them together, then read every fold's test figure from its record."""
     from ..agents.redact import env_secrets
     from ..core.durable import write_atomic
-    from ..engine.session import AlreadyFinished, open_run
+    from ..drivers.folds import train_folds
+    from ..engine.opening import AlreadyFinished, open_run
     from ..engine.validation.crossval import across_folds
     from ..engine.validation.test_split import TestFigure
     from ..model.parse import read_run
     from ..model.view import RunView
-    from ..runner.folds import train_folds
     from .run_backends import backend_for_run
     from .tracking import spec_from
-    from .train_session import _write_estimate
+    from .training import _write_estimate
 
     if not (root / "folds.json").exists():
         root.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..agents import make_backend
 from . import add_runs_dir, command
-from .train_session import train
+from .training import train
 from .unattended import require_reviewer
 
 DEMO_RUN = re.compile(r"demo(?:-(\d+))?")  # runs/demo, then runs/demo-2, demo-3, ...
@@ -51,8 +51,8 @@ def _fresh_demo_id(runs_dir: Path, works: list[Path]) -> str:
         return "demo"
     earlier = "demo" if max(numbers) == 1 else f"demo-{max(numbers)}"
     fresh = f"demo-{max(numbers) + 1}"
-    from ..engine.session import finished_already
-    from ..store.run import Run
+    from ..engine.opening import finished_already
+    from ..store.run_folder import Run
 
     where = shlex.quote(str(runs_dir / earlier))
     print(f"demo: an earlier demo is in {runs_dir / earlier}; this one is {runs_dir / fresh}", file=sys.stderr)

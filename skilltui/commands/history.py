@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _history_keys() -> str:
-    from ..components.keymap import key_lines
+    from ..apps.shared.keymap import key_lines
 
     return "\n".join(key_lines("history"))
 
@@ -69,7 +69,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         raise UsageError("`skilltui review` is a terminal app; run it in a terminal (`skilltui runs` prints a table)")
     if run.pool.has_commit():
         run.pool.check_intact(history=True)  # the app reads every commit: damage is one line here, not a crash there
-    from ..history.app import HistoryApp
+    from ..apps.history.app import HistoryApp
 
     HistoryApp(run).run()
     return 0
@@ -81,7 +81,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     List the runs in --runs-dir with what each has done and whether it is running, finished,
     stopped (and why) or was interrupted.
     """
-    from ..history.overview import print_runs
+    from ..runs.overview import print_runs
 
     return print_runs(args.runs_dir)
 

@@ -60,7 +60,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from ..engine.data.works import load_works
     from ..engine.notes.leakage import Lexicon
     from ..engine.notes.note_checks import lint_pool
-    from ..store.pool import FOLDERS, Pool
+    from ..pool.notes import FOLDERS, Pool
 
     if args.show_terms:
         if not args.works:

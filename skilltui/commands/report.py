@@ -26,7 +26,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     the train and validation curves, every micro-step with its decision, who made it, the losses
     around it and its diff, and the notes as the run left them. For people who do not use a terminal.
     """
-    from ..report.build import write_report
+    from ..apps.report.build import write_report
 
     run = find_run(args.run, args.runs_dir)
     page = write_report(run, args.to)

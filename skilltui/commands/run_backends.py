@@ -56,7 +56,7 @@ def preflight(settings, backend: Backend) -> None:
     """
     if not backend.checks_models:
         return
-    from .estimate import check_inputs
+    from ..estimate.plan import check_inputs
 
     check_inputs(settings)
     models = settings.models_by_role(backend.model)

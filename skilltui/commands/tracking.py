@@ -74,7 +74,7 @@ def cmd_mlflow(args: argparse.Namespace) -> int:
     --backend-store-uri URI`.
     """
     from ..runs.locate import find_run
-    from ..store.run import is_locked
+    from ..store.run_folder import is_locked
     from ..tracking import TrackingSpec, require_mlflow
 
     require_mlflow("`skilltui mlflow`")

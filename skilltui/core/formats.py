@@ -2,7 +2,7 @@
 
 A note lives in one of a fixed set of folders, opens with a one-line `description` in YAML
 front matter and has one body heading; a story holds each episode's retelling under its own
-`## Episode N` heading. The engine writes and checks these files (store/pool.py,
+`## Episode N` heading. The engine writes and checks these files (pool/notes.py,
 engine/data/diffuse.py), the offline backend reads and writes them too (agents/offline.py), and
 the apps read notes to show them (the Pool pane, the note view). They live here, outside
 all three, because the agents never import the engine (a backend is a player the engine

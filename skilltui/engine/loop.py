@@ -28,15 +28,15 @@ from pathlib import Path
 from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
 from ..core.durable import no_room
-from ..core.pool_damage import object_damage
 from ..model import events as ev
 from ..model.at import At
 from ..model.bus import EventBus
 from ..model.review import Reviewer
+from ..pool.damage import object_damage
 from ..store.places import Sample
 from .data.works import Work, covers, fewer_steps, planned_steps
 from .notes.note_checks import over_budget, pool_tokens
-from .session import OpenedRun
+from .opening import OpenedRun
 from .stages.batching import BatchJob, StepBatch, make_groups
 from .stages.calls import Calls
 from .stages.context import Context, TrainingWorks

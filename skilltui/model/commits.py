@@ -2,7 +2,7 @@
 app's Commits tab, `skilltui review`, the evidence pages, the report and the backward prompt
 take these records, so a decision reads the same everywhere.
 
-Git says what a commit changed (`pool_git` fills sha, parents, time, message and files); the
+Git says what a commit changed (`pool.repo` fills sha, parents, time, message and files); the
 run's records say why and what came of it (`runs.records` joins the micro-step, the
 decision and the loss around it; the live app adds the review mark as decisions arrive).
 Nothing here reads a file or imports Textual: it is plain data and the words used for it.

@@ -120,7 +120,7 @@ class Reviewer(Protocol):
     async def review(self, request: ReviewRequest) -> Decision: ...
 
 
-# -- across a process boundary: the app's trainer process sends requests (runner/messages.py) --
+# -- across a process boundary: the app's trainer process sends requests (drivers/messages.py) --
 
 
 def delta_text(delta: float, low: float | None, high: float | None, confidence: float | None, n: int | None) -> str:

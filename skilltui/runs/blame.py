@@ -26,7 +26,7 @@ from ..core.safe_text import visible_line
 from ..model import trailers as tr
 from ..model.parse import read_run
 from ..store.micro_steps import Told, commit_trailers
-from ..store.run import Run
+from ..store.run_folder import Run
 from .records import load_history
 
 

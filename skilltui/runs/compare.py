@@ -36,7 +36,7 @@ from ..model.at import StepKey
 from ..model.figures import Mean, epoch_means, finished_means, val_means
 from ..model.parse import read_run
 from ..model.view import RunView
-from ..store.run import Run
+from ..store.run_folder import Run
 
 
 @dataclass

@@ -26,7 +26,7 @@ from ..core.json_read import read_json
 from ..engine.data.works import load_work
 from ..engine.loss.scene_match import Group, in_order
 from ..engine.loss.scores import Scene, Script, combine, compare, parse
-from ..store.run import Run
+from ..store.run_folder import Run
 
 
 @dataclass(frozen=True)

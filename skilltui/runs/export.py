@@ -29,8 +29,8 @@ import yaml
 from ..core.durable import write_atomic
 from ..core.errors import UsageError
 from ..core.signals import raising_signals
-from ..store.pool import FOLDERS, NOTE_NAME, parse_note
-from ..store.run import Run, run_containing
+from ..pool.notes import FOLDERS, NOTE_NAME, parse_note
+from ..store.run_folder import Run, run_containing
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.errors import UsageError
 from ..store import migrations
-from ..store.run import RUN_ID, Run, is_locked
+from ..store.run_folder import RUN_ID, Run, is_locked
 
 
 def is_run(folder: Path) -> bool:

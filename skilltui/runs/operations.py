@@ -28,9 +28,9 @@ from ..engine.update.provenance import note_later
 from ..model.bus import JsonlSink
 from ..model.events import HistoryAction
 from ..model.parse import read_run
+from ..pool.notes import Pool, lint_note
 from ..store.micro_steps import commit_trailers
-from ..store.pool import Pool, lint_note
-from ..store.run import Run, RunLock, is_locked
+from ..store.run_folder import Run, RunLock, is_locked
 
 
 class Refused(Exception):

@@ -24,9 +24,9 @@ from ..model.commits import LABEL, Commit, MicroStepRecord, decision_words, pars
 from ..model.figures import part_means
 from ..model.parse import read_run
 from ..model.view import RunView
-from ..pool_git import REVERTS, PoolGit
+from ..pool.repo import REVERTS, PoolGit
 from ..store.micro_steps import micro_step_records
-from ..store.run import Run
+from ..store.run_folder import Run
 from .status import RunStatus, status_of
 
 DROPPED = {

@@ -16,7 +16,7 @@ from ..model.parse import RunRecord
 from ..model.summary import estimated_usd, test_delta_text
 from ..model.tail import tail_of
 from ..model.view import RunView
-from ..store.run import Run, is_locked, read_json
+from ..store.run_folder import Run, is_locked, read_json
 
 
 @dataclass

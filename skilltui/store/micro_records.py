@@ -26,9 +26,9 @@ from pathlib import Path
 
 from ..model.at import At
 from ..model.review import CandidateView, GateVerdict, ReviewRequest
+from ..pool.notes import Pool
 from .places import Sample
-from .pool import Pool
-from .run import OUTCOME, Run, read_json, write_atomic, write_json
+from .run_folder import OUTCOME, Run, read_json, write_atomic, write_json
 
 
 def micro_step_done(run: Run, at: At) -> bool:

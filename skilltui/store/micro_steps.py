@@ -39,7 +39,7 @@ from ..model import trailers as tr
 from ..model.commits import MicroStepRecord, attempt_record, parse_body, plain_label
 from ..model.parse import read_run
 from ..model.view import StepKey
-from .run import OUTCOME, Run, read_json
+from .run_folder import OUTCOME, Run, read_json
 
 GroupKey = tuple[int, int, int]  # (epoch, step, group)
 AttemptKey = tuple[int, int, int, int]  # (epoch, step, group, attempt)

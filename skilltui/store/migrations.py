@@ -27,7 +27,7 @@ from typing import Any
 
 from ..core.errors import UsageError
 from ..core.json_read import BadJSON, read_json
-from .run import Run, RunLock, write_json
+from .run_folder import Run, RunLock, write_json
 
 __all__ = ["FORMAT_FILE", "FORMAT_VERSION", "check", "format_version", "migrate", "opened", "stamp"]
 

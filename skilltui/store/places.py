@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .run import Run
+from .run_folder import Run
 
 
 @dataclass(frozen=True)

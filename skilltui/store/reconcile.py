@@ -20,7 +20,7 @@ What resume does with each (docs/run-folder.md, "Resuming a pool that changed"):
   line before anything moves (`check_pool_files`).
 
 A pool whose HEAD or objects cannot be read never gets here: opening the run stops with
-one line naming the damage (`skilltui.core.pool_damage`), and `skilltui repair` is the way on.
+one line naming the damage (`skilltui.pool.damage`), and `skilltui repair` is the way on.
 
 Every notice becomes a `warning` event, and a moved HEAD a `pool_changed` event, so the
 records say what the pool is.
@@ -35,9 +35,9 @@ from pathlib import Path
 from ..core.durable import write_atomic
 from ..core.errors import UsageError
 from ..model import events as ev
-from ..pool_git import readable
-from .pool import Pool
-from .run import DECISION, OUTCOME, Run, read_json
+from ..pool.notes import Pool
+from ..pool.repo import readable
+from .run_folder import DECISION, OUTCOME, Run, read_json
 
 LOCK_FILES = ("index.lock", "HEAD.lock", "ORIG_HEAD.lock", "config.lock", "packed-refs.lock")
 

@@ -2,7 +2,7 @@
 
 A pool whose HEAD does not resolve (an orphan checkout, a deleted `main`, a ref file a power
 cut left empty or full of NULs, a garbage `.git/HEAD`) or whose HEAD commit has an object
-that cannot be read stops every command with one line (`skilltui.core.pool_damage`). This is the
+that cannot be read stops every command with one line (`skilltui.pool.damage`). This is the
 way on that needs no git knowledge:
 
 1. the damaged state is kept first, under `refs/skilltui/damaged/<time>`: a commit holding
@@ -30,12 +30,12 @@ import git
 
 from ..core.durable import write_atomic
 from ..core.errors import UsageError
-from ..core.pool_damage import SHA, head_problem, read_ref
 from ..model import events as ev
 from ..model.bus import JsonlSink
 from ..model.parse import read_run
-from ..pool_git import SAFE_GIT
-from .run import OUTCOME, Run, RunLock, read_json
+from ..pool.damage import SHA, head_problem, read_ref
+from ..pool.repo import SAFE_GIT
+from .run_folder import OUTCOME, Run, RunLock, read_json
 
 MAIN = "refs/heads/main"
 

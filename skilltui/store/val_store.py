@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..core.durable import write_atomic
 from .places import Place
-from .run import read_json
+from .run_folder import read_json
 
 
 def pass_dir(root: Path, tree: str, k: int) -> Path:

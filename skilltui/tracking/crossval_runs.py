@@ -14,7 +14,7 @@ from typing import Any
 
 from mlflow import MlflowClient
 
-from ..store.run import Run
+from ..store.run_folder import Run
 from . import TrackingSpec
 
 KIND = "skilltui.kind"

@@ -30,7 +30,7 @@ from ..model.view import RunView
 from ..runs.compare import curve_points, curves_of
 from ..runs.export import notes_at
 from ..store.micro_steps import Decided, Told
-from ..store.run import Run, read_json
+from ..store.run_folder import Run, read_json
 
 MLFLOW_NAME = re.compile(r"[^\w\-. :/]")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..model import events as ev
 from ..model.parse import RunRecord, parse_lines
-from ..store.run import Run
+from ..store.run_folder import Run
 from . import TrackingSpec
 from .layout import RunLayout
 

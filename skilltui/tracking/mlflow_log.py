@@ -34,11 +34,11 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 from sqlalchemy.exc import SQLAlchemyError
 
+from ..apps.report.build import write_report
 from ..core.errors import UsageError
 from ..model.parse import read_run
-from ..report.build import write_report
 from ..runs.export import export_skill
-from ..store.run import Run, read_json, write_json
+from ..store.run_folder import Run, read_json, write_json
 from . import TrackingSpec
 from .crossval_runs import crossval_folder, experiment_of, parent_run
 from .layout import RunLayout

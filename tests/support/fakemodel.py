@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from skilltui.store.pool import render_note
+from skilltui.pool.notes import render_note
 from tests.support.fakeapi import Recorded, Reply, text, thinking, tool_use
 
 KEY = "sk-ant-test-XXXX-training-5a5a5a5a5a5a"

@@ -6,14 +6,14 @@ import asyncio
 from pathlib import Path
 
 from skilltui.agents.offline import OfflineBackend
+from skilltui.apps.history.screens.history import HistoryScreen
+from skilltui.apps.history.widgets.status_line import StatusLine
 from skilltui.engine.loop import Trainer
-from skilltui.engine.session import open_run
+from skilltui.engine.opening import open_run
 from skilltui.engine.settings import Settings
-from skilltui.history.screens.history_screen import HistoryScreen
-from skilltui.history.widgets.status_line import StatusLine
 from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.model.review import Decision, ReviewRequest
-from skilltui.store.run import Run
+from skilltui.store.run_folder import Run
 
 SIZE = (120, 36)
 

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from skilltui.engine.loop import Trainer
-from skilltui.engine.session import open_run
+from skilltui.engine.opening import open_run
 from skilltui.engine.settings import Settings
 from skilltui.model.bus import EventBus, JsonlSink
 from skilltui.model.review import Decision, ReviewRequest

@@ -15,7 +15,7 @@ from pathlib import Path
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import MOVES, OfflineBackend
 from skilltui.agents.tools import Sandbox
-from skilltui.store.pool import render_note
+from skilltui.pool.notes import render_note
 
 
 @dataclass

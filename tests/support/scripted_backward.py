@@ -24,7 +24,7 @@ from __future__ import annotations
 from skilltui.agents.base import CallResult, Request
 from skilltui.agents.offline import OfflineBackend
 from skilltui.agents.tools import Sandbox, ToolCode, ToolError
-from skilltui.store.pool import render_note
+from skilltui.pool.notes import render_note
 
 GOOD = render_note(
     "Open every scene with a scene heading: INT. or EXT., the place, the time of day.",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from skilltui.engine.data.diffuse import noise_work
 from skilltui.engine.data.works import load_work
-from skilltui.store.run import write_atomic
+from skilltui.store.run_folder import write_atomic
 from tests.support.works import write_work
 
 

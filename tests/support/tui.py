@@ -14,9 +14,9 @@ from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 
 from skilltui.agents.offline import OfflineBackend
-from skilltui.engine.session import OpenedRun
-from skilltui.tui.app import TrainingApp
-from skilltui.tui.screens.review import ReviewScreen
+from skilltui.apps.train.app import TrainingApp
+from skilltui.apps.train.screens.review import ReviewScreen
+from skilltui.engine.opening import OpenedRun
 from tests.support.recorded import recorded
 
 SIZE = (120, 36)

@@ -11,7 +11,7 @@ from skilltui import cli
 from skilltui.commands import training
 from skilltui.engine.data.diffuse import noise_work
 from skilltui.engine.data.works import load_work
-from skilltui.store.run import write_atomic
+from skilltui.store.run_folder import write_atomic
 from tests.support.recorded import recorded
 
 # A held-out work whose people, places and lines appear in no training work, so any of

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.widget import Widget
 
-from skilltui.components.themes import DEFAULT_THEME, load_themes
+from skilltui.apps.shared.themes import DEFAULT_THEME, load_themes
 
 
 class Harness(App):

@@ -12,7 +12,7 @@ from pathlib import Path
 from skilltui.cli import main
 from skilltui.engine.data.diffuse import noise_work
 from skilltui.engine.data.works import load_work
-from skilltui.store.run import write_atomic
+from skilltui.store.run_folder import write_atomic
 
 NAMES = ["ADA", "BRUNO", "CELIA", "DMITRI", "EDITH", "FARID", "GRETA", "HUGO", "IRIS", "JONAH"]
 PLACES = ["BOATHOUSE", "TRAIN STATION", "GREENHOUSE", "ATTIC", "BUS DEPOT", "ROOFTOP", "LAUNDROMAT", "QUARRY"]

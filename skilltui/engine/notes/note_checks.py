@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 
 from ...core.tokens import count_tokens
-from ...pool_git import split_patch
-from ...store.pool import Pool
+from ...pool.notes import Pool
+from ...pool.repo import split_patch
 from .leakage import Lexicon
 
 # (path, mtime, size, inode, lexicon signature) -> that file's problems.

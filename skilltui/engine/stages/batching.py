@@ -29,7 +29,7 @@ from ...agents.base import BackendError, CallResult, FatalBackendError, Request
 from ...model import events as ev
 from ...model.at import At
 from ...model.bus import EventBus
-from ...store.run import read_json, write_json
+from ...store.run_folder import read_json, write_json
 
 if TYPE_CHECKING:
     from ...agents.batches import BatchClient

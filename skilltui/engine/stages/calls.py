@@ -24,7 +24,7 @@ from ...agents.tools import Sandbox
 from ...model import events as ev
 from ...model.at import At
 from ...model.bus import EventBus
-from ...store.run import write_atomic
+from ...store.run_folder import write_atomic
 from ..prompts import Prompts
 from ..settings import Settings
 

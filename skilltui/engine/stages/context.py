@@ -15,7 +15,7 @@ from functools import cached_property
 from ...model import events as ev
 from ...model.at import At
 from ...model.bus import EventBus
-from ...store.run import Run
+from ...store.run_folder import Run
 from ..data.works import Work
 from ..notes.leakage import Lexicon
 from ..prompts import Prompts

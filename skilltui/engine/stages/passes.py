@@ -30,9 +30,9 @@ from ...agents.tools import Sandbox
 from ...core.formats import BODY_HEADING, FOLDERS, MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_LINES
 from ...model import events as ev
 from ...model.at import At
+from ...pool.notes import Pool
 from ...store.places import Place, Sample
-from ...store.pool import Pool
-from ...store.run import read_json, write_atomic, write_json
+from ...store.run_folder import read_json, write_atomic, write_json
 from ..data.works import Work
 from ..loss import rubric
 from ..loss.score_pool import score_in_worker

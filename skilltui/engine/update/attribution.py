@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.at import StepKey
-from ...store.run import Run, read_json
+from ...store.run_folder import Run, read_json
 from ...store.settled import SettledCache, settled_and_live, step_keys
 from ..loss.scores import combine
 

@@ -27,10 +27,10 @@ from ...agents.pool_history import PoolHistory
 from ...agents.tools import Sandbox, ToolCode, ToolError
 from ...model import events as ev
 from ...model import trailers
+from ...pool.notes import Pool
 from ...store.micro_records import attempt_ended, write_checked
-from ...store.pool import Pool
 from ...store.reconcile import kept_notice
-from ...store.run import write_atomic, write_json
+from ...store.run_folder import write_atomic, write_json
 from ..notes.leakage import Leak, Lexicon
 from ..notes.note_checks import commit_problems, lint_pool, pool_tokens
 from ..stages.context import Context

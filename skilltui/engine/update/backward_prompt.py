@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ...model.at import At
+from ...pool.notes import Pool
 from ...store.places import Sample
-from ...store.pool import Pool
-from ...store.run import write_atomic
+from ...store.run_folder import write_atomic
 from ..notes.note_checks import lint_pool
 from ..stages.context import Context
 from ..stages.passes import note_policy, pool_context

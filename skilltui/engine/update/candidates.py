@@ -26,9 +26,9 @@ from pathlib import Path
 
 from ...model.at import At
 from ...model.review import GateVerdict
+from ...pool.notes import Pool
 from ...store.micro_records import Checked, attempt_ended, write_checked
-from ...store.pool import Pool
-from ...store.run import read_json, write_atomic, write_json
+from ...store.run_folder import read_json, write_atomic, write_json
 from ..notes.leakage import Lexicon
 from .backward_attempt import Candidate
 from .backward_attempt import _check as check_commit

@@ -35,10 +35,10 @@ from rapidfuzz import fuzz
 from ...core.formats import parse_note
 from ...model.at import At
 from ...model.review import Reviewer
+from ...pool.notes import Pool
 from ...store.micro_records import micro_step_done
 from ...store.micro_steps import kept_updates
-from ...store.pool import Pool
-from ...store.run import Run, write_atomic
+from ...store.run_folder import Run, write_atomic
 from ..data.works import covers
 from ..notes.note_checks import lint_pool, pool_tokens
 from ..stages.context import Context

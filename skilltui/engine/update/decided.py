@@ -25,7 +25,7 @@ from ...model import events as ev
 from ...model.parse import read_run
 from ...store.micro_records import MicroRecords
 from ...store.reconcile import kept_notice
-from ...store.run import DECISION, read_json, write_json
+from ...store.run_folder import DECISION, read_json, write_json
 
 if TYPE_CHECKING:
     from ..stages.context import Context

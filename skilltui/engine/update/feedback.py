@@ -37,7 +37,7 @@ from ...model.figures import Mean, change, next_changes, settled, step_mean, ste
 from ...model.tail import tail_of
 from ...model.view import RunView, StepView
 from ...store.micro_steps import step_records
-from ...store.run import Run
+from ...store.run_folder import Run
 from ...store.settled import SettledCache, settled_and_live, step_keys
 from .rejected import rejected_text
 

@@ -47,9 +47,9 @@ from ...model import events as ev
 from ...model import trailers
 from ...model.at import At
 from ...model.review import Decision, GateVerdict, Reviewer
+from ...pool.notes import Pool, changes_nothing
 from ...store.micro_records import Checked, MicroRecords, Round, attempt_reviewed
 from ...store.places import Sample
-from ...store.pool import Pool, changes_nothing
 from ...store.reconcile import kept_notice
 from ..stages.context import Context
 from . import decided, provenance

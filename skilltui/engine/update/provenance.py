@@ -22,9 +22,9 @@ from pathlib import Path
 from ...model import trailers as tr
 from ...model.at import At
 from ...model.review import GateVerdict
+from ...pool.notes import Pool
 from ...store.places import Sample
-from ...store.pool import Pool
-from ...store.run import read_json
+from ...store.run_folder import read_json
 
 
 def evidence_value(samples: list[Sample]) -> str:

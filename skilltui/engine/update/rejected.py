@@ -16,7 +16,7 @@ from __future__ import annotations
 from ...model.at import StepKey
 from ...model.commits import MicroStepRecord
 from ...store.micro_steps import step_records
-from ...store.run import Run
+from ...store.run_folder import Run
 from ...store.settled import SettledCache, settled_and_live, step_keys
 
 SHOWN = 8

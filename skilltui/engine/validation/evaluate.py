@@ -37,7 +37,7 @@ from ...core.formats import FOLDERS
 from ...model import events as ev
 from ...model.at import At
 from ...model.bus import EventBus
-from ...store.run import Run, read_json, write_json
+from ...store.run_folder import Run, read_json, write_json
 from ..data.works import Work
 from ..prompts import Prompts
 from ..settings import Settings

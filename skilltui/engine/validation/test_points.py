@@ -27,7 +27,7 @@ import asyncio
 from ...model import events as ev
 from ...model.at import At
 from ...store import val_store
-from ...store.run import read_json, write_json
+from ...store.run_folder import read_json, write_json
 from ..data.works import Work
 from ..stages.context import Context
 from .test_split import Sampler, Side, Wait, mean_loss, paired_test_delta

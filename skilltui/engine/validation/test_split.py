@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ...model.at import At
 from ...store.places import Place
-from ...store.run import read_json, write_json
+from ...store.run_folder import read_json, write_json
 from ..data.works import Work
 from ..loss.score_pool import score_in_worker
 from ..stages.context import Context

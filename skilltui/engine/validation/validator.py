@@ -41,7 +41,7 @@ from ...model.at import At
 from ...store import val_store
 from ...store.micro_steps import step_end
 from ...store.places import Place
-from ...store.run import read_json, write_json
+from ...store.run_folder import read_json, write_json
 from ..data.works import Work
 from ..loss.scores import combine
 from ..stages.context import Context
