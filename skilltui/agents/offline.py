@@ -21,86 +21,15 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from ..core.formats import FOLDERS, story_episodes
+from ..core.formats import story_episodes
 from . import offline_backward
 from .base import BackendBase, BackendError, CallResult, Request, Usage
+from .offline_moves import MOVES, report_scores
 from .offline_noise import call_seed, garble, ignores_notes
 from .tools import CUT, Sandbox, ToolError
-
-
-@dataclass(frozen=True)
-class Move:
-    """One craft move: the note that teaches it, the words that show a note teaches it, the score it helps."""
-
-    name: str
-    path: str
-    description: str
-    body: str
-    cues: tuple[str, ...]
-    helps: str
-
-
-MOVES: tuple[Move, ...] = (
-    Move(
-        "dialogue",
-        "dialogue/dialogue-blocks.md",
-        "Turn reported speech into dialogue blocks: the speaker's cue in capitals, the line below it.",
-        "When the story says that someone says something, write it as dialogue: the character cue\n"
-        "on its own line in capitals (MARA), and the spoken line on the next line. Never leave a\n"
-        "spoken line inside an action paragraph.",
-        ("character cue", "dialogue"),
-        "dialogue",
-    ),
-    Move(
-        "scene",
-        "scene/scene-headings.md",
-        "Open every scene with a scene heading: INT. or EXT., the place in capitals, the time of day.",
-        "Where the story says where a scene is, write a scene heading line such as\n"
-        "INT. KITCHEN - NIGHT or EXT. HARBOUR - DAWN: inside is INT., outside is EXT., the place\n"
-        "in capitals, then a dash and the time of day.",
-        ("scene heading", "int."),
-        "scenes",
-    ),
-    Move(
-        "parenthetical",
-        "dialogue/parentheticals.md",
-        "Keep how a line is said as a short parenthetical under the cue, in lower case.",
-        "When the story says how a line is spoken (quietly, to herself), keep it as a parenthetical\n"
-        "on its own line between the character cue and the line: (quietly).",
-        ("parenthetical",),
-        "dialogue",
-    ),
-    Move(
-        "transition",
-        "scene/transitions.md",
-        "Mark a hard cut between scenes with the transition CUT TO: on its own line.",
-        "Where the story says the picture cuts away, write the transition CUT TO: on its own line,\n"
-        "in capitals, with a blank line before and after.",
-        ("transition", "cut to"),
-        "scenes",
-    ),
-    Move(
-        "economy",
-        "action/action-economy.md",
-        "Action lines say what is seen, now: no 'then', 'meanwhile' or 'after a moment' openers.",
-        "Write action in the present tense and start with what is seen. Drop connective openers\n"
-        "such as Then, Meanwhile and After a moment: the cut does that work.",
-        ("action", "meanwhile"),
-        "scenes",
-    ),
-)
-MOVES_FOR_SCORE = {
-    "scenes": ("scene", "transition", "economy"),
-    "order": ("scene", "transition"),
-    "dialogue": ("dialogue", "parenthetical"),
-    "speakers": ("dialogue",),
-    "length": ("economy", "parenthetical"),
-    "format": ("scene", "dialogue", "transition"),
-}
-assert all(m.path.split("/")[0] in FOLDERS for m in MOVES)
 
 SCENE = re.compile(r"^The scene is (inside and out|inside|outside), at (.+?)(?:, by (.+?))?\.$")
 SAYS = re.compile(r'^(.+?) says, (?:(.+?), )?"(.*)"$')
@@ -290,7 +219,7 @@ class OfflineBackend(BackendBase):
         reports: dict[str, str] = ctx["reports"]
         totals: dict[str, list[float]] = {}
         for text in reports.values():
-            for name, value in _report_scores(text).items():
+            for name, value in report_scores(text).items():
                 totals.setdefault(name, []).append(value)
         mean = {name: round(sum(v) / len(v), 4) for name, v in totals.items()}
         order = sorted(mean, key=mean.get)
@@ -388,13 +317,3 @@ def judge_rubric(parts: dict[str, float], written: dict[int, str]) -> dict[str, 
             "reason": f"scene order {parts['order']:.2f}, headings, cues and dialogue share {parts['format']:.2f}",
         },
     }
-
-
-def _report_scores(text: str) -> dict[str, float]:
-    match = re.search(r"<!-- scores: (\{.*?\}) -->", text)
-    if not match:
-        return {}
-    try:
-        return {k: float(v) for k, v in json.loads(match.group(1)).items()}
-    except (ValueError, TypeError):
-        return {}

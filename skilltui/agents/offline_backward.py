@@ -25,6 +25,7 @@ from ..core.formats import render_note
 from ..core.json_read import loads
 from ..core.words import counted
 from .base import Request
+from .offline_moves import MOVES, MOVES_FOR_SCORE, report_scores
 from .tools import Sandbox, ToolCode, ToolError
 
 # Invented stand-ins for the examples in the notes, tried in order when a commit is refused.
@@ -47,13 +48,11 @@ Tool = Callable[..., str]
 
 def backward(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str], str]) -> str:
     """One offline backward attempt. `tool(command, **args)` runs a traced tool; `read(path)` reads a file whole."""
-    from .offline import MOVES, MOVES_FOR_SCORE, _report_scores
-
     ctx: dict[str, Any] = request.context
     evidence = [ctx["summary"]] if ctx.get("summary") else list(ctx["reports"])
     totals: dict[str, list[float]] = {}
     for path in evidence:
-        for name, value in _report_scores(read(path)).items():
+        for name, value in report_scores(read(path)).items():
             totals.setdefault(name, []).append(value)
     mean = {name: sum(v) / len(v) for name, v in totals.items()}
     opened = _opened(ctx.get("reads", []), read)
