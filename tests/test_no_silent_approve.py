@@ -1,4 +1,5 @@
-"""Never a silent approve: `train` and `demo` without a terminal and without `--auto` refuse.
+"""Never a silent approve: `train` and `demo` without a terminal and without `--auto` refuse,
+and `crossval`, which has no review screen, refuses without `--auto` even in a terminal.
 
 Piped (`| tee log`) or fed from /dev/null the app cannot open; training on with the automatic
 reviewer would approve every update with nobody having asked for it, so the command stops with
@@ -22,6 +23,8 @@ def run_without_terminal(argv: list[str], cwd: Path, *, piped: str) -> subproces
     try:
         if piped == "stdout":
             streams = {"stdin": follower, "stdout": subprocess.PIPE}
+        elif piped == "neither":  # a terminal on both: what a person typing the command has
+            streams = {"stdin": follower, "stdout": follower}
         else:
             streams = {"stdin": subprocess.DEVNULL, "stdout": follower}
         return subprocess.run(
@@ -79,3 +82,26 @@ def test_estimate_needs_no_terminal(tmp_path, make_work):
     result = run_without_terminal(argv, tmp_path, piped="stdout")
     assert result.returncode == 0, result.stderr
     assert "forward" in result.stdout and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("piped", ["neither", "stdin"])
+def test_crossval_without_auto_refuses_even_in_a_terminal_and_writes_nothing(tmp_path, make_work, piped):
+    """Its folds train with no review screen, so without --auto it would approve every update unasked."""
+    works = [a for name in ("kestrel", "harbour") for a in ("--work", str(make_work(name, 2)))]
+    runs = tmp_path / "runs"
+    argv = ["crossval", "--folds", "2", *works, "--runs-dir", str(runs), "--steps", "1"]
+    result = run_without_terminal(argv, tmp_path, piped=piped)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith("skilltui: error: `skilltui crossval` trains its folds with no review")
+    assert "--auto" in lines[0]
+    assert not runs.exists()  # no crossval folder, no folds.json, no fold
+
+
+def test_crossval_estimate_needs_no_auto(tmp_path, make_work):
+    works = [a for name in ("kestrel", "harbour") for a in ("--work", str(make_work(name, 2)))]
+    argv = ["crossval", "--estimate", "--folds", "2", *works, "--runs-dir", str(tmp_path / "runs")]
+    result = run_without_terminal(argv, tmp_path, piped="stdout")
+    assert result.returncode == 0, result.stderr
+    assert "crossval: 2 folds" in result.stdout and not (tmp_path / "runs").exists()

@@ -36,7 +36,9 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     each fold a run trains on the other works with the fold as its --test-work; the folds
     train at once within --workers and share --max-cost. It reports each fold's paired test
     delta with its interval and the mean delta over folds with an interval across folds.
-    The same command resumes every fold; a finished fold is never trained again.
+    The same command resumes every fold; a finished fold is never trained again. The folds
+    have no review screen: every update is approved by the automatic reviewer, so --auto is
+    required (as it is for `train` without a terminal); --estimate needs none.
     """
     from ..engine.data.works import load_works
     from ..engine.validation.crossval import assign_folds
@@ -44,9 +46,12 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     from ..estimate.text import estimate_lines
     from .tracking import spec_from
     from .training import _default_model, settings_from
+    from .unattended import require_auto
 
     base = settings_from(args)
     base.check()
+    if not args.estimate:
+        require_auto("crossval", base.auto)
     spec_from(args)  # --mlflow without the extra is refused before anything is written
     if base.test_works:
         raise UsageError("crossval chooses the test works itself (each fold in turn); drop --test-work")

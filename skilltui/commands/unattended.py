@@ -1,8 +1,9 @@
-"""Before `train` or `demo` trains: refuse what would run without its person knowing.
+"""Before `train`, `demo` or `crossval` trains: refuse what would run without its person knowing.
 
 Without a terminal and without `--auto` nobody can review, and approving every update unasked
-would skip the review the tool is built around; a model named with the offline backend would
-be ignored unsaid. Both are one line and exit 2, before anything is written.
+would skip the review the tool is built around; `crossval` has no review screen at all, so it
+trains only when `--auto` says so; a model named with the offline backend would be ignored
+unsaid. Each is one line and exit 2, before anything is written.
 """
 
 from __future__ import annotations
@@ -41,4 +42,17 @@ def require_reviewer(command: str, auto: bool) -> None:
         raise UsageError(
             f"`skilltui {command}` without a terminal (stdin or stdout is not one) has nobody to review its "
             "updates; add --auto to approve every update automatically, or run it in a terminal"
+        )
+
+
+def require_auto(command: str, auto: bool) -> None:
+    """Stop (one line, exit 2) a command that can only approve automatically unless `--auto` asks for it.
+
+    `crossval` trains its folds at once with no review screen, so every update is approved by
+    the automatic reviewer; it does so only when the person said so, as `train` does unattended.
+    """
+    if not auto:
+        raise UsageError(
+            f"`skilltui {command}` trains its folds with no review: every update is approved automatically; "
+            "add --auto to say so (or review one run in the app with `skilltui train --test-work DIR`)"
         )

@@ -33,5 +33,5 @@ def small_works(root: Path) -> dict[str, Path]:
 
 def crossval_argv(runs: Path, bundled: dict[str, Path], *extra: str) -> list[str]:
     argv = ["crossval", "--folds", "3", "--backend", "offline", "--offline-noise", "0.1", "--runs-dir", str(runs)]
-    argv += ["--steps", "1", "--run-id", "cv", "--json", *extra]
+    argv += ["--auto", "--steps", "1", "--run-id", "cv", "--json", *extra]
     return argv + [a for w in bundled.values() for a in ("--work", str(w))]
