@@ -90,7 +90,7 @@ def unreviewed_on_main(run: Path) -> list[str]:
 def test_a_consolidation_killed_after_its_commit_is_reviewed_once(make_work, tmp_path: Path) -> None:
     runs, works = tmp_path / "runs", [make_work("kiln-yard", 2)]
     args = argv(runs, works)
-    assert run_killed("skilltui.engine.update.backward_attempt:_check", 2, args) == -9
+    assert run_killed("skilltui.engine.update.backward_attempt:check_commit", 2, args) == -9
     again = run_again(args)
     assert again.returncode == 0, again.stderr
     assert "outside training" not in again.stderr
@@ -116,7 +116,7 @@ def test_a_gated_consolidation_killed_inside_its_decision_is_decided_once(make_w
 def test_a_kill_after_the_checks_passed_asks_the_review_again_without_a_new_attempt(make_work, tmp_path) -> None:
     runs, works = tmp_path / "runs", [make_work("kiln-yard", 2)]
     args = argv(runs, works, "--no-consolidate")
-    assert run_killed("skilltui.engine.update.backward_attempt:_check", 1, args) == -9
+    assert run_killed("skilltui.engine.update.backward_attempt:check_commit", 1, args) == -9
     again = run_again(args)
     assert again.returncode == 0, again.stderr
     run = runs / "r"
@@ -147,7 +147,7 @@ def test_candidates_killed_after_their_checks_are_reviewed_without_a_new_round(m
     val = make_work("salt-road", 2)
     args = argv(runs, works, "--no-consolidate", "--candidates", "3", "--gate", "--val-work", str(val))
     # The third check returned: every candidate's call is paid, some records are not written.
-    assert run_killed("skilltui.engine.update.backward_attempt:_check", 3, args) == -9
+    assert run_killed("skilltui.engine.update.backward_attempt:check_commit", 3, args) == -9
     again = run_again(args)
     assert again.returncode == 0, again.stderr
     run = runs / "r"

@@ -24,7 +24,7 @@ G0 = "'g0' in str(args[0].out)"  # a MicroRecords call of the consolidation
 UPDATE = "skilltui.engine.update"
 POINTS = [  # (function, its nth call, before or after it, which calls count)
     (f"{UPDATE}.micro_step:open_copy", 2, "after", ""),
-    (f"{UPDATE}.backward_attempt:_check", 2, "after", ""),
+    (f"{UPDATE}.backward_attempt:check_commit", 2, "after", ""),
     (f"{UPDATE}.backward_attempt:run_attempt", 3, "after", ""),
     ("skilltui.engine.stages.calls:Calls.call", 4, "before", ""),  # a candidate cut short inside its call
     ("skilltui.engine.validation.validator:Validator.judge", 2, "after", ""),
@@ -33,7 +33,7 @@ POINTS = [  # (function, its nth call, before or after it, which calls count)
     ("skilltui.store.micro_records:MicroRecords.reviewed", 2, "before", ""),
     ("skilltui.store.micro_records:MicroRecords.finished", 1, "before", ""),
     (f"{UPDATE}.backward_attempt:run_attempt", 4, "after", ""),
-    (f"{UPDATE}.backward_attempt:_check", 5, "after", ""),
+    (f"{UPDATE}.backward_attempt:check_commit", 5, "after", ""),
     (f"{UPDATE}.review:AutoReviewer.review", 2, "after", ""),
     (f"{UPDATE}.decided:record", 2, "after", ""),
     ("skilltui.store.micro_records:MicroRecords.reviewed", 1, "after", G0),

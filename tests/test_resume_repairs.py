@@ -19,7 +19,7 @@ import pytest
 
 from skilltui.cli import main
 from skilltui.engine.notes.leakage import Lexicon
-from skilltui.engine.update.backward_attempt import _check
+from skilltui.engine.update.backward_attempt import check_commit
 from skilltui.pool.notes import Pool, render_note
 from skilltui.runs import operations
 from skilltui.store.run_folder import Run
@@ -128,7 +128,7 @@ def test_an_ignored_note_is_seen_by_the_checks_and_committed(tmp_path: Path) -> 
     (pool.root / "scene" / "hidden.md").write_text(NOTE)
     assert not pool.is_clean()
     pool.git("commit", "-q", "--allow-empty", "-m", "train epoch 0 step 0 micro 1/1")
-    problem, _, _ = _check(pool, before, "train epoch 0 step 0 micro 1/1", Lexicon())
+    problem, _, _ = check_commit(pool, before, "train epoch 0 step 0 micro 1/1", Lexicon())
     assert problem == "uncommitted changes were left in the pool"
     pool.reset(before)
     (pool.root / "scene").mkdir()
@@ -136,7 +136,7 @@ def test_an_ignored_note_is_seen_by_the_checks_and_committed(tmp_path: Path) -> 
     (pool.root / "scene" / "hidden.md").write_text(NOTE)
     pool.commit_all("train epoch 0 step 0 micro 1/1")
     assert "scene/hidden.md" in pool.git("ls-files").split()
-    problem, _, _ = _check(pool, before, "train epoch 0 step 0 micro 1/1", Lexicon())
+    problem, _, _ = check_commit(pool, before, "train epoch 0 step 0 micro 1/1", Lexicon())
     assert problem and "scene/.gitignore" in problem
 
 

@@ -203,7 +203,7 @@ async def run_attempt(
         await _failed(ctx, pool, where, adir, f"the backward agent failed ({exc})", extra)
     if candidate is not None:  # the calls are over: a kill from here on leaves a round to finish, not redo
         write_json(adir / "reads.json", list(sandbox.reads))
-    problem, checked, patch = await asyncio.to_thread(_check, pool, where.before, subject, lexicon)
+    problem, checked, patch = await asyncio.to_thread(check_commit, pool, where.before, subject, lexicon)
     if checked is None:
         why = str(problem)
         if refused and not commits:
@@ -262,7 +262,7 @@ def recheck(ctx: Context, adir: Path, where: Where) -> bool:
         return False
     if not pool.log(f"{where.before}..{head}")[0].subject.startswith(f"train {where.label}"):
         return False  # not this attempt's commit: the usual start (kept under dead/) handles it
-    _, checked, patch = _check(pool, where.before, f"train {where.label}", ctx.training.lexicon)
+    _, checked, patch = check_commit(pool, where.before, f"train {where.label}", ctx.training.lexicon)
     if checked is None:
         return False
     write_atomic(adir / "patch.diff", patch)
@@ -285,7 +285,7 @@ async def _start_clean(ctx: Context, pool: Pool, where: Where) -> None:
 Checks = tuple[str | None, "Attempted | None", str]  # (the problem, None, "") or (None, what passed, its patch)
 
 
-def _check(pool: Pool, before: str, subject: str, lexicon: Lexicon | None = None) -> Checks:
+def check_commit(pool: Pool, before: str, subject: str, lexicon: Lexicon | None = None) -> Checks:
     """The checks after the call, cheapest first. Returns (the problem, None, "") or (None, what passed, its patch)."""
     after, clean = pool.state()
     if after == before:

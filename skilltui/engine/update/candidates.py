@@ -30,8 +30,7 @@ from ...pool.notes import Pool
 from ...store.micro_records import Checked, attempt_ended, write_checked
 from ...store.run_folder import read_json, write_atomic, write_json
 from ..notes.leakage import Lexicon
-from .backward_attempt import Candidate
-from .backward_attempt import _check as check_commit
+from .backward_attempt import Candidate, check_commit
 
 
 def candidate_ref(at: At, number: int) -> str:
