@@ -82,15 +82,37 @@ def test_a_story_from_an_older_diffuse_only_warns_and_still_trains(make_work, ca
     assert train_works(tmp_path / "runs", [work]) == 0
 
 
-def test_an_episode_that_is_not_fountain_and_a_missing_story_are_problems_one_a_line(make_work, capsys):
+def test_an_episode_that_is_not_fountain_is_a_problem_before_diffuse_too(make_work, capsys):
     work = make_work("sable-quay", 2, story=False)
     (work / "human" / "02.fountain").write_text("just some notes about the episode\n", encoding="utf-8")
     code, out, err = check(capsys, work)
     assert code == 2 and out == ""
     lines = err.strip().splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 1  # the story not made yet is the next step, not a second problem
     assert "02.fountain has no scene heading and no dialogue" in lines[0]
-    assert "story.md is missing; run `skilltui diffuse" in lines[1]
+
+
+def test_the_documented_order_import_check_diffuse_works_step_by_step(make_work, capsys, tmp_path):
+    """import's `next:` line and docs/own-scripts.md say import, check, diffuse: check before
+    diffuse checks the episodes, says what it checked and that diffuse comes next."""
+    source = make_work("sable-quay", 2, story=False) / "human"
+    work = tmp_path / "shows" / "harbour"
+    assert main(["import", str(source / "01.fountain"), str(source / "02.fountain"), "--work", str(work)]) == 0
+    hint = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("next: "))
+    assert hint.index("skilltui check") < hint.index("skilltui diffuse")
+    docs = (Path(__file__).parents[1] / "docs" / "own-scripts.md").read_text(encoding="utf-8")
+    assert docs.index("## 1. Import") < docs.index("## 2. Check") < docs.index("## 3. Diffuse")
+
+    code, out, err = check(capsys, work)
+    assert code == 0, err
+    assert out == f"ok: {work} (2 episodes read as Fountain; no story.md yet)\n"
+    assert err.startswith(f"next: skilltui diffuse --work {work} ")
+
+    diffuse(capsys, work)
+    code, out, err = check(capsys, work)
+    assert code == 0 and err == ""
+    made = "story.md has a section for each, made from it as it is now"
+    assert out == f"ok: {work} (2 episodes read as Fountain; {made})\n"
 
 
 def test_check_of_a_folder_that_is_no_work_is_one_line(tmp_path, capsys):

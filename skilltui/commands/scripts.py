@@ -5,7 +5,8 @@
   place; any bad file stops it before anything is written;
 - check says what `train` would refuse in a work (episodes that do not parse, a story with
   no section for an episode or made from episodes since changed) and what it would pass over
-  (gaps in the numbering, files in human/ that are not episodes).
+  (gaps in the numbering, files in human/ that are not episodes); before diffuse it checks the
+  episodes and says that diffuse comes next, the order import's `next:` line gives.
 """
 
 from __future__ import annotations
@@ -78,8 +79,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     For each --work: every episode parses as Fountain, gaps in the numbering and files in
     human/ that are not episodes are named, and story.md has a section for every episode and
-    was made from the episodes as they are now (else: run `skilltui diffuse` again). Problems
-    are printed one a line and end in exit code 2; notes are printed and do not.
+    was made from the episodes as they are now (else: run `skilltui diffuse` again). Before
+    diffuse has made story.md the episodes are checked and `skilltui diffuse` is named as
+    the next step. Problems are printed one a line and end in exit code 2; notes are printed
+    and do not.
     """
     from ..engine.data.work_check import check_work
     from ..engine.data.works import load_work
@@ -95,8 +98,20 @@ def cmd_check(args: argparse.Namespace) -> int:
         for note in checked.notes:
             print(f"note: {note}", file=sys.stderr)
         problems += checked.problems
-        if not checked.problems:
-            print(f"ok: {work.root} ({counted(len(work.episodes), 'episode')})")
+        if checked.problems:
+            continue
+        episodes = f"{counted(len(work.episodes), 'episode')} read as Fountain"
+        story = {
+            "current": f"{work.story_path.name} has a section for each, made from it as it is now",
+            "unknown": f"{work.story_path.name} has a section for each",
+            "missing": f"no {work.story_path.name} yet",
+        }[checked.story]
+        print(f"ok: {work.root} ({episodes}; {story})")
+        if checked.story == "missing":
+            print(
+                f"next: skilltui diffuse --work {work.root}  (it writes the story; check then checks it too)",
+                file=sys.stderr,
+            )
     if problems:
         raise UsageError("\n".join(problems))
     return 0

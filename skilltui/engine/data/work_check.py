@@ -29,8 +29,14 @@ SOURCES = "story.sources.json"
 
 @dataclass
 class Checked:
+    """What the check found, and what it could tell of the story: "missing" before diffuse made
+    story.md, a step still to come (import, check, diffuse) and not a problem, since the episodes
+    are checked all the same; "current" when its record says it was made from the episodes as
+    they are now; "unknown" when it has no record or was edited after diffuse."""
+
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    story: str = "unknown"
 
 
 def sources_path(work: Work) -> Path:
@@ -58,11 +64,14 @@ def check_work(work: Work) -> Checked:
     checked.notes += _gaps(work)
     checked.problems += _unparsed(work)
     if not work.story_path.is_file():
-        checked.problems.append(f"{work.story_path} is missing; run `skilltui diffuse --work {work.root}` first")
+        checked.story = "missing"
         return checked
     problems, notes = story_problems(work)
     checked.problems += problems
     checked.notes += notes
+    record = _record(work)
+    if record is not None and record.get("story") == _sha(work.story_path.read_bytes()):
+        checked.story = "current"
     return checked
 
 
