@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 STARTING_SIGNALS = {_signal.SIGINT: "SIGINT", _signal.SIGTERM: "SIGTERM", _signal.SIGHUP: "SIGHUP"}
 
 
-def _stopped_while_starting(signum: int, frame: object) -> None:
+def stopped_while_starting(signum: int, frame: object) -> None:
     # Straight out: an exception raised here could land in an import's cleanup callback and be
     # swallowed there. Nothing has been written yet, so there is nothing to finish.
     name = STARTING_SIGNALS.get(signum, str(signum))
@@ -26,6 +26,6 @@ def _launched_as_command() -> bool:
 # Launched as the command, a Ctrl-C (or SIGTERM, SIGHUP) while the modules load ends in one
 # line, not a KeyboardInterrupt traceback; `cli` puts these handlers back once it is loaded,
 # and main() installs its own. Imported as a library, nothing is changed.
-_before_start = (
-    {sig: _signal.signal(sig, _stopped_while_starting) for sig in STARTING_SIGNALS} if _launched_as_command() else {}
+handlers_before_start = (
+    {sig: _signal.signal(sig, stopped_while_starting) for sig in STARTING_SIGNALS} if _launched_as_command() else {}
 )

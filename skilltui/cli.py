@@ -23,18 +23,18 @@ import signal
 import sys
 import threading
 
-from . import _before_start, _stopped_while_starting
+from . import handlers_before_start, stopped_while_starting
 
 # A Ctrl-C (or SIGTERM, SIGHUP) while this module's imports load ends in one line, not a
 # traceback (launched as the command, the package did this already, before this module
 # loaded); main() takes over from here, and importing this module elsewhere (tests) keeps
 # its own handlers once the imports are done.
 _before = (
-    {sig: signal.signal(sig, _stopped_while_starting) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    {sig: signal.signal(sig, stopped_while_starting) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     if threading.current_thread() is threading.main_thread()
     else {}
 )
-_before.update(_before_start)
+_before.update(handlers_before_start)
 
 import argparse  # noqa: E402
 import os  # noqa: E402
