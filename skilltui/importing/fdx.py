@@ -10,6 +10,7 @@ file of this machine into the episode nor expand a few bytes into gigabytes.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from xml.etree.ElementTree import Element as XmlElement
 from xml.etree.ElementTree import ParseError
@@ -55,23 +56,38 @@ def read_fdx(path: Path) -> tuple[Script, Counter[str], list[tuple[int | None, s
         raise UsageError(f"{path} has no <Content>: it holds no script")
     elements: list[Element] = []
     unknown: list[tuple[int | None, str]] = []
-    for paragraph in content.findall("Paragraph"):
-        _paragraph(paragraph, elements, unknown)
-    return Script(elements, _title(root), _pages(content)), Counter(), unknown
+    walked = list(_walk(content))
+    for paragraph, dual in walked:
+        _paragraph(paragraph, elements, unknown, dual)
+    return Script(elements, _title(root), _pages([p for p, _ in walked])), Counter(), unknown
+
+
+def _walk(content: XmlElement) -> Iterator[tuple[XmlElement, bool]]:
+    """The paragraphs in reading order, a dual dialogue's inner ones in its place; True marks its second cue.
+
+    An explicit stack, not recursion: paragraphs nested thousands deep (no writing program
+    writes them, a crafted file can) are walked like flat ones instead of exhausting Python's stack.
+    """
+    stack: list[tuple[XmlElement, bool]] = [(p, False) for p in reversed(content.findall("Paragraph"))]
+    while stack:
+        paragraph, dual = stack.pop()
+        duals = paragraph.findall("DualDialogue")
+        if not duals:
+            yield paragraph, dual
+            continue
+        inner: list[tuple[XmlElement, bool]] = []
+        for block in duals:
+            cues = 0
+            for child in block.findall("Paragraph"):
+                is_cue = (child.get("Type") or "").lower() == "character"
+                cues += is_cue
+                inner.append((child, is_cue and cues == 2))
+        stack.extend(reversed(inner))
 
 
 def _paragraph(
-    paragraph: XmlElement, elements: list[Element], unknown: list[tuple[int | None, str]], dual: bool = False
+    paragraph: XmlElement, elements: list[Element], unknown: list[tuple[int | None, str]], dual: bool
 ) -> None:
-    duals = paragraph.findall("DualDialogue")
-    if duals:
-        for block in duals:
-            cues = 0
-            for inner in block.findall("Paragraph"):
-                is_cue = (inner.get("Type") or "").lower() == "character"
-                cues += is_cue
-                _paragraph(inner, elements, unknown, dual=is_cue and cues == 2)
-        return
     text = _text(paragraph)
     if not text.strip():
         return
@@ -103,10 +119,10 @@ def _title(root: XmlElement) -> str | None:
     return None
 
 
-def _pages(content: XmlElement) -> int:
+def _pages(paragraphs: list[XmlElement]) -> int:
     """Pages, from the page numbers Final Draft keeps, else estimated at 55 lines a page."""
-    numbers = [p.get("Page") for p in content.iter("Paragraph") if (p.get("Page") or "").isdigit()]
+    numbers = [p.get("Page") for p in paragraphs if (p.get("Page") or "").isdigit()]
     if numbers:
         return max(int(n) for n in numbers)
-    lines = sum(1 + len(_text(p)) // 60 for p in content.iter("Paragraph"))
+    lines = sum(1 + len(_text(p)) // 60 for p in paragraphs)
     return max(1, -(-lines * 2 // 55))

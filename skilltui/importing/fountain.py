@@ -8,7 +8,10 @@ as the same elements: text that would be read as something else is forced (`.`, 
 `>`), so an action line in capitals stays action.
 
 Fountain given as Fountain is only normalised: a byte order mark, CRLF line ends and tabs
-are what editors on other systems leave, and none of them is part of the script.
+are what editors on other systems leave, and none of them is part of the script. Nor is a
+control character (NUL, ESC, BEL and the rest of C0 and C1 but tab and newline), whatever
+the format: left in an episode it reaches every prompt and terminal that shows the episode,
+so every import drops them and its report counts them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from dataclasses import dataclass
 
 KINDS = ("heading", "action", "character", "parenthetical", "dialogue", "transition", "centered")
 HEADING = re.compile(r"^(INT|EXT|EST|INT\.?/EXT|I/E)[ .]", re.IGNORECASE)
+# C0 but tab and newline, DEL, and C1: no script holds one; a terminal may act on it.
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _FORCED = ("!", "@", "~", "=", "#", ">", ".", "[[", "/*")
 
 
@@ -44,6 +49,22 @@ def normalise(text: str) -> str:
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     text = "\n".join(line.expandtabs(4).rstrip() for line in text.split("\n"))
     return text.strip("\n") + "\n"
+
+
+def without_controls(text: str, keep: str = "") -> tuple[str, int]:
+    """`text` without its control characters (those in `keep` aside), and how many went."""
+    if CONTROL.search(text) is None:
+        return text, 0
+    count = 0
+
+    def drop(match: re.Match[str]) -> str:
+        nonlocal count
+        if match.group() in keep:
+            return match.group()
+        count += 1
+        return ""
+
+    return CONTROL.sub(drop, text), count
 
 
 def title_of_fountain(text: str) -> str | None:

@@ -11,6 +11,7 @@ An episode's number comes from its file name (`03.pdf`, `Show 1x03.fdx`, `S01E03
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import tomllib
@@ -21,10 +22,11 @@ from pathlib import Path
 from ..core.durable import write_atomic
 from ..core.errors import UsageError
 from ..engine.data.works import EPISODE_NAME
-from .fountain import Script, to_fountain
+from .fountain import Script, to_fountain, without_controls
 from .report import FileReport, counts
 
 FORMATS = {".fdx": "fdx", ".pdf": "pdf", ".fountain": "fountain", ".spmd": "fountain", ".txt": "text", ".text": "text"}
+_HEAD = 8192  # bytes read to tell a file's kind before it is read in full
 _NUMBERED = (
     re.compile(r"s\d+\s*e(\d+)", re.IGNORECASE),
     re.compile(r"\d+x(\d+)", re.IGNORECASE),
@@ -52,11 +54,14 @@ def plan(files: list[Path], work: Path, *, first: int | None, force: bool, max_s
         raise UsageError(f"--max-script-kb {max_script_kb}: pass a size of at least 1 (KB)")
     if work.exists() and not work.is_dir():
         raise UsageError(f"--work {work} is a file; pass a folder (it is made when it does not exist)")
+    # Each file's own fault (missing, a folder, empty, binary) is the first thing to say of it:
+    # a missing file's name lacking an episode number is not why it cannot be imported.
+    for path in files:
+        _check_file(path, max_script_kb)
     numbers = _numbers(files, first)
     existing = _existing(work / "human")
     planned = []
     for path, number in zip(files, numbers, strict=True):
-        _check_file(path, max_script_kb)
         if number in existing and not force:
             raise UsageError(
                 f"{existing[number]} exists (episode {number}, from {path.name}); pass --force to replace it"
@@ -116,16 +121,17 @@ def _existing(human: Path) -> dict[int, Path]:
 
 
 def _check_file(path: Path, max_script_kb: int) -> None:
+    """Refuse a file import cannot read, for the first reason that holds, before anything is read in full."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder; pass the script files themselves (such as {path / '*.pdf'})")
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise UsageError(
             f"{path}: {suffix or 'no extension'} is not a format import reads; "
             "save the script as .fdx, .pdf, .fountain or .txt"
         )
-    if path.is_dir():
-        raise UsageError(f"{path} is a folder; pass the script files themselves")
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file")
     size = path.stat().st_size
     if size == 0:
         raise UsageError(f"{path} is empty (0 bytes); export the script again")
@@ -134,6 +140,36 @@ def _check_file(path: Path, max_script_kb: int) -> None:
             f"{path} is {size // 1024} KB, over --max-script-kb {max_script_kb}; "
             "import one episode a file, or raise --max-script-kb"
         )
+    try:
+        with path.open("rb") as file:
+            head = file.read(_HEAD)
+    except OSError as exc:
+        raise UsageError(f"{path} cannot be read ({exc.strerror}); check its permissions") from None
+    _sniff(path, FORMATS[suffix], head)
+
+
+def _sniff(path: Path, kind: str, head: bytes) -> None:
+    """What the first bytes say the file is: a PDF starts with its header, a text format is text.
+
+    A stray control character in a script is cleaned (and counted) at import; a file that is
+    mostly control bytes, or has NULs and is not UTF-8, is some other program's binary file.
+    """
+    if kind == "pdf":
+        if b"%PDF-" not in head[:1024]:
+            raise UsageError(f"{path} is not a PDF (it has no %PDF- header); export the script as PDF again")
+        return
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise UsageError(f"{path} is UTF-16 text; save it as UTF-8 and import that")
+    binary = f"{path} is a binary file, not a script saved as text; export it as .fdx, .pdf or .fountain"
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError as exc:
+        if b"\x00" in head:
+            raise UsageError(binary) from None
+        raise UsageError(f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    _, controls = without_controls(text, keep="\f\r")
+    if controls > max(8, len(text) // 4):
+        raise UsageError(binary)
 
 
 def _convert(path: Path, number: int, destination: Path, max_script_kb: int) -> Imported:
@@ -154,6 +190,11 @@ def _convert(path: Path, number: int, destination: Path, max_script_kb: int) -> 
         text, title, pages = to_fountain(script.elements), script.title, script.pages
     else:
         text, title, pages, removed, unclassified = _convert_text(path, kind)
+    text, controls = without_controls(text)
+    title, in_title = without_controls(title or "")
+    unclassified = [(page, without_controls(line)[0]) for page, line in unclassified]
+    if controls + in_title:
+        removed["control character"] += controls + in_title
     scenes, characters, dialogue = counts(text)
     if not text.strip() or (scenes == 0 and dialogue == 0 and len(text.split()) < 3):
         raise UsageError(f"{path} holds no script that import can read (no scene, no dialogue)")
@@ -170,7 +211,7 @@ def _convert(path: Path, number: int, destination: Path, max_script_kb: int) -> 
         dialogue_lines=dialogue,
         removed=dict(sorted(removed.items())),
         unclassified=unclassified,
-        title=title,
+        title=title or None,
     )
     return Imported(report, text, destination)
 
@@ -182,13 +223,20 @@ def _convert_text(path: Path, kind: str) -> tuple[str, str | None, int, Counter[
         raw = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    if kind == "text" and is_laid_out(raw):
+    laid_out = kind == "text" and is_laid_out(raw)
+    # Controls go before the layout is read (an ESC is no column of the page); a carriage
+    # return ends a line, and in a text laid out as pages a form feed starts one: those are read.
+    raw, controls = without_controls(raw, keep="\f\r" if laid_out else "\r")
+    if laid_out:
         script: Script
         script, removed, unclassified = read_laid_out(raw)
-        return to_fountain(script.elements), script.title, script.pages, removed, unclassified
-    text, title = read_fountain(raw)
-    pages = max(1, -(-len(text.splitlines()) // 55))
-    return text, title, pages, Counter(), []
+        text, title, pages = to_fountain(script.elements), script.title, script.pages
+    else:
+        text, title = read_fountain(raw)
+        pages, removed, unclassified = max(1, -(-len(text.splitlines()) // 55)), Counter(), []
+    if controls:
+        removed["control character"] += controls
+    return text, title, pages, removed, unclassified
 
 
 def _write_meta(work: Path, title: str | None) -> Path | None:
