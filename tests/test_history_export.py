@@ -68,8 +68,28 @@ def test_export_refuses_a_non_empty_folder_and_writes_nothing(run: Run, tmp_path
     assert "--force" in capsys.readouterr().err
     assert files(target) == {"keep.txt": b"mine"}
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".mine")) == []
+
+
+def test_force_refuses_a_folder_that_was_never_an_export_and_deletes_nothing(run: Run, tmp_path: Path, capsys) -> None:
+    target = tmp_path / "drafts"
+    (target / "act-one").mkdir(parents=True)
+    (target / "keep.txt").write_text("mine", encoding="utf-8")
+    (target / "act-one" / "notes.md").write_text("my notes", encoding="utf-8")
+    capsys.readouterr()
+    assert export(run, target, "--force") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no SKILL.md" in err[0] and "choose a new folder" in err[0]
+    assert files(target) == {"keep.txt": b"mine", "act-one/notes.md": b"my notes"}
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".drafts")) == []
+
+
+def test_force_replaces_an_earlier_export_whole(run: Run, tmp_path: Path) -> None:
+    target = tmp_path / "screen-craft"
+    assert export(run, target) == 0
+    (target / "stale.md").write_text("left from before", encoding="utf-8")
+    assert export(run, target) == 2
     assert export(run, target, "--force") == 0
-    assert "keep.txt" not in files(target) and "SKILL.md" in files(target)
+    assert "stale.md" not in files(target) and "SKILL.md" in files(target)
 
 
 def test_export_into_an_empty_folder_needs_no_force(run: Run, tmp_path: Path) -> None:
@@ -94,7 +114,7 @@ def test_export_failure_leaves_no_half_written_folder(run: Run, tmp_path: Path, 
 def test_export_with_force_keeps_the_old_folder_when_the_swap_fails(run: Run, tmp_path: Path, monkeypatch) -> None:
     target = tmp_path / "skill"
     target.mkdir()
-    (target / "old.md").write_text("old", encoding="utf-8")
+    (target / "SKILL.md").write_text("old", encoding="utf-8")  # an earlier export: what --force replaces
     real = os.rename
 
     def broken(src, dst):
@@ -104,7 +124,7 @@ def test_export_with_force_keeps_the_old_folder_when_the_swap_fails(run: Run, tm
 
     monkeypatch.setattr(os, "rename", broken)
     assert export(run, target, "--force") == 1
-    assert files(target) == {"old.md": b"old"}
+    assert files(target) == {"SKILL.md": b"old"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs", "skill", "works"]
 
 
@@ -170,6 +190,7 @@ def test_export_with_force_through_a_symlink_writes_where_it_points_and_leaves_n
 ) -> None:
     real = tmp_path / "dotfiles" / "screen-craft"
     real.mkdir(parents=True)
+    (real / "SKILL.md").write_text("old", encoding="utf-8")  # an earlier export
     (real / "stale.md").write_text("old", encoding="utf-8")
     link = tmp_path / "skills" / "screen-craft"
     link.parent.mkdir()

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_run_arg(p)
     p.add_argument("--to", required=True, type=Path, metavar="DIR", help="the skill folder to write")
     p.add_argument("--commit", default=None, metavar="REV", help="a pool commit to export (default HEAD)")
-    p.add_argument("--force", action="store_true", help="replace DIR even if it is not empty")
+    p.add_argument("--force", action="store_true", help="replace DIR if it is an earlier export (holds a SKILL.md)")
 
     p = command(sub, "blame", cmd_blame)
     p.add_argument("run", metavar="RUN", help="a run folder, or a run id under --runs-dir")
@@ -111,7 +111,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Write a run's pool as an Agent Skill folder (SKILL.md + notes).
 
     Write the pool at HEAD (or --commit) as an Agent Skill: DIR/SKILL.md indexes the notes,
-    which sit beside it in their folders. Refuses a non-empty DIR unless --force.
+    which sit beside it in their folders. Refuses a non-empty DIR unless --force, which
+    replaces only an earlier export (a folder with a SKILL.md).
     """
     from ..runs.export import export_skill
 

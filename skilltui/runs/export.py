@@ -174,6 +174,12 @@ def _check_target(target: Path, run: Run, force: bool) -> None:
     holds = _holds_a_run(resolved)
     if holds is not None:
         raise UsageError(f"--to {target} holds run {holds.name}; --force will not replace it, choose a new folder")
+    if not (resolved / "SKILL.md").is_file():
+        # --force is for exporting again over an earlier export; a folder with no SKILL.md is someone's files.
+        raise UsageError(
+            f"--to {target} has no SKILL.md, so it is no earlier export; --force replaces only an export: "
+            "choose a new folder, or empty this one yourself"
+        )
 
 
 def export_skill(run: Run, target: Path, commit: str | None = None, force: bool = False) -> Exported:
