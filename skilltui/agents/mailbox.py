@@ -38,7 +38,7 @@ from typing import Any
 
 from .base import BackendBase, BackendError, CallResult, FatalBackendError, Request, Usage
 from .mailbox_files import VERSION, Mailbox, NotJson, answer_text, read, request_base, write
-from .tools import Sandbox, ToolError
+from .tools import Sandbox, ToolCode, ToolError
 
 POLL = 0.01  # seconds between looks at the folder while the answerer is busy
 MAX_POLL = 0.5  # the look-again interval once nothing has moved for a while (a person answering)
@@ -224,10 +224,14 @@ class MailboxBackend(BackendBase):
     ) -> dict[str, Any]:
         """One file-tool call made through the sandbox; reported to the engine as every backend reports one."""
         if not isinstance(call, dict) or not isinstance(call.get("command"), str):
-            return {"error": 'a call is {"command": ..., ...} with the tool\'s arguments'}
+            return {
+                "error": 'a call is {"command": ..., ...} with the tool\'s arguments',
+                "code": ToolCode.BAD_ARGUMENT.value,
+            }
         command = call["command"]
         path = str(call.get("path", ""))
         error: str | None = None
+        code = ToolCode.NO_TOOL
         output = ""
         if sandbox is None:
             error = "this call has no file tools"
@@ -241,11 +245,14 @@ class MailboxBackend(BackendBase):
                     output = await asyncio.to_thread(sandbox.run, command, dict(call))
             except (ToolError, ValueError, TypeError, OSError) as exc:
                 error = str(exc) or type(exc).__name__
+                code = exc.code if isinstance(exc, ToolError) else ToolCode.FAILED
         request.on_tool("view" if command == "read_text" else command, path, error)
         args = {k: v for k, v in call.items() if k != "command"}
         if error is not None:
             transcript.append({"tool": command, "input": args, "error": error})
-            return {"error": error}
+            # The refusal's kind goes back with its words: an agent that acts on the code (the
+            # offline optimizer retries a leak with other examples) must act as it does in process.
+            return {"error": error, "code": code.value}
         transcript.append({"tool": command, "input": args, "result": output[:2000]})
         return {"output": output}
 

@@ -7,7 +7,8 @@ sides so they cannot disagree about them:
 
 - `requests/ID.json`: one call, written once by the run (`request` below);
 - `calls/ID.NAME.json`: one file-tool call the answerer asks the run to make for it;
-  `results/ID.NAME.json`: the run's result of that call (its output, or why it was refused);
+  `results/ID.NAME.json`: the run's result of that call (its output, or why it was refused
+  and the refusal's kind, a `ToolCode`);
 - `answers/ID.json`: the final answer (the agent's text, optional `edits`, its usage);
 - `claims/ID.pid`: the answering server that took a request (so two never answer one);
 - `done/`: a finished call's files, moved there by the run; `discarded/`: answers the run

@@ -70,7 +70,7 @@ class RemoteSandbox(Sandbox):
             time.sleep(delay)  # an agent's tool calls run in a worker thread, never on the event loop
             delay = min(MAX_POLL, delay * 1.5)
         if "error" in data:
-            raise ToolError(str(data["error"]))
+            raise ToolError(str(data["error"]), _code(data.get("code")))
         return str(data.get("output", ""))
 
     def run(self, name: str, args: dict) -> str:
@@ -104,6 +104,14 @@ class RemoteSandbox(Sandbox):
 
     def pool_show(self, rev: str, path: str | None = None) -> str:
         return self.ask({"command": "pool_show", "rev": rev, **({"path": path} if path else {})})
+
+
+def _code(value: object) -> ToolCode:
+    """The refusal's kind as the run's sandbox said it; FAILED for a result that names none (or none known)."""
+    try:
+        return ToolCode(value)
+    except ValueError:
+        return ToolCode.FAILED
 
 
 @dataclasses.dataclass

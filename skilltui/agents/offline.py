@@ -159,7 +159,9 @@ class OfflineBackend(BackendBase):
         for path, description in ctx["headers"]:
             if read >= MAX_READS or not any(word in description.lower() for word in TOPIC_WORDS):
                 continue
-            note = sandbox.read_text(str(Path(ctx["pool"]) / path))
+            # By the path it is listed (and reported) under, which the sandbox takes from the pool:
+            # a call relayed through a mailbox then reports the same path as a direct one.
+            note = sandbox.read_text(path)
             transcript.append({"tool": "view", "input": {"path": path}, "result": note[:2000]})
             request.on_tool("view", path, None)
             read += 1
