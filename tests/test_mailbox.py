@@ -269,6 +269,28 @@ async def test_old_unknown_and_broken_answers_are_set_aside_with_one_line(tmp_pa
     assert len(list((box / "discarded").glob("*.json"))) == 2 and len(list((box / "discarded").glob("*.why"))) == 2
 
 
+async def test_every_refused_answer_is_kept_with_its_own_line(tmp_path: Path) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    lines: list[str] = []
+    backend = MailboxBackend(f"mailbox:{box}", say=lines.append)
+    tries = ['{"text": "first try", oops', '{"text": "second try", oops', '{"id": "wrong", "text": "third try"}']
+
+    def person() -> None:
+        rid = waiting(box)
+        for n, text in enumerate(tries, 1):
+            (box / "answers" / f"{rid}.json").write_text(text)
+            wait_for(lambda n=n: len(lines) == n, f"refused answer {n}'s line")
+        assert answer_cli(box, rid, "--text", "the report") == 0
+
+    # Refused within the same second, as a person's quick retries are: none may replace another.
+    result, _ = await asyncio.gather(backend.text(Request(role="loss", prompt="Judge.")), in_thread(person))
+    assert result.text == "the report"
+    kept = sorted((box / "discarded").glob("*.json"))
+    assert sorted(p.read_text() for p in kept) == sorted(tries)
+    assert [p.with_suffix(".why").read_text().strip() for p in kept] == lines
+
+
 async def test_a_timeout_leaves_the_request_and_the_next_attempt_waits_on_it(tmp_path: Path) -> None:
     box = tmp_path / "box"
     box.mkdir()

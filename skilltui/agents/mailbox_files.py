@@ -21,6 +21,7 @@ names ending in `.json` are read, so neither side ever reads half a file.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import time
@@ -84,16 +85,37 @@ class Mailbox:
     def set_aside(self, folder: str, name: str, why: str) -> bool:
         """Move an answer the run will not take to `discarded/`, with the line saying why beside it.
 
-        False when another waiting call of the run moved it first (so the line is said once)."""
+        Never over another: each set-aside answer gets a name of its own (the time to the
+        nanosecond and a counter, reserved with O_EXCL), so a person's second try at an
+        answer, refused as the first was, keeps both. False when another waiting call of
+        the run moved it first (so the line is said once)."""
         source = self.path(folder, name)
-        stamp = time.strftime("%Y%m%dT%H%M%S")
-        target = self.root / "discarded" / f"{name}.{stamp}.json"
+        if not source.exists():
+            return False
+        target = _reserve(self.root / "discarded", name)
         try:
-            os.replace(source, target)
+            os.replace(source, target)  # over the empty file reserved above: this call's own
         except FileNotFoundError:
+            target.unlink()
             return False
         write_atomic(target.with_suffix(".why"), why + "\n")
         return True
+
+
+_SET_ASIDE = itertools.count(1)
+
+
+def _reserve(folder: Path, name: str) -> Path:
+    """A new, empty `discarded/NAME.<UTC time to the ns>-<n>.json`: made with O_EXCL, so no other set-aside has it."""
+    while True:
+        ns = time.time_ns()
+        stamp = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime(ns // 10**9))}.{ns % 10**9:09d}-{next(_SET_ASIDE)}"
+        target = folder / f"{name}.{stamp}.json"
+        try:
+            os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            continue  # another process took this instant and count: the next count is free
+        return target  # its `.why` shares the reserved stem, so it is unique too
 
 
 def _plain(value: Any) -> Any:
