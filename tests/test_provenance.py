@@ -59,7 +59,9 @@ def test_git_log_shows_the_trailers_on_every_micro_step(tmp_path, make_work):
         gate = gates[(decision["epoch"], decision["step"], decision["group"], decision["attempt"])]
         assert pairs["Skilltui-Val"].startswith(f"{gate['before']:.3f} → {gate['after']:.3f} (Δ {gate['delta']:+.3f}")
         if gate["low"] is not None:
-            assert f"interval {gate['low']:+.3f}..{gate['high']:+.3f}" in pairs["Skilltui-Val"]
+            # labelled at the level the interval was computed at, not the decision's confidence
+            at = f"{100 * gate['level']:.1f}".rstrip("0").rstrip(".")
+            assert f"[{gate['low']:+.3f}, {gate['high']:+.3f}] at {at}%" in pairs["Skilltui-Val"]
         assert pairs["Skilltui-Cost"] == "$0.0000 (1 call)"  # offline costs nothing, and says so
         word = {"approve": "kept", "rollback": "rolled back"}[decision["decision"]]
         assert pairs["Skilltui-Decision"] == f"{word} by auto"

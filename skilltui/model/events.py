@@ -224,8 +224,8 @@ class ReviewRequested(AtAttempt, kind="review_requested"):
 class DecisionMade(AtAttempt, kind="decision"):
     """What a reviewer decided about a micro-step: approve, rerun or rollback, by human or auto.
 
-    With `--gate`, the figures the decision was made beside: the paired delta, its interval at
-    `gate_confidence` (None when unmeasured) and n (0 without a gate, and in older runs).
+    With `--gate`, the figures it was made beside: the paired delta, its interval (at the gate event's
+    `level`; `gate_confidence` is the decision's), n (0 without a gate, and in older runs).
     """
 
     decision: str
@@ -328,10 +328,9 @@ class GateChecked(AtAttempt, kind="gate", retired={"tolerance"}):
 
     `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
     `works` is how many validation works the two means share; `cost_usd` what the extra
-    validation calls cost. Since the interval rule: `n` paired deltas, their mean `delta`,
-    the interval `low`..`high` at `confidence` (None when unmeasured), `passes` per side;
-    older runs recorded none of these and read with the defaults. Their retired `tolerance`
-    was 0, or a consolidation's margin (which `reason` says).
+    validation calls cost. Since the interval rule: `n` paired deltas, their mean `delta`, the interval
+    `low`..`high` at `level` (each look's; `confidence` is the decision's), `passes` per side; older
+    runs lack them (defaults). Their retired `tolerance` was 0, or a consolidation's margin (`reason`).
     """
 
     before: float | None
@@ -346,6 +345,7 @@ class GateChecked(AtAttempt, kind="gate", retired={"tolerance"}):
     high: float | None = None
     confidence: float | None = None
     passes: int = 0
+    level: float | None = None
 
 
 class Paused(Event, kind="paused"):

@@ -27,9 +27,12 @@ class GateVerdict:
     """What `--gate` found: mean validation loss before and after the micro-step, and its advice.
 
     `delta` is the mean of the paired deltas (after - before, unit by unit and pass by pass),
-    `low`/`high` the interval on it at `confidence` (None when no spread was measured), `n`
+    `low`/`high` the interval on it at `level` (None when no spread was measured), `n`
     how many deltas, `passes` how many passes each side had. A verdict recorded before the
-    interval rule has none of them.
+    interval rule has none of them. `confidence` is the whole decision's (`--gate-confidence`);
+    `level` is each look's two-sided level, higher with more looks or candidates (gate.Rule),
+    so a label that said `confidence` would claim a narrower interval than was computed.
+    None in verdicts recorded before it was kept: their level is unknown.
     """
 
     before: float | None
@@ -44,6 +47,7 @@ class GateVerdict:
     high: float | None = None
     confidence: float | None = None
     passes: int = 0
+    level: float | None = None
 
 
 @dataclass(frozen=True)
@@ -123,15 +127,28 @@ class Reviewer(Protocol):
 # -- across a process boundary: the app's trainer process sends requests (drivers/messages.py) --
 
 
-def delta_text(delta: float, low: float | None, high: float | None, confidence: float | None, n: int | None) -> str:
+def level_text(level: float) -> str:
+    """`90%`, `95.4%`: a level to the tenth it was computed at (Pocock's nominal levels are not round)."""
+    text = f"{100 * level:.1f}".rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def interval_text(low: float | None, high: float | None, level: float | None) -> str:
+    """A gate interval as every view labels it: `[-0.060, -0.022] at 95.4%`, at the level it was computed at.
+
+    The one place the label is made (review screen, report, commit trailers, the backward
+    prompt's rejected list), so no view can call a per-look interval the decision's.
+    """
+    if low is None or high is None:
+        return "spread not measured"
+    shown = f"[{low:+.3f}, {high:+.3f}]"
+    return f"{shown} (level not recorded)" if level is None else f"{shown} at {level_text(level)}"
+
+
+def delta_text(delta: float, low: float | None, high: float | None, level: float | None, n: int | None) -> str:
     """A gate verdict's figures as the review screen and the report print them:
-    `Δ -0.041 [-0.060, -0.022] at 90%, n=6`, or `spread not measured` in place of the interval."""
-    spread = (
-        f"[{low:+.3f}, {high:+.3f}] at {float(confidence or 0):.0%}"
-        if low is not None and high is not None
-        else "spread not measured"
-    )
-    return f"Δ {delta:+.3f} {spread}, n={n}"
+    `Δ -0.041 [-0.060, -0.022] at 95.4%, n=6`, or `spread not measured` in place of the interval."""
+    return f"Δ {delta:+.3f} {interval_text(low, high, level)}, n={n}"
 
 
 def request_to_dict(request: ReviewRequest) -> dict[str, Any]:

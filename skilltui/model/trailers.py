@@ -6,7 +6,7 @@ chosen) ends with a trailer block:
 ```
 Skilltui-Step: e1 s2 g1 a2
 Skilltui-Evidence: alpha ep 1-2 (loss 0.412), beta ep 1-2 (loss 0.380)
-Skilltui-Val: 0.402 → 0.391 (Δ -0.011, 95% interval -0.020..-0.002, n 8)
+Skilltui-Val: 0.402 → 0.391 (Δ -0.011, [-0.020, -0.002] at 95.4%, n 8)
 Skilltui-Cost: $0.0123
 Skilltui-Kind: consolidation
 Skilltui-Decision: kept by auto
@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..core.safe_text import message_lines
-from .review import GateVerdict
+from .review import GateVerdict, interval_text
 
 PREFIX = "Skilltui-"
 NOTES_REF = "refs/notes/skilltui"  # where decisions made later are written (git notes)
@@ -94,7 +94,7 @@ def decision_value(action: str, by: str, why: str = "") -> str:
 
 
 def val_value(verdict: GateVerdict) -> str:
-    """'0.402 → 0.391 (Δ -0.011, 95% interval -0.020..-0.002, n 8)'; 'not measured' without figures."""
+    """'0.402 → 0.391 (Δ -0.011, [-0.020, -0.002] at 95.4%, n 8)'; 'not measured' without figures."""
     v = verdict
     if v.before is None or v.after is None:
         return "not measured"
@@ -103,8 +103,7 @@ def val_value(verdict: GateVerdict) -> str:
     if v.delta is not None:
         facts.append(f"Δ {v.delta:+.3f}")
     if v.low is not None and v.high is not None:
-        level = f"{v.confidence:.0%} " if v.confidence is not None else ""
-        facts.append(f"{level}interval {v.low:+.3f}..{v.high:+.3f}")
+        facts.append(interval_text(v.low, v.high, v.level))
     if v.n:
         facts.append(f"n {v.n}")
     return f"{text} ({', '.join(facts)})" if facts else text

@@ -102,9 +102,7 @@ def micro_steps(run: Run, events: list[ev.Event], status: RunStatus, val: dict[S
                 view.val_before, view.val_after = verdict.before, verdict.after
                 view.gate_advice = {"keep": "keep", "rollback": "roll back"}.get(verdict.advice, "nothing")
                 if verdict.delta is not None:
-                    view.gate_figures = delta_text(
-                        verdict.delta, verdict.low, verdict.high, verdict.confidence, verdict.n
-                    )
+                    view.gate_figures = delta_text(verdict.delta, verdict.low, verdict.high, verdict.level, verdict.n)
             found.append(view)
     return found
 

@@ -383,7 +383,7 @@ def gate_figures(verdict: GateVerdict | None) -> dict | None:
     """The numbers of a verdict, without its wording: nothing a validation work could be told by."""
     if verdict is None:
         return None
-    keys = ("before", "after", "delta", "low", "high", "confidence", "n", "advice")
+    keys = ("before", "after", "delta", "low", "high", "confidence", "level", "n", "advice")
     return {k: getattr(verdict, k) for k in keys}
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ...model.at import StepKey
 from ...model.commits import MicroStepRecord
+from ...model.review import interval_text
 from ...store.micro_steps import step_records
 from ...store.run_folder import Run
 from ...store.settled import SettledCache, settled_and_live, step_keys
@@ -35,8 +36,7 @@ def rejected_line(r: MicroStepRecord) -> str:
         g = r.gate
         if g.get("low") is not None and g.get("high") is not None:
             text += (
-                f"; validation Δ {g['delta']:+.3f} [{g['low']:+.3f}, {g['high']:+.3f}] "
-                f"at {float(g.get('confidence') or 0):.0%}, n={g.get('n')}"
+                f"; validation Δ {g['delta']:+.3f} {interval_text(g['low'], g['high'], g.get('level'))}, n={g.get('n')}"
             )
         else:
             text += f"; validation Δ {g['delta']:+.3f} (spread not measured), n={g.get('n')}"

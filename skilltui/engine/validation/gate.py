@@ -129,6 +129,7 @@ def judge(
         high=None if p.high is None else round(p.high, 4),
         confidence=confidence,
         passes=min(_passes(candidate), _passes(parent)),
+        level=p.confidence,  # what low/high were computed at: each look's nominal level, not `confidence`
     )
     return Verdict(verdict, more, p)
 

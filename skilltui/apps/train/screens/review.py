@@ -104,7 +104,7 @@ def gate_line(request: ReviewRequest) -> Content | None:
         else ("gate advises keep", "$text-success bold")
     )
     if g.delta is not None:  # the interval rule: the paired delta and how sure it is
-        figures = f" ({delta_text(g.delta, g.low, g.high, g.confidence, g.n)})"
+        figures = f" ({delta_text(g.delta, g.low, g.high, g.level, g.n)})"
     else:  # a verdict recorded before the interval rule
         figures = f" ({g.after - g.before:+.3f}; {g.works} work{'s' if g.works != 1 else ''})"
     return Content.assemble(
