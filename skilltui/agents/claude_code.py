@@ -80,6 +80,14 @@ def _sdk() -> Any:
     return claude_agent_sdk
 
 
+@dataclasses.dataclass(frozen=True)
+class _Tools:
+    """The file tools an agent call gets: the SDK's in-process MCP server and the names it serves."""
+
+    server: Any
+    names: tuple[str, ...]
+
+
 class ClaudeCodeBackend(BackendBase):
     """Claude Code as a backend. One instance serves every role and every work.
 
@@ -149,26 +157,24 @@ class ClaudeCodeBackend(BackendBase):
         if cwd.is_file():
             cwd = cwd.parent
         settings = permissions(sandbox.read_roots, sandbox.write_roots, sandbox.denied)
-        options = self._options(request, cwd=str(cwd), tools=(server, names), settings=settings)
+        options = self._options(request, cwd=str(cwd), tools=_Tools(server, tuple(names)), settings=settings)
         options.max_turns = request.max_turns
         return await self._run(request, options)
 
     # -- plumbing -------------------------------------------------------------------------------
 
-    def _options(
-        self, request: Request, *, cwd: str, tools: tuple[Any, list[str]] | None, settings: dict[str, Any]
-    ) -> Any:
+    def _options(self, request: Request, *, cwd: str, tools: _Tools | None, settings: dict[str, Any]) -> Any:
         sdk = self._sdk
-        allowed = [f"mcp__{SERVER}__{n}" for n in tools[1]] if tools else []
+        allowed = [f"mcp__{SERVER}__{n}" for n in tools.names] if tools else []
         system = request.system
         if tools:
-            system += "\n\nYour file tools: " + ", ".join(tools[1]) + f". Your working folder is {cwd}."
+            system += "\n\nYour file tools: " + ", ".join(tools.names) + f". Your working folder is {cwd}."
         return sdk.ClaudeAgentOptions(
             model=request.model or self.model,
             system_prompt=system,
             cwd=cwd,
             tools=[],
-            mcp_servers={SERVER: tools[0]} if tools else {},
+            mcp_servers={SERVER: tools.server} if tools else {},
             strict_mcp_config=True,
             allowed_tools=allowed,
             permission_mode="dontAsk",

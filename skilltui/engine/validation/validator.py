@@ -53,6 +53,16 @@ from .stats import Cluster, Spread
 Wait = Callable[[], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class Point:
+    """What one measurement is for: why (`kind`: step, micro, before), where in the run, on which commit and tree."""
+
+    kind: str
+    at: At
+    commit: str
+    tree: str
+
+
 @dataclass
 class Measurement:
     """The validation samples of every validation work for one tree of the pool.
@@ -188,12 +198,10 @@ class Validator(Gating):
         tree = await asyncio.to_thread(self.tree_of, commit)
         # Two verdicts sharing a parent must not both write its next pass: one tree, one measurer.
         async with self._locks.setdefault(tree, asyncio.Lock()):
-            return await self._ensure((kind, at), commit, tree, passes, always_report)
+            return await self._ensure(Point(kind, at, commit, tree), passes, always_report)
 
-    async def _ensure(
-        self, point: tuple[str, At], commit: str, tree: str, passes: int, always_report: bool
-    ) -> Measurement:
-        kind, at = point
+    async def _ensure(self, point: Point, passes: int, always_report: bool) -> Measurement:
+        at, commit, tree = point.at, point.commit, point.tree
         # The writer reads this tree's own copy of the notes (the places point at it), not the live pool.
         await asyncio.to_thread(val_store.write_tree, self.ctx.run.pool.root, self.root, tree)
         have = {w.name: len(await asyncio.to_thread(val_store.samples, self.root, tree, w.name)) for w in self.works}
@@ -226,7 +234,7 @@ class Validator(Gating):
             if work.name in found.losses and count_now < passes:
                 found.failed.append(work.name)
             if work.name in found.losses and (work.name in ran or always_report):
-                self._report(point, commit, tree, work.name, reused=work.name not in ran)
+                self._report(point, work.name, reused=work.name not in ran)
         return found
 
     async def _one(self, at: At, tree: str, work: Work, k: int) -> bool:
@@ -248,8 +256,8 @@ class Validator(Gating):
         self._stage("finished", at, work.name, started)
         return True
 
-    def _report(self, point: tuple[str, At], commit: str, tree: str, work: str, *, reused: bool) -> None:
-        kind, at = point
+    def _report(self, point: Point, work: str, *, reused: bool) -> None:
+        kind, at, commit, tree = point.kind, point.at, point.commit, point.tree
         passes = val_store.samples(self.root, tree, work)
         values = [float(p["loss"]) for p in passes]
         last = passes[-1]

@@ -66,6 +66,7 @@ class _Pen(NamedTuple):
     style: str
     line: int  # the weight of its joining dots
     dot: int  # the weight of its points
+    hollow: str = ""  # the glyph of a point that is a mean over another set of works
 
 
 class _Canvas:
@@ -267,10 +268,8 @@ class LossCurve(Widget):
         def y_of(value: float) -> int:
             return round((1.0 - min(1.0, max(0.0, value))) * (plot_height - 1))
 
-        def draw(
-            values: dict[StepKey, float], pen: _Pen, joined: bool, hollow: tuple[set[StepKey], str] = (set(), "")
-        ) -> None:
-            point, style, line, dot = pen
+        def draw(values: dict[StepKey, float], pen: _Pen, joined: bool, odd: set[StepKey] | None = None) -> None:
+            point, style, line, dot, hollow = pen
             previous: tuple[int, int] | None = None
             for index, key in enumerate(self._steps):
                 if key not in values:
@@ -280,7 +279,7 @@ class LossCurve(Widget):
                     (x0, y0), span = previous, x - previous[0]
                     for step in range(1, span):
                         canvas.put(x0 + step, round(y0 + (y - y0) * step / span), "·", style, line)
-                canvas.put(x, y, hollow[1] if key in hollow[0] else point, style, dot)
+                canvas.put(x, y, hollow if odd and key in odd else point, style, dot)
                 previous = (x, y)
 
         # Who wins a cell: the selected work's points (the person asked for them), then the
@@ -288,8 +287,8 @@ class LossCurve(Widget):
         for work, values in self._series.items():
             if work != self.selected:
                 draw(values, _Pen("•", OTHER_STYLE, 1, 1), joined=False)
-        draw(self._val, _Pen("▲", VAL_STYLE, 2, 3), joined=True, hollow=(self._odd_val(), "△"))
-        draw(self._means, _Pen("●", MEAN_STYLE, 2, 4), joined=True, hollow=(self._odd_means(), "○"))
+        draw(self._val, _Pen("▲", VAL_STYLE, 2, 3, hollow="△"), joined=True, odd=self._odd_val())
+        draw(self._means, _Pen("●", MEAN_STYLE, 2, 4, hollow="○"), joined=True, odd=self._odd_means())
         if self.selected in self._series:
             draw(self._series[self.selected], _Pen("◆", SELECTED_STYLE, 3, 5), joined=True)
 
