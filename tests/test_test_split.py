@@ -245,3 +245,19 @@ async def test_the_apps_header_shows_the_latest_test_delta_with_its_interval(tmp
             header.facts = HeaderFacts(run_id="r", status="running")
             await pilot.pause()
             assert "test Δ" not in header.render().plain
+
+
+def test_a_run_with_a_test_work_writes_no_event_line_twice(tmp_path, make_work):
+    """The two pools of a test point write the same work's pass; their events name the work, not the pool,
+    so run at the same moment they were byte-identical lines, which the log's reader drops (and `runs` warns)."""
+    runs = tmp_path / "runs"
+    works = [make_work("quay", 2), make_work("fell", 2)]
+    argv = ("--steps", "1", "--workers", "4", "--test-repeats", "3")
+    assert train(runs, works, [make_work("moor", 2)], *argv) == 0
+    lines = (runs / "r" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    twice = sorted({line for line in lines if lines.count(line) > 1})
+    assert twice == [], twice[:3]
+    started = [e for e in recorded(runs / "r" / "events.jsonl") if e["kind"] == "stage" and e["stage"] == "test"]
+    # start: one pool x 3 passes; e0: two pools x 3 passes; each pass started and finished once
+    assert sum(e["status"] == "started" for e in started) == 9
+    assert sum(e["status"] == "finished" for e in started) == 9

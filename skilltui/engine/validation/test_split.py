@@ -190,10 +190,19 @@ class Sampler:
             self.stage("finished", work.name)
 
     async def compare(self, sides: Sequence[Side], passes: int, at: At) -> None:
-        """Every side's passes 1..`passes`, interleaved pass by pass so the sides share one session's luck."""
+        """Every side's passes 1..`passes`, interleaved pass by pass so the sides share one session's luck.
+
+        The works of a pass run at once; the sides of one work one after the other, because
+        their events (the stage, every file the writer opens) name the work and not the pool:
+        written in the same millisecond they were the same line twice, which the event log's
+        reader drops as an exact copy.
+        """
         for k in range(1, passes + 1):
-            jobs = [self.pass_of(side, work, k, at) for work in self.works for side in sides]
-            await all_or_none(jobs)
+            await all_or_none([self._sides_of(sides, work, k, at) for work in self.works])
+
+    async def _sides_of(self, sides: Sequence[Side], work: Work, k: int, at: At) -> None:
+        for side in sides:
+            await self.pass_of(side, work, k, at)
 
     def samples(self, side: Side, passes: int) -> Samples:
         """The per-episode losses of `side`'s passes 1..`passes` that are on disk (blocking)."""
