@@ -81,6 +81,15 @@ class Round:
     failures: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Fate:
+    """What a decision did to one attempt: its decision, the reviewer's note, and why."""
+
+    decision: str
+    note: str
+    reason: str
+
+
 class MicroRecords:
     """Reads and writes one micro-step's folder."""
 
@@ -205,17 +214,16 @@ class MicroRecords:
     # -- writing ---------------------------------------------------------------------------
 
     @staticmethod
-    def review_of(fate: tuple[str, str, str], by: str, ref: str | None, gate: dict | None, commit: str) -> dict:
+    def review_of(fate: Fate, by: str, ref: str | None, gate: dict | None, commit: str) -> dict:
         """One attempt's review.json. The gate's figures go beside the decision, for the next prompt's
         rejected updates (rejected.py); `commit` is the attempt's commit with its provenance trailers,
         the one the history joins."""
-        decision, note, reason = fate  # the decision, the reviewer's note, why
         return {
-            "decision": decision,
+            "decision": fate.decision,
             "by": by,
-            "note": note,
+            "note": fate.note,
             "ref": ref,
-            "reason": reason,
+            "reason": fate.reason,
             "gate": gate,
             "commit": commit,
         }

@@ -15,16 +15,16 @@
   retried, up to `--backward-retries` times, each from the reset pool and told what went
   wrong; then the micro-step is skipped (`commit.txt` records it, a `micro_step_skipped`
   event shows it, training goes on) or, under `--strict`, the run stops.
-- **gate** (`--gate`, `validation.py`): every checked attempt is validated against the
-  notes it started from; the candidates are ranked by the verdicts (`candidates.rank`).
+- **gate** (`--gate`, `validation/validator.py`): every checked attempt is validated against
+  the notes it started from; the candidates are ranked by the verdicts (`candidates.rank`).
 - **review** (`review.py` for `--auto`, the app's screen for a person): the reviewer sees
   the best candidate first, with the others beside it, and decides.
 - **decision**: approve keeps the chosen candidate's commit (the others are dropped, still
   reachable under their refs); rerun resets the pool and runs the round again with the
   reviewer's note; roll back resets the pool. Every commit a reset drops stays reachable
   under `refs/skilltui/...`.
-- **record** (`micro_records.py`): each attempt's `review.json`, then `commit.txt`, which is
-  what tells a resumed run the micro-step is done.
+- **record** (`store/micro_records.py`): each attempt's `review.json`, then `commit.txt`,
+  which is what tells a resumed run the micro-step is done.
 
 - **provenance** (`provenance.py`): once decided, each attempt's commit is written again with
   its trailers (step, evidence, validation, cost, decision); the pool or its ref keeps that one.
@@ -48,7 +48,7 @@ from ...model import trailers
 from ...model.at import At
 from ...model.review import Decision, GateVerdict, Reviewer
 from ...pool.notes import Pool, changes_nothing
-from ...store.micro_records import Checked, MicroRecords, Round, attempt_reviewed
+from ...store.micro_records import Checked, Fate, MicroRecords, Round, attempt_reviewed
 from ...store.places import Sample
 from ...store.reconcile import kept_notice
 from ..stages.context import Context
@@ -307,13 +307,13 @@ class MicroStep:
         """
         chosen = next((c for c in ranked if c.attempt == decision.attempt), ranked[0])
         approve = decision.action == "approve"
-        fates: dict[int, tuple[str, str, str]] = {}
+        fates: dict[int, Fate] = {}
         for c in ranked:
             if approve and c is not chosen:
-                fates[c.attempt] = ("dropped", "", f"not chosen: candidate {chosen.candidate} was kept")
+                fates[c.attempt] = Fate("dropped", "", f"not chosen: candidate {chosen.candidate} was kept")
             else:
-                fates[c.attempt] = (decision.action, decision.note if c is chosen else "", decision.reason)
-            c.decided = await asyncio.to_thread(self.stamp, c, fates[c.attempt][0], decision.by)
+                fates[c.attempt] = Fate(decision.action, decision.note if c is chosen else "", decision.reason)
+            c.decided = await asyncio.to_thread(self.stamp, c, fates[c.attempt].decision, decision.by)
         keep: dict[str, str] = {}  # every ref the decision moves -> the stamped commit it keeps
         refs: dict[int, str | None] = {}
         # A consolidation that changed nothing leaves no commit on the pool (an empty one at
@@ -336,7 +336,6 @@ class MicroStep:
             keep[refs[chosen.attempt]] = chosen.commit
         reviews = {}
         for c in ranked:
-            action, note, reason = fates[c.attempt]
             figures = gate_figures(c.verdict)
             reviews[str(c.attempt)] = self.records.review_of(
                 fates[c.attempt], decision.by, refs[c.attempt], figures, c.commit
