@@ -1,10 +1,9 @@
 """The live app's trainer in a process of its own, so the screen answers keys while works stream.
 
-Why a process: with the trainer in the app's event loop, every stage's Python work (prompts,
-sandboxes, event records, scoring, git) ran between a key and its frame, and the threads
-doing the rest held the one interpreter lock. The key bench (`bench/bench_tui.py`) measured
-p95 key latency at 1.3-1.7x idle with 16 works streaming; the same stream drawn with the
-engine's cost taken away measured 1.04x. So the app starts a trainer process
+Why a process: in the app's event loop, every stage's Python work (prompts, sandboxes, event
+records, scoring, git) would run between a key and its frame, and the threads doing the rest
+would hold the one interpreter lock; the key bench (`bench/bench_tui.py`) shows the cost
+(docs/benchmarks.md, "The app's frames"). So the app starts a trainer process
 (`trainer_child.main`): it trains with the same `RunDriver` as `--auto` (it alone writes
 `events.jsonl`), and the app folds the events it is sent into its own `RunView` and draws them.
 

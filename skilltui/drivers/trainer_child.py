@@ -14,10 +14,8 @@ priority (`TRAINER_NICENESS`), so where the two want the same core the app's fra
 first. It stays in the app's session, so where Linux groups the scheduler by session
 (autogroup) the niceness ranks it against the app within the one group. On Linux it is also
 `SCHED_BATCH`: a trainer thread that wakes (a streamed piece, a tool's result) waits for the
-scheduler's tick instead of taking the core from a key's frame at once. With niceness alone
-a key pressed while 16 works streamed was preempted 17-23 times at p95, and 6-7 times with
-both (timed around `bench/bench_tui.py`'s keys, Linux 6.18). The trainer's share of the CPU
-is the same either way.
+scheduler's tick instead of taking the core from a key's frame at once; the trainer's share
+of the CPU is the same either way (figures: docs/benchmarks.md, "The app's frames").
 
 A line from the app it cannot read stops the run as "failed", naming the line's problem: a
 trainer that guessed at a command could approve what nobody approved.
@@ -106,7 +104,7 @@ def main(argv: list[str]) -> NoReturn:
         job = load_job(read_all(0))
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         # Before the event loop: with one thread, the scorers are forked with the loss already
-        # loaded (milliseconds) instead of spawned at the first scoring (a second of CPU each).
+        # loaded instead of spawned at the first scoring, each reading it again.
         score_pool.start()
         code = asyncio.run(_serve(job, commands, events))
     except BaseException:  # noqa: BLE001 - whatever happens here goes to the log; the app records the end

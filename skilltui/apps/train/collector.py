@@ -1,8 +1,8 @@
 """Full garbage collections when nobody is typing, instead of in the middle of a key.
 
-Measured with `bench/bench_tui.py` (16 works streaming): Python ran a full collection
-(generation 2) every second or two, 40-60 ms each, and the slowest keys were the ones whose
-frame had one inside it. The young generations are cheap and stay automatic. While the app
+With many works streaming Python runs a full collection (generation 2) every second or two,
+and a key whose frame has one inside it is among the slowest (the figures: docs/benchmarks.md,
+"The app's frames"). The young generations are cheap and stay automatic. While the app
 runs, full collections are taken out of Python's hands and run here instead:
 
 - once `PERIOD` seconds passed since the last one and no key or mouse event came for `QUIET`

@@ -57,16 +57,13 @@ from .side_by_side import open_side_by_side
 
 FLUSH_SECONDS = 0.12  # how often what the trainer sent is drawn: 8 frames a second at most while works stream
 # While keys come (the last one less than KEYS_HOLD ago) what streams in waits, for at most
-# HOLD_MAX since it was last drawn. Each flush's frame took 9-11 ms, 8 a second, and a key that
-# landed on one waited for it: with 16 works streaming the key bench's p95 (6 steps, five runs
-# each, interleaved) was 1.16-1.44x a paused run's, 1.05-1.23x with the hold.
+# HOLD_MAX since it was last drawn: a key that lands on the stream's frame waits for that
+# frame to end (figures: docs/benchmarks.md, "The app's frames").
 KEYS_HOLD = 0.3
 HOLD_MAX = 1.0
-# Textual draws a screen's frames on a fixed grid of 1/60 s (TEXTUAL_FPS): a key whose effect
-# came within 16.7 ms after any other frame waited for the next line of that grid. While works
-# stream, the flush above draws 8 frames a second, and the key bench's slowest keys were that
-# wait (p95 49-51 ms at 60 against 32-40 ms at 240, five runs each). The flush is the stream's
-# pace, so a finer grid only lets a key's frame start sooner; it draws nothing more often.
+# Textual draws a screen's frames on a fixed grid of 1/60 s (TEXTUAL_FPS), so a key whose effect
+# came just after another frame waits for the grid's next line. The flush is the stream's pace,
+# so a finer grid only lets a key's frame start sooner; it draws nothing more often.
 FRAMES_A_SECOND = 240
 EVERYTHING = frozenset({"works", "curve", "report", "pool", "header"})
 
@@ -157,8 +154,8 @@ class MainScreen(DiskPanes):
         self.draw_header()
         table = self.query_one(WorksTable)
         # The moved cursor and the output it selects in one frame: the table's posted message
-        # reached this screen after the frame that drew the cursor, so every key waited for a
-        # second frame, 17-33 ms at Textual's 60 a second. A watcher runs in the key's own call.
+        # would reach this screen after the frame that drew the cursor, so every key would wait
+        # for a second frame. A watcher runs in the key's own call.
         self.watch(table, "cursor_row", lambda: self._choose(table.chosen), init=False)
         table.focus()
         self.post_message(self.Ready())

@@ -8,7 +8,7 @@ text in one write, or reloads the whole buffer when it fell behind what the buff
 Long lines wrap at word boundaries to the pane's width (a writer's paragraph is one line),
 and wrap again when the terminal is resized. The pane follows the stream until the person
 scrolls back, and only the person's scrolling decides that: a resize that moves the end
-away from the view leaves it following (it used to stay on old text for good). `/` asks
+away from the view leaves it following, so the person never finds it stuck on old text. `/` asks
 for a search; matches are highlighted and `n` / `N` go to the next and previous one.
 """
 
@@ -147,7 +147,7 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
 
     def _keep(self) -> None:
         """Remember the shown work's wrapped rows and strips: a person goes back and forth between works,
-        and wrapping a whole buffer again cost each such key 2-4 ms (`bench/bench_tui.py`)."""
+        and wrapping a whole buffer again would cost each such key a part of its frame."""
         if self.work is not None and self._buffer is not None and not self.query:
             self._kept[self.work] = _Kept(
                 buffer=self._buffer,
@@ -279,7 +279,7 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         # The pane's box does not depend on its text and its scrollbars are fixed by `overflow`,
         # so more rows move the scrollbar's thumb and nothing else. Setting `virtual_size` the
         # usual way asks for a layout of the whole screen, which every streamed write and every
-        # work switch paid for (15-30 ms on a loaded machine): update the scrollbar directly.
+        # work switch would pay for: update the scrollbar directly.
         self.set_reactive(LiveOutput.virtual_size, size)
         self._scroll_update(size)
         self.refresh()
@@ -309,8 +309,8 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         self._forget()
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        # Once per frame, not once per line: the style walks the widget's ancestors (about a
-        # quarter of a millisecond), and a frame of a full pane draws 20 to 40 lines.
+        # Once per frame, not once per line: the style walks the widget's ancestors, and a
+        # frame of a full pane draws dozens of lines.
         self._frame = (self.scrollable_content_region.width, self.rich_style)
         return super().render_lines(crop)
 

@@ -149,8 +149,8 @@ class LossCurve(Widget):
     def _repaint(self) -> None:
         """Repaint the rows that read otherwise than those drawn last; all of them if their number changed.
 
-        Textual's path for each repainted line (padding, filters, cache) costs about 0.15 ms
-        even when the row's strip is kept, and a new selection changes a few rows of twenty.
+        Textual's path for each repainted line (padding, filters, cache) has a cost even when the
+        row's strip is kept, and a new selection changes a few rows of twenty.
         """
         before = self._drawn[1] if self._drawn is not None else None
         rows = self._rows()
@@ -218,7 +218,7 @@ class LossCurve(Widget):
     # -- drawing: one strip per row, kept while the row reads the same ------------------------
     #
     # Choosing another work redraws the whole curve, and Textual's path from one Content of
-    # every row to strips cost 4-6 ms of each such key's frame (`bench/bench_tui.py`). The rows
+    # every row to strips is a large part of such a key's frame (`bench/bench_tui.py`). The rows
     # are drawn here as Content once per change of data, selection or size, and each row's
     # strip is kept by its text and styles: the rows the selection did not touch, and every
     # row when the person comes back to a work, are the strips drawn before.

@@ -1,14 +1,14 @@
 """A scrollbar that repaints only when what it draws changes.
 
-The output pane follows 16 streaming works, and every write moves its scroll position and
-its length, which repaints Textual's scrollbar: 1-2 ms through Rich's render path, in 40%
-of the stream's frames and in every key that switches works (`bench/bench_tui.py`). Yet
-with thousands of lines in the pane the thumb is one cell at the bottom, and nearly none of
-those repaints changed a cell. `SteadyScrollBar` works out the thumb as Textual draws it
+The output pane follows many streaming works, and every write moves its scroll position and
+its length, which repaints Textual's scrollbar through Rich's render path, in many of the
+stream's frames and in every key that switches works (figures: docs/benchmarks.md, "The
+app's frames"). Yet with thousands of lines in the pane the thumb is one cell at the bottom,
+and nearly none of those repaints would change a cell. `SteadyScrollBar` works out the thumb as Textual draws it
 (in eighths of a cell) and, when a repaint would draw a bar it drew before, gives the lines
 it drew then. It keeps the last `KEPT_LOOKS` bars: a person going back and forth between two
-works swaps the pane between two thumbs, and with one bar kept every such key repainted it
-(0.4-0.8 ms a key). The works table uses it too: its bar was repainted with every row that changed.
+works swaps the pane between two thumbs, and with one bar kept every such key would repaint
+it. The works table uses it too, so its bar is not repainted with every row that changes.
 """
 
 from __future__ import annotations

@@ -2,14 +2,12 @@
 
 This is the batch of the training picture at a glance, and with sixteen works streaming its
 cells change several times a second. It draws each row as one strip of plain segments, kept
-until the row's text changes, and repaints only the rows that changed. Textual's DataTable,
-which it replaces, rendered every changed cell through Rich and dropped its caches on every
-update: 10 ms a frame for a row or two and 20-55 ms when a stage began in all sixteen works
-at once (`bench/bench_tui.py`), and a key pressed then waited for that frame.
+until the row's text changes, and repaints only the rows that changed: Textual's DataTable
+renders every changed cell through Rich and drops its caches on every update, and a key
+pressed then waits for that frame (figures: docs/benchmarks.md, "The app's frames").
 
 On a narrow terminal (`compact`) the table drops the tokens and cost columns and cuts
-names shorter: at 80 columns the full table took 58 of them and left the loss curve a
-sliver. The header keeps the run's tokens and cost in sight.
+names shorter, so the loss curve keeps its room beside it. The header keeps the run's tokens and cost in sight.
 """
 
 from __future__ import annotations
@@ -293,8 +291,8 @@ class WorksBox(Vertical):
     def name_work(self, text: str) -> None:
         """Put `text` on the box's foot, repainting that line only.
 
-        Setting `border_subtitle` repaints the whole box, border and table (1.5-2 ms of every
-        key that chooses another work), though the foot is the one line it is drawn on.
+        Setting `border_subtitle` repaints the whole box, border and table, in every key that
+        chooses another work, though the foot is the one line it is drawn on.
         """
         if text == self._named:
             return
