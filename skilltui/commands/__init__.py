@@ -38,8 +38,8 @@ from pathlib import Path
 Handler = Callable[[argparse.Namespace], int]
 
 # How `skilltui completion` (shtab) completes a folder flag, per shell: shtab.DIRECTORY's
-# value, written out because importing shtab costs every command line ~35 ms for a script
-# few of them print (a test keeps the two equal).
+# value, written out because importing shtab would slow every command line for a script few
+# of them print (a test keeps the two equal; the import's cost: docs/benchmarks.md, "Start-up").
 FOLDERS = {
     "bash": "_shtab_compgen_dirs",
     "zsh": "_files -/",

@@ -39,7 +39,7 @@ def render_note(description: str, body: str) -> str:
     return f"---\ndescription: {line}\n---\n{BODY_HEADING}\n\n{body.strip()}\n"
 
 
-try:  # the C loader is ten times faster on the many tiny documents of a big pool
+try:  # the C loader: a big pool is many tiny documents (docs/benchmarks.md, "Start-up")
     _Loader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader

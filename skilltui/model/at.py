@@ -3,10 +3,10 @@
 A run is a grid: epochs of steps; a step's works (forward, loss) and its groups (reduce,
 backward); a group's micro-step attempts; with `--candidates`, an attempt's candidates.
 Every event, wire message, view key, validation point and record names a place in it, and
-they used to name it five ways (tuples, dicts, small classes of their own). `At` is the one
-way: frozen, hashable, ordered the way the run goes, and read from and written to the shapes
-already on disk (event fields, a validation point's id, a trailer's `e0 s1 g0 a2`), so a run
-recorded before it still reads.
+`At` is the one way to name it, so no two of them can disagree about a place: frozen,
+hashable, ordered the way the run goes, and read from and written to the shapes already on
+disk (event fields, a validation point's id, a trailer's `e0 s1 g0 a2`), so a run recorded
+before it still reads.
 
 No imports from the rest of the package: every layer stands on it.
 """

@@ -1,8 +1,8 @@
 """A damaged pool repository, told apart from one that holds nothing yet, and named in one line.
 
-An older version took a pool whose HEAD did not resolve for one an init killed before its
-first commit, removed its `.git` and started over: every commit and kept ref gone. Now
-only a `.git` with no object and no ref in it (nothing to lose) counts as "not made yet".
+A pool whose HEAD does not resolve is never taken for one an init killed before its first
+commit: removing its `.git` to start over would lose every commit and kept ref. Only a
+`.git` with no object and no ref in it (nothing to lose) counts as "not made yet".
 Anything else that cannot be read (HEAD naming a branch that is not there, a ref file cut
 short or filled with NULs by a power cut, a garbage `.git/HEAD`, an object that cannot be
 read) is damage: the command stops with one line naming it and the ways on (`git fsck`,

@@ -31,7 +31,7 @@ KEPT = "refs/skilltui/"
 REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 STATUS_WORDS = {"A": "added", "M": "changed", "D": "removed"}
 # On the command line of every git the engine runs on a pool, whoever asked (training, an agent's
-# commit, a history tool): a pool's config, made by hand or left by an older version, cannot
+# commit, a history tool): a pool's config, whoever wrote it (a person, an older skilltui), cannot
 # make git run a program (a hook, an fsmonitor command) or read the user's attribute rules.
 SAFE_CONFIG = {
     "core.hooksPath": "/dev/null",
@@ -147,7 +147,7 @@ class PoolGit:
         holds nothing yet (no object, no ref: an init killed before its first commit).
 
         Anything else that does not read is damage, and raises PoolDamaged: a pool with commits
-        is never taken for an empty one (an older version removed its `.git` and started over).
+        is never taken for an empty one, whose `.git` may be made again.
         """
         if not self.exists():
             return False

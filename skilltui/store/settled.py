@@ -2,8 +2,8 @@
 
 The backward prompt and the panes join what the whole run recorded so far (the read traces
 and scores of every forward pass for attribution, every micro-step's record for the
-optimizer's feedback). Walking and reading every step's folder again at each micro-step made
-a step's time grow with the run: 170 ms at step 50, 319 ms at step 300 over four works.
+optimizer's feedback). Walking and reading every step's folder again at each micro-step would
+make a step's time grow with the run (docs/benchmarks.md, "A long run").
 
 Within one training session the loop writes only the step it is on: a step is *settled*
 once a later step's folder exists, and its records do not change after that (a resume,

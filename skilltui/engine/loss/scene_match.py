@@ -1,7 +1,7 @@
 """Which written scene is which human scene: the alignment the loss's parts are read from.
 
 A feature film has ~200 scenes; comparing every written scene with every human one grows
-with the square of the length (a 120 KB script took 47 s that way). So each written scene
+with the square of the length (docs/benchmarks.md, "The loss"). So each written scene
 is compared only with *candidates*: the human scenes it shares the most stem bigrams with
 (an inverted index of the human scenes' bigrams, skipping bigrams so common they say
 nothing), and the human scenes near its own place (a band around the diagonal, which is

@@ -76,7 +76,7 @@ class Vocab:
 
 
 def read_word_frequencies() -> None:
-    """Read wordfreq's English list now, rather than at the first word weighed (about 0.2 s, once a process).
+    """Read wordfreq's English list now, rather than at the first word weighed (once a process).
 
     The scoring pool calls it before it forks its workers, so each starts with the list read.
     """

@@ -14,7 +14,7 @@ calls were over (its `reads.json` is written then) is checked where its copy sta
 
 `rank` orders the checked candidates for the reviewer: those the gate advises keeping
 first, lowest validation delta first. It reads a verdict only through `delta_of`, so a
-verdict that carries its own mean paired delta (issue 21's interval gate) plugs in there.
+verdict that carries its own mean paired delta plugs in there.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Deciding a round moves several things: a ref per attempt (its commit with provenance
 trailers), the pool's HEAD, each attempt's `review.json`, the `decision` event, and for a
-final decision `commit.txt`. A kill between any two of them once left a resumed run
-deciding the micro-step again from scratch (approved twice, the first approved commit
-on no ref). So the decision is written first, in one atomic file (`decision.json` in the
+final decision `commit.txt`. A kill between any two of them must not leave a resumed run
+deciding the micro-step again from scratch: it could approve twice and leave the first
+approved commit on no ref. So the decision is written first, in one atomic file (`decision.json` in the
 micro-step's folder, `Decided`), naming every ref and the HEAD it leaves; `carry_out`
 then makes each of those moves, every one of which can be made twice with the same
 result. A resumed run that finds the file with its micro-step unfinished carries it out
