@@ -52,8 +52,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     Read each FILE (.fdx, .pdf, .fountain, .txt) and write it as WORK/human/NN.fountain, the
     number from the file's name or, with --first, from the order given; write WORK/work.toml
-    with the title page's title. Page numbers, running headers, (MORE), (CONT'D) at page
-    breaks, scene numbers and revision asterisks are removed. Prints, for each file, its
+    with the title page's title. Page numbers, running headers and a revised page's header,
+    (MORE), (CONTINUED), CONTINUED: and (CONT'D), scene numbers and revision asterisks are
+    removed, and so are control characters (NUL, ESC, ...). Prints, for each file, its
     scenes, characters, lines of dialogue and pages, what was removed, and every line it
     could not classify. Nothing is written when any file cannot be imported.
     """

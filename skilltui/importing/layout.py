@@ -90,7 +90,9 @@ def classify(pages: list[Page], columns: Columns) -> Classified:
             text = line.text
             joins = _joins(line, previous, kind, elements, pitch)
             if joins:
-                elements[-1].text += " " + text
+                # A line wrapped at a word's own hyphen (eighty-/eight) joins it without a space.
+                glued = re.search(r"[^\W\d_]-$", elements[-1].text) and text[:1].isalpha()
+                elements[-1].text += ("" if glued else " ") + text
             else:
                 elements.append(Element(kind, text))
             if kind == "parenthetical":

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..core.errors import UsageError
-from .artefacts import remove_artefacts
+from .artefacts import drop_repeated_contd, remove_artefacts
 from .fountain import Script
 from .layout import classify, learn_columns
 from .lines import Page, Word, lines_of_words
@@ -29,6 +29,7 @@ def read_pdf(path: Path) -> tuple[Script, Counter[str], list[tuple[int, str]]]:
     removed = remove_artefacts(pages)
     columns = learn_columns(pages)
     classified = classify(pages, columns)
+    drop_repeated_contd(classified.elements, removed)
     return Script(classified.elements, title, count), removed, classified.unclassified
 
 
@@ -72,6 +73,9 @@ def _page(number: int, page) -> Page:
     chars = text.get_text_range(0, count)
     if len(chars) != count:  # characters outside the BMP: read them one index at a time
         chars = "".join(chr(pdfium_c.FPDFText_GetUnicode(raw, i)) for i in range(count))
+    # PDFium reports a hyphen that ends a line as U+FFFE (it may be a soft hyphen); in a
+    # script it is the hyphen of a word the line wrapped (eighty-/eight), so it is one.
+    chars = chars.replace("\ufffe", "-")
     # One reused box and the C call itself: a feature has some 130,000 characters.
     for i, char in enumerate(chars):
         if char.isspace():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .artefacts import remove_artefacts
+from .artefacts import drop_repeated_contd, remove_artefacts
 from .fountain import Script, normalise, title_of_fountain
 from .layout import classify, learn_columns
 from .lines import INCH, Line, Page, Word
@@ -41,6 +41,7 @@ def read_laid_out(text: str) -> tuple[Script, Counter[str], list[tuple[int, str]
     removed = remove_artefacts(pages)
     columns = learn_columns(pages)
     classified = classify(pages, columns)
+    drop_repeated_contd(classified.elements, removed)
     return Script(classified.elements, None, len(pages)), removed, classified.unclassified
 
 

@@ -29,58 +29,86 @@ LINES_PER_PAGE = 54
 class Printed:
     kind: str
     text: str
-    scene: int = 0  # a heading's scene number
+    scene: int = 0  # a heading's scene, in order from 1
+    label: str = ""  # the number printed beside a heading: its scene's, or 12A for an inserted one
+    contd: bool = False  # a cue with an automatic (CONT'D)
 
 
-def paragraphs(text: str) -> list[list[Printed]]:
-    """The script as blocks that print together: a heading, an action paragraph, a whole speech."""
+def paragraphs(text: str, *, contd: bool = False, inserted: frozenset[int] = frozenset()) -> list[list[Printed]]:
+    """The script as blocks that print together: a heading, an action paragraph, a whole speech.
+
+    With `contd`, a cue of the speaker who spoke last in the scene, with action between, gets
+    Final Draft's automatic (CONT'D); `inserted` scenes (by their order, from 1) are numbered
+    as a revision numbers a new scene, after the one before it with a letter (12A).
+    """
     blocks: list[list[Printed]] = []
-    scene = 0
+    scene = number = 0
+    label = ""
+    speaker, acted = "", False
     for element in fountain.parse(io.StringIO(text)):
         if isinstance(element, Slug):
             scene += 1
-            blocks.append([Printed("heading", str(element.line).strip(), scene)])
+            if scene in inserted and number:
+                label = label + "A" if not label[-1].isalpha() else label[:-1] + chr(ord(label[-1]) + 1)
+            else:
+                number += 1
+                label = str(number)
+            blocks.append([Printed("heading", str(element.line).strip(), scene, label)])
+            speaker, acted = "", False
         elif isinstance(element, Transition):
             blocks.append([Printed("transition", str(element.line).strip())])
         elif isinstance(element, Action):
             blocks.append([Printed("action", " ".join(str(line) for line in element.lines))])
+            acted = True
         elif isinstance(element, Dialog | DualDialog):
             for dialog in [element.left, element.right] if isinstance(element, DualDialog) else [element]:
-                speech = [Printed("character", str(dialog.character).strip())]
+                cue = str(dialog.character).strip()
+                name = cue.split("(")[0].strip()
+                repeated = contd and name == speaker and acted
+                speech = [Printed("character", f"{cue} (CONT'D)" if repeated else cue, contd=repeated)]
                 for parenthetical, line in dialog.blocks:
                     speech.append(Printed("parenthetical" if parenthetical else "dialogue", str(line).strip()))
                 blocks.append(speech)
+                speaker, acted = name, False
     return blocks
 
 
-def lay_out(text: str) -> tuple[list[list[tuple[str, str, int]]], Counter[str]]:
-    """Pages of (kind, text, scene) rows ("" kind: a blank row), splitting speeches with (MORE)/(CONT'D)."""
-    pages: list[list[tuple[str, str, int]]] = [[]]
+Row = tuple[str, str, str]  # (kind, text, the scene number printed beside a heading); "" kind: a blank row
+
+
+def lay_out(
+    text: str, *, lines: int = LINES_PER_PAGE, contd: bool = False, inserted: frozenset[int] = frozenset()
+) -> tuple[list[list[Row]], Counter[str]]:
+    """Pages of rows, `lines` a page, splitting speeches with (MORE)/(CONT'D) (see `paragraphs`)."""
+    pages: list[list[Row]] = [[]]
     drawn: Counter[str] = Counter()
 
     def room() -> int:
-        return LINES_PER_PAGE - len(pages[-1])
+        return lines - len(pages[-1])
 
-    for block in paragraphs(text):
-        rows = [(p.kind, line, p.scene) for p in block for line in textwrap.wrap(p.text, WIDTHS[p.kind]) or [""]]
+    for block in paragraphs(text, contd=contd, inserted=inserted):
+        drawn["cont'd"] += block[0].contd
+        rows = [(p.kind, line, p.label) for p in block for line in textwrap.wrap(p.text, WIDTHS[p.kind]) or [""]]
         need = len(rows) + (1 if pages[-1] else 0)
         if need <= room():
             if pages[-1]:
-                pages[-1].append(("", "", 0))
+                pages[-1].append(("", "", ""))
             pages[-1].extend(rows)
             continue
         speech = rows[0][0] == "character"
         fits = room() - 2  # a blank row before, and (MORE) after
         if speech and fits >= 3 and rows[fits - 1][0] == "dialogue" and len(rows) - fits >= 1:
-            pages[-1].append(("", "", 0))
+            pages[-1].append(("", "", ""))
             pages[-1].extend(rows[:fits])
-            pages[-1].append(("more", "(MORE)", 0))
+            pages[-1].append(("more", "(MORE)", ""))
             drawn["more"] += 1
-            pages.append([("character", f"{rows[0][1]} (CONT'D)", 0)])
+            name = rows[0][1].removesuffix(" (CONT'D)")
+            pages.append([("character", f"{name} (CONT'D)", "")])
             drawn["cont'd"] += 1
             pages[-1].extend(rows[fits:])
         else:
             pages.append(list(rows))
+    drawn = +drawn  # no kind drawn zero times
     return pages, drawn
 
 
@@ -112,6 +140,69 @@ def draw_pdf(text: str, path: Path, *, title: str = "THE SHOW", revised: tuple[i
             if number in revised and index % 3 == 0:
                 pdf.drawString(7.9 * INCH, y, "*")
                 drawn["revision asterisk"] += 1
+        pdf.showPage()
+    pdf.save()
+    return drawn
+
+
+def draw_final_draft(
+    text: str,
+    path: Path,
+    *,
+    revised: frozenset[int] = frozenset({2}),
+    a_pages: frozenset[int] = frozenset({3}),
+    inserted: frozenset[int] = frozenset(),
+) -> Counter[str]:
+    """Draw the script as Final Draft prints a revised production draft; return the artefacts drawn, by kind.
+
+    No running header: only a revised page (in `revised`, by its place from 1) carries one,
+    "REVISED 12/01/26" beside its page number, and an asterisk beside every third line. A
+    sheet in `a_pages` is an A-page, numbered after the one before it ("2A.") and revised
+    too. Scene numbers stand in both margins, the left one 0.5 inch before the heading (so
+    "12A" ends 0.2 inch from it); `inserted` scenes are numbered 12A, 12B. A scene cut by a
+    page ends in "(CONTINUED)" at the page's foot and goes on under "CONTINUED:" (then
+    "CONTINUED: (2)") with its scene number in both margins; a speaker who speaks again
+    after action gets an automatic (CONT'D).
+    """
+    from reportlab.lib.pagesizes import letter
+    from reportlab.pdfgen import canvas
+
+    pages, drawn = lay_out(text, lines=LINES_PER_PAGE - 3, contd=True, inserted=inserted)
+    width, height = letter
+    pdf = canvas.Canvas(str(path), pagesize=letter)
+    number, scene, cut = 0, "", 0
+    for sheet, rows in enumerate(pages, start=1):
+        pdf.setFont("Courier", 12)
+        number += sheet not in a_pages
+        changed = sheet in revised or sheet in a_pages
+        if changed:
+            pdf.drawString(4.0 * INCH, height - 0.5 * INCH, "REVISED 12/01/26")
+            drawn["revision header"] += 1
+        if sheet > 1:
+            label = f"{number}A." if sheet in a_pages else f"{number}."
+            pdf.drawRightString(7.5 * INCH, height - 0.5 * INCH, label)
+            drawn["page number"] += 1
+        head = rows[0][0] != "heading" and sheet > 1
+        cut = cut + 1 if head else 0
+        if head:
+            rows = [("continued", "CONTINUED:" if cut == 1 else f"CONTINUED: ({cut})", scene), ("", "", ""), *rows]
+            drawn["continued"] += 1
+        for index, (kind, line, mark) in enumerate(rows):
+            if not kind:
+                continue
+            y = height - INCH - 12 * (index + 1)
+            pdf.drawString(COLUMNS.get(kind, COLUMNS["heading"] if kind == "continued" else 3.7) * INCH, y, line)
+            if mark:
+                scene = mark if kind == "heading" else scene
+                pdf.drawString((COLUMNS["heading"] - 0.5) * INCH, y, mark)
+                pdf.drawString(7.6 * INCH, y, mark)
+                drawn["scene number"] += 2
+            if changed and index % 3 == 0:
+                pdf.drawString(8.05 * INCH, y, "*")
+                drawn["revision asterisk"] += 1
+        if sheet < len(pages) and pages[sheet][0][0] != "heading":
+            pdf.drawString(6.0 * INCH, 0.6 * INCH, "(CONTINUED)")
+            drawn["continued"] += 1
         pdf.showPage()
     pdf.save()
     return drawn
