@@ -23,7 +23,7 @@ from skilltui.agents.base import BackendError, Connection, FatalBackendError, Re
 from skilltui.agents.openai_backend import OpenAIBackend  # noqa: E402
 from skilltui.agents.tools import Sandbox  # noqa: E402
 from skilltui.core.errors import UsageError  # noqa: E402
-from tests.support.fakeopenai import Cut, Drop, Error, FakeOpenAI, Reply, call  # noqa: E402
+from tests.support.fakeopenai import Cut, Drop, Error, FakeOpenAI, Garbled, Reply, call  # noqa: E402
 
 KEY = "sk-proj-test-0123456789abcdefABCDEF-backend"
 MODEL = "gpt-4.1-mini"
@@ -196,6 +196,23 @@ async def test_429_5xx_drops_cut_streams_and_stream_errors_are_retried(
     assert len(retries) == 5
     assert [e["event"] for e in result.transcript].count("tool") == 1  # the cut call never ran
     assert b.throttle.throttled  # the 429 lowered the calls in flight
+
+
+async def test_a_garbled_stream_is_retried_and_said_in_plain_words(fake: FakeOpenAI) -> None:
+    misshapen = '{"choices": [{"delta": "not an object"}]}'  # JSON, but no chunk
+    fake.script = [Garbled(Reply("The judge")), Garbled(Reply("The"), data=misshapen), Reply("The judge's report.")]
+    result = await backend(fake).text(Request(role="loss", prompt="x"))
+    assert result.text == "The judge's report." and len(fake.chat_requests) == 3
+    assert [e["error"] for e in result.transcript if e["event"] == "retry"] == [
+        "the server sent a garbled stream (a chunk that is not JSON)",
+        "the server sent a garbled stream (a chunk that is not shaped as a chat-completions chunk)",
+    ]
+    # Given up on, it fails the call as a transient fault does, in the same words.
+    fake.script = [Garbled(Reply("x"))] * 3
+    with pytest.raises(BackendError) as info:
+        await backend(fake, max_retries=2).text(Request(role="loss", prompt="x"))
+    assert str(info.value).startswith("the server sent a garbled stream (a chunk that is not JSON); gave up after 3")
+    assert "JSONDecodeError" not in str(info.value) and "Expecting" not in str(info.value)
 
 
 async def test_retry_after_is_waited_out(fake: FakeOpenAI) -> None:

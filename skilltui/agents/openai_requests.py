@@ -18,12 +18,14 @@ OpenAI-compatible protocol:
   without a price (its tokens are not known), never at $0.
 - Failures: 401/403 (the key), 402 (credit), 404 (the model), a 429 saying the quota is
   used up, and a 400 saying the model cannot use tools are fatal (no other work could
-  succeed); 408/409/429/5xx, errors inside a stream and dropped connections are retried;
+  succeed); 408/409/429/5xx, errors inside a stream, a chunk that is not JSON (a garbled
+  stream) and dropped connections are retried;
   any other 400 costs only that work.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -47,6 +49,13 @@ NO_TOOLS = re.compile(
     r"|enable-auto-tool-choice|tool-call-parser",
     re.IGNORECASE,
 )
+
+
+GARBLED = "the server sent a garbled stream"
+
+
+class _Misshapen(Exception):
+    """A streamed chunk that parsed as JSON but is not a chat-completions chunk (a garbled stream too)."""
 
 
 @dataclass
@@ -113,7 +122,10 @@ class ChatRequests:
                     stream = await client.chat.completions.create(**params)
                     async with stream:
                         async for chunk in stream:
-                            _fold(answer, chunk, request)
+                            try:
+                                _fold(answer, chunk, request)
+                            except (AttributeError, TypeError):  # JSON, but not shaped as a chunk
+                                raise _Misshapen from None
             except openai.APIStatusError as exc:
                 failure = self._classify(exc, call)
                 if exc.status_code == 429:
@@ -125,6 +137,12 @@ class ChatRequests:
                 failure = Failure(True, f"the stream broke off: {redact(exc.message, call.secrets)}")
             except httpx2.TransportError as exc:
                 failure = Failure(True, f"the connection failed ({type(exc).__name__}: {exc})")
+            except json.JSONDecodeError:
+                # A chunk the SDK cannot parse (a proxy that mangles streams, a broken server):
+                # transient like a cut stream, and said plainly, not as the parser's traceback words.
+                failure = Failure(True, f"{GARBLED} (a chunk that is not JSON)")
+            except _Misshapen:
+                failure = Failure(True, f"{GARBLED} (a chunk that is not shaped as a chat-completions chunk)")
             else:
                 if answer.finish_reason is not None:
                     self.throttle.succeeded()

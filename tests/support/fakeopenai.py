@@ -11,7 +11,8 @@ share:
   a last chunk with no choices and the usage), else as one JSON answer;
 - errors in OpenAI's shape (`{"error": {"message", "type", "code"}}`) with any status and
   an optional `retry-after`; an error event inside a 200 stream (`mid_stream`);
-- a dropped connection (`Drop`) and a stream cut after some chunks (`Cut`);
+- a dropped connection (`Drop`), a stream cut after some chunks (`Cut`), and one whose
+  data line after some chunks is not JSON (`Garbled`);
 - a model without tool support: with `tools_supported=False`, a request that offers tools
   is answered 400 with Ollama's words ("... does not support tools").
 
@@ -80,7 +81,18 @@ class Cut:
     chunks: int
 
 
-Answer = Reply | Error | Drop | Cut
+@dataclass
+class Garbled:
+    """Stream `reply`'s first `chunks` SSE chunks, then a data line that is not JSON, then the end.
+
+    What a proxy that mangles a stream, or a server with a broken serializer, sends."""
+
+    reply: Reply
+    chunks: int = 2
+    data: str = '{"id": "chatcmpl-fake", "choices": [{"delta": {"content": "half'
+
+
+Answer = Reply | Error | Drop | Cut | Garbled
 Script = Iterable[Answer] | Callable[["Recorded"], Answer]
 
 
@@ -261,6 +273,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._error(answer, body)
             elif isinstance(answer, Cut):
                 self._reply(answer.reply, body, cut_after=answer.chunks)
+            elif isinstance(answer, Garbled):
+                self._reply(answer.reply, body, cut_after=answer.chunks, garbled=answer.data)
             else:
                 self._reply(answer, body)
 
@@ -276,7 +290,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             loopback.send_json(self, error.status, _error(error.message, error.code), headers)
 
-        def _reply(self, reply: Reply, body: dict[str, Any], cut_after: int | None = None) -> None:
+        def _reply(
+            self, reply: Reply, body: dict[str, Any], cut_after: int | None = None, garbled: str | None = None
+        ) -> None:
             finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
             usage = fake.usage(body, reply)
             model = reply.model or body.get("model")
@@ -308,8 +324,11 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             sse.start(self)
             for n, chunk in enumerate(chunks):
                 if cut_after is not None and n >= cut_after:
-                    loopback.drop(self)
-                    return
+                    if garbled is None:
+                        loopback.drop(self)
+                        return
+                    sse.send(self, garbled)  # a data line that is not JSON, in a stream that then ends
+                    break
                 sse.send(self, chunk)
             self._end()
 
