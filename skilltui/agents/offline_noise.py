@@ -10,7 +10,7 @@ With `--offline-noise-call P` a whole writing call, with probability P, ignores 
 it read and writes as it would with none: a real model's bad call (it skimmed the notes),
 which moves every episode of that pass together. Paragraph noise alone moves episodes
 independently, so only this one shows why the gate counts a call, not an episode, as one
-sample (engine/stats.py).
+sample (engine/validation/stats.py).
 
 The draws come from a generator seeded by the call's identity: the run's name, where the
 call writes inside the run and the episode. So a run is reproducible (the same command

@@ -3,7 +3,7 @@
 Everything the project reads as JSON comes through here: a run's records (`read_json`: the
 settings, the markers and records a stage writes, the estimate, the theme settings, a kept
 transcript), a line of `events.jsonl` (`model.parse`), a line on the pipe between the app and
-its trainer (`runner.messages`) and the judge's rubric (`engine.loss.rubric`). The backends'
+its trainer (`drivers.messages`) and the judge's rubric (`engine.loss.rubric`). The backends'
 own wire formats (the API's and the Claude Code SDK's) are theirs to read.
 
 Why one place: the ways JSON text goes wrong are more than `json.loads` names in one

@@ -13,6 +13,6 @@ episodes as Final Draft files and PDFs. This package reads those into one shape
 - report.py: what each file held and what was removed or could not be placed;
 - importer.py: the command's plan (read and check everything) and write (only then).
 
-It sits beside the runner: it uses the engine's idea of a work, and nothing below it knows
+It sits beside the drivers: it uses the engine's idea of a work, and nothing below it knows
 it exists.
 """

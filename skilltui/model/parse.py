@@ -51,7 +51,7 @@ _HINTS: dict[type, dict[str, Any]] = {cls: typing.get_type_hints(cls, vars(ev)) 
 def fits(value: Any, hint: Any) -> bool:
     """Whether a JSON value can stand for a field of type `hint` (ints pass for floats; bools for nothing else).
 
-    Public because the runner's wire checks its messages' fields by the same rules as events.
+    Public because the drivers' wire checks its messages' fields by the same rules as events.
     """
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):

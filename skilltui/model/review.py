@@ -5,7 +5,7 @@ and acts on the `Decision` it returns (approve, rerun, rollback). `--auto` plugs
 engine's `AutoReviewer`; the live app plugs in a person through its review screen.
 
 These types live in the run model, below the engine, because they are the one place where
-an interface talks back to training: the engine, the runner's wire and the app all use
+an interface talks back to training: the engine, the drivers' wire and the app all use
 them, and each of those sits above the model in the layers contract (pyproject.toml).
 Like the events, they are plain data.
 """
@@ -152,7 +152,7 @@ def delta_text(delta: float, low: float | None, high: float | None, level: float
 
 
 def request_to_dict(request: ReviewRequest) -> dict[str, Any]:
-    """A request as JSON-ready data (paths as strings); `runner.messages` reads it back, checked."""
+    """A request as JSON-ready data (paths as strings); `drivers.messages` reads it back, checked."""
     data = plain_fields(request)
     data["run_dir"] = str(request.run_dir)
     return data

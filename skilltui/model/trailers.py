@@ -67,7 +67,7 @@ LOOKALIKE = re.compile(rf"^\W*{PREFIX}[\w-]*\s*[:=]", re.IGNORECASE)
 
 def agent_message(text: str) -> str:
     """An agent's commit message as the engine keeps it: one kind of line end, no control character,
-    and no line that looks like a trailer, since only the engine writes provenance (engine/provenance.py)."""
+    and no line that looks like a trailer, since only the engine writes provenance (engine/update/provenance.py)."""
     lines = message_lines(text).split("\n")
     return "\n".join(line for line in lines if not LOOKALIKE.match(line)).strip("\n")
 

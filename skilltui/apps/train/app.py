@@ -3,7 +3,7 @@
 `skilltui train` (without --auto, on a terminal) and `skilltui demo` open it. It composes
 the screens and routes messages; it adds no training logic and keeps no fold of the run:
 
-- the trainer runs in a process of its own (`runner.engine_process`): it writes
+- the trainer runs in a process of its own (`drivers.engine_process`): it writes
   `events.jsonl`, and the app folds every event it sends into the run model (`RunView`), so
   the engine's work never stands between a key and its frame;
 - the main screen (`screens/main.py`) renders that model; its panes read the pool in threads;

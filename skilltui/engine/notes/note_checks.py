@@ -1,6 +1,6 @@
 """The checks a change to the pool must pass, shared by the commit tool, the micro-step and `skilltui lint`.
 
-- `lint_pool`: the note rules (`pool.lint_note`) plus, given the run's training works, the
+- `lint_pool`: the note rules (`pool.notes.lint_note`) plus, given the run's training works, the
   leakage guard (`leakage.Lexicon`). The whole pool is linted once per micro-step for the
   prompt and the step's `lint_report`; a commit lints only the notes it touches.
 - `commit_problems`: what the commit tool checks *before* it commits, so an agent learns
