@@ -138,7 +138,7 @@ def test_diffuse_and_lint_refuse_missing_folders(tmp_path, capsys):
     assert len(err) == 3 and all(line.startswith("skilltui: error: ") for line in err)
 
 
-# -- input that used to pass the checks and fail late (issue 10) --------------------------------
+# -- input that must fail the checks, not late in training ---------------------------------------
 
 
 def _train_in_process(tmp_path: Path, works: list[Path], *argv: str, runs: Path | None = None) -> int:

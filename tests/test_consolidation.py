@@ -1,4 +1,4 @@
-"""Epoch-end consolidation (issue 22 item 1): the pool gets smaller, and loses no guidance a writer used."""
+"""Epoch-end consolidation: the pool gets smaller, and loses no guidance a writer used."""
 
 from __future__ import annotations
 

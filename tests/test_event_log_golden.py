@@ -1,6 +1,6 @@
 """The same run writes the same record: a gated run's event log and report page against a golden copy.
 
-A refactor of the engine, the store or the events (issue 34's rooms, `At`, the one record
+A refactor of the engine, the store or the events (the engine's rooms, `At`, the one record
 reader) must not change what a run records: a person's old runs are read by the new code,
 and two runs of the same settings compare line by line. This run touches most of what a run
 records (a validation work and the gate, two candidates, a test work, two epochs with their

@@ -14,9 +14,8 @@ from skilltui.pool.notes import Pool
 from tests.support.scripted import ScriptedBackend, seed_pool
 from tests.support.validation import events, held_out_work, train_with
 
-# The reason's format changed with the interval rule (issue 21): before -> after, the paired
-# delta, its interval at the confidence, n writing calls and what the interval rests on
-# (issue 32), and the finding.
+# The reason's format: before -> after, the paired delta, its interval at the confidence, n
+# writing calls and what the interval rests on, and the finding.
 REASON = re.compile(
     r"^gate: val (\d\.\d{3}) -> (\d\.\d{3}), Δ [+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\] at 90%, "
     r"n=\d+ calls \(\d+ episodes, [^()]+\): "

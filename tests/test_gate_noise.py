@@ -1,4 +1,4 @@
-"""The gate's error rates as a procedure (issue 32, item 9): rates over many draws, with a binomial bound.
+"""The gate's error rates as a procedure: rates over many draws, with a binomial bound.
 
 Each rate comes from simulating the whole decision loop (tests/support/gate_sim.py: the real
 `gate.judge` and `gate.plan`, on drawn losses with a shock shared by each writing call)

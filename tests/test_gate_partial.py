@@ -1,4 +1,4 @@
-"""No decision on partial evidence (issue 32, item 5): a validation work that fails is never left out.
+"""No decision on partial evidence: a validation work that fails is never left out.
 
 Before, a failed validation pass dropped its work silently and the gate paired what was
 left, so a candidate whose notes made the writer fail on one validation work could be kept

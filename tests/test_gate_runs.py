@@ -1,4 +1,4 @@
-"""The gate in whole runs (issue 21): samples accumulate, resume keeps the past, rejected updates teach.
+"""The gate in whole runs: samples accumulate, resume keeps the past, rejected updates teach.
 
 `--offline-noise` makes the offline writer vary between passes, as a real model does, so the
 gate must take more passes before it decides; the scripted backward pass knows what each

@@ -1,4 +1,4 @@
-"""A gate interval is labelled at the level it was computed at, in every view (issue 51, item 2).
+"""A gate interval is labelled at the level it was computed at, in every view.
 
 `GateVerdict.confidence` is the whole decision's (`--gate-confidence`); each look's interval
 is wider, at Pocock's nominal level for the looks and Bonferroni's for the candidates

@@ -1,9 +1,10 @@
 """The engine's loss ranks damaged scripts the way a screenwriter would, on every human episode.
 
-The table (issues 8 and 23) is checked on the bundled works, on varied works generated
-here, and on works written by hand for this test (tests/data/): night-shift-radio was
-written after issue 8's weights were fixed and never used to choose them; ferry-crossing
-and orchard-night were written after issue 23's were, and never used to choose anything.
+The table is checked on the bundled works, on varied works generated here, and on works
+written by hand for this test (tests/data/): night-shift-radio was written after the parts'
+weights were fixed and never used to choose them; ferry-crossing and orchard-night were
+written after the rows for reworded, merged, swapped and cut scenes were, and never used
+to choose anything.
 Known answers are checked exactly where the parts can be worked out by hand.
 """
 
@@ -79,7 +80,7 @@ def assert_table(episodes: list[str]) -> None:
 
 
 def assert_new_rows(human: str, small: float, row: dict[str, float], where: str) -> None:
-    """Issue 23's rows: wording counts less than who speaks; merged, swapped and cut scenes cost what they remove."""
+    """Wording counts less than who speaks; merged, swapped and cut scenes cost what they remove."""
     rotated, reversed_ = row["cues moved"], row["reversed scenes"]
     new = {
         "paraphrase": loss(paraphrase(human), human),

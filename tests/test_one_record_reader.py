@@ -1,5 +1,5 @@
 """One reader of micro-step records: nothing outside `skilltui/store/` reads a micro-step's records or
-parses a commit's provenance trailers; everything asks `store.micro_steps` or `store.micro_records` (issue 34).
+parses a commit's provenance trailers; everything asks `store.micro_steps` or `store.micro_records`.
 
 What the scan calls a reader, in the code of every module of `skilltui/` outside `store/`
 (docstrings and comments may still name the files; code may not):
@@ -81,7 +81,7 @@ def test_no_module_outside_the_store_reads_micro_step_records_or_parses_trailers
 
 
 def test_the_scan_finds_each_kind_of_second_reader():
-    # Each shape a second reader took before the store owned the records (issue 34).
+    # Each shape a second reader of the records could take.
     assert readers_in('p = adir / "checked.json"\n') == ["line 1: names checked.json"]
     assert readers_in('for r in gdir.glob("attempt*/review.json"): pass\n') == ["line 1: names review.json"]
     assert readers_in('name = f"{adir}/review.json"\n') == ["line 1: names review.json"]

@@ -1,8 +1,8 @@
 """A pool that cannot be read is never re-created: the run stops with one line, nothing deleted,
 and `skilltui repair RUN` puts main back on the newest intact commit the run recorded.
 
-Issue 24's first hole: resume took any HEAD that did not resolve for "no repository yet",
-removed `.git` and trained an empty pool, exit 0. Each trigger below is what a person, a
+A HEAD that does not resolve is never taken for "no repository yet": removing `.git` would
+train an empty pool and exit 0. Each trigger below is what a person, a
 power cut or a stray git command can leave; each must end in exit 2, one line naming the
 damage and the way on, and every byte of `.git` and `memory/` as it was.
 """
@@ -229,7 +229,7 @@ def _commit_by_hand(pool: Path, message: str) -> None:
 
 
 def test_a_git_repository_made_inside_the_pool_is_refused_with_one_line(works, done: Run, tmp_path, capsys) -> None:
-    """Issue 24: a nested repository crashed every resume (an AttributeError about a submodule)."""
+    """A nested repository is refused in one line, not an AttributeError about a submodule at every resume."""
     inner = done.pool.root / "scene" / "inner"
     inner.mkdir(parents=True)
     git(inner, "init", "-q")
@@ -245,7 +245,7 @@ def test_a_git_repository_made_inside_the_pool_is_refused_with_one_line(works, d
 
 
 def test_a_hand_committed_submodule_is_read_like_any_entry(tmp_path: Path) -> None:
-    """Issue 24: a submodule entry in a commit crashed `review` (GitPython gives it no name)."""
+    """A submodule entry in a commit reads like any entry, though GitPython gives it no name (`review` needs one)."""
     pool = Pool(tmp_path / "memory")
     pool.init()
     sha = git(pool.root, "rev-parse", "HEAD")
@@ -256,8 +256,8 @@ def test_a_hand_committed_submodule_is_read_like_any_entry(tmp_path: Path) -> No
 
 
 def test_a_committed_note_whose_name_is_not_utf8_is_refused_and_reported(works, done: Run, tmp_path, capsys) -> None:
-    """Issue 24: a file name with a byte that is not UTF-8 wedged the run (the event sink could not
-    encode it) and crashed `report`."""
+    """A file name with a byte that is not UTF-8 is refused and reported: the event sink cannot encode
+    it, and `report` cannot render it."""
     root = done.pool.root
     with open(bytes(root / "scene") + b"/caf\xe9.md", "wb") as f:
         f.write(b"---\ndescription: x\n---\n## Guidance\n\nBody.\n")

@@ -161,7 +161,7 @@ def test_feedback_reads_on_as_the_run_records_more(tmp_path):
     "rev", ["@{-1}", "HEAD@{99}", "master@{push}", "main@{upstream}", "HEAD^{tree}", "HEAD~99", "HEAD..HEAD~1"]
 )
 def test_pool_show_of_a_revision_that_names_no_commit_is_a_tool_error(pool, rev):
-    """Issue 24: these raised IndexError or BadObject past the tool layer and aborted the backward attempt."""
+    """A tool error the agent can read, not an IndexError or BadObject past the tool layer that ends its attempt."""
     sandbox = Sandbox(read_roots=[pool.root], write_roots=[pool.root], history=PoolHistory(pool.root))
     with pytest.raises(ToolError, match="is not a commit of the pool"):
         sandbox.run("pool_show", {"rev": rev})

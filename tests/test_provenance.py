@@ -1,4 +1,4 @@
-"""Provenance trailers (issue 22 item 3): every micro-step's commit says where it came from, in git."""
+"""Provenance trailers: every micro-step's commit says where it came from, in git."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Reopening a run whose folder or pool changed between sessions: repaired, kept, on record.
 
-Each test sets up what a kill, a full disk or a person left behind (issue 10's holes),
+Each test sets up what a kill, a full disk or a person left behind,
 then runs the same command again and checks that the run completes with its records
 whole and nothing the user made lost.
 """
@@ -182,7 +182,7 @@ def test_temporary_files_of_a_dead_writer_are_cleaned_on_open(works, done: Run, 
 def test_edits_made_while_training_runs_are_kept_under_a_ref_with_a_notice(
     works, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 24: a line added to a note and a new note, made while forward ran, were reset away without a trace."""
+    """A line added to a note and a new note, made while forward ran, are never reset away without a trace."""
     from skilltui.agents.offline import OfflineBackend
 
     pool_root = tmp_path / "runs" / "r" / "memory"
@@ -227,8 +227,8 @@ def test_a_reset_keeps_every_uncommitted_file_under_a_ref_first(tmp_path: Path) 
 def test_folders_the_writer_made_in_its_scripts_folder_neither_wedge_nor_crash_the_run(
     works, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 24: a folder in the scripts folder made the stale-file cleanup fail at every resume, and a
-    folder named 01.fountain failed forward with a raw IsADirectoryError."""
+    """A folder in the scripts folder must not fail the stale-file cleanup at every resume, nor a
+    folder named 01.fountain fail forward with a raw IsADirectoryError."""
     from skilltui.agents.offline import OfflineBackend
 
     real_agent = OfflineBackend.agent
@@ -281,7 +281,7 @@ def test_a_folder_a_stopped_writer_left_in_its_scripts_folder_is_cleared_on_resu
 
 
 def test_a_hand_commit_whose_subject_mimics_a_micro_step_is_adopted_on_record(works, done: Run, tmp_path: Path) -> None:
-    """Issue 24: a hand commit titled like a training micro-step was adopted with no notice and no event."""
+    """A hand commit titled like a training micro-step is adopted with a notice and an event, never silently."""
     pool = done.pool
     (pool.root / "scene").mkdir(exist_ok=True)
     (pool.root / "scene" / "late-entrances.md").write_text(NOTE)

@@ -1,5 +1,5 @@
 """Every name the sandbox refuses is refused however it is written, and git run for an agent runs
-nothing else (issue 24, HIGH 3).
+nothing else.
 
 On a case-insensitive file system (macOS by default, Windows) `.GIT/config` is the pool's
 real `.git/config`, and a config there with `core.fsmonitor` had its command run by the

@@ -157,7 +157,7 @@ def test_lint_counts_the_files_with_problems_and_refuses_a_work_folder(tmp_path,
 
 
 def test_a_long_file_view_says_where_it_is_cut_and_how_to_read_on(tmp_path):
-    """Issue 24: `view` cut at 60,000 characters with no marker, so a long story read as one without its end."""
+    """`view` marks where it cuts a long file, so a long story never reads as one without its end."""
     story = tmp_path / "story.md"
     lines = [f"## Episode {n}\n\nMARA crosses the yard at dawn, again." for n in range(1, 900)]
     story.write_text("\n".join(lines) + "\n")

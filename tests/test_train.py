@@ -50,7 +50,7 @@ def test_repeating_the_command_adds_no_commit_and_skips_every_stage(tmp_path, ma
     count = len(events(runs))
     assert train(runs, works, "--steps", "2", "--group-size", "2") == 0
     assert commits(runs) == before
-    # A finished run is said to be finished (issue 21): nothing runs, nothing is recorded.
+    # A finished run is said to be finished: nothing runs, nothing is recorded.
     assert len(events(runs)) == count
     # A run stopped at its very end (no run_finished yet) resumes by skipping every stage.
     unfinish(runs)

@@ -60,7 +60,7 @@ def test_no_backward_validates_once_and_stays_level_and_resume_skips_it(tmp_path
     count = len(events(runs))
     again = ScriptedBackend()
     assert train_with(again, runs, works, [val], "--steps", "2", "--no-backward") == 0
-    assert again.calls == [] and len(events(runs)) == count  # finished: nothing to do (issue 21)
+    assert again.calls == [] and len(events(runs)) == count  # finished: nothing to do
     unfinish(runs)  # as if it had stopped at its very end: resume skips every point
     count = len(events(runs))
     assert train_with(again, runs, works, [val], "--steps", "2", "--no-backward") == 0

@@ -133,7 +133,7 @@ def prose(text: str) -> str:
     return retold
 
 
-# -- issue 23's rows -------------------------------------------------------------------------
+# -- rewording, merging, swapping and cutting scenes -----------------------------------------
 
 # Rules for rewording a line while keeping what it means: contractions either way, plain
 # synonyms, fillers dropped, at most 30% of a line's words (at least one), so a paraphrase
