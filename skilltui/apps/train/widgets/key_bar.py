@@ -2,11 +2,11 @@
 
 Textual's `Footer` composes a widget per key again whenever the active bindings change,
 which they do at every focus change and at every review (its `v`, its `a r u`). Each
-recompose mounts and styles a dozen widgets, and measured over a run that was most of
-what the approve key cost before the screen showed its effect; it also kept every key it
-replaced alive (in Textual 8.2 each new key binds to the footer's `compact` reactive and
-the binding outlives the key). This bar renders the same facts, key and description of
-every shown binding of the active screen, in one `render()`; a click on a key presses it.
+recompose mounts and styles a dozen widgets, most of what a key such as approve costs before
+the screen shows its effect, and keeps every key it replaced alive (in Textual 8.2 each new
+key binds to the footer's `compact` reactive and the binding outlives the key). This bar
+renders the same facts, key and description of every shown binding of the active screen, in
+one `render()`; a click on a key presses it.
 """
 
 from __future__ import annotations
