@@ -291,6 +291,59 @@ async def test_every_refused_answer_is_kept_with_its_own_line(tmp_path: Path) ->
     assert [p.with_suffix(".why").read_text().strip() for p in kept] == lines
 
 
+async def test_a_request_deleted_while_the_run_waits_is_written_again(tmp_path: Path) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    lines: list[str] = []
+    backend = MailboxBackend(f"mailbox:{box}", say=lines.append)
+
+    def person() -> None:
+        rid = waiting(box)
+        asked = json.loads((box / "requests" / f"{rid}.json").read_text())
+        (box / "requests" / f"{rid}.json").unlink()  # a tidy-up that went too far
+        wait_for(lambda: lines, "the line that says so", seconds=10)
+        again = json.loads((box / "requests" / f"{rid}.json").read_text())
+        assert {k: v for k, v in again.items() if k not in ("written_at", "written_again")} == {
+            k: v for k, v in asked.items() if k != "written_at"
+        }
+        assert answer_cli(box, rid, "--text", "the report") == 0
+
+    request = Request(role="loss", prompt="Judge.", timeout=20)  # the whole timeout is not waited out
+    result, _ = await asyncio.gather(backend.text(request), in_thread(person))
+    assert result.text == "the report"
+    assert len(lines) == 1 and "was deleted from" in lines[0] and "written again" in lines[0]
+    assert [e["event"] for e in result.transcript][:2] == ["request", "request_written_again"]
+
+
+async def test_a_request_deleted_while_it_is_served_is_served_again(tmp_path: Path) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    said: list[str] = []
+
+    class DeletesFirst:
+        """Answers; during its first answer the request is deleted (as a person tidying the folder would)."""
+
+        name, model = "deletes-first", "x"
+        calls = 0
+
+        async def text(self, request: Request):
+            from skilltui.agents.base import CallResult
+
+            self.calls += 1
+            if self.calls == 1:
+                for path in (box / "requests").glob("*.json"):
+                    path.unlink()
+            return CallResult(text=f"answer {self.calls}")
+
+    mailbox = MailboxBackend(f"mailbox:{box}", say=said.append)
+    server = asyncio.create_task(serve(mailbox.box, DeletesFirst(), count=1, say=said.append))
+    result = await mailbox.text(Request(role="loss", prompt="Judge.", timeout=20))
+    await asyncio.wait_for(server, 20)
+    assert result.text == "answer 2"
+    assert any("deleted while it was being answered" in line for line in said)
+    assert any("written again" in line for line in said)
+
+
 async def test_a_timeout_leaves_the_request_and_the_next_attempt_waits_on_it(tmp_path: Path) -> None:
     box = tmp_path / "box"
     box.mkdir()

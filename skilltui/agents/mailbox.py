@@ -19,6 +19,8 @@ report theirs.
 - An answer whose request is not waiting (an old one, or a wrong id) and an answer that is
   not JSON are moved to `discarded/` with one line (on stderr and beside the file); the
   request keeps waiting.
+- A request deleted while its call waits is written again at the next look, said in one
+  line: only the run moves a request away (to `done/`, once answered).
 - A call waits at most its role's timeout (`--forward-timeout` and the rest); then it
   fails like any call, and its request stays in `requests/` for a later answer to be taken
   when the run resumes.
@@ -34,6 +36,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .base import BackendBase, BackendError, CallResult, FatalBackendError, Request, Usage
@@ -110,8 +113,9 @@ class MailboxBackend(BackendBase):
         waiting = self.box.names("requests", base + "-")
         rid = waiting[0] if waiting else f"{base}-{self.box.done_count(base) + 1}"
         path = self.box.path("requests", rid)
+        asked = {"id": rid, **fields, "timeout": request.timeout}
         if not waiting:
-            write(path, {"id": rid, **fields, "timeout": request.timeout, "written_at": _now()})
+            write(path, {**asked, "written_at": _now()})
         else:
             self.say(f"waiting again on request {rid} (asked before: the run was resumed, or the call is retried)")
         transcript: list[dict[str, Any]] = [
@@ -120,15 +124,22 @@ class MailboxBackend(BackendBase):
         deadline = time.monotonic() + request.timeout
         delay = POLL
         while True:
+            # Before answers are sorted: an answer to a request deleted a moment ago is this call's, not unknown.
+            self._ask_again_if_deleted(path, asked, transcript)
             self._discard_unknown()
             moved = await self._run_calls(rid, fields["tools"], sandbox, request, transcript)
             answer = self._answer(rid)
             if answer is not None:
                 break
             if time.monotonic() > deadline:
+                where = (
+                    f"it stays in {self.box.root}/requests: answer it"
+                    if path.exists()
+                    else f"its request was deleted from {self.box.root}/requests:"
+                )
                 error = BackendError(
-                    f"no answer to mailbox request {rid} in {request.timeout:g}s; it stays in "
-                    f"{self.box.root}/requests: answer it and run the same command to resume"
+                    f"no answer to mailbox request {rid} in {request.timeout:g}s; {where} "
+                    "run the same command to resume"
                 )
                 error.partial = CallResult(text="", model=self.model, transcript=transcript, turns=0)
                 raise error
@@ -167,6 +178,21 @@ class MailboxBackend(BackendBase):
         )
 
     # -- the folder ---------------------------------------------------------------------------
+
+    def _ask_again_if_deleted(self, path: Path, asked: dict[str, Any], transcript: list[dict[str, Any]]) -> None:
+        """A request deleted while its call waits (by hand, or by a tool that cleans folders) is written again.
+
+        Only the run moves a request away (to done/, with its answer), so a missing one while
+        the call waits was deleted from outside: without it no answerer can see the call, and
+        the run would wait out the whole timeout for an answer nobody can give."""
+        if path.exists():
+            return
+        write(path, {**asked, "written_at": _now(), "written_again": True})
+        transcript.append({"event": "request_written_again", "id": asked["id"]})
+        self.say(
+            f"request {asked['id']} was deleted from {self.box.root}/requests while the run waited for it; "
+            "written again (the run moves a request away itself once it is answered)"
+        )
 
     def _discard_unknown(self) -> None:
         """Answers to no waiting request (an old one, a mistyped id) go to discarded/, each said in one line."""
@@ -260,7 +286,8 @@ class MailboxBackend(BackendBase):
         """The answered call's files go to done/ (answer first, so no one sees an answer without its request)."""
         done = self.box.root / "done"
         os.replace(self.box.path("answers", rid), done / f"{rid}.answer.json")
-        os.replace(self.box.path("requests", rid), done / f"{rid}.request.json")
+        with contextlib.suppress(FileNotFoundError):  # deleted from outside while the edits were made
+            os.replace(self.box.path("requests", rid), done / f"{rid}.request.json")
         for folder in ("calls", "results"):
             for name in self.box.names(folder, rid + "."):
                 with contextlib.suppress(FileNotFoundError):

@@ -13,6 +13,7 @@ always. This is also how the tests drive a mailbox run with a second process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import itertools
 import os
@@ -145,8 +146,8 @@ def claim(box: Mailbox, rid: str) -> bool:
     return True
 
 
-async def answer_one(box: Mailbox, rid: str, backend: Backend) -> dict[str, Any]:
-    """Ask `backend` what request `rid` asks and write its answer; the answer is returned."""
+async def answer_one(box: Mailbox, rid: str, backend: Backend) -> dict[str, Any] | None:
+    """Ask `backend` what request `rid` asks and write its answer; the answer is returned (None: not written)."""
     data = read(box.path("requests", rid))
     request = Request(
         role=data["role"],
@@ -180,14 +181,19 @@ async def answer_one(box: Mailbox, rid: str, backend: Backend) -> dict[str, Any]
         )
     if box.path("requests", rid).exists():  # a run that gave the request up takes no answer to it
         write(box.path("answers", rid), answer)
-    return answer
+        return answer
+    # Its request was deleted while this server answered: the claim goes, so that the request
+    # the run writes again (mailbox.py) is taken afresh, by this server or another.
+    with contextlib.suppress(FileNotFoundError):
+        (box.root / "claims" / f"{rid}.pid").unlink()
+    return None
 
 
 async def serve(box: Mailbox, backend: Backend, *, count: int | None, say: Callable[[str], None]) -> int:
     """Answer requests as they come, several at once, until `count` are answered (forever without it)."""
     box.make_folders()
     taken: set[str] = set()
-    running: dict[asyncio.Task[dict[str, Any]], str] = {}
+    running: dict[asyncio.Task[dict[str, Any] | None], str] = {}
     answered = 0
     delay = POLL
     while count is None or answered < count:
@@ -205,6 +211,10 @@ async def serve(box: Mailbox, backend: Backend, *, count: int | None, say: Calla
                 answer = task.result()
             except Exception as exc:  # noqa: BLE001 - one request that cannot be answered never stops the server
                 say(f"request {rid} was not answered: {type(exc).__name__}: {exc}")
+                continue
+            if answer is None:
+                taken.discard(rid)  # written again by the run, it is answered again
+                say(f"request {rid} was deleted while it was being answered; its answer was not written")
                 continue
             answered += 1
             what = f"error: {answer['error']}" if "error" in answer else f"{len(answer.get('text', ''))} characters"
