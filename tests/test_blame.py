@@ -75,3 +75,29 @@ def test_a_note_name_holding_a_line_break_is_refused_in_one_line(trained_run, tm
     assert main(["lint", str(tmp_path / "no\npool")]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "is not a folder" in err, err
+
+
+def test_a_micro_steps_loss_says_it_is_a_step_mean_over_more_works_than_its_evidence(make_work, tmp_path, capsys):
+    """With --group-size 1 each micro-step reads one work's report, but its loss figure is the step's mean
+    over both works: the evidence page and blame say which works the figure covers."""
+    from skilltui.apps.history.evidence import evidence_markdown
+    from skilltui.runs.records import load_history
+    from skilltui.store.run_folder import Run
+
+    args = ["train", "--auto", "--steps", "2", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
+    args += ["--no-consolidate", "--group-size", "1", "--work", str(make_work("amber-quay")), "--work"]
+    assert main([*args, str(make_work("salt-lamp"))]) == 0
+    run = Run(tmp_path / "runs" / "r")
+    first = [c for c in load_history(run).commits if c.micro is not None and (c.micro.epoch, c.micro.step) == (0, 0)]
+    assert {tuple(c.micro.works) for c in first} == {("amber-quay",), ("salt-lamp",)}
+    for commit in first:
+        assert commit.loss_before is not None and commit.loss_after is not None
+        assert commit.loss_works == ("amber-quay", "salt-lamp")
+        text = evidence_markdown(run, commit)
+        said = f"Both are over amber-quay, salt-lamp (a step mean; its evidence is {commit.micro.works[0]})."
+        assert said in text
+    capsys.readouterr()
+    note = next(p for p in run.pool.note_paths())
+    assert main(["blame", str(run.root), note]) == 0
+    out = capsys.readouterr().out
+    assert "over amber-quay, salt-lamp" in out

@@ -187,6 +187,8 @@ class Commit:
     decision: str = ""  # what the decision column says: "approved by auto", "revert by human", ...
     loss_before: float | None = None
     loss_after: float | None = None
+    # The works loss_before and loss_after are over: its step's, which may be more than its evidence.
+    loss_works: tuple[str, ...] = ()
     kept_as: list[str] = field(default_factory=list)
     # Earlier attempts that produced this very commit (a deterministic agent reruns to the same one).
     earlier: list[MicroStepRecord] = field(default_factory=list)
@@ -217,6 +219,17 @@ class Commit:
                 if line and not LABEL.fullmatch(line.removeprefix("train ")):
                     return line
         return subject
+
+    def loss_scope(self) -> str:
+        """Which works the loss figures are over: `over dead-air, night-oven (a step mean; its evidence
+        is dead-air)` when they cover more than the works whose reports the micro-step read."""
+        if not self.loss_works:
+            return ""
+        said = f"over {', '.join(self.loss_works)}"
+        evidence = tuple(sorted(self.micro.works)) if self.micro is not None else ()
+        if evidence and set(self.loss_works) != set(evidence):
+            said += f" (a step mean; its evidence is {', '.join(evidence)})"
+        return said
 
     @property
     def paths(self) -> list[str]:

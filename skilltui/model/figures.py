@@ -134,27 +134,50 @@ def next_changes(view: RunView, *, finished_only: bool = False) -> dict[StepKey,
     runs, takes that step as soon as its losses are in; `finished_only` waits for the next
     step to finish (what `review` shows of a run another process may be training).
     """
+    changes = {key: change(view, key, after) for key, after in _next_settled(view, finished_only).items()}
+    return {key: moved for key, moved in changes.items() if moved is not None}
+
+
+def _next_settled(view: RunView, finished_only: bool) -> dict[StepKey, StepKey]:
+    """Per step with losses (in run order), the nearest later step with losses that settled (or finished)."""
     scored = [key for key, step in view.steps.items() if step.losses]
     done = (lambda step: step.finished) if finished_only else settled
-    after = [key for key in scored if done(view.steps[key])]
-    changes: dict[StepKey, tuple[float, float, int]] = {}
+    settled_keys = {key for key in scored if done(view.steps[key])}
+    found: dict[StepKey, StepKey] = {}
     # One pass from the newest step back, carrying the nearest settled step after each: a
     # search of every later step for every step grew with the square of the run.
     nearest: StepKey | None = None
-    settled_keys = set(after)
     for key in sorted(scored, reverse=True):
-        moved = change(view, key, nearest) if nearest is not None else None
-        if moved is not None:
-            changes[key] = moved
+        if nearest is not None:
+            found[key] = nearest
         if key in settled_keys:
             nearest = key
-    return {key: changes[key] for key in scored if key in changes}
+    return {key: found[key] for key in scored if key in found}
 
 
 def loss_changes(view: RunView) -> dict[StepKey, tuple[float, float]]:
     """Per step, its mean and the next finished step's over the works both scored: what `review`,
     `report` and `runs` credit the micro-steps that learned from it with."""
     return {key: (before, after) for key, (before, after, _) in next_changes(view, finished_only=True).items()}
+
+
+def loss_change_works(view: RunView) -> dict[StepKey, tuple[str, ...]]:
+    """Per step with losses, the works its `loss_changes` figure covers: those scored in it and in
+    the next finished step, or, with no such step, those its own mean covers.
+
+    A step's mean covers every work of the step, not only the group a micro-step learned
+    from, so whatever shows a micro-step's figure says which works it is over.
+    """
+    after = _next_settled(view, True)
+    covers: dict[StepKey, tuple[str, ...]] = {}
+    for key, step in view.steps.items():
+        if not step.losses:
+            continue
+        mine = set(step.losses)
+        if key in after and (common := mine & set(view.steps[after[key]].losses)):
+            mine = common
+        covers[key] = tuple(sorted(mine))
+    return covers
 
 
 def epoch_means(view: RunView, *, val: bool = False) -> dict[tuple[int, str], tuple[float, int]]:

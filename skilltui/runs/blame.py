@@ -45,6 +45,7 @@ class Origin:
     decision: str = ""  # "approved by auto", "made outside training", ...
     validation: str = ""  # the gate's reason, when the gate ran
     loss: str = ""  # train loss of its step → the next, over the works both scored
+    loss_works: list[str] = field(default_factory=list)  # those works: its step's, not only its evidence
     cost_usd: float | None = None  # its backward attempt's calls (None: no price known)
     provenance: dict[str, str] = field(default_factory=dict)  # its Skilltui trailers and later notes
 
@@ -129,6 +130,7 @@ def _origins(run: Run, shas: set[str]) -> dict[str, Origin]:
             decision=said.get("Decision") or commit.decision,
             validation=said.get("Val") or (reasons.get(key, "") if reasons.get(key, "").startswith("gate") else ""),
             loss=f"{before}→{after}",
+            loss_works=list(commit.loss_works),
             cost_usd=told.cost(key),
             provenance={key: said.get(key) for key in tr.KEYS if said.get(key)},
         )
@@ -148,7 +150,9 @@ def blame_text(result: Blame) -> list[str]:
         if origin.micro_step is None:
             out.append(f"{sha[:7]}: {origin.decision}: {origin.subject}")
             continue
-        facts = [f"evidence {', '.join(origin.evidence) or '—'}", f"loss {origin.loss}", cost, origin.decision]
+        # A step mean covers the step's works, which may be more than the evidence: say which.
+        over = f" over {', '.join(origin.loss_works)}" if origin.loss_works else ""
+        facts = [f"evidence {', '.join(origin.evidence) or '—'}", f"loss {origin.loss}{over}", cost, origin.decision]
         if origin.validation:
             facts.append(f"validation {origin.validation}" if origin.provenance else origin.validation)
         out.append(f"{origin.micro_step} {sha[:7]}: {origin.subject}  ({'; '.join(facts)})")

@@ -100,6 +100,8 @@ def load_history(run: Run) -> History:
             if micro.decision == "rerun":
                 commit.rerun_as = reruns.get((micro.epoch, micro.step, micro.group, micro.attempt + 1))
             commit.loss_before, commit.loss_after = status.loss_change((micro.epoch, micro.step))
+            if commit.loss_before is not None:
+                commit.loss_works = status.covers.get((micro.epoch, micro.step), ())
             commit.prediction = parse_body(message)["prediction"]
             commit.parts_before = parts.get((micro.epoch, micro.step), {})
             later = [k for k in parts if k > (micro.epoch, micro.step)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model.at import StepKey
-from ..model.figures import Mean, finished_means, loss_changes, val_mean
+from ..model.figures import Mean, finished_means, loss_change_works, loss_changes, val_mean
 from ..model.parse import RunRecord
 from ..model.summary import estimated_usd, test_delta_text
 from ..model.tail import tail_of
@@ -46,6 +46,8 @@ class RunStatus:
     failing: dict[str, str] = field(default_factory=dict)
     # Per scored step: its mean and the next scored step's, over the works both scored.
     changes: dict[StepKey, tuple[float, float]] = field(default_factory=dict, repr=False)
+    # Per scored step: the works `loss_change` covers (a step's works, not only a micro-step's group).
+    covers: dict[StepKey, tuple[str, ...]] = field(default_factory=dict, repr=False)
     # What reading events.jsonl left out (lines that are no event, exact copies), or None.
     skipped: str | None = None
     test_delta: str | None = None  # the latest test point's `Δ -0.041 [-0.060, -0.022]` (--test-work)
@@ -121,6 +123,7 @@ def status_of(run: Run, view: RunView, record: RunRecord | None = None) -> RunSt
         estimate_usd=estimated_usd(run.root),
         failing=failing_works(view),
         changes=loss_changes(view),
+        covers=loss_change_works(view),
         skipped=record.warning() if record is not None else None,
         test_delta=test_delta_text(view),
     )

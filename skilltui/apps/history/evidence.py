@@ -66,6 +66,8 @@ def evidence_markdown(run: Run, commit: Commit) -> str:
         f"Step mean loss {before}; the next step's mean {after} (lower is better). The next step is the "
         "first written with the notes as this step's micro-steps left them.",
     ]
+    if scope := commit.loss_scope():
+        parts[-1] += f" Both are {scope}."
     summary = _read(micro.folder / "summary.md")
     if summary is not None:
         parts += ["", "## The commonality report it read (summary.md)", "", _embedded(summary)]

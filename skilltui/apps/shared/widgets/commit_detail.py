@@ -79,7 +79,9 @@ def led_to(commit: Commit) -> Content:
         parts.append(f"; loss {before} was the step it acted on\n")
     else:
         parts.append((f"loss {before} → {after}", "bold"))
-        parts.append((": mean loss of the step whose reports it acted on → mean loss of the next step\n", MUTED))
+        scope = f", {commit.loss_scope()}" if commit.loss_scope() else ""
+        said = ": mean loss of the step whose reports it acted on → mean loss of the next step"
+        parts.append((f"{said}{scope}\n", MUTED))
     return Content.assemble(*parts)
 
 
