@@ -10,9 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from . import command
+
+if TYPE_CHECKING:
+    from ..tracking import TrackingSpec
 
 DEFAULT_URI = ""  # `--mlflow` alone: MLflow's own default (MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)
 
@@ -53,7 +57,7 @@ def add_tracking_flags(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> 
     add_experiment_flag(p)
 
 
-def spec_from(args: argparse.Namespace):
+def spec_from(args: argparse.Namespace) -> TrackingSpec | None:
     """The run's tracking from `train`'s flags, or None; refused without the MLflow extra."""
     from ..tracking import TrackingSpec, require_mlflow
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from . import command
@@ -24,6 +26,12 @@ from .run_backends import backend_for_run, preflight
 from .settings_flags import add_setting_flags, settings_from
 from .tracking import add_tracking_flags, spec_from
 from .unattended import refuse_offline_models, require_reviewer
+
+if TYPE_CHECKING:
+    from ..agents.base import Backend
+    from ..engine.opening import OpenedRun
+    from ..engine.settings import Settings
+    from ..tracking import TrackingSpec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -81,7 +89,9 @@ def _default_model(backend: str) -> str:
     return DEFAULT_MODEL
 
 
-def train(settings, backend, tracking=None, *, resume: str | None = None) -> int:
+def train(
+    settings: Settings, backend: Backend, tracking: TrackingSpec | None = None, *, resume: str | None = None
+) -> int:
     """Open the run and train it, headless (--auto) or in the app; logged to MLflow with `tracking`.
     `resume`: how to resume it, said where a session stops short (default: run the same command).
 
@@ -131,7 +141,7 @@ def train(settings, backend, tracking=None, *, resume: str | None = None) -> int
         opened.lock.release()
 
 
-def _write_estimate(opened, backend) -> None:
+def _write_estimate(opened: OpenedRun, backend: Backend) -> None:
     """The forecast, kept in the run when it starts, so `skilltui runs` can set it beside what was spent."""
     from ..estimate.plan import forecast
     from ..store.run_folder import write_json
@@ -143,7 +153,7 @@ def _write_estimate(opened, backend) -> None:
         write_json(path, forecast(s, opened.works, opened.val_works, s.models_by_role(backend.model)))
 
 
-def _app_module():
+def _app_module() -> ModuleType:
     """The live app's module, imported here so that a failure to load it is said, not worked around."""
     try:
         from ..apps.train import app
@@ -160,7 +170,7 @@ def _no_app(exc: BaseException) -> UsageError:
     )
 
 
-def _train_headless(opened, backend) -> int:
+def _train_headless(opened: OpenedRun, backend: Backend) -> int:
     from ..agents.redact import env_secrets
     from ..drivers.headless import train_headless
 
