@@ -5,7 +5,8 @@ Draft prints a revised draft (tests/support/drawn_scripts.py `draw_final_draft`)
 header but "REVISED 12/01/26" on the revised pages, an A-page numbered "2A.", scene numbers
 in both margins with inserted scenes numbered 11A (whose number ends 0.2 inch before the
 heading), asterisks beside revised lines, (CONTINUED) and "CONTINUED: (2)" where a page cuts
-a scene, and the automatic (CONT'D) of a speaker who speaks again after action. Each is
+a scene, the automatic (CONT'D) of a speaker who speaks again after action, and dual
+dialogue as two speeches side by side. Each is
 imported with the real command and scored against its source with the engine's own loss;
 every artefact drawn is removed and counted.
 """
@@ -19,7 +20,7 @@ import pytest
 
 from skilltui.cli import main
 from skilltui.engine.loss.scores import combine, score_episode
-from tests.support.drawn_scripts import draw_final_draft, lay_out
+from tests.support.drawn_scripts import draw_final_draft, lay_out, with_dual_dialogue
 
 ROOT = Path(__file__).parent.parent
 WORKS = sorted((ROOT / "skilltui" / "examples").glob("*/human")) + sorted((ROOT / "tests" / "data").glob("*/human"))
@@ -31,7 +32,9 @@ VARIANTS = {
     ),
     "two revised pages apart": dict(revised=frozenset({2, 6}), a_pages=frozenset(), inserted=frozenset({5, 14})),
     "a locked draft with no revision": dict(revised=frozenset(), a_pages=frozenset(), inserted=frozenset()),
+    "dual dialogue side by side": dict(revised=frozenset({2}), a_pages=frozenset(), inserted=frozenset({11})),
 }
+DUAL = {"dual dialogue side by side"}
 
 
 def long_episodes() -> list[str]:
@@ -52,10 +55,11 @@ def import_pdfs(capsys, files: list[Path], work: Path) -> list[dict]:
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_a_revised_final_draft_pdf_of_a_long_episode_scores_within_the_bar(tmp_path, capsys, variant):
-    texts = long_episodes()
+    texts = [with_dual_dialogue(t) if variant in DUAL else t for t in long_episodes()]
     files, drawn = [], []
     for n, text in enumerate(texts, start=1):
         assert len(lay_out(text)[0]) >= 7, "a long episode"
+        assert (" ^\n" in text) == (variant in DUAL)
         files.append(tmp_path / f"{n:02d}.pdf")
         drawn.append(draw_final_draft(text, files[-1], **VARIANTS[variant]))
     reports = import_pdfs(capsys, files, tmp_path / "work")
@@ -65,6 +69,7 @@ def test_a_revised_final_draft_pdf_of_a_long_episode_scores_within_the_bar(tmp_p
         assert report["unclassified"] == []
         assert combine(score_episode(written, text)) <= BAR, f"episode {number}"
         assert "CONTINUED" not in written and "REVISED" not in written and "CONT'D" not in written
+        assert written.count(" ^\n") == text.count(" ^\n")
     kinds = {kind for artefacts in drawn for kind in artefacts}
     assert {"scene number", "continued", "page number", "cont'd"} <= kinds
 

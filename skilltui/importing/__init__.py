@@ -10,6 +10,7 @@ episodes as Final Draft files and PDFs. This package reads those into one shape
 - lines.py, artefacts.py, layout.py: the printed page shared by PDF and text, what a page
   adds that is not the script (page numbers, headers, (MORE), (CONT'D), scene numbers,
   revision marks), and the classifier that tells a line's kind from its indent;
+- dual.py: dual dialogue printed side by side, read apart into its two speeches;
 - report.py: what each file held and what was removed or could not be placed;
 - importer.py: the command's plan (read and check everything) and write (only then).
 

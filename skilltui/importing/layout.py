@@ -46,7 +46,7 @@ class Classified:
 
 def learn_columns(pages: list[Page]) -> Columns:
     """Learn the margin and the dialogue, parenthetical and cue columns from the file's own lines."""
-    lines = [line for page in pages for line in page.lines]
+    lines = [line for page in pages for line in page.lines if line.dual is None]
     if not lines:  # only artefacts on the pages: nothing to classify, and the importer says so
         return Columns(1.5 * INCH)
     clusters = _clusters([line.x0 for line in lines])
@@ -80,6 +80,10 @@ def classify(pages: list[Page], columns: Columns) -> Classified:
     open_paren = False
     for page in pages:
         for line in page.lines:
+            if line.dual is not None:  # dual dialogue, read apart already
+                elements.extend(line.dual)
+                previous, open_paren = line, False
+                continue
             kind = _kind(line, columns, open_paren, elements)
             if kind == "unclassified":
                 unclassified.append((line.page, line.text))
@@ -190,8 +194,8 @@ def _is_cue_text(text: str) -> bool:
 
 def _centre(pages: list[Page], width: float) -> float:
     """The middle of the text column: half way between the margin and the widest line's end."""
-    ends = [line.x1 for page in pages for line in page.lines]
-    starts = [line.x0 for page in pages for line in page.lines]
+    ends = [line.x1 for page in pages for line in page.lines if line.dual is None]
+    starts = [line.x0 for page in pages for line in page.lines if line.dual is None]
     if not ends:
         return width / 2
     return (min(starts) + max(ends)) / 2

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .fountain import Element
 
 INCH = 72.0
 NUMBER_LIKE = re.compile(r"^[A-Z]{0,2}\d+[A-Z]{0,2}\.?$")
@@ -32,6 +36,8 @@ class Line:
     continues: bool = False
     kind: str = ""
     notes: list[str] = field(default_factory=list)
+    # Set by dual.py on the first line of dual dialogue printed side by side: its two speeches.
+    dual: list[Element] | None = None
 
     @property
     def x0(self) -> float:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from .artefacts import drop_repeated_contd, remove_artefacts
+from .dual import split_dual
 from .fountain import Script
 from .layout import classify, learn_columns
 from .lines import Page, Word, lines_of_words
@@ -27,6 +28,7 @@ def read_pdf(path: Path) -> tuple[Script, Counter[str], list[tuple[int, str]]]:
     title, pages = _title_page(pages)
     count = len(pages) + (1 if title else 0)
     removed = remove_artefacts(pages)
+    split_dual(pages)
     columns = learn_columns(pages)
     classified = classify(pages, columns)
     drop_repeated_contd(classified.elements, removed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .artefacts import drop_repeated_contd, remove_artefacts
+from .dual import split_dual
 from .fountain import Script, normalise, title_of_fountain
 from .layout import classify, learn_columns
 from .lines import INCH, Line, Page, Word
@@ -39,6 +40,7 @@ def read_laid_out(text: str) -> tuple[Script, Counter[str], list[tuple[int, str]
     """A script laid out with spaces: elements, the artefacts removed by kind, the unclassified lines."""
     pages = _pages(text)
     removed = remove_artefacts(pages)
+    split_dual(pages)
     columns = learn_columns(pages)
     classified = classify(pages, columns)
     drop_repeated_contd(classified.elements, removed)

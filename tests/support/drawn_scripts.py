@@ -23,6 +23,9 @@ INCH = 72.0
 COLUMNS = {"heading": 1.5, "action": 1.5, "dialogue": 2.5, "parenthetical": 3.1, "character": 3.7, "transition": 6.0}
 WIDTHS = {"heading": 60, "action": 60, "dialogue": 35, "parenthetical": 24, "character": 30, "transition": 15}
 LINES_PER_PAGE = 54
+# Final Draft's dual dialogue: two narrower speeches side by side, in inches from the page's left edge.
+DUAL_COLUMNS = {"character": (2.4, 5.2), "parenthetical": (1.8, 4.6), "dialogue": (1.5, 4.3)}
+DUAL_WIDTHS = {"character": 20, "parenthetical": 20, "dialogue": 24}
 
 
 @dataclass
@@ -32,14 +35,18 @@ class Printed:
     scene: int = 0  # a heading's scene, in order from 1
     label: str = ""  # the number printed beside a heading: its scene's, or 12A for an inserted one
     contd: bool = False  # a cue with an automatic (CONT'D)
+    side: int = 0  # in dual dialogue printed side by side: 1 the left speech, 2 the right
 
 
-def paragraphs(text: str, *, contd: bool = False, inserted: frozenset[int] = frozenset()) -> list[list[Printed]]:
+def paragraphs(
+    text: str, *, contd: bool = False, inserted: frozenset[int] = frozenset(), side_by_side: bool = False
+) -> list[list[Printed]]:
     """The script as blocks that print together: a heading, an action paragraph, a whole speech.
 
     With `contd`, a cue of the speaker who spoke last in the scene, with action between, gets
     Final Draft's automatic (CONT'D); `inserted` scenes (by their order, from 1) are numbered
-    as a revision numbers a new scene, after the one before it with a letter (12A).
+    as a revision numbers a new scene, after the one before it with a letter (12A). With
+    `side_by_side`, dual dialogue is one block of both speeches, each marked with its side.
     """
     blocks: list[list[Printed]] = []
     scene = number = 0
@@ -61,23 +68,72 @@ def paragraphs(text: str, *, contd: bool = False, inserted: frozenset[int] = fro
             blocks.append([Printed("action", " ".join(str(line) for line in element.lines))])
             acted = True
         elif isinstance(element, Dialog | DualDialog):
-            for dialog in [element.left, element.right] if isinstance(element, DualDialog) else [element]:
+            dual = isinstance(element, DualDialog)
+            pair: list[Printed] = []
+            for side, dialog in enumerate([element.left, element.right] if dual else [element], start=1):
                 cue = str(dialog.character).strip()
                 name = cue.split("(")[0].strip()
                 repeated = contd and name == speaker and acted
                 speech = [Printed("character", f"{cue} (CONT'D)" if repeated else cue, contd=repeated)]
                 for parenthetical, line in dialog.blocks:
                     speech.append(Printed("parenthetical" if parenthetical else "dialogue", str(line).strip()))
-                blocks.append(speech)
+                for printed in speech:
+                    printed.side = side if dual and side_by_side else 0
+                if dual and side_by_side:
+                    pair += speech
+                else:
+                    blocks.append(speech)
                 speaker, acted = name, False
+            if pair:
+                blocks.append(pair)
     return blocks
+
+
+def with_dual_dialogue(text: str, every: int = 3) -> str:
+    """`text` with every `every`-th pair of speeches by two speakers, one right after the other, made dual (^)."""
+    blocks = text.split("\n\n")
+
+    def cue(block: str) -> str | None:
+        first = block.strip("\n").split("\n")[0]
+        spoken = "\n" in block.strip("\n") and first.isupper() and not first.startswith(("INT", "EXT"))
+        return first if spoken else None
+
+    pairs = 0
+    for i in range(1, len(blocks)):
+        before, after = cue(blocks[i - 1]), cue(blocks[i])
+        if before and after and before != after and not before.endswith("^"):
+            pairs += 1
+            if pairs % every == 0:
+                blocks[i] = blocks[i].replace(after, after + " ^", 1)
+    return "\n\n".join(blocks)
 
 
 Row = tuple[str, str, str]  # (kind, text, the scene number printed beside a heading); "" kind: a blank row
 
 
+def _rows(block: list[Printed]) -> list[Row]:
+    return [(p.kind, line, p.label) for p in block for line in textwrap.wrap(p.text, WIDTHS[p.kind]) or [""]]
+
+
+def _dual_rows(block: list[Printed]) -> list[Row]:
+    """Dual dialogue side by side: one row a line, kind "dual LEFT RIGHT" and text "left<TAB>right"."""
+    sides = [
+        [(p.kind, line) for p in block if p.side == side for line in textwrap.wrap(p.text, DUAL_WIDTHS[p.kind])]
+        for side in (1, 2)
+    ]
+    height = max(len(side) for side in sides)
+    for side in sides:
+        side += [("", "")] * (height - len(side))
+    return [(f"dual {lk or '-'} {rk or '-'}", f"{lt}\t{rt}", "") for (lk, lt), (rk, rt) in zip(*sides, strict=True)]
+
+
 def lay_out(
-    text: str, *, lines: int = LINES_PER_PAGE, contd: bool = False, inserted: frozenset[int] = frozenset()
+    text: str,
+    *,
+    lines: int = LINES_PER_PAGE,
+    contd: bool = False,
+    inserted: frozenset[int] = frozenset(),
+    side_by_side: bool = False,
 ) -> tuple[list[list[Row]], Counter[str]]:
     """Pages of rows, `lines` a page, splitting speeches with (MORE)/(CONT'D) (see `paragraphs`)."""
     pages: list[list[Row]] = [[]]
@@ -86,9 +142,9 @@ def lay_out(
     def room() -> int:
         return lines - len(pages[-1])
 
-    for block in paragraphs(text, contd=contd, inserted=inserted):
-        drawn["cont'd"] += block[0].contd
-        rows = [(p.kind, line, p.label) for p in block for line in textwrap.wrap(p.text, WIDTHS[p.kind]) or [""]]
+    for block in paragraphs(text, contd=contd, inserted=inserted, side_by_side=side_by_side):
+        drawn["cont'd"] += sum(p.contd for p in block)
+        rows = _dual_rows(block) if block[0].side else _rows(block)
         need = len(rows) + (1 if pages[-1] else 0)
         if need <= room():
             if pages[-1]:
@@ -152,6 +208,7 @@ def draw_final_draft(
     revised: frozenset[int] = frozenset({2}),
     a_pages: frozenset[int] = frozenset({3}),
     inserted: frozenset[int] = frozenset(),
+    side_by_side: bool = True,
 ) -> Counter[str]:
     """Draw the script as Final Draft prints a revised production draft; return the artefacts drawn, by kind.
 
@@ -162,12 +219,12 @@ def draw_final_draft(
     "12A" ends 0.2 inch from it); `inserted` scenes are numbered 12A, 12B. A scene cut by a
     page ends in "(CONTINUED)" at the page's foot and goes on under "CONTINUED:" (then
     "CONTINUED: (2)") with its scene number in both margins; a speaker who speaks again
-    after action gets an automatic (CONT'D).
+    after action gets an automatic (CONT'D). Dual dialogue is printed side by side.
     """
     from reportlab.lib.pagesizes import letter
     from reportlab.pdfgen import canvas
 
-    pages, drawn = lay_out(text, lines=LINES_PER_PAGE - 3, contd=True, inserted=inserted)
+    pages, drawn = lay_out(text, lines=LINES_PER_PAGE - 3, contd=True, inserted=inserted, side_by_side=side_by_side)
     width, height = letter
     pdf = canvas.Canvas(str(path), pagesize=letter)
     number, scene, cut = 0, "", 0
@@ -191,7 +248,12 @@ def draw_final_draft(
             if not kind:
                 continue
             y = height - INCH - 12 * (index + 1)
-            pdf.drawString(COLUMNS.get(kind, COLUMNS["heading"] if kind == "continued" else 3.7) * INCH, y, line)
+            if kind.startswith("dual "):
+                for side, (part, said) in enumerate(zip(kind.split()[1:], line.split("\t"), strict=True)):
+                    if said:
+                        pdf.drawString(DUAL_COLUMNS[part][side] * INCH, y, said)
+            else:
+                pdf.drawString(COLUMNS.get(kind, COLUMNS["heading"] if kind == "continued" else 3.7) * INCH, y, line)
             if mark:
                 scene = mark if kind == "heading" else scene
                 pdf.drawString((COLUMNS["heading"] - 0.5) * INCH, y, mark)
