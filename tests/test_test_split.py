@@ -261,3 +261,21 @@ def test_a_run_with_a_test_work_writes_no_event_line_twice(tmp_path, make_work):
     # start: one pool x 3 passes; e0: two pools x 3 passes; each pass started and finished once
     assert sum(e["status"] == "started" for e in started) == 9
     assert sum(e["status"] == "finished" for e in started) == 9
+
+
+def test_eval_on_a_work_the_pool_trained_on_warns_that_it_is_not_held_out(tmp_path, make_work, capsys):
+    runs = tmp_path / "runs"
+    seen, held, chosen = make_work("quay", 2), make_work("moor", 2), make_work("fell", 2)
+    assert train(runs, [seen], [], "--steps", "1", "--val-work", str(chosen), run_id="one") == 0
+    assert main(["export", "one", "--runs-dir", str(runs), "--to", str(tmp_path / "skill")]) == 0
+    capsys.readouterr()
+    base = ["eval", "--runs-dir", str(runs), "--backend", "offline", "--episodes", "1", "--repeats", "1"]
+    for pool in (str(runs / "one"), "one@HEAD", str(tmp_path / "skill")):
+        assert main([*base, "--pool", pool, "--work", str(seen), "--work", str(held)]) == 0
+        warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+        assert len(warned) == 1, (pool, warned)
+        assert f"--work quay is one of {pool}'s training works" in warned[0] and "not held-out" in warned[0]
+    assert main([*base, "--pool", str(runs / "one"), "--work", str(chosen)]) == 0
+    assert f"--work fell is one of {runs / 'one'}'s selection works" in capsys.readouterr().err
+    assert main([*base, "--pool", str(runs / "one"), "--work", str(held)]) == 0
+    assert "warning" not in capsys.readouterr().err  # a work the run never saw

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -70,13 +71,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     Pool A (and B, the empty pool unless given) write episodes 1..N of every work, pass by
     pass; the engine's loss scores them (no judge call), and the paired delta A - B with its
     interval is printed per work and overall. Samples are kept under the eval folder, so the
-    same command again makes no model call, and a stopped eval resumes.
+    same command again makes no model call, and a stopped eval resumes. A work the pool's run
+    trained on or selected with is warned of: its delta is not held-out evidence.
     """
     import asyncio
 
     from ..agents import make_backend
     from ..engine.data.works import load_works
-    from ..engine.validation.evaluate import EvalPlan, eval_text, resolve_pool, run_eval
+    from ..engine.validation.evaluate import EvalPlan, eval_text, resolve_pool, run_eval, trained_on
 
     if not 1 <= len(args.pool) <= 2:
         raise UsageError("give --pool A once (compared with the empty pool) or twice (--pool A --pool B)")
@@ -96,6 +98,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if missing:
             raise UsageError(f"--work {work.root} has no episode {missing[0]}; lower --episodes or add it")
     settings = replace(settings, works=[w.root for w in works])
+    for spec in args.pool:
+        roles = trained_on(spec, args.runs_dir)
+        for work in (w for w in works if w.name in roles):
+            print(
+                f"skilltui: warning: --work {work.name} is one of {spec}'s {roles[work.name]} works: its delta is "
+                "not held-out evidence; give a work the run never saw (or train with --test-work) for that",
+                file=sys.stderr,
+            )
     backend = make_backend(
         settings.backend, settings.model, offline_noise=settings.offline_noise, base_url=settings.base_url
     )

@@ -30,6 +30,8 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from ...agents.base import Backend
 from ...core.durable import write_atomic
 from ...core.errors import UsageError
@@ -101,6 +103,46 @@ def resolve_pool(spec: str | None, runs_dir: Path) -> PoolSource:
             "leave --pool B out to compare with the empty pool"
         )
     return PoolSource(spec, notes)
+
+
+def trained_on(spec: str | None, runs_dir: Path) -> dict[str, str]:
+    """The works the run behind `spec` learned from or selected with: name -> "training" or "selection".
+
+    A delta measured on such a work is no held-out evidence (DESIGN §7): the notes were made
+    from its loss reports, or kept because they scored well on it. A run folder (or RUN@COMMIT)
+    says so in its settings; an exported skill names its run in SKILL.md's metadata, looked
+    for under `runs_dir`; a plain folder of notes says nothing.
+    """
+    if not spec:
+        return {}
+    run_part = spec.rpartition("@")[0] if "@" in spec else spec
+    run = _run_folder(run_part, runs_dir)
+    if run is None:
+        named = _skill_run(Path(spec).expanduser())
+        run = _run_folder(named, runs_dir) if named else None
+    if run is None:
+        return {}
+    try:
+        config = read_json(run / "config.json")
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(config, dict):
+        return {}
+    roles = {name: "selection" for name in config.get("val_works") or [] if isinstance(name, str)}
+    roles.update({name: "training" for name in config.get("works") or [] if isinstance(name, str)})
+    return roles
+
+
+def _skill_run(folder: Path) -> str | None:
+    """The run an exported skill folder names in its front matter (`metadata: run:`), if any."""
+    try:
+        text = (folder / "SKILL.md").read_text(encoding="utf-8")
+        front = yaml.safe_load(text.removeprefix("---\n").partition("\n---\n")[0]) if text.startswith("---\n") else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    meta = front.get("metadata") if isinstance(front, dict) else None
+    run = meta.get("run") if isinstance(meta, dict) else None
+    return run if isinstance(run, str) and run else None
 
 
 def _run_folder(spec: str, runs_dir: Path) -> Path | None:
