@@ -116,6 +116,23 @@ async def test_retries_are_capped_in_time_too(server: FakeAnthropic) -> None:
     assert len(server.messages_requests) == 1
 
 
+async def test_slow_failures_count_against_the_retry_budget_as_the_openai_backend_counts_them(
+    server: FakeAnthropic,
+) -> None:
+    def slow(recorded: Recorded) -> Error:
+        time.sleep(0.3)  # a gateway that answers 502 after a while, every time
+        return Error(502, message="upstream timed out")
+
+    server.script = slow
+    started = time.monotonic()
+    with pytest.raises(BackendError) as info:
+        await backend(server, max_retries=100, max_retry_wait=1.0).text(Request(role="loss", prompt="x", timeout=60))
+    assert time.monotonic() - started < 2.5 and len(server.messages_requests) <= 4
+    assert "\n" not in str(info.value) and "rather than wait" in str(info.value)
+    assert str(info.value).endswith("the server keeps failing: check it, then run the same command again to resume")
+    server.script = []
+
+
 def test_a_work_whose_calls_keep_failing_fails_alone_with_its_reason_in_runs(
     make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:

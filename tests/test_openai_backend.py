@@ -233,6 +233,32 @@ async def test_retries_give_up_at_the_cap_with_what_the_call_cost(fake: FakeOpen
     assert info.value.partial is not None
 
 
+async def test_a_server_that_answers_500_forever_is_given_up_on_with_what_to_do(fake: FakeOpenAI) -> None:
+    # Quick 500s: the default bound, 6 retries (Connection.max_retries), then one line.
+    fake.script = lambda recorded: Error(500, "internal")
+    with pytest.raises(BackendError) as info:
+        await backend(fake).text(Request(role="loss", prompt="x"))
+    assert len(fake.chat_requests) == 7 and "\n" not in str(info.value)
+    assert str(info.value) == (
+        "the server answered 500: internal; gave up after 7 attempts: "
+        "the server keeps failing: check it, then run the same command again to resume"
+    )
+
+    # Slow 500s (a gateway that gives up upstream after minutes, each time): their time counts
+    # against the retry budget with the waits, so the call ends within it, not at the role's timeout.
+    def slow(recorded) -> Error:
+        time.sleep(0.3)
+        return Error(502, "upstream timed out")
+
+    fake.script = slow
+    fake.requests.clear()
+    started = time.monotonic()
+    with pytest.raises(BackendError) as info:
+        await backend(fake, max_retries=100, max_retry_wait=1.0).text(Request(role="loss", prompt="x", timeout=60))
+    assert time.monotonic() - started < 2.5 and len(fake.chat_requests) <= 4
+    assert "rather than wait" in str(info.value) and str(info.value).endswith("run the same command again to resume")
+
+
 @pytest.mark.parametrize(
     ("answer", "words"),
     [

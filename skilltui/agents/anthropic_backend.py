@@ -36,7 +36,8 @@ What it owns, and why:
   Every raised error carries `.partial`, a `CallResult` with the usage, cost and
   transcript up to the failure, because a failed call was still paid for; a stream cut
   off mid-answer counts the usage its `message_start` had reported. Retries stop after
-  `max_retries`, or when their waits would pass `max_retry_wait` seconds in one request.
+  `max_retries`, or when the time one request lost to failures (its waits, and the failed
+  attempts that brought nothing back) would pass `max_retry_wait` seconds.
 - Records: `CallResult.transcript` is the whole conversation as JSON-able dicts (request,
   each response's content blocks, each tool call and result, retries, usage and cost),
   passed through `redact` so neither the key nor anything shaped like one is in it. The
@@ -130,11 +131,14 @@ class AnthropicBackend(BackendBase, StreamedRequests):
     reach the API (key, endpoint, retries, request timeout). `backoff_base` and
     `backoff_cap` (seconds) shape the retry waits: attempt n waits about
     `min(cap, base * 2**n)`, with jitter so concurrent works do not retry in lockstep.
-    Retries stop after `max_retries`, or sooner when the waits of one request would add up
-    to more than `max_retry_wait` seconds.
+    Retries stop after `max_retries`, or sooner when the time one request lost to failures
+    (its waits, and the failed attempts that brought nothing back) would pass `max_retry_wait`
+    seconds.
     """
 
     name = "anthropic"
+    model: str  # the default model when a request names none
+    throttle: Throttle  # StreamedRequests holds its calls by it, so never None here
 
     def __init__(
         self,
@@ -276,7 +280,8 @@ class AnthropicBackend(BackendBase, StreamedRequests):
     async def _run_tool(
         self, block: dict[str, Any], sandbox: Sandbox, call: Call, request: Request, *, cut: bool
     ) -> dict[str, Any]:
-        args = block.get("input") if isinstance(block.get("input"), dict) else {}
+        given = block.get("input")
+        args = given if isinstance(given, dict) else {}
         where = ToolContext(sandbox, request, cut=cut)
         output, error = await run_tool(block.get("id"), block.get("name", ""), args, _COMMANDS, call, where)
         result: dict[str, Any] = {

@@ -5,7 +5,8 @@ The SDK's own retries are off (`max_retries=0`) so the policy is in one place: 4
 capped exponential backoff that honours `retry-after`; 401/403 (the key), 402 (billing)
 and 404 (the model) raise `FatalBackendError` at once, because no other work could
 succeed either; anything else raises `BackendError`, which costs only that work. Retries
-stop after `max_retries`, or when their waits would pass `max_retry_wait` seconds.
+stop after `max_retries`, or when the time lost to failures (the waits, and the failed
+attempts that brought nothing back) would pass `max_retry_wait` seconds.
 
 `StreamedRequests` is a mixin of `AnthropicBackend` (anthropic_backend.py), which owns the
 settings it reads; it lives apart because the failure policy changes for other reasons
@@ -89,7 +90,9 @@ class StreamedRequests:
                     }
                 )
                 return message
-            waited = await self.retry.pause(failure, attempt, waited, call, request, streamed=streamed)
+            # An attempt that brought nothing back counts its time against the retry budget.
+            lost = 0.0 if streamed or reported is not None else time.monotonic() - started
+            waited = await self.retry.pause(failure, attempt, waited, call, request, streamed=streamed, lost=lost)
             attempt += 1
 
     def _classify(self, exc: anthropic.APIStatusError, call: Call) -> Failure:

@@ -149,10 +149,13 @@ class ChatRequests:
                     self._book(answer, call, attempt, started)
                     return answer
                 failure = Failure(True, "the stream ended before the answer was complete")
-            if answer.text or answer.tool_calls:
+            got = bool(answer.text or answer.tool_calls)
+            if got:
                 # Billed, most likely, but no usage was reported for it: kept as unknown, not guessed.
                 call.record({"event": "partial_usage", "turn": call.turns + 1, "usage": None, "cost_usd": None})
-            waited = await retry.pause(failure, attempt, waited, call, request, streamed=bool(answer.text))
+            # An attempt that brought nothing back counts its time against the retry budget.
+            lost = 0.0 if got else time.monotonic() - started
+            waited = await retry.pause(failure, attempt, waited, call, request, streamed=bool(answer.text), lost=lost)
             attempt += 1
 
     def _book(self, answer: Answer, call: Call, attempt: int, started: float) -> None:
@@ -246,7 +249,7 @@ def _detail(exc: openai.APIStatusError) -> str:
 
 def _reason(exc: BaseException) -> str:
     """The root cause of a connection failure ("Connection refused"), not the SDK's "Connection error."."""
-    cause: BaseException | None = exc
+    cause: BaseException = exc
     while cause.__cause__ is not None:
         cause = cause.__cause__
     text = str(cause) or type(cause).__name__

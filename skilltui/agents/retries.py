@@ -5,9 +5,12 @@ so that a transient failure (a 429, an overloaded server, a 5xx, a dropped conne
 stream cut off mid-answer) costs a wait, not the work. Each backend's SDK has its own
 retries switched off so the policy is written once, here: capped exponential backoff with
 jitter, a server's `retry-after` honoured, at most `max_retries` more attempts and at most
-`max_retry_wait` seconds of waits in one request. What an error *means* (fatal, worth a
-retry, the wait it asks for) is each backend's own classification; what to do about it is
-`RetryPolicy.pause`.
+`max_retry_wait` seconds lost to failures in one request: the waits, and the failed
+attempts that brought nothing back (a gateway that answers 500 after minutes, a server that
+never answers), so a server that keeps failing ends the call in minutes, not at the role's
+timeout. Giving up says what happened and what to do, in one line. What an error *means*
+(fatal, worth a retry, the wait it asks for) is each backend's own classification; what to
+do about it is `RetryPolicy.pause`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from .base import Request
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
 # A retry-after longer than this is not waited out inside one call.
 MAX_RETRY_AFTER = 600.0
+# What a call that gave up on a server says to do, after what happened.
+GIVE_UP_HINT = "the server keeps failing: check it, then run the same command again to resume"
 
 
 @dataclass
@@ -54,24 +59,38 @@ class RetryPolicy:
         return ceiling * (0.5 + random.random() / 2)
 
     async def pause(
-        self, failure: Failure, attempt: int, waited: float, call: Call, request: Request, *, streamed: bool
+        self,
+        failure: Failure,
+        attempt: int,
+        waited: float,
+        call: Call,
+        request: Request,
+        *,
+        streamed: bool,
+        lost: float = 0.0,
     ) -> float:
         """Wait before attempt `attempt + 1`, or raise the call's error when retrying cannot help.
 
-        Returns the seconds waited so far in this request, this wait included. The error is raised
-        `from None`: its message says everything, and a chained SDK error could carry the key.
+        `waited` is the time this request has lost to failures so far; `lost` is what the
+        failed attempt itself took when it brought nothing back (the backend measures it).
+        Returns the new total, this wait included. The error is raised `from None`: its
+        message says everything, and a chained SDK error could carry the key.
         """
+        waited += lost
         if not failure.retryable:
             raise call.fail(failure.message, fatal=False) from None
         if attempt >= self.max_retries:
-            raise call.fail(f"{failure.message}; gave up after {counted(attempt + 1, 'attempt')}") from None
+            raise call.fail(
+                f"{failure.message}; gave up after {counted(attempt + 1, 'attempt')}: {GIVE_UP_HINT}"
+            ) from None
         wait = failure.wait if failure.wait is not None else self.backoff(attempt)
         if waited + wait > self.max_retry_wait:
-            # Retries are capped in time too: a long retry-after or a storm is not waited out
-            # inside one call; the work fails (only it), and the next step or a resume tries again.
+            # Retries are capped in time too: a long retry-after, a storm or failures that take
+            # minutes each are not waited out inside one call; the work fails (only it), and the
+            # next step or a resume tries again.
             raise call.fail(
                 f"{failure.message}; gave up after {counted(attempt + 1, 'attempt')} rather than wait "
-                f"{waited + wait:.0f}s in all (the limit is {self.max_retry_wait:.0f}s)"
+                f"{waited + wait:.0f}s in all (the limit is {self.max_retry_wait:.0f}s): {GIVE_UP_HINT}"
             ) from None
         call.record(
             {
