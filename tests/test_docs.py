@@ -131,7 +131,9 @@ def test_the_architecture_page_names_every_layer_of_every_layers_contract():
                 assert re.search(rf"\b{re.escape(name)}(/|\.py)", page), (contract["name"], name)
 
 
-def test_the_docs_extra_pins_mkdocs_and_material():
+def test_the_docs_extra_is_mkdocs_and_material_pinned_in_the_lock():
+    # The site is built with exactly what the lock pins (pyproject gives ranges: tests/test_dependencies.py).
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
-    assert {spec.split("==")[0] for spec in extras["docs"]} == {"mkdocs", "mkdocs-material"}
-    assert all("==" in spec for spec in extras["docs"])
+    assert {re.split(r"[<>=!~; ]", spec, maxsplit=1)[0] for spec in extras["docs"]} == {"mkdocs", "mkdocs-material"}
+    lock = (ROOT / "requirements.lock").read_text(encoding="utf-8")
+    assert re.search(r"^mkdocs==\S+$", lock, re.M) and re.search(r"^mkdocs-material==\S+$", lock, re.M)
