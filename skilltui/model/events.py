@@ -135,7 +135,9 @@ class ToolUsed(ByAgent, kind="tool", retired={"ok"}):
     tool: str
     path: str
     error: str | None = None
-    attempt: int | None = None  # a backward attempt's: K candidates reading one note at once are K events
+    # A backward attempt's number: K candidates of one group read the same notes at the same
+    # moment, and two equal lines would be read as one written twice.
+    attempt: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -328,9 +330,11 @@ class GateChecked(AtAttempt, kind="gate", retired={"tolerance"}):
 
     `advice` is "keep" or "rollback" ("none" when validation could not measure both sides);
     `works` is how many validation works the two means share; `cost_usd` what the extra
-    validation calls cost. Since the interval rule: `n` paired deltas, their mean `delta`, the interval
-    `low`..`high` at `level` (each look's; `confidence` is the decision's), `passes` per side; older
-    runs lack them (defaults). Their retired `tolerance` was 0, or a consolidation's margin (`reason`).
+    validation calls cost. Since the interval rule: `n` paired deltas, their mean `delta`, the
+    interval `low`..`high` at `level` (each look's; `confidence` is the decision's), `passes` per
+    side; older runs recorded none of these and read with the defaults. Runs before format 1 also
+    wrote a `tolerance`: 0 under the interval rule, the consolidation's margin (in `reason`) for a
+    consolidation; it is retired.
     """
 
     before: float | None
