@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
 
@@ -38,6 +39,14 @@ KEPT_WORKS = 4  # works whose wrapped rows are kept for coming back to them
 Maker = Callable[[int, int, int, Style], Strip]  # a row's strip from (line number, start, end, style)
 
 
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """What every row of one frame is drawn with: the pane's width and its style (read once a frame)."""
+
+    width: int
+    style: Style
+
+
 class _Kept(NamedTuple):
     """A work's output as the pane last showed it (`LiveOutput._keep`)."""
 
@@ -57,7 +66,7 @@ def plain_row(lines: list[str], dropped: int, number: int, start: int, end: int,
 
 
 def placed_row(
-    cache: LRUCache, drawn: LRUCache, key: tuple[int, int, int], index: int, frame: tuple[int, Style], make: Maker
+    cache: LRUCache, drawn: LRUCache, key: tuple[int, int, int], index: int, frame: Frame, make: Maker
 ) -> Strip:
     """Row `key` as drawn at `index`: cut to the frame's width, its place recorded for a mouse selection.
 
@@ -65,7 +74,7 @@ def placed_row(
     the key; strips of rows gone by age out), the strip before placing in `cache` by row, made
     by `make(*key, style)` the first time.
     """
-    width, style = frame
+    width, style = frame.width, frame.style
     place = (key, index, width)
     strip = drawn.get(place)
     if strip is None:
@@ -113,7 +122,7 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
         self._drawn: LRUCache[tuple[tuple[int, int, int], int, int], Strip] = LRUCache(256)  # see render_line
         self._kept: dict[str, _Kept] = {}  # by work: what `_keep` remembered, the last KEPT_WORKS shown
-        self._frame: tuple[int, Style] | None = None
+        self._frame: Frame | None = None
         self._following = True
         self.query = ""
         self.status = ""  # the search's line at the foot of the pane while a search is on
@@ -226,7 +235,7 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         """
         if self._frame is None:
             return  # never drawn: nothing to draw ahead with
-        width = self._frame[0]
+        width = self._frame.width
         height = self.scrollable_content_region.height
         for work in works & self._kept.keys():
             kept = self._kept[work]
@@ -311,11 +320,12 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         # Once per frame, not once per line: the style walks the widget's ancestors, and a
         # frame of a full pane draws dozens of lines.
-        self._frame = (self.scrollable_content_region.width, self.rich_style)
+        self._frame = Frame(self.scrollable_content_region.width, self.rich_style)
         return super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
-        width, style = self._frame or (self.scrollable_content_region.width, self.rich_style)
+        frame = self._frame or Frame(self.scrollable_content_region.width, self.rich_style)
+        width, style = frame.width, frame.style
         index = int(self.scroll_y) + y
         if self.status and y == self.scrollable_content_region.height - 1:
             status = self.get_component_rich_style("live-output--status")
@@ -326,7 +336,7 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         selection = self.text_selection
         span = selection.get_span(index) if selection is not None else None
         if span is None:
-            return placed_row(self._cache, self._drawn, key, index, (width, style), self._row_strip)
+            return placed_row(self._cache, self._drawn, key, index, frame, self._row_strip)
         strip = self._cache.get(key)
         if strip is None:
             strip = self._cache[key] = self._row_strip(*key, style)
