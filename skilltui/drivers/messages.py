@@ -1,7 +1,7 @@
 """What crosses the pipes between the live app and its trainer process, typed and checked on arrival.
 
-Why typed: a dict keyed `"t"` let a misspelt key or a value of the wrong type travel until
-something deep in the app or the child tripped on it, far from the pipe. Each line is parsed
+Why typed: a dict keyed by a one-letter string lets a misspelt key or a value of the wrong
+type travel until something deep in the app or the child trips on it, far from the pipe. Each line is parsed
 here into one of these messages, or refused with `WireError` naming the message and the
 field (as `model.parse` refuses an event), so the driver reading it can stop the session and
 record why.

@@ -48,7 +48,7 @@ class ReviewCoordinator:
     """Where a review request waits until the review screen can open, and where its answer goes.
 
     A review never opens over a dialog, the help, the palette or the first-start hint: it
-    would take their keys (and a second palette over it crashed the app). It waits, the
+    would take their keys (and a second palette over it would crash the app). It waits, the
     header says a review waits, and it opens once they close (the app says when its main
     screen is back on top: `open_queued`).
 

@@ -155,8 +155,8 @@ def _check_story(work: Work) -> None:
 def covers(work: Work, first: int, last: int) -> bool:
     """Whether the work has every episode `first..last`: a step trains a work only on a whole stretch.
 
-    Checking only `last` let a work with episodes 1, 2, 5 into a step of 1-5, whose loss
-    then had no human episode 3 to compare with.
+    Checking only `last` would let a work with episodes 1, 2, 5 into a step of 1-5, whose loss
+    would then have no human episode 3 to compare with.
     """
     return all(n in work.episodes for n in range(first, last + 1))
 
