@@ -4,7 +4,7 @@ What productions circulate and script libraries hold is PDF, and a PDF keeps no 
 types, only where each character was drawn. pypdfium2 (PDFium, the reader in Chrome, as a
 wheel) gives every character with its box, so a line's left indent is known to the point,
 which is what the layout classifier (layout.py) tells cues from dialogue by. pdfplumber gives
-the same boxes but reads a 120-page feature in about 20 s here against PDFium's 1-2 s.
+the same boxes, many times slower on a feature (docs/benchmarks.md, "Importing a screenplay PDF").
 A PDF with no text layer (a scan) has nothing to read and is refused with the way on: OCR
 it first. A PDF that needs a password is refused rather than guessed at.
 """

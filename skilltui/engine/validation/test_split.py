@@ -89,10 +89,11 @@ def paired_test_delta(
 
     The unit of evidence is a writing call, not an episode: one forward call writes every
     test episode of a work in a pass, and a real writer's good and bad calls move all of
-    them together (bench/bench_test_split.py: counting episodes as replicates leaves 0 out of
-    a 90% interval 3-4 times as often as it says). So each (work, pass) becomes its mean over
-    the episodes both sides wrote, and the gate's paired statistics run on those, a work's
-    passes as its replicates: the gate's own cluster-aware interval (`stats.paired_delta`).
+    them together, so counting episodes as replicates would leave 0 out of the interval far
+    more often than it says (bench/bench_test_split.py; docs/test-split.md). So each (work,
+    pass) becomes its mean over the episodes both sides wrote, and the gate's paired statistics
+    run on those, a work's passes as its replicates: the gate's own cluster-aware interval
+    (`stats.paired_delta`).
     """
     units = sorted(u for u in trained if u in start and trained[u] and start[u])
     if not units:
