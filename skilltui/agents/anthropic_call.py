@@ -119,7 +119,7 @@ class Call:
             text="",
             usage=self.usage,
             cost_usd=self.cost_usd,
-            model=self.model,  # type: ignore[attr-defined]
+            model=self.model,
             transcript=self.transcript,
             turns=self.turns,
         )

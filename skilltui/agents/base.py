@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .tools import Sandbox
 
 if TYPE_CHECKING:
-    from .throttle import Throttle
+    from .throttle import ThrottleView
 
 ROLES = ("diffuse", "forward", "loss", "reduce", "backward")
 
@@ -135,16 +135,35 @@ class CallResult:
 
 
 class Backend(Protocol):
-    """What the engine calls, and the capabilities it asks every backend about (`BackendBase` gives the defaults)."""
+    """What the engine calls, and the capabilities it asks every backend about (`BackendBase` gives the defaults).
 
-    name: str
-    model: str | None
-    # The same request always gives the same answer: one validation pass is exact, no spread to measure.
-    deterministic: bool
-    # A backend that slows down when rate-limited says so through `throttle.on_change` (agents/throttle.py).
-    throttle: Throttle | None
-    # The backend can check its models before a run (`preflight`); one that cannot is not asked.
-    checks_models: bool
+    The facts are read-only properties because the engine only reads them: a backend may hold
+    one as a plain attribute, narrow its type (a model it always has) or work it out (the
+    offline backend's determinism from its noise).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str | None:
+        """The model of requests that name none."""
+        ...
+
+    @property
+    def checks_models(self) -> bool:
+        """The backend can check its models before a run (`preflight`); one that cannot is not asked."""
+        ...
+
+    @property
+    def deterministic(self) -> bool:
+        """The same request always gives the same answer: one validation pass is exact, no spread to measure."""
+        ...
+
+    @property
+    def throttle(self) -> ThrottleView | None:
+        """A backend that slows down when rate-limited says so through `throttle.on_change` (agents/throttle.py)."""
+        ...
 
     async def text(self, request: Request) -> CallResult: ...
 
@@ -166,9 +185,13 @@ class BackendBase:
 
     name: str
     model: str | None
-    deterministic: bool = False
-    throttle: Throttle | None = None
+    throttle: ThrottleView | None = None
     checks_models: bool = False
+
+    @property
+    def deterministic(self) -> bool:
+        """No backend is deterministic unless it says so: a model may answer the same request differently."""
+        return False
 
     def preflight(self, models: dict[str, str]) -> list[str]:
         """Problems with `models` found before the run (one line each); none unless `checks_models`."""

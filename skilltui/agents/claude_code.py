@@ -98,6 +98,7 @@ class ClaudeCodeBackend(BackendBase):
     """
 
     name = "claude-code"
+    throttle: Throttle  # always one: its calls are held and counted by it (BackendBase allows None)
 
     def __init__(
         self,
@@ -295,7 +296,7 @@ class ClaudeCodeBackend(BackendBase):
             error.partial = CallResult(
                 text="",
                 usage=call.usage,
-                cost_usd=call.cost_usd,  # type: ignore[attr-defined]
+                cost_usd=call.cost_usd,
                 model=model,
                 transcript=transcript,
                 turns=call.turns,
@@ -373,7 +374,8 @@ def _classify(assistant_error: str | None, status: int | None, detail: str, mode
 
 def _jsonable(message: Any) -> dict[str, Any]:
     """A message as plain JSON data (the SDK's messages are dataclasses)."""
-    data = dataclasses.asdict(message) if dataclasses.is_dataclass(message) else {"value": str(message)}
+    is_record = dataclasses.is_dataclass(message) and not isinstance(message, type)
+    data = dataclasses.asdict(message) if is_record else {"value": str(message)}
     return json.loads(json.dumps(data, default=str))
 
 

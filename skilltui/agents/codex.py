@@ -49,6 +49,7 @@ class CodexBackend(BackendBase):
     """The Codex CLI as a backend. One instance serves every role and every work."""
 
     name = "codex"
+    model: str  # the default model when a request names none
 
     def __init__(
         self,
@@ -178,7 +179,8 @@ class _Run:
                 continue
             self.transcript.append(redact(event, self.secrets))
             kind = event.get("type")
-            item = event.get("item") if isinstance(event.get("item"), dict) else {}
+            given = event.get("item")
+            item = given if isinstance(given, dict) else {}
             if kind == "item.completed" and item.get("type") == "agent_message":
                 self.text = str(item.get("text") or "")
                 self.request.on_delta(self.text)

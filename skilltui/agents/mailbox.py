@@ -161,7 +161,8 @@ class MailboxBackend(BackendBase):
     def _result(self, request: Request, answer: dict[str, Any], transcript: list[dict[str, Any]]) -> CallResult:
         text = answer.get("text") or ""
         request.on_delta(text)
-        spent = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
+        given = answer.get("usage")
+        spent = given if isinstance(given, dict) else {}
         usage = Usage(**{k: int(spent.get(k) or 0) for k in USAGE_FIELDS})
         cost = answer.get("cost_usd")
         cost = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 else None

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.durable import pid_alive
-from .base import Backend, BackendError, FatalBackendError, Request
+from .base import Backend, BackendError, CallResult, FatalBackendError, Request
 from .mailbox import MAX_POLL, POLL
 from .mailbox_files import Mailbox, NotJson, read, write
 from .tools import Sandbox, ToolCode, ToolError
@@ -110,7 +110,7 @@ class RemoteSandbox(Sandbox):
 def _code(value: object) -> ToolCode:
     """The refusal's kind as the run's sandbox said it; FAILED for a result that names none (or none known)."""
     try:
-        return ToolCode(value)
+        return ToolCode(value) if isinstance(value, str) else ToolCode.FAILED
     except ValueError:
         return ToolCode.FAILED
 
@@ -161,6 +161,7 @@ async def answer_one(box: Mailbox, rid: str, backend: Backend) -> dict[str, Any]
         timeout=float(data.get("timeout") or 1800.0),
     )
     answer: dict[str, Any] = {"id": rid, "answered_by": backend.name}
+    result: CallResult | None
     try:
         if data.get("kind") == "text":
             result = await backend.text(request)

@@ -113,7 +113,11 @@ class OfflineBackend(BackendBase):
         live = True
 
         def report(tool: str, path: str, error: str | None) -> None:
-            loop.call_soon_threadsafe(lambda: live and request.on_tool(tool, path, error))
+            def deliver() -> None:
+                if live:
+                    request.on_tool(tool, path, error)
+
+            loop.call_soon_threadsafe(deliver)
 
         try:
             text = await asyncio.to_thread(roles[request.role], replace(request, on_tool=report), sandbox, transcript)
@@ -224,7 +228,7 @@ class OfflineBackend(BackendBase):
             for name, value in report_scores(text).items():
                 totals.setdefault(name, []).append(value)
         mean = {name: round(sum(v) / len(v), 4) for name, v in totals.items()}
-        order = sorted(mean, key=mean.get)
+        order = sorted(mean, key=mean.__getitem__)
         lines = [
             f"# Commonality report: {', '.join(reports)}",
             "",

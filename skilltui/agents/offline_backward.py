@@ -61,7 +61,7 @@ def backward(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str
     present = {rel for rel, _ in ctx["headers"]}
     notes: list[str] = list(ctx.get("notes") or [])
 
-    order = [part for part in sorted(mean, key=mean.get)]
+    order = sorted(mean, key=mean.__getitem__)
     candidates = [m for part in order for m in MOVES if m.name in MOVES_FOR_SCORE.get(part, ())]
     candidates = list(dict.fromkeys(candidates))  # keep the first (weakest part) place of each move
     asked = _asked_move(notes[-1]) if notes else None
@@ -73,7 +73,7 @@ def backward(request: Request, sandbox: Sandbox, tool: Tool, read: Callable[[str
     elif notes:
         # A rerun that names no move rejects what was tried: the first choice and every move
         # an earlier note asked for go to the back, so this attempt tries something new.
-        tried = {candidates[0].name} | {name for note in notes[:-1] if (name := _asked_move(note))}
+        tried = {candidates[0].name} | {named for note in notes[:-1] if (named := _asked_move(note))}
         candidates = [m for m in candidates if m.name not in tried] + [m for m in candidates if m.name in tried]
         steer = f'The reviewer asked: "{notes[-1]}"; it names no move, so this attempt tries one not tried yet.'
 

@@ -77,6 +77,8 @@ class OpenAIBackend(BackendBase, ChatRequests):
     """
 
     name = "openai"
+    model: str  # the default model when a request names none
+    throttle: Throttle  # ChatRequests holds its calls by it, so never None here
     key_env = KEY_ENV
     checks_models = True  # asks the server whether each model answers, and calls tools (preflight)
 

@@ -16,10 +16,9 @@ backend's name before the first colon is read as a backend.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.errors import UsageError
 from .base import Backend, BackendBase, CallResult, Request
+from .throttle import OnChange, ThrottleView
 from .tools import Sandbox
 
 # The roles a run calls, with the names people use for them.
@@ -63,10 +62,13 @@ class RoleRouter(BackendBase):
         self.by_role = dict(by_role)
         self.name = default.name
         self.model = default.model
-        # Validation may repeat only what every backend answers the same way each time.
-        self.deterministic = all(b.deterministic for b in self.backends)
-        self.throttle = _Throttles([b.throttle for b in self.backends if b.throttle is not None])  # type: ignore[assignment]
+        self.throttle = _Throttles([b.throttle for b in self.backends if b.throttle is not None])
         self.checks_models = any(b.checks_models for b in self.backends)
+
+    @property
+    def deterministic(self) -> bool:
+        """Validation may repeat only what every backend answers the same way each time."""
+        return all(b.deterministic for b in self.backends)
 
     @property
     def backends(self) -> list[Backend]:
@@ -101,15 +103,15 @@ class RoleRouter(BackendBase):
 class _Throttles:
     """The routed backends' throttles, told as one whom to tell when one engages or lifts."""
 
-    def __init__(self, throttles: list[Any]) -> None:
+    def __init__(self, throttles: list[ThrottleView]) -> None:
         self.throttles = throttles
 
     @property
-    def on_change(self) -> Any:
+    def on_change(self) -> OnChange | None:
         return self.throttles[0].on_change if self.throttles else None
 
     @on_change.setter
-    def on_change(self, value: Any) -> None:
+    def on_change(self, value: OnChange | None) -> None:
         for throttle in self.throttles:
             throttle.on_change = value
 

@@ -27,12 +27,20 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import datetime
+from typing import Protocol
 
 DEFAULT_WAIT = 10.0  # when a 429 says nothing about how long to wait
 MAX_WAIT = 600.0
 COUNTERS = ("requests", "tokens", "input-tokens", "output-tokens")
 
 OnChange = Callable[..., None]
+
+
+class ThrottleView(Protocol):
+    """What the engine sees of a backend's throttle: whom it tells when it engages or lifts
+    (a `Throttle`, or a routed run's several as one)."""
+
+    on_change: OnChange | None
 
 
 def wait_from_headers(headers: Mapping[str, str], now: float | None = None) -> tuple[float, str]:
@@ -59,10 +67,10 @@ def wait_from_headers(headers: Mapping[str, str], now: float | None = None) -> t
         if exhausted:
             waits.append((min(MAX_WAIT, max(0.0, at - now)), f"{counter} limit"))
     for counter in ("requests", "tokens"):  # OpenAI's: x-ratelimit-reset-* is a duration ("1s", "6m0s", "20ms")
-        remaining = lower.get(f"x-ratelimit-remaining-{counter}")
-        reset = _duration(lower.get(f"x-ratelimit-reset-{counter}", ""))
-        if remaining is not None and remaining.strip() in ("0", "0.0") and reset is not None:
-            waits.append((min(MAX_WAIT, reset), f"{counter} limit"))
+        left = lower.get(f"x-ratelimit-remaining-{counter}")
+        wait = _duration(lower.get(f"x-ratelimit-reset-{counter}", ""))
+        if left is not None and left.strip() in ("0", "0.0") and wait is not None:
+            waits.append((min(MAX_WAIT, wait), f"{counter} limit"))
     if waits:
         return max(waits)
     return DEFAULT_WAIT, "rate limit"
