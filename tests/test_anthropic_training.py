@@ -173,7 +173,8 @@ def test_max_cost_stops_cleanly_before_a_stage_and_the_run_resumes(
 def test_a_text_only_model_diffuses_but_a_run_without_episodes_fails_clearly(
     server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    """The stand-in that only ever answers with text, from the issue's "must hold" list."""
+    """A model that only ever answers with text: diffuse retries its overloaded answers and works; a
+    run, whose writer then writes no episode, fails in one line with no traceback."""
     answers = iter([Error(529, retry_after=0), Error(529, retry_after=0)])
     server.script = lambda r: next(answers, None) or Reply([text(f"PROSE RETELLING, key {KEY}")])
     work = make_work("orchard", 2, story=False)

@@ -15,7 +15,7 @@ from tests.support.known_truths import MENU, START, held_out
 from tests.support.scripted import ScriptedBackend, seed_pool
 from tests.support.validation import events, held_out_work, train_with
 
-SHOCKED = World(sd=0.05, shock=0.025)  # a call shock of half the per-episode sd, as the issue asks
+SHOCKED = World(sd=0.05, shock=0.025)  # a call shock of half the per-episode sd: calls that move together
 
 
 def test_a_null_update_is_kept_at_most_at_the_stated_rate_under_call_shocks():

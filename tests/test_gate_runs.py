@@ -38,7 +38,7 @@ def test_a_new_pass_on_the_same_notes_adds_a_sample_and_replaces_none(tmp_path, 
 
 
 def test_a_resumed_run_keeps_its_recorded_validation_points(tmp_path, make_work):
-    # The repro: stop while a harmful update waits for its verdict, resume, roll it back.
+    # Stop while a harmful update waits for its verdict, resume, roll it back.
     # The step-0 point was measured on the kept notes; a resume whose pool holds the waiting
     # attempt must not measure it again on those notes.
     works = [make_work("kestrel", 4)]

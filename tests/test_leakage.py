@@ -138,7 +138,7 @@ def test_the_docs_example_note_passes_skilltui_lint(tmp_path, capsys):
     assert main(["lint", str(pool)]) == 0, capsys.readouterr().out
 
 
-# A work written for these tests: names the ways the issue saw them missed. The folder is
+# A work written for these tests: names in the ways a guard can miss them. The folder is
 # harbour-cafe with no work.toml; its title page gives the other title, accents and all.
 HARBOUR = """Title: _Café Lumière_
 Credit: written by
