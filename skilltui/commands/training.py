@@ -150,7 +150,11 @@ def _write_estimate(opened: OpenedRun, backend: Backend) -> None:
     # Only a new run: a forecast made on resume would not be what the run was started on.
     if not opened.resumed and not path.exists():
         s = opened.settings
-        write_json(path, forecast(s, opened.works, opened.val_works, s.models_by_role(backend.model)))
+        data = forecast(s, opened.works, opened.val_works, s.models_by_role(backend.model))
+        write_json(path, data)
+        # Said before the first call, with the run's first warnings: a writer that never varies detects anything.
+        if data.get("gate_power") and not backend.deterministic:
+            opened.notices.append(data["gate_power"])
 
 
 def _app_module() -> ModuleType:

@@ -32,6 +32,7 @@ from ..engine.settings import Settings
 from ..engine.stages.batching import make_groups
 from ..engine.stages.passes import forward_prompt, note_policy, pool_context, story_lead
 from ..pool.notes import Pool
+from .power import gate_statement
 from .sizes import CallSize, agent_call, text_call
 
 # What a call adds beyond its prompt, where only a model could say.
@@ -346,6 +347,7 @@ def forecast(settings: Settings, works: list[Work], val_works: list[Work], model
         "workers": settings.workers,
         "backend": settings.backend,
         "assumed": ASSUMED,
+        **({"gate_power": gate_statement(settings, len(val_works))} if settings.gate and val_works else {}),
     }
 
 

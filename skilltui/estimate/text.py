@@ -50,4 +50,6 @@ def estimate_lines(data: dict[str, Any]) -> list[str]:
         f"(assumes output tokens per second: {rates}; {TURN_SECONDS:.0f} s per turn; no review waits)"
     )
     lines.append(f"tokens counted as characters / {CHARS_PER_TOKEN}; assumes {data['assumed']}")
+    if data.get("gate_power"):
+        lines.append(data["gate_power"])
     return lines

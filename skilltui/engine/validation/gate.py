@@ -14,10 +14,13 @@ writes every episode worse). The gate's arithmetic (`stats.py`) counts a writing
   (1 - C) / (2K) (Bonferroni; for "keep at most one" Holm's first step is the same test), so
   the family keeps a null update at most (1 - C) / 2 of the time.
 - **A spread to stand on.** A comparison whose own passes measure no spread borrows the
-  run's history (`Spread` of every other tree measured twice or more); with neither, the
+  run's history (per work, the `Spread` of every other tree measured twice or more); with neither, the
   parent gets a pass first. Before the last look a spread on fewer than `MIN_DF` degrees of
   freedom decides nothing (two passes that agreed by chance would make it tiny): more passes
   first. A writer that says it is deterministic has none: one pass is exact.
+- **Passes where they decide.** Before the last look an update whose delta shows no
+  improvement at all (`FUTILITY`) is rolled back without more passes: a non-binding stop,
+  so it can only lower the keep rate, and the passes go to the decisions near the boundary.
 - **Partial evidence decides nothing.** A validation work that has no pass on one side (its
   pass failed, then its retry) makes the verdict "unmeasured: rolled back", naming the work.
 - **Consolidation** (`margin`, `--consolidate-margin`): its aim is a smaller pool, so it is
@@ -33,11 +36,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...model.review import GateVerdict
-from .stats import EPSILON, Clusters, PairedDelta, Spread, paired_delta, pocock
+from .stats import EPSILON, Clusters, History, PairedDelta, paired_delta, pocock
 
 # A spread on fewer degrees of freedom is too often tiny by chance (two passes that agreed):
 # with df 1 a variance under 1/1600 of the truth is a 2% event, with df 4 under 1/16 is 0.7%.
 MIN_DF = 4
+# An update that has shown no improvement at all (delta >= 0) seldom crosses the boundary
+# later: stop there and spend the passes on the decisions near it.
+FUTILITY = 0.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,9 @@ class Rule:
     margin: float | None = None  # a consolidation: keep when the upper end is below +margin
     deterministic: bool = False
     min_df: int = MIN_DF  # before the last look, a spread on fewer df asks for more passes
+    # Before the last look, stop and roll back when the delta is not below -futility standard
+    # errors (None: never): a non-binding futility stop, so it can only lower the keep rate.
+    futility: float | None = FUTILITY
 
     @property
     def nominal(self) -> float:
@@ -80,7 +89,7 @@ def judge(
     rule: Rule,
     *,
     passes_left: bool,
-    history: Spread | None = None,
+    history: History | None = None,
     missing: Sequence[str] = (),
 ) -> Verdict:
     """Keep only when the interval's upper end is below zero (below +margin for a consolidation)."""
@@ -112,6 +121,8 @@ def judge(
         more = "parent" if passes_left or not rule.deterministic else None
     elif rule.margin is not None and p.low > rule.margin:
         advice, why = "rollback", f"worse by more than +{rule.margin:g}"
+    elif passes_left and _futile(p, rule):
+        advice, why = "rollback", "not better: stopped early (it showed no improvement; more passes seldom would)"
     else:
         advice = "rollback"
         more = "both" if passes_left else None
@@ -132,6 +143,13 @@ def judge(
         level=p.confidence,  # what low/high were computed at: each look's nominal level, not `confidence`
     )
     return Verdict(verdict, more, p)
+
+
+def _futile(p: PairedDelta, rule: Rule) -> bool:
+    """An update (not a consolidation) whose delta is not below -futility SEs: more passes would seldom keep it."""
+    if rule.futility is None or rule.margin is not None or not p.se:
+        return False
+    return p.delta >= -rule.futility * p.se
 
 
 def plan(found: Verdict, passes: int, parent_passes: int, max_passes: int) -> tuple[int, int] | None:

@@ -17,15 +17,18 @@ from ...model.at import At
 from ...model.review import GateVerdict
 from ...store import val_store
 from .gate import Rule, judge, plan
-from .stats import Spread, detectable, spread_of
+from .stats import Spread, detectable, spreads_of
 
 
 class Gating:
     """The gate's half of `Validator`: it reads the measurements `Validator.ensure` makes."""
 
-    def history(self, exclude: set[str]) -> Spread:
-        """The writer's pass-to-pass spread on every other tree measured twice or more (blocking)."""
-        total = Spread()
+    def history(self, exclude: set[str]) -> dict[str, Spread]:
+        """Per validation work, the writer's pass-to-pass spread on every other tree measured twice or more (blocking).
+
+        Per work, not pooled: a noisier work keeps its own spread instead of borrowing a calmer one's.
+        """
+        total: dict[str, Spread] = {}
         names = [w.name for w in self.works]
         for tree in val_store.trees(self.root):
             if any(t.startswith(tree) for t in exclude):
@@ -33,8 +36,9 @@ class Gating:
             have = self._spreads.get(tree)
             count = sum(val_store.passes(self.root, tree, name) for name in names)
             if have is None or have[0] != count:  # a tree's passes only grow: re-read when they did
-                have = self._spreads[tree] = (count, spread_of(self.recorded("", tree).clusters))
-            total += have[1]
+                have = self._spreads[tree] = (count, spreads_of(self.recorded("", tree).clusters))
+            for work, spread in have[1].items():
+                total[work] = total.get(work, Spread()) + spread
         return total
 
     def rule(self, no_worse: bool = False, family: int = 1) -> Rule:
@@ -120,7 +124,7 @@ class Gating:
         if self._told or len(self._seen) < 2 or self.deterministic:
             return
         self._told = True
-        spread = await asyncio.to_thread(self.history, set())
+        spread = sum((await asyncio.to_thread(self.history, set())).values(), Spread())
         if spread.variance is None:
             return
         rule = self.rule()

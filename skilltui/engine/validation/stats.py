@@ -9,12 +9,14 @@ call produced, and what replicates is the cluster's mean:
 
 - per work, the delta is the mean of the candidate's pass means minus the mean of the
   parent's (the same episodes on both sides, so an episode's own difficulty cancels);
-- the writer's pass-to-pass spread is the pooled variance of pass means about their
+- each work's pass-to-pass spread is the pooled variance of its pass means about their
   (tree, work) mean: this comparison's own passes, plus every other tree the run measured
   with two or more passes (`Spread`, pooled with its degrees of freedom), so a comparison
-  with one pass a side still has a spread that does not rest on two passes agreeing by chance;
-- the interval is Student's t on those degrees of freedom, at a confidence the caller may
-  raise per look (`pocock`) so that a sequential rule spends its error rate once.
+  with one pass a side still has a spread that does not rest on two passes agreeing by
+  chance; per work, so a noisier work is not averaged with a calmer one;
+- the interval is Student's t on the Welch-Satterthwaite degrees of freedom of that sum, at
+  a confidence the caller may raise per look (`pocock`) so that a sequential rule spends its
+  error rate once.
 
 Nothing here reads files or runs a model: tests and the bench check it as a procedure.
 `scipy.special` gives the quantiles (the very functions `scipy.stats`' t and normal call, at a
@@ -61,14 +63,22 @@ def _means(clusters: Clusters) -> dict[str, list[float]]:
     return {w: [m for _, m in sorted(v)] for w, v in found.items()}
 
 
-def spread_of(clusters: Clusters) -> Spread:
-    """The spread one tree's passes show: per work, its pass means about their mean (df = passes - 1)."""
-    total = Spread()
-    for means in _means(clusters).values():
+def spreads_of(clusters: Clusters) -> dict[str, Spread]:
+    """Work -> the spread one tree's passes of it show: its pass means about their mean (df = passes - 1)."""
+    found: dict[str, Spread] = {}
+    for work, means in _means(clusters).items():
         if len(means) > 1:
             centre = math.fsum(means) / len(means)
-            total += Spread(math.fsum((m - centre) ** 2 for m in means), len(means) - 1)
-    return total
+            found[work] = Spread(math.fsum((m - centre) ** 2 for m in means), len(means) - 1)
+    return found
+
+
+def spread_of(clusters: Clusters) -> Spread:
+    """The spread one tree's passes show, pooled over its works."""
+    return sum(spreads_of(clusters).values(), Spread())
+
+
+History = Mapping[str, Spread] | Spread  # per validation work; one Spread stands for every work's
 
 
 @dataclass(frozen=True)
@@ -119,13 +129,14 @@ def paired_delta(
     candidate: Clusters,
     confidence: float,
     *,
-    history: Spread | None = None,
+    history: History | None = None,
     deterministic: bool = False,
 ) -> PairedDelta | None:
     """The candidate's mean delta over the works both sides measured, with a cluster-robust interval.
 
-    Each work weighs by its episodes. A writer that says it is deterministic has no spread:
-    its interval is the point. None when no work has passes on both sides.
+    Each work weighs by its episodes and has its own pass-to-pass spread: its passes here and
+    `history`'s for it (other trees of the run). A writer that says it is deterministic has
+    no spread: its interval is the point. None when no work has passes on both sides.
     """
     before_m, after_m = _means(parent), _means(candidate)
     works = sorted(set(before_m) & set(after_m))
@@ -137,24 +148,28 @@ def paired_delta(
     before = math.fsum(weight[w] * math.fsum(before_m[w]) / len(before_m[w]) for w in works)
     after = math.fsum(weight[w] * math.fsum(after_m[w]) / len(after_m[w]) for w in works)
     delta = after - before
-    own = spread_of({k: v for k, v in parent.items() if k[0] in size})
-    own += spread_of({k: v for k, v in candidate.items() if k[0] in size})
-    borrowed = history or Spread()
-    pooled = own + borrowed
+    own = {w: spreads_of(parent).get(w, Spread()) + spreads_of(candidate).get(w, Spread()) for w in works}
+    past = {w: history if isinstance(history, Spread) else (history or {}).get(w, Spread()) for w in works}
+    spread = {w: own[w] + past[w] for w in works}
+    borrowed = sum(past.values(), Spread()) if not isinstance(history, Spread) else history
     n_clusters = sum(len(before_m[w]) + len(after_m[w]) for w in works)
     n_episodes = sum(size[w] * (len(before_m[w]) + len(after_m[w])) for w in works)
+    df = sum(x.df for x in own.values()) + borrowed.df
     common = dict(before=before, after=after, borrowed=borrowed.df)
-    if deterministic and pooled.df == 0:
+    if deterministic and df == 0:
         return PairedDelta(delta, delta, delta, n_clusters, n_episodes, 0, confidence, se=0.0, **common)
-    variance = pooled.variance
-    if variance is None:
+    if any(x.variance is None for x in spread.values()):
         return PairedDelta(delta, None, None, n_clusters, n_episodes, 0, confidence, **common)
-    # A delta's variance: each side's mean of its passes, per work, weighted as the works are.
-    se = math.sqrt(variance * sum(weight[w] ** 2 * (1 / len(before_m[w]) + 1 / len(after_m[w])) for w in works))
-    half = t_quantile((1 + confidence) / 2, pooled.df) * se if variance > EPSILON else 0.0
-    return PairedDelta(
-        delta, delta - half, delta + half, n_clusters, n_episodes, pooled.df, confidence, se=se, **common
-    )
+    # Each work's own spread (a noisier work is not averaged away), its delta's variance the
+    # sum of its sides' means of passes; the df of the sum by Welch-Satterthwaite.
+    parts = [weight[w] ** 2 * (spread[w].variance or 0.0) * (1 / len(before_m[w]) + 1 / len(after_m[w])) for w in works]
+    variance = math.fsum(parts)
+    se = math.sqrt(variance)
+    tail = math.fsum(a * a / spread[w].df for a, w in zip(parts, works, strict=True))
+    effective = variance * variance / tail if tail > 0 else float(df)
+    spread_seen = any((x.variance or 0.0) > EPSILON for x in spread.values())
+    half = t_quantile((1 + confidence) / 2, max(effective, 1.0)) * se if spread_seen else 0.0
+    return PairedDelta(delta, delta - half, delta + half, n_clusters, n_episodes, df, confidence, se=se, **common)
 
 
 def _episodes(parent: Clusters, candidate: Clusters, work: str) -> int:
