@@ -181,3 +181,40 @@ async def test_every_micro_step_of_a_step_is_reviewed_in_order(open_training):
     assert [(d["group"], d["by"]) for d in decisions(opened)] == [(1, "human"), (2, "human")]
     kinds = [e["kind"] for e in recorded(opened.run.events_path)]
     assert kinds[-1] == "run_finished"
+
+
+async def test_the_review_names_the_commit_approving_keeps_not_the_agents(open_training):
+    """The agent's commit is stamped with its trailers when decided: that stamped id is what history
+    holds, so it is the one the review's header names."""
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        request = (await wait_for_review(pilot, app)).request
+        text = screen_text(app)
+        assert f"{request.before[:7]} → " in text
+        shown = text.split(f"{request.before[:7]} → ", 1)[1][:7]
+        assert shown != request.after[:7]  # not the agent's commit, which no history holds once decided
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+    [decision] = decisions(opened)
+    pool = Pool(opened.run.memory)
+    assert decision["after"].startswith(shown) and pool.head() == decision["after"]
+    assert shown in pool.git("log", "--format=%h", "--abbrev=7").split()
+
+
+async def test_the_rollback_dialog_names_the_commit_kept_aside(open_training):
+    opened = open_training()
+    app = make_app(opened)
+    async with app.run_test(size=SIZE) as pilot:
+        request = (await wait_for_review(pilot, app)).request
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        said = screen_text(app)
+        assert "the commit " in said and request.after[:7] not in said
+        named = said.split("the commit ", 1)[1][:7]
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not app.training)
+    [decision] = decisions(opened)
+    pool = Pool(opened.run.memory)
+    kept = pool.git("rev-parse", decision["ref"])
+    assert kept.startswith(named)  # what refs/skilltui keeps is the commit the dialog named

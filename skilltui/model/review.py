@@ -65,6 +65,7 @@ class CandidateView:
     message: str = ""
     reads: list[str] = field(default_factory=list)  # the notes its backward agent opened
     gate: GateVerdict | None = None
+    lands: dict[str, str] = field(default_factory=dict)  # as ReviewRequest.lands, for this candidate
 
 
 @dataclass(frozen=True)
@@ -96,14 +97,23 @@ class ReviewRequest:
     candidates: list[CandidateView] = field(default_factory=list)
     # A rerun's attempt: the reviewers' notes its prompt carried, oldest first (they asked for it).
     reviewer_notes: list[str] = field(default_factory=list)
+    # The commit a person's decision keeps, by action: `after` stamped with its trailers, the id
+    # history shows (approve: the pool's next HEAD; rollback, rerun: kept under refs/skilltui).
+    # `after` is the agent's own commit, which no history holds once decided.
+    lands: dict[str, str] = field(default_factory=dict)
 
     def showing(self, attempt: int) -> ReviewRequest:
         """This request as it reads with the candidate made by `attempt` in front."""
         c = next((c for c in self.candidates if c.attempt == attempt), None)
         if c is None:
             return self
-        fields = ("after", "subject", "patch", "added", "changed", "removed", "message", "gate", "attempt")
+        fields = ("after", "subject", "patch", "added", "changed", "removed", "message", "gate", "attempt", "lands")
         return replace(self, **{name: getattr(c, name) for name in fields})
+
+
+def landing(request: ReviewRequest, action: str) -> str:
+    """The commit `action` by a person keeps, or the agent's when the request does not say (an older trainer)."""
+    return request.lands.get(action, request.after)
 
 
 @dataclass(frozen=True)

@@ -164,11 +164,12 @@ class Pool(PoolGit):
         self.close()  # a handle opened by has_commit() saw the repository before it moved in
         return self.head()
 
-    def git(self, *args: str) -> str:
-        """Run one git command that changes the pool (reading goes through `PoolGit`'s objects)."""
+    def git(self, *args: str, env: dict[str, str] | None = None) -> str:
+        """Run one git command that changes the pool (reading goes through `PoolGit`'s objects);
+        `env` adds to the environment (a commit's dates)."""
         command = ["git", *SAFE_GIT, *args]
         try:
-            return self.repo.git.execute(command, with_extended_output=False, strip_newline_in_stdout=True)
+            return self.repo.git.execute(command, with_extended_output=False, strip_newline_in_stdout=True, env=env)
         except git.GitCommandError as exc:
             # git does not always say a write failed for want of room ("couldn't write '...lock'"),
             # and once a round's working copies are removed the disk has room again: it is asked now.

@@ -283,6 +283,7 @@ class MicroStep:
 
     async def review(self, ranked: list[Checked]) -> Decision:
         request = self.records.request(self.samples, self.summary, self.label, ranked)
+        request = await asyncio.to_thread(provenance.with_lands, request, ranked, self.stamp)
         self.ctx.bus.emit(
             ev.ReviewRequested(
                 **self.at.fields(),

@@ -17,12 +17,15 @@ no commit changes after its micro-step was decided.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from ...model import trailers as tr
 from ...model.at import At
-from ...model.review import GateVerdict
+from ...model.review import GateVerdict, ReviewRequest
 from ...pool.notes import Pool
+from ...store.micro_records import Checked
 from ...store.places import Sample
 from ...store.run_folder import read_json
 
@@ -70,6 +73,8 @@ def stamp(pool: Pool, sha: str, pairs: list[tuple[str, str]]) -> str:
     A commit that already carries Skilltui trailers (a resumed decision) is stamped afresh
     from its message without them, so a trailer never appears twice; an agent's line that
     only looks like one (behind a carriage return, a U+2028, in another case) goes too.
+    It keeps the agent's commit's dates, so the id is a function of that commit and the
+    trailers: the review can name the commit a decision will keep before it is made.
     """
     # Read through git commands, not the shared object reader: the app may be reading the pool.
     body = pool.git("log", "-1", "--format=%B", sha)
@@ -77,7 +82,17 @@ def stamp(pool: Pool, sha: str, pairs: list[tuple[str, str]]) -> str:
     message = tr.agent_message(body).rstrip()
     tree = pool.git("rev-parse", f"{sha}^{{tree}}")
     parents = [arg for p in pool.parents(sha) for arg in ("-p", p)]
-    return pool.git("commit-tree", tree, *parents, "-m", f"{message}\n\n{tr.block(pairs)}\n")
+    authored, committed = pool.git("log", "-1", "--format=%ad%n%cd", "--date=raw", sha).splitlines()
+    dates = {"GIT_AUTHOR_DATE": authored, "GIT_COMMITTER_DATE": committed}
+    return pool.git("commit-tree", tree, *parents, "-m", f"{message}\n\n{tr.block(pairs)}\n", env=dates)
+
+
+def with_lands(request: ReviewRequest, ranked: Sequence[Checked], stamp: Callable[..., str]) -> ReviewRequest:
+    """`request` with the commit each decision by a person keeps (`stamp(attempt, action, "human")`,
+    as the decision will stamp it), so the review names the id history will show, not the agent's."""
+    lands = {c.attempt: {a: stamp(c, a, "human") for a in ("approve", "rerun", "rollback")} for c in ranked}
+    views = [replace(v, lands=lands.get(v.attempt, {})) for v in request.candidates]
+    return replace(request, lands=lands[ranked[0].attempt], candidates=views)
 
 
 def note_later(pool: Pool, sha: str, pairs: list[tuple[str, str]]) -> None:

@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Static, Tab, Tabs
 
 from ....model.commits import parse_body
-from ....model.review import Decision, ReviewRequest, delta_text
+from ....model.review import Decision, ReviewRequest, delta_text, landing
 from ...shared import keymap
 from ...shared.screens.confirm import ConfirmScreen
 from ...shared.widgets.diff_view import DiffView
@@ -58,7 +58,7 @@ def facts(request: ReviewRequest) -> Content:
             ("  │  ", "$foreground-muted"),
             (request.before[:7], "$text-accent"),
             " → ",
-            (request.after[:7], "$text-accent"),
+            (landing(request, "approve")[:7], "$text-accent"),  # the commit approving keeps, as history shows it
         ),
     ]
     for sign, paths, style in (
@@ -328,7 +328,9 @@ class ReviewScreen(Screen[Decision | None]):
                 self.dismiss(Decision("rollback", "human"))
 
         several = len(self.request.candidates)
-        kept = f"all {several} candidates are" if several > 1 else f"the commit {self.request.after[:7]} is"
+        kept = (
+            f"all {several} candidates are" if several > 1 else f"the commit {landing(self.request, 'rollback')[:7]} is"
+        )
         self.app.push_screen(
             ConfirmScreen(
                 f"Roll back {self.request.label}?",
