@@ -111,7 +111,8 @@ class Planner:
                     group = [by_name[n] for n in names]
                     if len(group) > 1:
                         self._reduce(group)
-                    for _ in range(s.candidates):  # K candidates, each validated under the gate
+                    # --candidates K: K backward attempts per micro-step, each validated under the gate.
+                    for _ in range(s.candidates):
                         self._backward(group, first, last)
                         if s.gate:
                             self._validate()
@@ -122,7 +123,9 @@ class Planner:
             # Every micro-step is assumed to keep a note, so every epoch ends with its consolidation.
             if s.consolidate and not s.no_backward and self.headers:
                 for _ in range(s.candidates):  # a consolidation is a micro-step: K candidates too
-                    self._consolidate() or (s.gate and self._validate())
+                    self._consolidate()
+                    if s.gate:
+                        self._validate()
             if s.test_every == "epoch" or epoch == s.epochs - 1:
                 self._test(sides=2)  # the trained pool and the start pool, paired
         return self.roles
