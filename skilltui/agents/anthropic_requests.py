@@ -92,7 +92,7 @@ class StreamedRequests:
                 return message
             # An attempt that brought nothing back counts its time against the retry budget.
             lost = 0.0 if streamed or reported is not None else time.monotonic() - started
-            waited = await self.retry.pause(failure, attempt, waited, call, request, streamed=streamed, lost=lost)
+            waited = await self.retry.pause(failure, attempt, waited + lost, call, request, streamed=streamed)
             attempt += 1
 
     def _classify(self, exc: anthropic.APIStatusError, call: Call) -> Failure:

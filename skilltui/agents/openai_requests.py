@@ -155,7 +155,7 @@ class ChatRequests:
                 call.record({"event": "partial_usage", "turn": call.turns + 1, "usage": None, "cost_usd": None})
             # An attempt that brought nothing back counts its time against the retry budget.
             lost = 0.0 if got else time.monotonic() - started
-            waited = await retry.pause(failure, attempt, waited, call, request, streamed=bool(answer.text), lost=lost)
+            waited = await retry.pause(failure, attempt, waited + lost, call, request, streamed=bool(answer.text))
             attempt += 1
 
     def _book(self, answer: Answer, call: Call, attempt: int, started: float) -> None:

@@ -59,24 +59,15 @@ class RetryPolicy:
         return ceiling * (0.5 + random.random() / 2)
 
     async def pause(
-        self,
-        failure: Failure,
-        attempt: int,
-        waited: float,
-        call: Call,
-        request: Request,
-        *,
-        streamed: bool,
-        lost: float = 0.0,
+        self, failure: Failure, attempt: int, waited: float, call: Call, request: Request, *, streamed: bool
     ) -> float:
         """Wait before attempt `attempt + 1`, or raise the call's error when retrying cannot help.
 
-        `waited` is the time this request has lost to failures so far; `lost` is what the
-        failed attempt itself took when it brought nothing back (the backend measures it).
-        Returns the new total, this wait included. The error is raised `from None`: its
-        message says everything, and a chained SDK error could carry the key.
+        `waited` is the time this request has lost to failures so far, the failed attempt that
+        just ended included when it brought nothing back (the backend measures that). Returns
+        the new total, this wait included. The error is raised `from None`: its message says
+        everything, and a chained SDK error could carry the key.
         """
-        waited += lost
         if not failure.retryable:
             raise call.fail(failure.message, fatal=False) from None
         if attempt >= self.max_retries:
