@@ -328,9 +328,9 @@ def test_preflight_says_at_once_that_a_server_refuses() -> None:
 
 def test_train_knows_the_default_model_without_the_extra_and_it_is_priced() -> None:
     from skilltui.agents import openai_backend
-    from skilltui.commands.training import _default_model
+    from skilltui.commands.training import default_model
 
-    assert _default_model("openai") == openai_backend.DEFAULT_MODEL
+    assert default_model("openai") == openai_backend.DEFAULT_MODEL
     assert pricing.price_for(openai_backend.DEFAULT_MODEL) is not None
 
 

@@ -45,7 +45,7 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     from ..estimate.plan import estimate_run
     from ..estimate.text import estimate_lines
     from .tracking import spec_from
-    from .training import _default_model, settings_from
+    from .training import default_model, settings_from
     from .unattended import require_auto
 
     base = settings_from(args)
@@ -67,7 +67,7 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     for k, names in enumerate(folds, 1):
         rest = [by_name[n] for n in sorted(by_name) if n not in names]
         s = replace(base, works=rest, test_works=[by_name[n] for n in names], run_id=f"fold{k}", **share)
-        plans.append((f"fold{k}", names, s, estimate_run(s, _default_model(s.backend))))  # checks all, writes nothing
+        plans.append((f"fold{k}", names, s, estimate_run(s, default_model(s.backend))))  # checks all, writes nothing
     _check_assignment(root, folds)
     if args.estimate:
         for name, names, _, data in plans:
@@ -103,7 +103,7 @@ def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
     from ..model.view import RunView
     from .run_backends import backend_for_run
     from .tracking import spec_from
-    from .training import _write_estimate
+    from .training import write_estimate
 
     if not (root / "folds.json").exists():
         root.mkdir(parents=True, exist_ok=True)
@@ -124,7 +124,7 @@ def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
                 trackers.append(LiveTracker(opened.run, tracking, say=to_stderr))
                 trackers[-1].start()
             backend = backend_for_run(s)  # the run's backends (--role-model too) and its noise, as train makes them
-            _write_estimate(opened, backend)
+            write_estimate(opened, backend)
             to_train.append((name, opened, backend))
         code = train_folds(to_train, secrets=env_secrets())[1] if to_train else 0
     finally:

@@ -64,7 +64,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         from ..estimate.plan import estimate_run
         from ..estimate.text import estimate_lines
 
-        print("\n".join(estimate_lines(estimate_run(settings, _default_model(settings.backend)))))
+        print("\n".join(estimate_lines(estimate_run(settings, default_model(settings.backend)))))
         return 0
     refuse_offline_models(settings)
     backend = backend_for_run(settings)
@@ -72,7 +72,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     return train(settings, backend, tracking)
 
 
-def _default_model(backend: str) -> str:
+def default_model(backend: str) -> str:
     """The model a backend calls without --model, known without making the backend (which needs a key)."""
     if backend == "anthropic":
         from ..agents.anthropic_backend import DEFAULT_MODEL
@@ -120,7 +120,7 @@ def train(
         tracker = LiveTracker(opened.run, tracking, say=None if tui_app is not None else to_stderr)
         tracker.start()
     try:
-        _write_estimate(opened, backend)
+        write_estimate(opened, backend)
         if tui_app is None:
             return _train_headless(opened, backend)
         from ..core.signals import deferred_signals
@@ -141,7 +141,7 @@ def train(
         opened.lock.release()
 
 
-def _write_estimate(opened: OpenedRun, backend: Backend) -> None:
+def write_estimate(opened: OpenedRun, backend: Backend) -> None:
     """The forecast, kept in the run when it starts, so `skilltui runs` can set it beside what was spent."""
     from ..estimate.plan import forecast
     from ..store.run_folder import write_json
