@@ -251,7 +251,7 @@ class Pool(PoolGit):
     def lint(self, paths: list[str] | None = None) -> list[str]:
         """Problems in the given notes (relative paths), or in the whole pool when None."""
         if paths is None:
-            paths = self._all_files()
+            paths = self.all_files()
         problems: list[str] = []
         for rel in paths:
             file = self.root / rel
@@ -268,7 +268,8 @@ class Pool(PoolGit):
             problems.extend(lint_note(rel, text))
         return problems
 
-    def _all_files(self) -> list[str]:
+    def all_files(self) -> list[str]:
+        """Every file under the pool but git's own, as relative paths: what the note rules and the checks walk."""
         files: list[str] = []
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames[:] = [d for d in dirnames if d != ".git"]

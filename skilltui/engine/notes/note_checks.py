@@ -30,7 +30,7 @@ def lint_pool(pool: Pool, lexicon: Lexicon | None = None, paths: list[str] | Non
     costs a stat per unchanged note, and reading and parsing only for what changed.
     """
     if paths is None:
-        paths = pool._all_files()
+        paths = pool.all_files()
     problems: list[str] = []
     root, signature = str(pool.root), lexicon.signature if lexicon else 0
     for rel in paths:
@@ -77,7 +77,7 @@ def pool_tokens(pool: Pool) -> int:
     note each time was most of the attempt's cost. A note whose stat changed is read again.
     """
     total = 0
-    for rel in pool._all_files():
+    for rel in pool.all_files():
         if rel.endswith(".md"):
             tokens = _note_tokens(os.path.join(pool.root, rel))
             total += tokens or 0
