@@ -8,8 +8,8 @@ of the run; many works score in parallel.
 
 Started by fork when they can be, by spawn otherwise. A process that has one thread (the
 trainer, before its event loop starts: `start`) forks every worker at once: they begin with
-the loss's modules and the English word list already read, in a few milliseconds each, where a
-spawned worker starts a fresh interpreter and reads them itself (about 0.9 s of CPU a worker).
+the loss's modules and the English word list already read, where a spawned worker starts a
+fresh interpreter and reads them itself (the cost of each: docs/benchmarks.md, "Start-up").
 Once a process has other threads (its event loop's helpers, git readers), a fork could copy a
 lock one of them held and hang forever, so a pool made then (the first in a process that runs
 many things, or one replacing a stopped pool) spawns its workers, one per scoring at a time.
