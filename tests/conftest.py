@@ -57,7 +57,7 @@ def done(works: list[Path], tmp_path: Path) -> Run:
     """Run `r` trained on `works` (train_works), as a kill leaves it: every stage done, no recorded end.
 
     What the resume and damage tests reopen. A run that recorded its end is only said to be
-    finished (issue 21), so its run_finished lines are dropped.
+    finished, so its run_finished lines are dropped.
     """
     assert train_works(tmp_path / "runs", works) == 0
     path = tmp_path / "runs" / "r" / "events.jsonl"
