@@ -47,7 +47,8 @@ def test_skilltui_mlflow_refuses_a_store_it_cannot_write_in_one_line_at_once(mak
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1 and "a bug" not in lines[0] and uri in lines[0], lines
-    assert took < 20, f"{took:.0f} s"  # MLflow's own retries take about two minutes
+    # MLflow's own retries take about two minutes; a minute tells "at once" from them on a loaded machine.
+    assert took < 60, f"{took:.0f} s"
     assert not (runs / "r" / "mlflow.json").exists()
 
 
