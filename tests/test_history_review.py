@@ -235,6 +235,25 @@ async def test_u_then_y_adds_exactly_one_inverse_commit(run: Run) -> None:
         assert (event["action"], event["target"], event["after"]) == ("revert", head, pool.head())
 
 
+async def test_a_reverted_commit_reads_reverted_after_a_reload_not_approved(run: Run) -> None:
+    head = run.pool.head()
+    app = HistoryApp(run, poll=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("u")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(pilot)
+    again = HistoryApp(run, poll=None)  # `skilltui review` opened again: only what the run records
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        reverted = screen_of(again).history.find(head)
+        assert reverted.reverted_by == run.pool.head()
+        assert reverted.decision == "reverted by human (approved by human)"
+        assert "reverted" in review_text(reverted, wide=False) and "approved" not in review_text(reverted, False)
+        assert "reverted by human" in str(describe(reverted, run.pool.head()))
+
+
 async def test_n_or_esc_cancels_and_changes_nothing(run: Run) -> None:
     before = log(run)
     app = HistoryApp(run, poll=None)

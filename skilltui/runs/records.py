@@ -134,6 +134,11 @@ def load_history(run: Run) -> History:
         # A revert that was itself reverted put the commit back: it is no longer undone.
         if c.reverted_by and by_sha.get(c.reverted_by) and by_sha[c.reverted_by].reverted_by:
             c.reverted_by = None
+    for c in commits:
+        if c.reverted_by:  # its decision stands in the records, but the pool no longer holds what it did
+            revert = by_sha.get(c.reverted_by)
+            who = revert.decision.removeprefix("revert").strip() if revert is not None else ""
+            c.decision = " ".join(filter(None, ("reverted", who))) + (f" ({c.decision})" if c.decision else "")
     return History(
         run=run,
         head=head,

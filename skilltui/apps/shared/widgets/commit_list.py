@@ -55,7 +55,7 @@ def review_text(commit: Commit, wide: bool) -> str:
         return f"{mark.sign} awaiting review" if wide else mark.sign
     words = commit.decision or (mark.words if mark else "")
     if not wide and mark is not None:
-        words = mark.by or words
+        words = "reverted" if commit.reverted_by else mark.by or words
     return f"{mark.sign} {words}" if mark is not None else words
 
 
