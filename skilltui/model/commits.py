@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .at import MicroKey
 from .trailers import is_trailer
 
 # The one map from a review decision to the sign and the words every view uses for it.
@@ -147,7 +148,7 @@ def plain_label(epoch: int, step: int, group: int) -> str:
 
 
 def attempt_record(
-    at: tuple[int, int, int, int], label: str, folder: Path, checked: dict[str, Any], review: dict[str, Any]
+    at: MicroKey, label: str, folder: Path, checked: dict[str, Any], review: dict[str, Any]
 ) -> MicroStepRecord:
     """The record of a checked attempt at `at` (epoch, step, group, attempt) from its own files:
     `checked.json` (what it committed) and `review.json` (how it was decided; {} while it waits),
