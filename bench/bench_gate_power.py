@@ -10,7 +10,8 @@ seconds a decision here. Part (0) checks the bank against passes the real loop w
     per decision, and the kept rate of helpful (-0.08), neutral and harmful (+0.08)
     updates, at 2 (the default, --episodes-per-step), 3 and 5 validation episodes; the rule
     before issues 49 and 51 (bench/gate_variants.py `before`: one spread pooled over works, no
-    futility stop) beside today's, both at the shipped --gate-max-repeats 3.
+    futility stop, --gate-max-repeats 3) beside today's (a spread per work, the futility stop,
+    --gate-max-repeats 5).
 (2) the null keep rate over 20,000 decisions with call shocks, K = 3 and consolidation.
 (3) the first decision's null keep rate with three validation works, one 3x noisier.
 (4) other rules on the same draws: no futility stop, more passes, two passes to start,
@@ -39,6 +40,7 @@ from gate_power_sim import START, Bank, Loop, simulate
 from gate_variants import before, signflip
 from scipy import stats as sps
 
+from skilltui.engine.settings_fields import LEGACY_GATE_MAX_REPEATS
 from skilltui.engine.validation.gate import Rule
 from skilltui.engine.validation.stats import binomial_interval
 from tests.support.known_truths import held_out
@@ -46,14 +48,15 @@ from tests.support.known_truths import held_out
 NOISE = 0.15
 CALL = 0.1
 GRID = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0)  # true improvements, in standard errors of one pass
-NEW = Loop()  # the shipped defaults: --gate-max-repeats 3, --val-repeats 1, --gate-confidence 0.9
+NEW = Loop()  # the shipped defaults: --gate-max-repeats 5, --val-repeats 1, --gate-confidence 0.9
 
 
 def _no_futility(confidence: float, looks: int, family: int, margin: float | None) -> Rule:
     return Rule(confidence, looks, family, margin, futility=None)
 
 
-OLD = Loop(pooled=True, rule=_no_futility)  # the rule before: one pooled spread, no futility stop
+# The rule and default before: one pooled spread, no futility stop, --gate-max-repeats 3.
+OLD = Loop(max_repeats=LEGACY_GATE_MAX_REPEATS, pooled=True, rule=_no_futility)
 
 
 def rate(kept: int, n: int) -> str:
@@ -141,18 +144,19 @@ def noisier(folders: dict[str, Path], decisions: int, draws: int, seed: int) -> 
 
 
 def variants(bank: Bank, decisions: int, seed: int) -> None:
-    print("\n(4) other rules, 3 validation episodes, K = 1: kept at 2 SE, null kept, calls per decision")
+    print("\n(4) other rules, 3 validation episodes, K = 1, runs of 5 decisions: kept at 2 SE, null kept, calls")
     print("| call shocks | rule | kept at 2 SE [95%] | calls | null kept [95%] | calls |")
     print("|---|---|---|---|---|---|")
     thin: Callable[..., Rule] = lambda c, looks, f, m: Rule(c, looks, f, m, min_df=2)  # noqa: E731
     rows = [
-        ("today: max 3, futility stop", NEW),
-        ("no futility stop", replace(NEW, rule=_no_futility)),
+        ("today: max 5, futility stop", NEW),
+        ("max 5, no futility stop", replace(NEW, rule=_no_futility)),
+        ("max 3 (the default before)", replace(NEW, max_repeats=3)),
+        ("max 3, no futility stop", replace(NEW, max_repeats=3, rule=_no_futility)),
         ("max 4", replace(NEW, max_repeats=4)),
-        ("max 5", replace(NEW, max_repeats=5)),
         ("two passes to start", replace(NEW, repeats=2)),
         ("MIN_DF 2", replace(NEW, rule=thin)),
-        ("sign-flip test, max 3", replace(NEW, judge=signflip)),
+        ("sign-flip test, max 5", replace(NEW, judge=signflip)),
         ("sign-flip test, max 8", replace(NEW, judge=signflip, max_repeats=8)),
     ]
     for call in (0.0, CALL):

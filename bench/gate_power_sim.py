@@ -34,6 +34,7 @@ from skilltui.agents.offline_noise import garble
 from skilltui.core.formats import story_episodes
 from skilltui.engine.data.works import load_work
 from skilltui.engine.loss.scores import score_step
+from skilltui.engine.settings_fields import GATE_MAX_REPEATS
 from skilltui.engine.validation.gate import Rule, Verdict, judge, plan
 from skilltui.engine.validation.stats import Spread, spreads_of
 from skilltui.engine.validation.validator import episode_losses
@@ -88,7 +89,7 @@ class Bank:
 class Loop:
     confidence: float = 0.9
     repeats: int = 1  # --val-repeats
-    max_repeats: int = 3  # --gate-max-repeats
+    max_repeats: int = GATE_MAX_REPEATS  # --gate-max-repeats
     family: int = 1  # --candidates
     call: float = 0.1  # --offline-noise-call
     decisions: int = 5

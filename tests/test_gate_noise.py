@@ -89,4 +89,4 @@ def test_a_validation_set_too_small_to_decide_says_so(tmp_path, make_work):
     argv += ["--offline-noise", "0.15", "--init-pool", str(donor)]
     assert train_with(backend, tmp_path / "runs", [train], [val], *argv) == 0
     told = [w["message"] for w in events(tmp_path / "runs", "warning") if "cannot decide" in w["message"]]
-    assert len(told) == 1 and "at 3 passes a side it detects a change of" in told[0]
+    assert len(told) == 1 and "at 5 passes a side it detects a change of" in told[0]

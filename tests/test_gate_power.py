@@ -101,5 +101,35 @@ def test_a_gated_run_on_a_writer_that_varies_says_what_its_set_can_detect_before
     said = [i for i, e in enumerate(recorded) if e["kind"] == "warning" and "the gate can detect" in e["message"]]
     first_call = next(i for i, e in enumerate(recorded) if e["kind"] == "call")
     assert len(said) == 1 and said[0] < first_call
-    expected = gate_power(1, 2, 3, Rule(0.9, looks=3).nominal).text
+    expected = gate_power(1, 2, 5, Rule(0.9, looks=5).nominal).text  # the shipped --gate-max-repeats 5
     assert recorded[said[0]]["message"] == expected
+
+
+def test_a_gated_run_started_when_the_default_was_three_passes_resumes_with_three(tmp_path, make_work):
+    # Runs recorded before the default became 5 hold gate_max_repeats 3 in their settings (their
+    # id is the settings' digest): the same command, without the flag, must find and resume them.
+    from skilltui.commands import training
+    from skilltui.engine.opening import open_run
+
+    train = make_work("train", 2)
+    val = held_out_work(tmp_path / "works")
+    runs = tmp_path / "runs"
+    argv = ["train", "--auto", "--work", str(train), "--val-work", str(val), "--gate", "--steps", "1"]
+    argv += ["--runs-dir", str(runs), "--no-consolidate", "--offline-noise", "0.15"]
+
+    def settings(*extra: str):
+        from skilltui import cli
+
+        return training.settings_from(cli.build_parser().parse_args(argv + list(extra)))
+
+    for given in ([], ["--run-id", "named"]):
+        old = settings(*given, "--gate-max-repeats", "3")  # what the default made such a run record
+        opened = open_run(old)
+        opened.lock.release()
+        again = open_run(settings(*given))
+        again.lock.release()
+        assert again.run.root == opened.run.root and again.resumed
+        assert again.settings.max_repeats == 3 and again.config["gate_max_repeats"] == 3
+    fresh = open_run(settings("--run-id", "new"))
+    fresh.lock.release()
+    assert fresh.settings.max_repeats == 5 and fresh.config["gate_max_repeats"] == 5

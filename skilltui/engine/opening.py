@@ -7,12 +7,13 @@ leaves `runs/` exactly as it was.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..core.durable import clean_temps, write_atomic
 from ..core.errors import UsageError
+from ..core.json_read import BadJSON, read_json
 from ..model.bus import repair_tail
 from ..model.parse import read_run
 from ..model.view import RunView
@@ -24,6 +25,7 @@ from .data.test_works import copy_stories, load_test_works
 from .data.works import DEFAULT_MAX_SCRIPT_KB, Work, ignored_notice, load_works
 from .prompts import Prompts
 from .settings import Settings
+from .settings_fields import LEGACY_GATE_MAX_REPEATS
 
 
 @dataclass
@@ -60,9 +62,10 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
     settings.check_works(works)
     prompts = Prompts(settings.prompts)
     prompts.check()
+    runs_dir = check_runs_dir(Path(settings.runs_dir).expanduser())
+    settings = _started_schedule(settings, works, val_works, runs_dir)
     config = settings.identity(works, val_works)
     run_id = check_run_id(settings.run_id) if settings.run_id else derive_run_id(config)
-    runs_dir = check_runs_dir(Path(settings.runs_dir).expanduser())
     run = Run(runs_dir.resolve() / run_id)
     if (run.config_path).is_file():
         migrations.check(run.root, resuming=True)  # a newer format, or a run under a rule since replaced
@@ -121,6 +124,25 @@ def open_run(settings: Settings, *, refuse_finished: bool = False) -> OpenedRun:
     return OpenedRun(
         run, works, settings, prompts, config, resumed, lock, notices, found.moved_to, val_works, spent, test_works
     )
+
+
+def _started_schedule(settings: Settings, works: list[Work], val_works: list[Work], runs_dir: Path) -> Settings:
+    """The settings with the gate's passes a run was started with, when it was started before the default moved.
+
+    A gated run records `gate_max_repeats`, and before the default was GATE_MAX_REPEATS it
+    recorded LEGACY_GATE_MAX_REPEATS: the same command, with no --gate-max-repeats, must
+    still find that run (its id may be the settings' digest) and resume it with its own rule.
+    """
+    if not settings.gate or settings.gate_max_repeats is not None:
+        return settings
+    legacy = replace(settings, gate_max_repeats=LEGACY_GATE_MAX_REPEATS)
+    config = legacy.identity(works, val_works)
+    path = runs_dir.resolve() / (check_run_id(settings.run_id) if settings.run_id else derive_run_id(config))
+    try:
+        started = (path / "config.json").is_file() and read_json(path / "config.json") == config
+    except (BadJSON, OSError):
+        started = False  # not that run: check_config says what is wrong with it
+    return legacy if started else settings
 
 
 class AlreadyFinished(Exception):

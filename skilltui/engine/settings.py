@@ -18,7 +18,7 @@ from ..core.errors import UsageError
 from ..core.flags import flag_name, flag_of
 from .data.test_works import test_identity
 from .data.works import Work, covers, unbroken
-from .settings_fields import DEFAULT_MARGIN, DEFAULT_MAX_EDIT_LINES, DEFAULT_POOL_BUDGET, Fields
+from .settings_fields import DEFAULT_MARGIN, DEFAULT_MAX_EDIT_LINES, DEFAULT_POOL_BUDGET, GATE_MAX_REPEATS, Fields
 
 __all__ = ["DEFAULT_MAX_EDIT_LINES", "DEFAULT_POOL_BUDGET", "Settings"]
 
@@ -32,6 +32,11 @@ class Settings(Fields):
     @property
     def consolidation_budget(self) -> int:
         return self.consolidate_edit_lines or 4 * self.max_edit_lines
+
+    @property
+    def max_repeats(self) -> int:
+        """The gate's most passes a side: `--gate-max-repeats`, else the shipped default."""
+        return GATE_MAX_REPEATS if self.gate_max_repeats is None else self.gate_max_repeats
 
     def check(self) -> None:
         """Refuse, in one line, a value outside its field's bound, then what no single field can say."""
@@ -51,7 +56,7 @@ class Settings(Fields):
             raise UsageError(
                 "--batch needs --backend anthropic (the Message Batches API); drop --batch or switch backend"
             )
-        if self.gate and self.gate_max_repeats < self.val_repeats:  # without --gate no pass is added
+        if self.gate and self.max_repeats < self.val_repeats:  # without --gate no pass is added
             raise UsageError(
                 f"--gate-max-repeats must be at least --val-repeats ({self.val_repeats}): "
                 "the passes the gate may add when unsure"
@@ -145,7 +150,7 @@ class Settings(Fields):
             identity["gate"] = self.gate
             if self.gate:
                 identity["gate_confidence"] = self.gate_confidence
-                identity["gate_max_repeats"] = self.gate_max_repeats
+                identity["gate_max_repeats"] = self.max_repeats
                 if self.consolidate_margin != DEFAULT_MARGIN:  # only when set, so older runs reopen as they were
                     identity["consolidate_margin"] = self.consolidate_margin
             # Only when not the default, so runs made before these flags existed reopen as they were.

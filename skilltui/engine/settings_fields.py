@@ -36,6 +36,9 @@ DEFAULT_POOL_BUDGET = 4000
 # Each candidate is a whole backward call and a working copy of the pool, and a person
 # weighs them side by side: past 16 a round costs more than any review can use.
 MAX_CANDIDATES = 16
+# 5, not 3: with the futility stop five looks cost about the calls three did, and keep far more (gate-statistics.md).
+GATE_MAX_REPEATS = 5
+LEGACY_GATE_MAX_REPEATS = 3  # what gated runs started before recorded; they resume with it
 # What a consolidation may cost in validation loss and still be kept (docs/gate-statistics.md says why).
 DEFAULT_MARGIN = 0.01
 
@@ -266,12 +269,14 @@ class Fields:
         problem="must be at least 0.5 and below 1, e.g. 0.9 for a 90% interval",
     )
     # Checked against --val-repeats in Settings.check, and only with --gate (without it no pass is added).
-    gate_max_repeats: int = setting(
-        3,
+    # None: GATE_MAX_REPEATS, or LEGACY_GATE_MAX_REPEATS for a run started before (engine/opening.py).
+    gate_max_repeats: int | None = setting(
+        None,
         group="validation",
         metavar="N",
-        help="while the interval straddles zero the gate adds a pass on both sides, up to N passes each "
-        "(default {default}); each pass costs a validation forward and loss per validation work",
+        help=f"while the interval straddles zero the gate adds a pass on both sides, up to N passes each "
+        f"(unless given, {GATE_MAX_REPEATS}; a run started when the default was {LEGACY_GATE_MAX_REPEATS} keeps it); "
+        "each pass costs a validation forward and loss per validation work",
     )
     consolidate_margin: float = setting(
         DEFAULT_MARGIN,

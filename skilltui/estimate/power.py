@@ -71,6 +71,6 @@ def gate_power(
 
 def gate_statement(settings: Settings, works: int) -> str:
     """What `works` validation works can detect at the gate's settings: looks, candidates, episodes."""
-    passes = max(settings.gate_max_repeats, settings.val_repeats)
+    passes = max(settings.max_repeats, settings.val_repeats)
     nominal = Rule(settings.gate_confidence, passes - settings.val_repeats + 1, max(settings.candidates, 1)).nominal
     return gate_power(works, settings.val_episodes or settings.episodes_per_step, passes, nominal).text

@@ -104,7 +104,7 @@ class Validator(Gating):
         self.limit = limit
         self.fatal = fatal
         self.repeats = s.val_repeats
-        self.max_repeats = max(s.gate_max_repeats, s.val_repeats)
+        self.max_repeats = max(s.max_repeats, s.val_repeats)
         self.confidence = s.gate_confidence
         # A writer that says it never varies (the offline one without noise) makes one pass exact.
         self.deterministic = ctx.calls.backend.deterministic
