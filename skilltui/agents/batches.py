@@ -26,7 +26,7 @@ import anthropic
 
 from .anthropic_backend import AnthropicBackend
 from .anthropic_call import Call, block_dict, text_of
-from .base import BackendError, CallResult, FatalBackendError, Request
+from .base import Backend, BackendError, CallResult, FatalBackendError, Request
 
 BATCH_DISCOUNT = 0.5  # the Batches API bills input, output and cache tokens at half price
 
@@ -42,10 +42,13 @@ class BatchStatus:
 
 
 class BatchClient:
-    def __init__(self, backend: AnthropicBackend) -> None:
+    def __init__(self, backend: Backend) -> None:
         # With roles on several backends (agents/routing.py), the judges' one: train refuses --batch
-        # unless the judges and the reducer call Anthropic.
-        self.backend = backend.for_role("loss")  # type: ignore[assignment]
+        # unless the judges and the reducer call Anthropic (Settings.check).
+        judge = backend.for_role("loss")
+        if not isinstance(judge, AnthropicBackend):
+            raise TypeError(f"--batch calls the Message Batches API through the anthropic backend, not {judge.name}")
+        self.backend = judge
 
     async def submit(self, items: dict[str, Request]) -> str:
         requests = [
@@ -53,6 +56,7 @@ class BatchClient:
             for custom_id, request in items.items()
         ]
         async with self._errors("submit the batch"), self.backend._client() as client:
+            # The parameters are the plain dict a streamed text call sends (text_params), not the SDK's TypedDict.
             batch = await client.messages.batches.create(requests=requests)  # type: ignore[arg-type]
         return batch.id
 

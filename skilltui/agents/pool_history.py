@@ -94,7 +94,8 @@ class PoolHistory:
                 patch = reader.commit_patch(commit.hexsha)
             finally:
                 reader.close()
-            head = f"commit {commit.hexsha}\n\n{commit.message.strip()}\n"
+            message = commit.message if isinstance(commit.message, str) else commit.message.decode("utf-8", "replace")
+            head = f"commit {commit.hexsha}\n\n{message.strip()}\n"
             note = self.annotate(commit.hexsha)
             if note:
                 head += f"\n[{note}]\n"
@@ -128,8 +129,9 @@ def _note_at(commit: git.Commit, path: str) -> str:
         raise ToolError(
             f"{rel} does not exist at {short}; list the notes it had with pool_show {short} .", ToolCode.NOT_FOUND
         ) from None
-    if blob.type != "blob":
-        names = "\n".join(item.path for item in blob.traverse() if item.type == "blob")
+    if not isinstance(blob, git.Blob):
+        items = blob.traverse() if isinstance(blob, git.Tree) else iter(())
+        names = "\n".join(str(item.path) for item in items if isinstance(item, git.Blob))
         return names or "(empty folder)"
     return _capped(blob.data_stream.read().decode("utf-8", errors="replace"), "view on the note in the pool")
 

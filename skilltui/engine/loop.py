@@ -24,6 +24,7 @@ import errno
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..agents.base import Backend, BackendError, FatalBackendError
 from ..agents.tools import ToolError
@@ -49,6 +50,9 @@ from .update.micro_step import BackwardFailed, Evidence, MicroStep
 from .validation.test_points import TestPoints
 from .validation.validator import Validator
 
+if TYPE_CHECKING:
+    from ..agents.batches import BatchClient
+
 
 class Trainer:
     """Trains one opened run. `await trainer.train()` runs it to the end, a stop or a failure."""
@@ -73,11 +77,11 @@ class Trainer:
         throttle = backend.throttle
         if throttle is not None:  # a backend that slows down on 429 says so through the events
             throttle.on_change = lambda **facts: bus.emit(ev.Throttled(**facts))
-        self.batch_client = None
+        self.batch_client: BatchClient | None = None
         if self.settings.batch:  # the loss judge and reduce calls go through the Message Batches API
             from ..agents.batches import BatchClient
 
-            self.batch_client = BatchClient(backend)  # type: ignore[arg-type]
+            self.batch_client = BatchClient(backend)
         self._running = asyncio.Event()
         self._running.set()
         # How many stages wait at the pause gate right now: once every unfinished work waits
@@ -87,9 +91,16 @@ class Trainer:
         self._stop_reason: str | None = None
         # Validation and the test points share one bound (they never run at once); a stop ends either.
         limit, fatal = asyncio.Semaphore(self.settings.workers), (RunStopped, FatalBackendError)
-        held = {"wait": self._gate, "limit": limit, "fatal": fatal}
-        self.validator = Validator(self.ctx, opened.val_works, **held) if opened.val_works else None
-        self.tests = TestPoints(self.ctx, opened.test_works, **held) if opened.test_works else None
+        self.validator = (
+            Validator(self.ctx, opened.val_works, wait=self._gate, limit=limit, fatal=fatal)
+            if opened.val_works
+            else None
+        )
+        self.tests = (
+            TestPoints(self.ctx, opened.test_works, wait=self._gate, limit=limit, fatal=fatal)
+            if opened.test_works
+            else None
+        )
 
     # -- control from outside (the app, a signal) ------------------------------------------
 
@@ -224,7 +235,8 @@ class Trainer:
                 if self.run.loss_report(epoch, step, w.name).exists()
                 and self.run.loss_scores(epoch, step, w.name).exists()
             }
-            self._batch("loss", at, self.run.loss_dir(epoch, step) / "batch.json", {w.name for w in active} - judged)
+            due = {w.name for w in active} - judged
+            self._batch(self.batch_client, "loss", at, self.run.loss_dir(epoch, step) / "batch.json", due)
         try:
             await self._step_body(at, active, groups, limit, one)
         finally:
@@ -232,9 +244,9 @@ class Trainer:
                 batch.cancel()
             self.calls.batches.clear()
 
-    def _batch(self, purpose: str, at: At, record: Path, expected: set[str]) -> None:
+    def _batch(self, client: BatchClient, purpose: str, at: At, record: Path, expected: set[str]) -> None:
         job = BatchJob(purpose, at, record, frozenset(expected))
-        self.calls.batches[purpose] = StepBatch(self.batch_client, self.calls.backend, self.bus, job)
+        self.calls.batches[purpose] = StepBatch(client, self.calls.backend, self.bus, job)
 
     async def _step_body(
         self,
@@ -355,7 +367,7 @@ class Trainer:
                 for group, samples in plan
                 if len(samples) >= 2 and not (self.run.backward_dir(epoch, step, group) / "summary.md").exists()
             }
-            self._batch("reduce", at, self.run.step_dir(epoch, step) / "reduce-batch.json", due)
+            self._batch(self.batch_client, "reduce", at, self.run.step_dir(epoch, step) / "reduce-batch.json", due)
         summaries = {group: asyncio.ensure_future(summarise(group, samples)) for group, samples in plan if samples}
         try:
             for group, samples in plan:
