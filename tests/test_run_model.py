@@ -207,6 +207,21 @@ def test_the_summary_says_loss_first_to_last_notes_cost_and_what_to_run_next():
     assert view.tokens == 120 and not view.active and view.in_flight == {}
 
 
+def test_the_summary_leads_with_the_loss_over_the_works_both_steps_scored():
+    """Step 0 scored a and b, step 1 only a (b failed): 0.500 -> 0.300 would credit the notes with b's absence."""
+    view = view_of(full_run())
+    view.fold(
+        [
+            stage("forward", "failed", 31, work="b", step=1, error="the writer wrote nothing"),
+            ev.StepFinished(epoch=0, step=1, mean_loss=0.3, failed=["b"], works_in_mean=1, time=at(40)),
+            ev.RunFinished(status="finished", epochs_done=1, time=at(41)),
+        ]
+    )
+    lines = summarise(view).lines()
+    assert lines[1] == "train loss 0.600 → 0.300 over the 1 work both steps scored"
+    assert lines[2] == "  every work each step scored: 0.500 (2 of 3 works) → 0.300 (1 of 2 works)"
+
+
 def test_the_summary_of_a_run_quit_at_a_review_counts_the_step_whose_works_all_scored():
     view = view_of(full_run())
     # Step 1's works have both scored; its micro-step waits for review when the person quits.

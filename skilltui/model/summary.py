@@ -26,7 +26,8 @@ class RunSummary:
     status: str
     reason: str
     train: tuple[Mean, Mean] | None  # first and last finished step
-    # When those two means cover different works: both steps' means over the works they share.
+    # When those two means cover different works: both steps' means over the works they share,
+    # which the summary leads with (the like-for-like figure).
     same_works: tuple[float, float, int] | None
     val: tuple[Mean, Mean] | None
     added: int
@@ -46,10 +47,16 @@ class RunSummary:
         how = self.status + (f": {self.reason}" if self.reason else "")
         lines = [f"run {self.run_id} {how}"]
         if self.train is not None:
-            lines.append(f"train loss {self.train[0].text()} → {self.train[1].text()}")
+            first, last = self.train
             if self.same_works is not None:
+                # Like for like first: means over different works would credit the notes with a work's absence.
                 a, b, n = self.same_works
-                lines.append(f"  over the {n} work{'' if n == 1 else 's'} both steps scored: {a:.3f} → {b:.3f}")
+                lines.append(f"train loss {a:.3f} → {b:.3f} over the {n} work{'' if n == 1 else 's'} both steps scored")
+                lines.append(f"  every work each step scored: {first.text()} → {last.text()}")
+            elif first.covers and last.covers and first.covers != last.covers:
+                lines.append(f"train loss {first.text()} → {last.text()}: no work was scored in both steps")
+            else:
+                lines.append(f"train loss {first.text()} → {last.text()}")
         else:
             lines.append("train loss: no step finished yet")
         if self.val is not None:
