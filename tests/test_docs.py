@@ -137,3 +137,19 @@ def test_the_docs_extra_is_mkdocs_and_material_pinned_in_the_lock():
     assert {re.split(r"[<>=!~; ]", spec, maxsplit=1)[0] for spec in extras["docs"]} == {"mkdocs", "mkdocs-material"}
     lock = (ROOT / "requirements.lock").read_text(encoding="utf-8")
     assert re.search(r"^mkdocs==\S+$", lock, re.M) and re.search(r"^mkdocs-material==\S+$", lock, re.M)
+
+
+def test_the_readmes_sample_summary_uses_the_summarys_own_words():
+    """Each line of the README's sample end summary starts as the summary's own line does (its label)."""
+    from skilltui.model.figures import Mean
+    from skilltui.model.summary import RunSummary
+
+    mean = Mean(0.5, 1, 1, frozenset({"w"}))
+    made = RunSummary(
+        "0", Path("runs/0"), "finished", "", (mean, mean), None, (mean, mean), 2, 0, 0, 2, 0.0, True,
+        val_from_baseline=True, pool_size=(0, 195), kept_empty=1,
+    ).lines()  # fmt: skip
+    sample = next(b for b in code_blocks(README.read_text(encoding="utf-8")) if b.startswith("run "))
+    labels = [re.split(r"[\d$]|runs/", line, maxsplit=1)[0] for line in made]  # up to its first figure
+    for line, label in zip(sample.splitlines(), labels, strict=True):
+        assert line.startswith(label), (line, label)
