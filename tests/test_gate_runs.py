@@ -134,7 +134,10 @@ def test_every_extra_pass_is_a_call_shown_live_and_counted_in_max_cost(tmp_path,
     backend = ScriptedBackend(script=[("add", "scene")], cost_per_call=0.01, noise=0.3)
     assert train_with(backend, runs, works, [val], "--steps", "1", "--gate") == 0
     (gate,) = events(runs, "gate")
-    val_calls = [c for c in events(runs, "call") if c["work"] == "orrery"]
+    every = events(runs)
+    # The verdict's calls come before its event; a kept update's fresh pass each side comes after it.
+    until = next(i for i, e in enumerate(every) if e["kind"] == "gate")
+    val_calls = [c for c in every[:until] if c["kind"] == "call" and c["work"] == "orrery"]
     passes = len({c["transcript"].split("/val/")[1].split("/works/")[0] for c in val_calls if c["role"] == "forward"})
     assert passes >= 4  # at least two passes on each side: one pass measures no spread
     assert gate["cost_usd"] == pytest.approx(sum(c["cost_usd"] for c in val_calls))

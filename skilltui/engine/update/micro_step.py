@@ -272,10 +272,10 @@ class MicroStep:
                 )
         ranked = rank(round_.checked)
         best = ranked[0]
-        if self.gate is not None and several and best.verdict is not None and best.verdict.advice == "keep":
-            # The lowest delta chose it: its recorded delta comes from passes that did not.
+        if self.gate is not None and best.verdict is not None and best.verdict.advice == "keep":
+            # Its passes chose it (the look that stopped; the lowest delta): record it from ones that did not.
             at = self.at.to(attempt=best.attempt)
-            best.verdict = await self.gate.fresh(self.before, best.after, at, best.verdict)
+            best.verdict = await self.gate.record_kept(self.before, best.after, at, best.verdict)
         if several:
             await asyncio.to_thread(self.pool.reset, ranked[0].after)
             self.ctx.bus.emit(ev.PoolChanged(head=ranked[0].after, reason=f"commit {self.label}"))

@@ -101,7 +101,8 @@ class Gating:
             return replace(kept, cost_usd=cost, reason=f"{kept.reason}; no fresh pass to record its delta on")
         low, high = (None, None) if p.low is None else (round(p.low, 4), round(p.high or 0.0, 4))
         reason = f"{kept.reason}; recorded from a fresh pass each, which did not choose it: {p.text}"
-        return replace(kept, cost_usd=cost, reason=reason, delta=round(p.delta, 4), low=low, high=high)
+        figures = {"delta": round(p.delta, 4), "low": low, "high": high, "level": p.confidence}  # its own level
+        return replace(kept, cost_usd=cost, reason=reason, **figures)
 
     async def judge(self, before: str, at: At, *, no_worse: bool = False, family: int = 1) -> GateVerdict:
         """Validate micro-step attempt `at`'s notes (the pool holds them now) against the notes before it.

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from ...model import events as ev
 from ...model.at import At
+from ...model.review import GateVerdict
 from ...store import val_store
 from ...store.micro_steps import step_end
 from ...store.places import Place
@@ -132,7 +133,7 @@ class Validator(Gating):
         tree = tree or self.tree_of(commit)
         found = Measurement(commit, tree)
         for work in self.works:
-            passes = val_store.samples(self.root, tree, work.name)
+            passes = val_store.counted(self.root, tree, work.name)
             if not passes:
                 found.failed.append(work.name)
                 continue
@@ -205,7 +206,8 @@ class Validator(Gating):
         # The writer reads this tree's own copy of the notes (the places point at it), not the live pool.
         await asyncio.to_thread(val_store.write_tree, self.ctx.run.pool.root, self.root, tree)
         have = {w.name: len(await asyncio.to_thread(val_store.samples, self.root, tree, w.name)) for w in self.works}
-        jobs = [(w, k) for w in self.works for k in range(have[w.name] + 1, passes + 1)]
+        aside = await asyncio.to_thread(val_store.set_aside, self.root, tree)  # passes that chose it count not
+        jobs = [(w, k) for w in self.works for k in range(have[w.name] + 1, aside + passes + 1)]
         costs: list[float] = []
 
         mine = str(val_store.pass_dir(self.root, tree, 1)) + "/"
@@ -259,7 +261,7 @@ class Validator(Gating):
     def _report(self, point: Point, work: str, *, reused: bool) -> None:
         kind, at, commit, tree = point.kind, point.at, point.commit, point.tree
         passes = val_store.samples(self.root, tree, work)
-        values = [float(p["loss"]) for p in passes]
+        values = [float(p["loss"]) for p in passes[val_store.set_aside(self.root, tree) :]]
         last = passes[-1]
         self.ctx.bus.emit(
             ev.ValLoss(
@@ -285,6 +287,22 @@ class Validator(Gating):
         self.ctx.stage("validate", status, at.to(work=work), started=started, error=error)
 
     # -- the gate ------------------------------------------------------------------------
+
+    async def record_kept(self, parent: str, candidate: str, at: At, kept: GateVerdict) -> GateVerdict:
+        """A kept update's figure from a fresh pass each side (`fresh`), and the passes that chose it set aside.
+
+        The gate stops at the first look that clears its bound, and with several candidates the
+        lowest delta wins, so the passes that kept an update are its lucky ones: their figure
+        overstates the gain, and as the next parent's baseline they make that parent look
+        better than it is. So they are left out of the tree's counted samples from now on.
+        """
+        if self.deterministic:
+            return kept  # no luck, no curse: a new pass would write the same scripts
+        tree = await asyncio.to_thread(self.tree_of, candidate)
+        chose = await asyncio.to_thread(lambda: min(val_store.passes(self.root, tree, w.name) for w in self.works))
+        verdict = await self.fresh(parent, candidate, at, kept)
+        await asyncio.to_thread(val_store.set_aside_passes, self.root, tree, chose)
+        return verdict
 
     async def baseline(self, before: str, at: At) -> None:
         """Make sure the notes micro-step `at` starts from have their passes (in their own copy of the notes)."""
