@@ -51,8 +51,8 @@ def front_matter(skill: Path) -> dict:
     return yaml.safe_load(head)
 
 
-def test_a_folder_emptied_by_a_rollback_and_the_works_are_not_advertised(trained_run, tmp_path: Path) -> None:
-    run = trained_run("gull-harbour", "pine-tram")
+def test_a_folder_emptied_by_a_rollback_and_the_works_are_not_advertised(copied_run, tmp_path: Path) -> None:
+    run = copied_run("gull-harbour", "pine-tram")
     pool = run.pool
     folders = sorted({rel.split("/")[0] for rel in pool.note_paths()})
     assert len(folders) >= 2, folders
@@ -69,3 +69,13 @@ def test_a_folder_emptied_by_a_rollback_and_the_works_are_not_advertised(trained
         assert TOPICS[folder] in topics
     for name in ("gull-harbour", "pine-tram", "Gull-Harbour", "Pine-Tram", "Trained"):
         assert name not in description
+
+
+def test_the_skill_body_counts_one_note_as_one_note() -> None:
+    from types import SimpleNamespace
+
+    from skilltui.runs.export import render_skill
+
+    notes = {"scene/scene-headings.md": note("Scene headings name place and time.")}
+    text = render_skill("craft", "d", SimpleNamespace(id="r"), "0" * 40, notes)  # type: ignore[arg-type]
+    assert "1 short note learned by training" in text and "1 short notes" not in text

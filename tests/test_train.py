@@ -137,7 +137,7 @@ def test_a_short_work_sits_out_and_the_epoch_ends_when_none_reach_last(tmp_path,
     # Fewer steps than asked for is said, once per session, not left to be noticed.
     said = [e["message"] for e in events(runs, "warning") if e["message"].startswith("--steps 5")]
     assert said == [
-        "--steps 5: the works have episodes for 3 step(s) of 2 episode(s) (the longest has 6), so an epoch runs 3"
+        "--steps 5: the works have episodes for 3 steps of 2 episodes (the longest has 6), so an epoch runs 3"
     ]
 
 

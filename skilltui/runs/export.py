@@ -29,6 +29,7 @@ import yaml
 from ..core.durable import write_atomic
 from ..core.errors import UsageError
 from ..core.signals import raising_signals
+from ..core.words import counted
 from ..pool.notes import FOLDERS, NOTE_NAME, parse_note
 from ..store.run_folder import Run, run_containing
 
@@ -125,7 +126,7 @@ def render_skill(name: str, description: str, run: Run, commit: str, notes: dict
         "---",
         "# Screenwriting craft notes",
         "",
-        f"{len(notes)} short notes learned by training (run `{run.id}`, pool commit `{commit[:10]}`). "
+        f"{counted(len(notes), 'short note')} learned by training (run `{run.id}`, pool commit `{commit[:10]}`). "
         "Each note says in one line when it applies. Read the index, open only the notes that fit "
         "the scene or problem at hand, and follow their guidance while writing.",
         "",

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..core.errors import UsageError
 from ..core.json_read import BadJSON, read_json
+from ..core.words import counted
 from .run_folder import Run, RunLock, write_json
 
 __all__ = ["FORMAT_FILE", "FORMAT_VERSION", "check", "format_version", "migrate", "opened", "stamp"]
@@ -147,7 +148,7 @@ def _v0_reads_per_episode(run: Run) -> str:
         if isinstance(trace, list):
             write_json(path, {"notes": trace, "episodes": {}})
             rewritten += 1
-    return f"{rewritten} reads trace(s) given their per-episode shape" if rewritten else ""
+    return f"{counted(rewritten, 'reads trace')} given their per-episode shape" if rewritten else ""
 
 
 # STEPS[v] brings a run from version v to v + 1; it returns what it changed ("" for nothing).

@@ -21,6 +21,7 @@ from markdown_it import MarkdownIt
 
 from ...core.errors import UsageError
 from ...core.formats import parse_note
+from ...core.words import counted
 from ...engine.settings import DEFAULT_POOL_BUDGET
 from ...model import events as ev
 from ...model.at import StepKey
@@ -185,6 +186,7 @@ def build(run: Run) -> Page:
         lstrip_blocks=True,
     )
     env.filters["setting"] = setting_text
+    env.filters["counted"] = counted
     html = env.get_template("report.html.j2").render(
         run=run,
         config=config,

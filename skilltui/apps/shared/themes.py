@@ -64,7 +64,8 @@ def load_theme_file(path: Path) -> Theme:
         raise ThemeFileError(f"{path}: not a readable TOML file ({exc})") from None
     unknown = sorted(set(data) - _THEME_FIELDS)
     if unknown:
-        raise ThemeFileError(f"{path}: unknown key(s) {', '.join(unknown)}; use the fields of textual.theme.Theme")
+        keys = "key" if len(unknown) == 1 else "keys"
+        raise ThemeFileError(f"{path}: unknown {keys} {', '.join(unknown)}; use the fields of textual.theme.Theme")
     if not isinstance(data.get("name"), str) or not data["name"].strip():
         raise ThemeFileError(f"{path}: needs a name")
     if not isinstance(data.get("primary"), str):

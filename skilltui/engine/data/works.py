@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import UsageError
+from ...core.words import counted
 
 EPISODE_NAME = re.compile(r"^0*(\d+)\.fountain$")
 # A feature film is ~120 KB of Fountain; a script sixteen times that is not an episode but a
@@ -173,7 +174,7 @@ def fewer_steps(works: list[Work], steps: int, per_step: int) -> str | None:
         return None
     longest = max((max(w.episodes) for w in works if w.episodes), default=0)
     return (
-        f"--steps {steps}: the works have episodes for {planned} step(s) of {per_step} episode(s) "
+        f"--steps {steps}: the works have episodes for {counted(planned, 'step')} of {counted(per_step, 'episode')} "
         f"(the longest has {longest}), so an epoch runs {planned}"
     )
 
