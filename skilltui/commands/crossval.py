@@ -137,16 +137,23 @@ def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
         view = RunView().fold(read_run(root / name / "events.jsonl").events)
         last = next((t for t in reversed(view.tests) if t.figure), None)
         figure = TestFigure.from_dict(last.figure) if last is not None and last.figure else None
-        rows.append({"fold": name, "test_works": names, "status": view.status, "figure": figure})
-    mean = across_folds([r["figure"] for r in rows if r["figure"]], base_confidence(plans))
+        # A fold that did not finish tested a pool it had not finished training: shown, not averaged.
+        done = view.status == "finished"
+        rows.append({"fold": name, "test_works": names, "status": view.status, "figure": figure, "in_mean": done})
+    unfinished = [r["fold"] for r in rows if r["status"] != "finished"]
+    works = sum(len(names) for _, names, *_ in plans)
+    finished = [r["figure"] for r in rows if r["figure"] and r["in_mean"]]
+    mean = across_folds(finished, base_confidence(plans), works=works, left_out=tuple(unfinished))
     if args.json:
         out = [{**r, "figure": r["figure"].to_dict() if r["figure"] else None} for r in rows]
         print(json.dumps({"folder": str(root), "folds": out, "mean": mean.to_dict() if mean else None}, indent=1))
     else:
         for r in rows:
-            print(f"{r['fold']} ({', '.join(r['test_works'])}): {r['figure'].text() if r['figure'] else r['status']}")
-        print(mean.text() if mean else "crossval: no fold has a test figure yet")
-    unfinished = [r["fold"] for r in rows if r["status"] != "finished"]
+            shown = r["figure"].text() if r["figure"] else r["status"]
+            if r["figure"] and not r["in_mean"]:
+                shown += f" ({r['status']}, not finished: left out of the mean)"
+            print(f"{r['fold']} ({', '.join(r['test_works'])}): {shown}")
+        print(mean.text() if mean else "crossval: no finished fold has a test figure yet")
     if tracking is not None:
         from ..tracking.crossval_runs import log_across_folds
 

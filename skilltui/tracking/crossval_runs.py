@@ -45,7 +45,7 @@ def parent_run(client: MlflowClient, experiment_id: str, folder: Path) -> str:
 
 
 def log_across_folds(spec: TrackingSpec, folder: Path, mean: Any, finished: bool) -> None:
-    """The procedure's figure on the parent run (`crossval/mean_delta`, its interval, the folds measured)."""
+    """The procedure's figures on the parent run (`crossval/mean_delta`, its interval, a new work's, the folds)."""
     client = MlflowClient(tracking_uri=spec.uri)
     experiment = client.get_experiment_by_name(spec.experiment or experiment_of(folder))
     if experiment is None:
@@ -53,6 +53,7 @@ def log_across_folds(spec: TrackingSpec, folder: Path, mean: Any, finished: bool
     parent = parent_run(client, experiment.experiment_id, folder)
     if mean is not None:
         figures = {"mean_delta": mean.mean, "low": mean.low, "high": mean.high, "folds": mean.folds}
+        figures |= {"new_low": mean.new_low, "new_high": mean.new_high}  # where one new work may land
         for name, value in figures.items():
             if value is not None:
                 client.log_metric(parent, f"crossval/{name}", float(value))

@@ -2,9 +2,20 @@
 
 One test work is a thin answer. Crossval splits the works into K folds, trains one run per
 fold on the other works with that fold as its test split (`--test-work`), and reports each
-fold's paired test delta with its interval, then the procedure's mean delta over the folds
-with an interval across folds (Student's t on the K fold deltas, K - 1 degrees of freedom):
-the spread between folds is what says how much the next work a person brings may differ.
+fold's paired test delta with its interval, then two figures across folds:
+
+- **The mean**, with the Nadeau-Bengio corrected variance: the folds share training works,
+  the validation work, the start pool and the writer, so their deltas move together, and a
+  plain t on them (variance s²/K) is too narrow, more so the more folds
+  (bench/bench_crossval_coverage.py). The variance is s² (1/K + n_test/n_train) instead, on
+  K - 1 degrees of freedom.
+- **A new work**: a prediction interval, the range one more work may land in. It adds the
+  new work's own spread to the mean's: the mean's interval says where the procedure's
+  average is, not where the next work will be.
+
+Only finished folds count. A fold that stopped or failed has a last test point measured on
+a pool it had not finished training; mixing it in would average two procedures, so it is
+named as left out, and the same command resumes it.
 
 The assignment is fixed by the works and `--seed`: the sorted names shuffled by a generator
 seeded with `--seed`, dealt round-robin into K folds. It is kept in the crossval folder
@@ -39,33 +50,64 @@ def assign_folds(names: list[str], folds: int, seed: int) -> list[list[str]]:
 
 @dataclass(frozen=True)
 class AcrossFolds:
-    """The procedure's figure: the mean of the fold deltas and its interval across folds."""
+    """The procedure's figures: the mean of the finished folds' deltas, its interval, and a new work's."""
 
     mean: float
-    low: float | None  # None with fewer than two fold figures
+    low: float | None  # the mean's interval; None with fewer than two finished folds
     high: float | None
     confidence: float
-    folds: int
+    folds: int  # finished folds measured, the ones the figures rest on
+    new_low: float | None = None  # where one new work's delta may land (a prediction interval)
+    new_high: float | None = None
+    left_out: tuple[str, ...] = ()  # folds not finished: named, not mixed into the mean
 
     def text(self) -> str:
-        interval = (
-            "[needs 2 or more folds measured]"
-            if self.low is None or self.high is None
-            else f"[{self.low:+.3f}, {self.high:+.3f}] at {self.confidence:.0%} across folds"
-        )
-        return f"crossval: mean test Δ {self.mean:+.3f} {interval}, folds {self.folds}"
+        """`crossval: mean test Δ -0.60 [-0.95, -0.25] at 90%, a new work [-1.31, +0.11], folds 3`."""
+        if self.low is None or self.high is None:
+            interval = "[needs 2 or more finished folds]"
+        else:
+            interval = f"[{self.low:+.3f}, {self.high:+.3f}] at {self.confidence:.0%}"
+            if self.new_low is not None and self.new_high is not None:
+                interval += f", a new work [{self.new_low:+.3f}, {self.new_high:+.3f}]"
+        left = f"; {', '.join(self.left_out)} not finished: left out" if self.left_out else ""
+        return f"crossval: mean test Δ {self.mean:+.3f} {interval}, folds {self.folds}{left}"
 
-    def to_dict(self) -> dict[str, float | int | None]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+    def to_dict(self) -> dict[str, float | int | list[str] | None]:
+        found = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in found.items()}
 
 
-def across_folds(figures: list[TestFigure], confidence: float) -> AcrossFolds | None:
-    """Student's t on the fold deltas; None when no fold has a figure."""
+def across_folds(
+    figures: list[TestFigure], confidence: float, *, works: int, left_out: tuple[str, ...] = ()
+) -> AcrossFolds | None:
+    """The finished folds' mean delta, its corrected interval and a new work's; None when no fold has a figure.
+
+    `works` is every work dealt into the folds, so each fold trained on `works - f.works`.
+    The mean's variance is s² (1/K + n_test/n_train) (Nadeau and Bengio 2003), n_test/n_train
+    averaged over the folds: the second term stands for the correlation rho shared training
+    gives the folds (n_test/n_train = rho / (1 - rho)), which s² alone cannot see, as s² sees
+    only (1 - rho) of a fold's spread. So one new work adds its whole spread, s² (1 + n_test/n_train)
+    for a fold's delta, times `m` for one work when a fold's delta is the mean of its m works.
+    """
     deltas = [f.delta for f in figures]
     if not deltas:
         return None
-    mean = statistics.fmean(deltas)
-    if len(deltas) < 2:
-        return AcrossFolds(round(mean, 4), None, None, confidence, len(deltas))
-    half = t_quantile((1 + confidence) / 2, len(deltas) - 1) * statistics.stdev(deltas) / math.sqrt(len(deltas))
-    return AcrossFolds(round(mean, 4), round(mean - half, 4), round(mean + half, 4), confidence, len(deltas))
+    k, mean = len(deltas), statistics.fmean(deltas)
+    if k < 2:
+        return AcrossFolds(round(mean, 4), None, None, confidence, k, left_out=left_out)
+    ratio = statistics.fmean(f.works / max(works - f.works, 1) for f in figures)
+    per_work = statistics.fmean(f.works for f in figures)
+    t = t_quantile((1 + confidence) / 2, k - 1)
+    s = statistics.stdev(deltas)
+    half = t * s * math.sqrt(1 / k + ratio)
+    new = t * s * math.sqrt(per_work * (1 + ratio) + 1 / k + ratio)
+    return AcrossFolds(
+        round(mean, 4),
+        round(mean - half, 4),
+        round(mean + half, 4),
+        confidence,
+        k,
+        round(mean - new, 4),
+        round(mean + new, 4),
+        left_out,
+    )
