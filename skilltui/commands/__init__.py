@@ -74,7 +74,7 @@ def command(
     p.set_defaults(handler=handler)
     if keys is not None:
         plain = p.format_help
-        p.format_help = lambda: f"{plain()}\nkeys:\n{keys()}\n"  # type: ignore[method-assign]
+        p.format_help = lambda: f"{plain()}\nkeys:\n{keys()}\n"
     return p
 
 

@@ -118,9 +118,9 @@ def event_line(view: RunView, event: ev.Event) -> str | None:
             return f"[step] epoch {event.epoch} step {event.step}: mean loss {text}, cost so far {cost_text(view)}"
         case ev.Warning_():
             return f"[warn] {event.message}"
-        case ev.Throttled(throttled=True) if event.wait_seconds:
+        case ev.Throttled(throttled=True, limit=int() as limit) if event.wait_seconds:
             return (
-                f"[throttled] {event.reason}: at most {counted(event.limit, 'call')} in flight, "
+                f"[throttled] {event.reason}: at most {counted(limit, 'call')} in flight, "
                 f"next call in {event.wait_seconds:g}s"
             )
         case ev.Throttled(throttled=False):

@@ -24,6 +24,7 @@ import pickle
 import sys
 import types
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..engine.prompts import Prompts
@@ -44,7 +45,7 @@ class Job:
 
 
 def _prompts(override: str | None) -> Prompts:
-    return Prompts(None if override is None else override)
+    return Prompts(None if override is None else Path(override))
 
 
 class _JobPickler(pickle.Pickler):

@@ -220,12 +220,12 @@ def _value(value: Any, hint: Any, what: str, path: str) -> Any:
         arms = typing.get_args(hint)
         if value is None and type(None) in arms:
             return None
-        built = [a for a in arms if dataclasses.is_dataclass(a)]
+        built = [a for a in arms if isinstance(a, type) and dataclasses.is_dataclass(a)]
         if built:  # `GateVerdict | None`, `Decision | None`
             return _build(built[0], value, what, path)
         if fits(value, hint):
             return value
-    elif dataclasses.is_dataclass(hint):
+    elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value, what, path)
     elif hint is Path:
         if isinstance(value, str):

@@ -63,6 +63,13 @@ class At:
         return (self.epoch, self.step, self.group, self.attempt)
 
     @property
+    def group_index(self) -> int:
+        """The group of a place inside a micro-step (where its records are); a place above one has none."""
+        if self.group is None:
+            raise ValueError(f"{self} is not inside a micro-step")
+        return self.group
+
+    @property
     def at_step(self) -> At:
         return At(self.epoch, self.step)
 
@@ -152,7 +159,8 @@ class At:
         match = _TRAILER.match(text.strip())
         if match is None:
             raise BadPlace(f"not a micro-step trailer (e<epoch> s<step> g<group> a<attempt>): {text!r}")
-        return cls(*map(int, match.groups()))
+        epoch, step, group, attempt = map(int, match.groups())
+        return cls(epoch, step, group, attempt)
 
     def __str__(self) -> str:
         parts = [f"epoch {self.epoch}", f"step {self.step}"]

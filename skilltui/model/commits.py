@@ -44,7 +44,7 @@ _SECTION = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(observed|changed|prediction)(?
 
 def parse_body(message: str) -> dict[str, str]:
     """`Observed:` / `Changed:` / `Prediction:` sections of a commit message ("" where missing)."""
-    found = {name: [] for name in SECTIONS}
+    found: dict[str, list[str]] = {name: [] for name in SECTIONS}
     current: str | None = None
     for line in message.splitlines()[1:]:
         if is_trailer(line):

@@ -94,9 +94,9 @@ def pool_size(view: RunView) -> tuple[int, int] | None:
     if not measured or measured[0].pool_tokens_before is None:
         return None
     start = measured[0].pool_tokens_before
-    kept = [view.micro_steps[k] for k in view.kept if k in view.micro_steps]
-    kept = [m for m in kept if m.pool_tokens is not None]
-    return start, kept[-1].pool_tokens if kept else start
+    kept = [view.micro_steps[k].pool_tokens for k in view.kept if k in view.micro_steps]
+    tokens = [t for t in kept if t is not None]
+    return start, tokens[-1] if tokens else start
 
 
 def pool_by_step(view: RunView) -> dict[tuple[int, int], int]:

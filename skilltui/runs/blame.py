@@ -17,7 +17,7 @@ commit and says so; it has no micro-step.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import git
 
@@ -89,7 +89,8 @@ def blame(run: Run, note: str) -> Blame:
             f"git blame of {note} failed ({exc.stderr.strip() or exc}); run git -C {pool.root} fsck"
         ) from None
     lines: list[BlameLine] = []
-    for commit, texts in entries or []:
+    # Not incremental, blame gives [commit, lines] pairs; GitPython's type is the union of both modes.
+    for commit, texts in cast("list[tuple[git.Commit, list[str | bytes]]]", entries or []):
         for text in texts:
             line = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
             lines.append(BlameLine(len(lines) + 1, line, commit.hexsha))

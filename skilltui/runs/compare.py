@@ -69,7 +69,7 @@ def curves_of(view: RunView, run_id: str) -> RunCurves:
         val=epoch_means(view, val=True),
         step_means=finished_means(view),
         val_means={key: mean for key, mean in val_means(view).items() if view.steps[key].finished},
-        test=({"point": t.point, "figure": t.figure, "text": t.text} if (t := (view.tests or [None])[-1]) else None),
+        test=({"point": t.point, "figure": t.figure, "text": t.text} if view.tests and (t := view.tests[-1]) else None),
     )
 
 

@@ -126,7 +126,7 @@ def revert(run: Run, rev: str) -> Done:
         try:
             pool.git("revert", "--no-edit", sha)
         except git.GitCommandError:
-            conflicted = sorted(pool.repo.index.unmerged_blobs())
+            conflicted = sorted(str(path) for path in pool.repo.index.unmerged_blobs())
             try:
                 pool.git("revert", "--abort")
             except git.GitCommandError:

@@ -33,7 +33,7 @@ from .run_folder import OUTCOME, Run, read_json, write_atomic, write_json
 
 def micro_step_done(run: Run, at: At) -> bool:
     """The micro-step `at` (epoch, step, group) is decided: its final record, written last, exists."""
-    return (run.backward_dir(at.epoch, at.step, at.group) / OUTCOME).exists()
+    return (run.backward_dir(at.epoch, at.step, at.group_index) / OUTCOME).exists()
 
 
 def write_checked(adir: Path, checked: dict) -> None:
@@ -96,7 +96,7 @@ class MicroRecords:
     def __init__(self, run: Run, at: At) -> None:
         """The records of micro-step `at` (epoch, step, group)."""
         self.run, self.at = run, at
-        self.out = run.backward_dir(at.epoch, at.step, at.group)
+        self.out = run.backward_dir(at.epoch, at.step, at.group_index)
 
     def attempt_dir(self, attempt: int) -> Path:
         return self.out / f"attempt{attempt}"

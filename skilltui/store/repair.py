@@ -42,7 +42,7 @@ MAIN = "refs/heads/main"
 
 def recorded_commits(run: Run) -> list[str]:
     """Every commit the run's records name as the pool's head at some point, newest first."""
-    found: list[str] = []
+    found: list[object] = []  # a damaged record may name anything: each is checked below
     for event in read_run(run.events_path).events:
         if isinstance(event, ev.PoolChanged):
             found.append(event.head)
