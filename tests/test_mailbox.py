@@ -35,9 +35,9 @@ from tests.support.recorded import recorded
 from tests.support.works import NAMES
 
 
-def train_argv(runs: Path, run_id: str, works: list[Path], backend: str) -> list[str]:
+def train_argv(runs: Path, run_id: str, works: list[Path], backend: str, *extra: str) -> list[str]:
     argv = [sys.executable, "-m", "skilltui", "train", "--auto", "--runs-dir", str(runs), "--run-id", run_id]
-    argv += ["--steps", "2", "--group-size", "1", "--backend", backend]
+    argv += ["--steps", "2", "--group-size", "1", "--backend", backend, *extra]
     for work in works:
         argv += ["--work", str(work)]
     return argv
@@ -109,14 +109,16 @@ def event_kinds(run: Path) -> list[str]:
 
 def test_a_run_served_by_the_offline_backend_ends_with_the_offline_pool(make_work, tmp_path: Path) -> None:
     works = [make_work("sable-quay", 4), leaking_work(make_work, "tin-orchard")]
+    gated = ("--val-work", str(make_work("held-out", 4)), "--gate")  # the gate asks if the writer is deterministic
     runs, box = tmp_path / "runs", tmp_path / "box"
     box.mkdir()
-    direct = subprocess.run(train_argv(runs, "direct", works, "offline"), capture_output=True, text=True)
+    direct = subprocess.run(train_argv(runs, "direct", works, "offline", *gated), capture_output=True, text=True)
     assert direct.returncode == 0, direct.stderr
     server = start_server(box, tmp_path / "serve.log")
     try:
+        wait_for(lambda: list((box / "serving").glob("*.json")), "the server's word that it serves")
         mailed = subprocess.run(
-            train_argv(runs, "mailed", works, f"mailbox:{box}"), capture_output=True, text=True, timeout=600
+            train_argv(runs, "mailed", works, f"mailbox:{box}", *gated), capture_output=True, text=True, timeout=600
         )
     finally:
         stop(server)
@@ -224,7 +226,7 @@ async def test_a_served_agent_is_refused_what_the_runs_sandbox_refuses(tmp_path:
     seen: dict[str, object] = {}
 
     class Peeker:
-        name, model = "peeker", "peek"
+        name, model, deterministic = "peeker", "peek", False
 
         async def agent(self, request: Request, sandbox: Sandbox):
             def work() -> None:
@@ -323,7 +325,7 @@ async def test_a_request_deleted_while_it_is_served_is_served_again(tmp_path: Pa
     class DeletesFirst:
         """Answers; during its first answer the request is deleted (as a person tidying the folder would)."""
 
-        name, model = "deletes-first", "x"
+        name, model, deterministic = "deletes-first", "x", False
         calls = 0
 
         async def text(self, request: Request):
@@ -368,6 +370,41 @@ async def test_a_timeout_leaves_the_request_and_the_next_attempt_waits_on_it(tmp
         await backend.text(Request(role="loss", prompt="Judge.", timeout=0.05))
     assert [p.stem for p in (box / "requests").glob("*.json")] == [first.stem[:-1] + "2"]
     assert len(lines) == 1 and f"answer {first.stem} discarded" in lines[0]
+
+
+async def test_the_run_counts_the_answerer_deterministic_only_while_a_deterministic_server_serves(
+    tmp_path: Path,
+) -> None:
+    from skilltui.agents.offline import OfflineBackend
+
+    box = tmp_path / "box"
+    box.mkdir()
+    run = MailboxBackend(f"mailbox:{box}")
+    assert run.deterministic is False  # nobody serves: a person answers, and never the same way twice
+    for answerer, deterministic in ((OfflineBackend(), True), (OfflineBackend(noise=0.2), False)):
+        server = asyncio.create_task(serve(run.box, answerer, count=None, say=lambda line: None))
+        await asyncio.to_thread(wait_for, lambda: list((box / "serving").glob("*.json")), "the server's word")
+        assert run.deterministic is deterministic
+        server.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await server
+        assert not list((box / "serving").glob("*.json")) and run.deterministic is False
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (["--backend", "offline", "--offline-noise", "2"], "--offline-noise must be between 0"),
+        (["--backend", "offline", "--offline-noise-call", "-1"], "--offline-noise-call must be between 0"),
+        (["--backend", "codex", "--offline-noise", "0.2"], "--offline-noise is the offline writer's"),
+    ],
+)
+def test_serve_refuses_noise_it_cannot_give_in_one_line(tmp_path: Path, capsys, flags, words) -> None:
+    box = tmp_path / "box"
+    box.mkdir()
+    assert main(["mailbox", "serve", str(box), *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and words in err and not list(box.iterdir())
 
 
 # -- bad input ----------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ report theirs.
 - A call waits at most its role's timeout (`--forward-timeout` and the rest); then it
   fails like any call, and its request stays in `requests/` for a later answer to be taken
   when the run resumes.
+- The run counts the answerer as deterministic (one validation pass is exact) only while
+  every live `mailbox serve` of the folder says its backend is (`serving/`).
 - Usage and cost are what the answer says (`skilltui mailbox serve` reports its backend's);
   a person's answer has no price.
 """
@@ -72,6 +74,16 @@ class MailboxBackend(BackendBase):
         self.box.make_folders()
         self.model = model or "mailbox"
         self.say = say or _stderr
+
+    @property
+    def deterministic(self) -> bool:
+        """True while a `mailbox serve` answers this folder and every one that does says its backend is.
+
+        The gate reads it to know whether one validation pass is exact, so a run served by the
+        offline backend validates as the offline run does (same passes, same figures in its
+        commits). Nobody serving (a person answers) is not deterministic."""
+        servers = self.box.servers()
+        return bool(servers) and all(s.get("deterministic") is True for s in servers)
 
     async def text(self, request: Request) -> CallResult:
         return await self._call(request, None)

@@ -11,6 +11,8 @@ sides so they cannot disagree about them:
   and the refusal's kind, a `ToolCode`);
 - `answers/ID.json`: the final answer (the agent's text, optional `edits`, its usage);
 - `claims/ID.pid`: the answering server that took a request (so two never answer one);
+- `serving/PID.json`: a running `mailbox serve`, its backend and whether that backend is
+  deterministic (the run asks, to know whether one validation pass is exact);
 - `done/`: a finished call's files, moved there by the run; `discarded/`: answers the run
   would not take (an unknown or old request, not JSON), each with a line saying why.
 
@@ -29,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.durable import write_atomic
+from ..core.durable import pid_alive, write_atomic
 from ..core.errors import UsageError
 
 VERSION = 1
-FOLDERS = ("requests", "calls", "results", "answers", "done", "discarded", "claims")
+FOLDERS = ("requests", "calls", "results", "answers", "done", "discarded", "claims", "serving")
 
 
 class NotJson(ValueError):
@@ -77,6 +79,19 @@ class Mailbox:
         except FileNotFoundError:
             return []
         return sorted(e[:-5] for e in entries if e.endswith(".json") and not e.startswith(".") and e.startswith(prefix))
+
+    def servers(self) -> list[dict[str, Any]]:
+        """What each live `mailbox serve` of this folder said of itself at its start (a dead one's is skipped)."""
+        live: list[dict[str, Any]] = []
+        for name in self.names("serving"):
+            try:
+                data = read(self.path("serving", name))
+            except (FileNotFoundError, NotJson):
+                continue
+            pid = data.get("pid")
+            if isinstance(pid, int) and not isinstance(pid, bool) and pid_alive(pid):
+                live.append(data)
+        return live
 
     def done_count(self, base: str) -> int:
         """How many requests with this stable part were answered already (each leaves ID.request in done/)."""

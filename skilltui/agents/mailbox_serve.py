@@ -193,6 +193,17 @@ async def answer_one(box: Mailbox, rid: str, backend: Backend) -> dict[str, Any]
 async def serve(box: Mailbox, backend: Backend, *, count: int | None, say: Callable[[str], None]) -> int:
     """Answer requests as they come, several at once, until `count` are answered (forever without it)."""
     box.make_folders()
+    # Said while it serves: a run asks whether its answers are deterministic (mailbox.py).
+    me = box.path("serving", str(os.getpid()))
+    write(me, {"pid": os.getpid(), "backend": backend.name, "deterministic": backend.deterministic is True})
+    try:
+        return await _serve(box, backend, count=count, say=say)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            me.unlink()
+
+
+async def _serve(box: Mailbox, backend: Backend, *, count: int | None, say: Callable[[str], None]) -> int:
     taken: set[str] = set()
     running: dict[asyncio.Task[dict[str, Any] | None], str] = {}
     answered = 0

@@ -15,6 +15,15 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from . import command
+from .settings_flags import add_setting_flags
+
+SERVE_SETTINGS = ("offline_noise", "offline_noise_call")
+SERVE_MEANS = {
+    "offline_noise": "with --backend offline: the share P of paragraphs its writer garbles, as `train "
+    "--offline-noise P` (default {default:g}: deterministic)",
+    "offline_noise_call": "with --backend offline: the chance P that a writing call ignores its notes, as "
+    "`train --offline-noise-call P` (default {default:g})",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,6 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     serve.add_argument("--model", default=None, help="the model the answering backend calls")
     serve.add_argument("--count", type=int, default=None, metavar="N", help="stop after N answers (default: never)")
+    # The offline writer's noise, declared once with train's: a noisy offline run is served as it runs.
+    add_setting_flags(serve, SERVE_SETTINGS, about=SERVE_MEANS)
 
 
 def cmd_mailbox(args: argparse.Namespace) -> int:
@@ -134,10 +145,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError("mailbox serve answers with another backend: --backend offline, anthropic or claude-code")
     if args.count is not None and args.count < 1:
         raise UsageError("--count must be 1 or more")
+    noise = {name: getattr(args, name) for name in SERVE_SETTINGS}
+    _check_noise(noise, args.backend)
     box = _open(args.dir)
-    backend = make_backend(args.backend, args.model)
+    backend = make_backend(args.backend, args.model, **noise)
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
     return asyncio.run(serve(box, backend, count=args.count, say=say))
+
+
+def _check_noise(noise: dict[str, float], backend: str) -> None:
+    """The noise flags within their declared bounds, and given only to the backend that has them."""
+    from dataclasses import fields
+
+    from ..core.flags import flag_name, flag_of
+    from ..engine.settings_fields import Fields
+
+    for f in fields(Fields):
+        if f.name not in noise:
+            continue
+        spec = flag_of(f)
+        if spec.bound is not None and not spec.bound(noise[f.name]):
+            raise UsageError(f"{flag_name(f)} {spec.problem}")
+        if noise[f.name] and backend != "offline":
+            raise UsageError(f"{flag_name(f)} is the offline writer's: give it with --backend offline, or drop it")
