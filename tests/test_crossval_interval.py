@@ -1,4 +1,4 @@
-"""Crossval's figures across folds (issue 51, item 1): a mean interval that allows for folds moving
+"""Crossval's figures across folds: a mean interval that allows for folds moving
 together, a separate interval for a new work, and only finished folds in the mean."""
 
 from __future__ import annotations

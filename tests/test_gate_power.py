@@ -1,4 +1,4 @@
-"""The gate's power, rule by rule, on cases whose answer is known (issue 49; issue 51, item 5).
+"""The gate's power, rule by rule, on cases whose answer is known.
 
 The rates (power, calls per decision, null keeps) are measured by bench/bench_gate_power.py
 and printed in docs/gate-statistics.md; these tests pin the behaviour that produces them:

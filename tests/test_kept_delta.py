@@ -1,4 +1,4 @@
-"""A kept update's recorded delta is not the figure that chose it, with one candidate too (issue 51, item 3).
+"""A kept update's recorded delta is not the figure that chose it, with one candidate too.
 
 The gate stops at the first look that clears zero, so the passes that kept an update are
 its lucky ones (bench/bench_kept_delta.py: at 1 SE effects their delta is 1.7 times the
