@@ -32,7 +32,6 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -55,6 +54,11 @@ def _no_futility(confidence: float, looks: int, family: int, margin: float | Non
     return Rule(confidence, looks, family, margin, futility=None)
 
 
+def _thin(confidence: float, looks: int, family: int, margin: float | None) -> Rule:
+    return Rule(confidence, looks, family, margin, min_df=2)
+
+
+THIN = Loop(rule=_thin)  # today's rule deciding on a spread of 2 df before the last look (not kept)
 # The rule and default before: one pooled spread, no futility stop, --gate-max-repeats 3.
 OLD = Loop(max_repeats=LEGACY_GATE_MAX_REPEATS, pooled=True, rule=_no_futility)
 
@@ -118,14 +122,14 @@ def null_rows(bank: Bank, decisions: int, seed: int) -> None:
     print("\n(2) null updates, call shocks 0.1, K = 3, consolidation; kept = any candidate kept")
     print("| rule | decisions | null kept [95%] | calls per decision | neutral consolidation kept |")
     print("|---|---|---|---|---|")
-    for name, loop, old in (("before", OLD, True), ("today", NEW, False)):
+    for name, loop, old in (("before", OLD, True), ("today", NEW, False), ("MIN_DF 2 (not kept)", THIN, False)):
         loop = replace(loop, family=3, effects={"neutral": 0.0})
         started = time.perf_counter()
         c = run(bank, loop, decisions, seed, old)
         kept = c.kept["neutral"]  # a decision is K candidates; it keeps at most one
         print(
             f"| {name} | {c.decisions:,} | {rate(kept, c.decisions)} | {c.calls / c.decisions:.2f} | "
-            f"{rate(c.kept.get('consolidation', 0), c.seen.get('consolidation', 0))} "
+            f"{rate(c.kept.get('consolidation', 0), merged := c.seen.get('consolidation', 0))} of {merged} "
             f"({time.perf_counter() - started:.0f} s) |",
             flush=True,
         )
@@ -137,7 +141,8 @@ def noisier(folders: dict[str, Path], decisions: int, draws: int, seed: int) -> 
     print("|---|---|---|---|")
     bank = Bank(folders, 3, NOISE, draws, scale={sorted(folders)[0]: 3.0})
     for call in (0.0, CALL):
-        for name, loop, old in (("before (pooled)", OLD, True), ("today (per work)", NEW, False)):
+        rules = (("before (pooled)", OLD, True), ("today (per work)", NEW, False), ("MIN_DF 2 (not kept)", THIN, False))
+        for name, loop, old in rules:
             loop = replace(loop, call=call, decisions=1, consolidate=False, effects={"neutral": 0.0})
             c = run(bank, loop, decisions, seed, old)
             print(f"| {call:g} | {name} | {len(c.first):,} | {rate(sum(c.first), len(c.first))} |", flush=True)
@@ -147,7 +152,6 @@ def variants(bank: Bank, decisions: int, seed: int) -> None:
     print("\n(4) other rules, 3 validation episodes, K = 1, runs of 5 decisions: kept at 2 SE, null kept, calls")
     print("| call shocks | rule | kept at 2 SE [95%] | calls | null kept [95%] | calls |")
     print("|---|---|---|---|---|---|")
-    thin: Callable[..., Rule] = lambda c, looks, f, m: Rule(c, looks, f, m, min_df=2)  # noqa: E731
     rows = [
         ("today: max 5, futility stop", NEW),
         ("max 5, no futility stop", replace(NEW, rule=_no_futility)),
@@ -155,7 +159,7 @@ def variants(bank: Bank, decisions: int, seed: int) -> None:
         ("max 3, no futility stop", replace(NEW, max_repeats=3, rule=_no_futility)),
         ("max 4", replace(NEW, max_repeats=4)),
         ("two passes to start", replace(NEW, repeats=2)),
-        ("MIN_DF 2", replace(NEW, rule=thin)),
+        ("MIN_DF 2", THIN),
         ("sign-flip test, max 5", replace(NEW, judge=signflip)),
         ("sign-flip test, max 8", replace(NEW, judge=signflip, max_repeats=8)),
     ]
