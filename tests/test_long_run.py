@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from skilltui.engine.update.attribution import attribute, episodes, run_attribution
-from skilltui.engine.update.feedback import annotations, feedback_text, past_micro_steps
+from skilltui.engine.update.feedback import commit_annotations, feedback_text, past_micro_steps
 from skilltui.store.run_folder import Run
 
 _WATCHING: list[Counter[str]] = []
@@ -59,7 +59,7 @@ def recorded_run(root: Path, steps: int) -> Run:
         lambda run: run_attribution(run, ["scene/x.md"]),
         past_micro_steps,
         feedback_text,
-        annotations,
+        commit_annotations,
     ],
     ids=["attribution", "past_micro_steps", "feedback", "annotations"],
 )

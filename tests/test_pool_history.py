@@ -8,7 +8,7 @@ import pytest
 
 from skilltui.agents.pool_history import PoolHistory
 from skilltui.agents.tools import Sandbox, ToolError
-from skilltui.engine.update.feedback import annotations, feedback_text
+from skilltui.engine.update.feedback import commit_annotations, feedback_text
 from skilltui.model.commits import parse_body
 from skilltui.model.events import Loss, StepFinished, StepStarted, ValLoss, Warning_
 from skilltui.pool.notes import Pool, render_note
@@ -127,7 +127,7 @@ def test_feedback_compares_steps_over_the_works_both_scored_when_one_sits_out(tm
     assert "mean loss 0.700 -> 0.500 over the 2 works both steps scored" in text
     assert "oldest first: e0s0 0.533 (3 works), e0s1 0.500 (2 works)." in text
     assert "From e0s0 to e0s1, over the 2 works both scored, it fell by 0.200." in text
-    assert annotations(run)["c0ffee"].endswith("mean loss 0.700 -> 0.500 over the 2 works both steps scored")
+    assert commit_annotations(run)["c0ffee"].endswith("mean loss 0.700 -> 0.500 over the 2 works both steps scored")
 
 
 def test_a_step_still_being_scored_is_not_yet_the_after_of_a_micro_step(tmp_path):
@@ -141,7 +141,7 @@ def test_a_step_still_being_scored_is_not_yet_the_after_of_a_micro_step(tmp_path
     group = run.backward_dir(0, 0, 1)
     group.mkdir(parents=True)
     (group / "commit.txt").write_text(json.dumps({"decision": "approve", "by": "auto", "after": "c0ffee"}))
-    assert annotations(run)["c0ffee"].endswith("mean loss 0.600 (2 works) -> not yet measured")
+    assert commit_annotations(run)["c0ffee"].endswith("mean loss 0.600 (2 works) -> not yet measured")
 
 
 def test_feedback_reads_on_as_the_run_records_more(tmp_path):

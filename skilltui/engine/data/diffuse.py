@@ -14,6 +14,7 @@ noise level; with a model backend, each episode goes through the `diffuse` promp
 
 from __future__ import annotations
 
+import functools
 import io
 import random
 import re
@@ -134,7 +135,7 @@ async def diffuse_with_model(
             prompt=prompt,
             system=prompts.render("system", role="diffuse"),
             model=backend.model,
-            on_delta=lambda text, n=number: on_delta(n, text),
+            on_delta=functools.partial(on_delta, number),
         )
         try:
             result = await backend.text(request)

@@ -94,7 +94,10 @@ class Script:
 def parse(text: str) -> Script:
     """Parse Fountain with screenplain into scenes; text before the first heading is a scene of its own."""
     scenes: list[Scene] = []
-    heading, parts, lines, staged = "", [], [], []
+    heading = ""
+    parts: list[str] = []
+    lines: list[tuple[str, str]] = []  # (speaker, what they say)
+    staged: list[str] = []
     headings = cues = dialogue_chars = 0
 
     def close() -> None:

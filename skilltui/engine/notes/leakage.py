@@ -169,7 +169,7 @@ class Lexicon:
     def _shared_runs(self, rel: str, text: str) -> list[str]:
         words = WORD.findall(fold(text))
         lowered = [w.lower() for w in words]
-        problems = []
+        problems: list[str] = []
         i = 0
         while i <= len(words) - MIN_RUN:
             origin = self.runs.get(hash(tuple(lowered[i : i + MIN_RUN])))

@@ -69,8 +69,8 @@ class Episode:
 
 def episode_reads(trace: Any, numbers: list[int]) -> dict[int, list[str]]:
     """Notes read before each episode, from a `reads.json` (a run's older flat lists: store/migrations.py)."""
-    per = trace.get("episodes", {}) if isinstance(trace, dict) else {}
-    every = trace.get("notes", []) if isinstance(trace, dict) else []
+    per: dict[str, list[str]] = trace.get("episodes", {}) if isinstance(trace, dict) else {}
+    every: list[str] = trace.get("notes", []) if isinstance(trace, dict) else []
     # An episode the trace does not list was written after every read (the writer wrote it last).
     return {n: list(per.get(str(n), every)) for n in numbers}
 

@@ -35,7 +35,7 @@ from ..notes.leakage import Leak, Lexicon
 from ..notes.note_checks import commit_problems, lint_pool, pool_tokens
 from ..stages.context import Context
 from .backward_prompt import BackwardPrompt, Brief, Where, build_prompt, group_read_roots
-from .feedback import annotations
+from .feedback import commit_annotations
 
 __all__ = ["BACKWARD", "AttemptFailed", "Attempted", "Brief", "Candidate", "Role", "Where", "run_attempt"]
 
@@ -167,7 +167,7 @@ async def run_attempt(
             sizes[commits[-1]] = size
         return f"committed {commits[-1][:10]}"
 
-    marks = await asyncio.to_thread(annotations, ctx.run)
+    marks = await asyncio.to_thread(commit_annotations, ctx.run)
     sandbox = Sandbox(
         read_roots=group_read_roots(pool, samples, summary),
         write_roots=[pool.root],

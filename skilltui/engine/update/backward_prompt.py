@@ -75,7 +75,7 @@ def lead_ttl(ctx: Context, where: Where) -> str | None:
     """The cache life of the backward lead: marked when a later micro-step re-reads it, or to
     read what an earlier one cached; a run's only backward call leaves it unmarked."""
     s = ctx.settings
-    if where.at.group < where.groups:  # the next micro-step of this step starts when this one ends
+    if where.at.group_index < where.groups:  # the next micro-step of this step starts when this one ends
         return "5m"
     if where.at.step < s.steps - 1 or where.at.epoch < s.epochs - 1:  # past the next step's forward and loss
         return ctx.calls.reread_ttl()

@@ -251,7 +251,7 @@ def past_losses(run: Run, view: RunView) -> dict[StepKey, LossChange]:
     return _memo(run, view, "loss_changes", lambda v: carried_loss_changes(run, v))
 
 
-def annotations(run: Run) -> dict[str, str]:
+def commit_annotations(run: Run) -> dict[str, str]:
     """sha -> what the run recorded about the commit, for `pool_log` and `pool_show`."""
     out: dict[str, str] = {}
     with run_view(run) as view:

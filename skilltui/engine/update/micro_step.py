@@ -330,11 +330,11 @@ class MicroStep:
                 refs[c.attempt] = None if c is chosen else c.record.get("ref")
             else:
                 kind = "rerun" if decision.action == "rerun" else "rolledback"
-                refs[c.attempt] = f"refs/skilltui/{kind}/{self.prefix}-a{c.attempt}"
-                keep[refs[c.attempt]] = c.commit
+                ref = f"refs/skilltui/{kind}/{self.prefix}-a{c.attempt}"
+                refs[c.attempt], keep[ref] = ref, c.commit
         if unchanged:
-            refs[chosen.attempt] = f"refs/skilltui/unchanged/{self.prefix}-a{chosen.attempt}"
-            keep[refs[chosen.attempt]] = chosen.commit
+            ref = f"refs/skilltui/unchanged/{self.prefix}-a{chosen.attempt}"
+            refs[chosen.attempt], keep[ref] = ref, chosen.commit
         reviews = {}
         for c in ranked:
             figures = gate_figures(c.verdict)
