@@ -43,7 +43,7 @@ import typing  # noqa: E402
 from . import __version__  # noqa: E402
 from .commands import register_all  # noqa: E402
 from .core.errors import UsageError  # noqa: E402
-from .core.signals import Terminated, exit_code, install_stop_signals, name_of, signal_of  # noqa: E402
+from .core.signals import Terminated, exit_code, install_stop_signals, say_on_stop, signal_of, stop_line  # noqa: E402
 
 for _sig, _handler in _before.items():
     signal.signal(_sig, _handler)
@@ -117,13 +117,14 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             raise UsageError(unknown)
         args = parser.parse_args(argv)
+        say_on_stop(getattr(args, "stop_hint", None))  # a command whose stop is no run's says its own
         return args.handler(args)
     except UsageError as exc:
         print(f"skilltui: error: {exc}", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, Terminated) as exc:
         signum = signal_of(exc)
-        print(f"\nskilltui: stopped by {name_of(signum)}; a run resumes with the same command", file=sys.stderr)
+        print(f"\n{stop_line(signum)}", file=sys.stderr)
         return exit_code(signum)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -136,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skilltui: error: {_problem(exc)}", file=sys.stderr)
         return 1
     finally:
+        say_on_stop(None)
         restore()
 
 

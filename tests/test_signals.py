@@ -200,3 +200,18 @@ def test_sigterm_stops_the_app_and_restores_the_terminal(make_work, tmp_path: Pa
     )
     last = recorded(events)[-1]
     assert last["kind"] == "run_finished" and last["status"] == "stopped" and last["reason"] == "stopped by SIGTERM"
+
+
+def test_sigterm_to_mailbox_serve_speaks_of_its_requests_not_of_a_run(tmp_path: Path):
+    box = tmp_path / "box"
+    box.mkdir()
+    argv = [sys.executable, "-m", "skilltui", "mailbox", "serve", str(box), "--backend", "offline"]
+    proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: list((box / "serving").glob("*.json")), what="the server's word that it serves")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    hint = "the requests not yet answered wait in DIR; serve them with the same command"
+    assert last == f"skilltui: stopped by SIGTERM; {hint}"
+    assert "a run" not in err

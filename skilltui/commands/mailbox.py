@@ -54,6 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--count", type=int, default=None, metavar="N", help="stop after N answers (default: never)")
     # The offline writer's noise, declared once with train's: a noisy offline run is served as it runs.
     add_setting_flags(serve, SERVE_SETTINGS, about=SERVE_MEANS)
+    # Stopping the server stops no run: the run waits, and its requests with it.
+    serve.set_defaults(stop_hint="the requests not yet answered wait in DIR; serve them with the same command")
 
 
 def cmd_mailbox(args: argparse.Namespace) -> int:

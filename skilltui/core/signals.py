@@ -52,13 +52,28 @@ def exit_code(signum: int) -> int:
     return 128 + int(signum)
 
 
+# What is left to do after a stop, said in its one line; a command whose stop is no run's (`mailbox
+# serve`) says its own through `say_on_stop`, once its arguments are parsed.
+RESUMES = "a run resumes with the same command"
+_said = [RESUMES]
+
+
+def say_on_stop(hint: str | None) -> None:
+    """What the stop line says is left to do: `hint`, or (None) that a run resumes."""
+    _said[0] = hint or RESUMES
+
+
+def stop_line(signum: int) -> str:
+    return f"skilltui: stopped by {name_of(signum)}; {_said[0]}"
+
+
 def stop_now(signum: int, frame: object) -> None:
     """End the process at once with one line and 128 + the signal's number (see the module docstring)."""
     try:
         sys.stdout.flush()
     except (OSError, ValueError):
         pass
-    os.write(2, f"\nskilltui: stopped by {name_of(signum)}; a run resumes with the same command\n".encode())
+    os.write(2, f"\n{stop_line(signum)}\n".encode())
     os._exit(exit_code(signum))
 
 
