@@ -72,3 +72,11 @@ def test_a_fold_that_did_not_finish_is_named_and_left_out_of_the_mean(tmp_path: 
     assert mean["folds"] == 2 and mean["left_out"] == ["fold1"]
     kept = [by_fold[n]["figure"]["delta"] for n in ("fold2", "fold3")]
     assert mean["mean"] == pytest.approx(statistics.fmean(kept), abs=1e-4)
+    # The lines say the same: the fold's own figure is shown, marked, and the mean names it.
+    assert main([a for a in argv if a != "--json"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    fold1 = next(line for line in lines if line.startswith("fold1 ("))
+    assert "test: start" in fold1 and fold1.endswith("not finished: left out of the mean)")
+    assert next(line for line in lines if line.startswith("crossval: mean")).endswith(
+        "folds 2; fold1 not finished: left out"
+    )
