@@ -201,6 +201,8 @@ def test_a_text_only_model_diffuses_but_a_run_without_episodes_fails_clearly(
     assert_no_key_anywhere(runs, work)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_claude_code_backend_trains_a_step_against_the_same_server(
     server: FakeAnthropic, make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,8 @@ from skilltui.cli import main
 from tests.support.cli import assert_refused, run_cli, snapshot
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_missing_folder_no_episodes_duplicates_undecodable(tmp_path, make_work):
     runs = tmp_path / "runs"
     empty = tmp_path / "empty"
@@ -31,6 +33,7 @@ def test_missing_folder_no_episodes_duplicates_undecodable(tmp_path, make_work):
     assert snapshot(runs) == []
 
 
+@pytest.mark.subprocess
 def test_two_works_with_the_same_folder_name(tmp_path, make_work):
     first = make_work("twin", 2)
     other = tmp_path / "elsewhere"
@@ -51,6 +54,7 @@ def test_two_works_with_the_same_folder_name(tmp_path, make_work):
     assert snapshot(tmp_path / "runs") == []
 
 
+@pytest.mark.subprocess
 def test_missing_story_says_to_diffuse_first(tmp_path, make_work):
     work = make_work("raw", 2, story=False)
     result = run_cli("train", "--auto", "--work", str(work), "--runs-dir", str(tmp_path / "runs"), cwd=tmp_path)
@@ -58,6 +62,8 @@ def test_missing_story_says_to_diffuse_first(tmp_path, make_work):
     assert snapshot(tmp_path / "runs") == []
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_re_noised_story_and_changed_settings_are_refused_on_reopen(tmp_path, make_work):
     work = make_work("drift", 4)
     runs = tmp_path / "runs"
@@ -74,6 +80,7 @@ def test_re_noised_story_and_changed_settings_are_refused_on_reopen(tmp_path, ma
     assert snapshot(runs) == before
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
@@ -93,6 +100,7 @@ def test_bad_flags(tmp_path, make_work, argv, words):
     assert snapshot(tmp_path / "runs") == []
 
 
+@pytest.mark.subprocess
 def test_anthropic_without_a_key_says_how_to_set_it(tmp_path, make_work):
     work = make_work("keyless", 2)
     result = run_cli(
@@ -110,6 +118,7 @@ def test_anthropic_without_a_key_says_how_to_set_it(tmp_path, make_work):
     assert snapshot(tmp_path / "runs") == []
 
 
+@pytest.mark.subprocess
 def test_init_pool_that_fails_the_linter_is_refused(tmp_path, make_work):
     pool = tmp_path / "badpool" / "dialogue"
     pool.mkdir(parents=True)
@@ -208,6 +217,7 @@ def test_runs_dir_under_a_regular_file_is_refused(tmp_path, make_work, capsys):
     assert (tmp_path / "afile").read_text() == "x"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "flags, word",
     [

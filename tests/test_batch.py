@@ -60,6 +60,7 @@ def loss_requests(server: FakeAnthropic) -> list:
     return [r for r in server.messages_requests if role_of(r) == "loss"]
 
 
+@pytest.mark.slow
 def test_a_steps_judge_calls_go_in_one_batch_at_half_price(
     server: FakeAnthropic, make_work, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -89,6 +90,7 @@ def test_a_steps_judge_calls_go_in_one_batch_at_half_price(
     assert "[batch] loss e0 s0 msgbatch_" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_errored_and_expired_results_fall_back_to_normal_calls(
     server: FakeAnthropic, make_work, tmp_path: Path
 ) -> None:
@@ -108,6 +110,8 @@ def test_errored_and_expired_results_fall_back_to_normal_calls(
     assert len(server.batches.created) == 2
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_killed_run_resumes_polling_the_same_batch_and_never_submits_twice(
     server: FakeAnthropic, make_work, tmp_path: Path
 ) -> None:
@@ -221,6 +225,7 @@ def test_the_app_shows_the_batch_state() -> None:
     assert view.batch == ""
 
 
+@pytest.mark.slow
 def test_a_batch_the_api_refuses_becomes_normal_calls(server: FakeAnthropic, make_work, tmp_path: Path) -> None:
     works = [make_work("kestrel", 2), make_work("lantern", 2)]
     server.script = FakeModel(tmp_path / "works")

@@ -249,6 +249,7 @@ def test_every_backward_micro_step_after_the_first_reads_the_run_wide_rules_from
     assert all(u["cache_read_input_tokens"] >= shared for u in billed[1:])
 
 
+@pytest.mark.slow
 def test_a_run_with_one_backward_call_leaves_its_rules_unmarked(
     make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

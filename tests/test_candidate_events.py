@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from skilltui.cli import main
 from skilltui.model.parse import read_run
 from tests.support.works import train_works
 
 
+@pytest.mark.slow
 def test_parallel_candidates_tool_events_each_name_their_attempt_and_none_is_dropped(tmp_path, make_work, capsys):
     runs = tmp_path / "runs"
     works = [make_work("kestrel", 4), make_work("lantern", 4)]

@@ -114,6 +114,7 @@ def test_one_candidate_is_todays_micro_step(tmp_path, make_work):
     assert not any(n.startswith("candidates/") for ns in Pool(runs / "r" / "memory").kept_refs().values() for n in ns)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("value", ["0", "-2", "1.5", "two"])
 def test_bad_candidates_values_are_refused_before_anything_is_written(tmp_path, make_work, value):
     work = make_work("kestrel", 2)

@@ -47,6 +47,7 @@ def main_turns(server: FakeAnthropic) -> list[Recorded]:
     return [r for r in server.messages_requests if OURS & set(r.tool_names)]
 
 
+@pytest.mark.subprocess
 async def test_text_streams_and_takes_its_cost_from_the_result(server: FakeAnthropic, tmp_path: Path) -> None:
     server.script = lambda r: Reply([text("INT. DOCK - DAWN\n\nGulls.")])
     deltas: list[str] = []
@@ -66,6 +67,7 @@ async def test_text_streams_and_takes_its_cost_from_the_result(server: FakeAnthr
     assert KEY not in json.dumps(result.transcript)
 
 
+@pytest.mark.subprocess
 async def test_agent_works_only_through_the_sandbox(
     server: FakeAnthropic, tmp_path: Path, roots: dict[str, Path]
 ) -> None:
@@ -112,6 +114,7 @@ async def test_agent_works_only_through_the_sandbox(
     assert result.cost_usd is not None and result.turns >= 2
 
 
+@pytest.mark.subprocess
 async def test_backward_gets_commit_and_it_reaches_on_commit(
     server: FakeAnthropic, tmp_path: Path, roots: dict[str, Path]
 ) -> None:
@@ -140,6 +143,7 @@ async def test_backward_gets_commit_and_it_reaches_on_commit(
     assert "mcp__files__commit" in main_turns(server)[0].tool_names
 
 
+@pytest.mark.subprocess
 async def test_bad_key_is_fatal_at_the_first_refusal(server: FakeAnthropic, tmp_path: Path) -> None:
     server.key = "sk-ant-test-some-other-key-000"
     b = ClaudeCodeBackend(
@@ -153,6 +157,8 @@ async def test_bad_key_is_fatal_at_the_first_refusal(server: FakeAnthropic, tmp_
     assert len(server.messages_requests) == 1
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 async def test_only_the_agents_own_requests_reach_the_api(
     server: FakeAnthropic, tmp_path: Path, roots: dict[str, Path]
 ) -> None:
@@ -183,12 +189,14 @@ async def test_only_the_agents_own_requests_reach_the_api(
     assert not list(tmp_path.glob("claude-config/**/telemetry/*"))
 
 
+@pytest.mark.subprocess
 async def test_unknown_model_404_is_fatal(server: FakeAnthropic, tmp_path: Path) -> None:
     server.script = lambda r: Error(404, message="model: claude-nope")
     with pytest.raises(FatalBackendError, match="claude-nope"):
         await backend(server, tmp_path, "claude-nope").text(Request(role="loss", prompt="x"))
 
 
+@pytest.mark.subprocess
 async def test_server_errors_cost_the_work_not_the_run(server: FakeAnthropic, tmp_path: Path) -> None:
     server.script = lambda r: Error(500, message="boom")
     with pytest.raises(BackendError) as info:
@@ -198,6 +206,7 @@ async def test_server_errors_cost_the_work_not_the_run(server: FakeAnthropic, tm
     assert info.value.partial.transcript[-1]["event"] == "error"
 
 
+@pytest.mark.subprocess
 async def test_unknown_model_reports_tokens_without_a_guessed_price(server: FakeAnthropic, tmp_path: Path) -> None:
     server.script = lambda r: Reply([text("fine")])
     result = await backend(server, tmp_path, "claude-someday-9").text(Request(role="loss", prompt="x"))
@@ -222,6 +231,7 @@ def test_missing_extra_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None
         ClaudeCodeBackend()
 
 
+@pytest.mark.subprocess
 async def test_a_429_throttles_and_the_lead_reaches_the_prompt(server: FakeAnthropic, tmp_path: Path) -> None:
     answers = iter([Error(429, retry_after=0.2)])
     server.script = lambda r: next(answers, None) or Reply([text("judged")])

@@ -46,6 +46,7 @@ def test_completion_of_an_unknown_shell_is_a_usage_error(capsys: pytest.CaptureF
     assert len(capsys.readouterr().err.splitlines()) == 1
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(shutil.which("bash") is None, reason="no bash here")
 def test_bash_completes_commands_flags_and_folders(tmp_path: Path) -> None:
     script = tmp_path / "skilltui.bash"
@@ -74,6 +75,8 @@ def test_every_subcommand_is_in_the_completion_script(capsys: pytest.CaptureFixt
         assert name in script, name
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_piped_runs_table_takes_its_width_from_columns(tmp_path: Path, make_work, capsys) -> None:
     # One offline step on two works is a run the table lists in full (137 columns wide).
     runs = tmp_path / "runs"

@@ -81,6 +81,7 @@ def backend():
     return CodexBackend(MODEL)
 
 
+@pytest.mark.subprocess
 @needs_cli
 async def test_the_agent_works_only_through_the_sandbox(fake: FakeResponses, roots: dict[str, Path]) -> None:
     secret = roots["work"] / "human" / "01.fountain"
@@ -130,6 +131,7 @@ async def test_the_agent_works_only_through_the_sandbox(fake: FakeResponses, roo
     assert not [n for n in notices if "unrecognized" in n or "ignored" in n], notices
 
 
+@pytest.mark.subprocess
 @needs_cli
 async def test_a_text_call_has_no_tools(fake: FakeResponses, tmp_path: Path) -> None:
     fake.script = lambda r: [message("## What went wrong\n\nDialogue flattened.")]
@@ -164,6 +166,7 @@ class CodexModel:
         return [message("## What went wrong\n\nDialogue is flattened into action lines.")]
 
 
+@pytest.mark.subprocess
 @needs_cli
 def test_training_with_codex_puts_only_the_agents_notes_in_the_pool(fake: FakeResponses, make_work, tmp_path) -> None:
     fake.script = CodexModel()
@@ -203,6 +206,7 @@ def test_estimate_with_codex_names_its_model(make_work, tmp_path, capsys) -> Non
     assert "not in the price table" in out and not (tmp_path / "runs").exists()
 
 
+@pytest.mark.subprocess
 @needs_cli
 async def test_the_clis_own_patch_tool_cannot_write(fake: FakeResponses, roots: dict[str, Path]) -> None:
     """With a model it knows, the CLI brings its patch tool: its read-only sandbox refuses every patch."""
@@ -226,6 +230,7 @@ async def test_the_clis_own_patch_tool_cannot_write(fake: FakeResponses, roots: 
     assert "rejected" in result.text and not target.exists()
 
 
+@pytest.mark.subprocess
 @needs_cli
 async def test_a_call_that_outlasts_its_timeout_is_killed(fake: FakeResponses) -> None:
     import threading
@@ -265,6 +270,8 @@ def test_codex_without_the_cli_or_a_key_is_refused_in_one_line(make_work, tmp_pa
     assert not runs.exists()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @needs_cli
 async def test_a_refused_key_stops_the_run(fake: FakeResponses) -> None:
     from skilltui.agents.base import FatalBackendError

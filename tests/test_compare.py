@@ -76,6 +76,7 @@ def test_compare_refuses_a_missing_run(two_runs, capsys):
     assert len(err) == 1 and "no run named nowhere" in err[0]
 
 
+@pytest.mark.slow
 def test_runs_says_how_many_works_each_mean_covers_and_shows_validation(two_runs):
     from skilltui.runs.overview import list_runs, runs_line
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from skilltui.agents.offline import OfflineBackend
 from skilltui.cli import main
 from skilltui.core.formats import parse_note, render_note
@@ -40,6 +42,7 @@ def guidance(text: str) -> list[str]:
     return [line.strip() for line in parse_note(text)[1].splitlines() if line.strip() and not line.startswith("#")]
 
 
+@pytest.mark.slow
 def test_two_epochs_end_smaller_no_worse_and_every_removed_note_was_merged_or_unread(tmp_path, make_work, capsys):
     works = [make_work("sable-quay", 4), make_work("tin-orchard", 4)]
     val = held_out_work(tmp_path / "val")

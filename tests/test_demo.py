@@ -8,11 +8,14 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from skilltui.cli import main
 from skilltui.commands.demo import train_command
 from tests.support.recorded import recorded
 
 
+@pytest.mark.slow
 def test_a_second_demo_starts_fresh_and_does_not_offer_a_finished_one_for_resume(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     runs = tmp_path / "runs"
@@ -40,6 +43,8 @@ def test_a_second_demo_starts_fresh_and_does_not_offer_a_finished_one_for_resume
     assert "other settings" not in said.err
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_stopped_demo_says_the_train_command_that_resumes_it_not_demo_again(tmp_path):
     """`skilltui demo` again starts a fresh demo, so "run the same command" would start over."""
     runs = tmp_path / "runs"

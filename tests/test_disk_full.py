@@ -43,6 +43,8 @@ def can_mount(tmp_path: Path) -> bool:
 
 # From the pool's first commit (40k) through forward and loss to the backward pass (360k);
 # the whole run needs about 450k.
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("size", [40, 120, 240, 360])
 def test_a_full_disk_ends_the_run_with_one_line_and_it_resumes(make_work, tmp_path: Path, size: int) -> None:
     if not can_mount(tmp_path):
@@ -133,6 +135,8 @@ cp -a "$MNT/runs/r" "$OUT/run"
 """
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize(("point", "n"), [("open_copy", 1), ("open_copy", 2), ("keep", 1), ("keep", 3)])
 def test_a_disk_that_fills_under_a_candidates_git_ends_in_one_line_and_resumes(make_work, tmp_path, point, n) -> None:
     if not can_mount(tmp_path):

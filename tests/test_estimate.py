@@ -107,6 +107,7 @@ def billed(run: Path) -> float:
     return sum(e.get("cost_usd") or 0.0 for e in read_events(run / "events.jsonl") if e["kind"] == "call")
 
 
+@pytest.mark.slow
 def test_the_estimate_of_one_epoch_of_the_bundled_works_is_within_a_quarter_of_the_bill(
     server: FakeAnthropic, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -173,6 +174,7 @@ async def test_the_header_shows_the_cost_per_kept_update_where_it_has_room() -> 
         assert "kept update" not in header.render().plain  # nothing kept yet: no per-update figure
 
 
+@pytest.mark.slow
 def test_the_estimate_counts_the_calls_an_offline_run_with_the_gate_makes(make_work, tmp_path: Path, capsys) -> None:
     works = [make_work("kestrel", 6), make_work("lantern", 4)]
     val = make_work("moor", 4)

@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 GOLDEN = Path(__file__).parent / "data" / "golden"
 EXAMPLES = Path(__file__).resolve().parent.parent / "skilltui" / "examples"
 TIME = re.compile(r'"(time|started_at|finished_at)": "[^"]*"')
@@ -60,6 +62,8 @@ def compare(name: str, got: str) -> None:
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_gated_run_records_the_same_event_log_and_report_as_its_golden_copy(tmp_path: Path) -> None:
     works = tmp_path / "works"
     for name in ("dead-air", "night-oven", "the-second-bid"):

@@ -10,6 +10,8 @@ cases whose outcome does not depend on the draw.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.gate_sim import World, simulate
 from tests.support.known_truths import MENU, START, held_out
 from tests.support.scripted import ScriptedBackend, seed_pool
@@ -18,6 +20,7 @@ from tests.support.validation import events, held_out_work, train_with
 SHOCKED = World(sd=0.05, shock=0.025)  # a call shock of half the per-episode sd: calls that move together
 
 
+@pytest.mark.slow
 def test_a_null_update_is_kept_at_most_at_the_stated_rate_under_call_shocks():
     tally = simulate(SHOCKED, 0.0, runs=400, seed=1)  # 2,000 decisions
     rate, low, high = tally.rate()

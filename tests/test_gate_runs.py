@@ -64,6 +64,8 @@ def test_a_resumed_run_keeps_its_recorded_validation_points(tmp_path, make_work)
     assert finished[(0, 1)] == first[(0, 0)]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_train_on_a_finished_run_says_so_and_changes_nothing(tmp_path, make_work):
     works = [make_work("kestrel", 4)]
     val = held_out_work(tmp_path / "works")
@@ -112,6 +114,7 @@ def test_rejected_updates_reach_the_next_backward_prompt_without_validation_mate
             assert secret not in rendered, secret
 
 
+@pytest.mark.slow
 def test_the_rejected_list_is_bounded_to_the_last_eight(tmp_path, make_work):
     works = [make_work("kestrel", 4)]
     val = held_out_work(tmp_path / "works")
@@ -170,6 +173,7 @@ BAD = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("flags, word", BAD)
 def test_bad_gate_and_validation_values_are_refused_before_anything_is_written(tmp_path, make_work, flags, word):
     train = make_work("train", 4)
@@ -181,6 +185,8 @@ def test_bad_gate_and_validation_values_are_refused_before_anything_is_written(t
     assert snapshot(runs) == []
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_run_gated_by_the_old_tolerance_rule_is_refused_with_where_to_go(tmp_path, make_work):
     # A run from before the interval rule: its settings hold a tolerance and no confidence.
     # Resuming it under another rule would mix two meanings of "kept"; say so and point on.

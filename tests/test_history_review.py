@@ -176,6 +176,7 @@ async def test_e_shows_the_summary_and_loss_reports_the_micro_step_read(run: Run
         assert "not made by a micro-step" in status(app).message
 
 
+@pytest.mark.slow
 async def test_slash_searches_messages_and_note_contents(run: Run) -> None:
     pool = run.pool
     head = pool.head()
@@ -211,6 +212,7 @@ async def test_slash_searches_messages_and_note_contents(run: Run) -> None:
         assert log(run)[0] == head
 
 
+@pytest.mark.slow
 async def test_u_then_y_adds_exactly_one_inverse_commit(run: Run) -> None:
     pool = run.pool
     head, before = pool.head(), log(run)

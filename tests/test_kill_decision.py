@@ -17,6 +17,8 @@ from skilltui.pool.notes import Pool
 from tests.support.faults import run_again, run_killed
 from tests.support.recorded import recorded
 
+pytestmark = pytest.mark.subprocess
+
 FINISHED = "skilltui.store.micro_records:MicroRecords.finished"
 REVIEWED = "skilltui.store.micro_records:MicroRecords.reviewed"
 

@@ -72,6 +72,8 @@ def unkilled(tmp_path_factory) -> tuple[Path, Path, tuple]:
     return work, val, found
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize(("point", "n", "when", "only"), POINTS, ids=[f"{p[0].split(':')[1]}-{p[1]}" for p in POINTS])
 def test_a_kill_at_a_named_point_resumes_to_the_unkilled_run(unkilled, tmp_path, point, n, when, only) -> None:
     work, val, expected = unkilled

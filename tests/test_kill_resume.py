@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from skilltui.pool.notes import Pool
 from tests.support.recorded import recorded
 
@@ -117,6 +119,8 @@ def index_locked(run: Path) -> Callable[[Path, int], bool]:
     return seen
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_twelve_kills_and_resumes_end_with_one_commit_per_micro_step(make_work, tmp_path: Path) -> None:
     works = [make_work("kiln-yard", STEPS), make_work("salt-road", STEPS)]
     runs = tmp_path / "runs"

@@ -238,6 +238,7 @@ def test_wording_is_compared_by_stems_with_content_words_weighing_most():
     assert sim("", "anything") == 0.0 == sim("anything", "")
 
 
+@pytest.mark.subprocess
 def test_the_loss_is_the_same_in_every_process():
     """Set and hash order differ between processes (PYTHONHASHSEED); the worker's loss must not."""
     import json

@@ -97,6 +97,7 @@ def compare_json(runs: Path, capsys) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_a_run_and_its_control_are_two_mlflow_runs_holding_what_compare_prints(two_runs, shared_store, capsys):
     store = shared_store
     logged = {r.info.run_name: r for r in experiment_runs(store)}
@@ -182,6 +183,8 @@ def test_logging_again_updates_and_never_duplicates(two_runs, shared_store, caps
             assert len(steps) == len(set(steps)), key
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_resuming_a_killed_run_continues_its_mlflow_run_with_no_step_twice(make_work, store, tmp_path):
     # Eight steps of calls that each take 0.6 s: the tracker (MLflow's import and its store
     # opening cost seconds) logs the first steps well before the run could end. The latency
@@ -228,6 +231,7 @@ def _steps_started(run: Path) -> int:
     return sum(1 for e in read_events(run / "events.jsonl") if e["kind"] == "step_started")
 
 
+@pytest.mark.slow
 def test_an_unreachable_tracker_warns_once_and_training_finishes(make_work, store, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     with socket.socket() as s:  # a port nobody listens on

@@ -23,6 +23,7 @@ from mlflow import MlflowClient  # noqa: E402
 from skilltui.cli import main  # noqa: E402
 
 
+@pytest.mark.slow
 def test_a_crossval_is_one_parent_run_with_a_child_per_fold(tmp_path, monkeypatch, capsys):
     uri = use_store(monkeypatch, tmp_path)
     runs = tmp_path / "runs"

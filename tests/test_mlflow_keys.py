@@ -29,6 +29,7 @@ def train(runs: Path, works: list[Path], uri: str, *extra: str) -> int:
     return main([*argv, *(a for w in works for a in ("--work", str(w))), *extra])
 
 
+@pytest.mark.slow
 def test_two_runs_dirs_with_the_same_settings_are_two_mlflow_runs(tmp_path, monkeypatch):
     store, cwd = tmp_path / "store", tmp_path / "elsewhere"
     store.mkdir()
@@ -54,6 +55,7 @@ def test_two_runs_dirs_with_the_same_settings_are_two_mlflow_runs(tmp_path, monk
     assert len(client.search_runs([experiment.experiment_id])) == 2
 
 
+@pytest.mark.slow
 def test_a_sqlite_stores_artifacts_go_beside_its_file_not_into_the_current_folder(tmp_path, monkeypatch):
     store, cwd = tmp_path / "store", tmp_path / "elsewhere"
     store.mkdir()

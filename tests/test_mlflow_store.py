@@ -36,6 +36,8 @@ def not_a_database(tmp_path: Path) -> str:
     return f"sqlite:///{path}"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("kind", ["unwritable", "in no folder", "not a database"])
 def test_skilltui_mlflow_refuses_a_store_it_cannot_write_in_one_line_at_once(make_work, tmp_path, kind) -> None:
     runs = tmp_path / "runs"
@@ -52,6 +54,8 @@ def test_skilltui_mlflow_refuses_a_store_it_cannot_write_in_one_line_at_once(mak
     assert not (runs / "r" / "mlflow.json").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_train_with_an_unwritable_store_warns_in_one_line_and_trains(make_work, tmp_path) -> None:
     runs, work = tmp_path / "runs", make_work("kiln-yard", 2)
     plain = run_plain(train(tmp_path / "plain", work))

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.subprocess
+
 
 def run_without_terminal(argv: list[str], cwd: Path, *, piped: str) -> subprocess.CompletedProcess:
     """Run skilltui with `piped` ("stdout" or "stdin") not a terminal and the other one a pty."""

@@ -150,6 +150,7 @@ def assert_no_key_anywhere(root: Path) -> None:
     assert texts and not [where for where, text in texts if KEY in text]
 
 
+@pytest.mark.slow
 def test_the_demo_works_train_with_openai_as_they_do_with_anthropic(
     fake: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
@@ -194,6 +195,8 @@ def test_the_demo_works_train_with_openai_as_they_do_with_anthropic(
     assert KEY not in capsys.readouterr().err
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_run_killed_mid_call_resumes_without_paying_a_finished_call_twice(tmp_path: Path, make_work) -> None:
     work = make_work("harbour", 2)
     arrived, release = threading.Event(), threading.Event()

@@ -88,6 +88,8 @@ def donor(tmp_path: Path) -> Path:
     return pool
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("backend", ["anthropic", "claude-code"])
 def test_a_model_that_opens_every_path_it_is_given_is_never_refused(
     backend: str, make_work, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

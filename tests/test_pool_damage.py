@@ -58,6 +58,7 @@ TRIGGERS: dict[str, Callable[[Path], None]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trigger", TRIGGERS, ids=list(TRIGGERS))
 def test_a_damaged_pool_stops_the_run_with_one_line_and_nothing_deleted(
     trigger: str, works, done: Run, tmp_path: Path, capsys

@@ -43,6 +43,7 @@ def _second_trainer(run_dir: Path) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.subprocess
 def test_a_second_process_is_refused_at_once_with_one_line(tmp_path: Path) -> None:
     run_dir = tmp_path / "r"
     run_dir.mkdir()
@@ -59,6 +60,7 @@ def test_a_second_process_is_refused_at_once_with_one_line(tmp_path: Path) -> No
     assert _second_trainer(run_dir) == "acquired"
 
 
+@pytest.mark.subprocess
 def test_a_lock_an_older_skilltui_holds_keeps_this_one_out(tmp_path: Path) -> None:
     older = subprocess.Popen(
         [sys.executable, "-c", OLDER_HOLDER, str(tmp_path / "lock")],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 
+import pytest
 from textual.app import App
 
 from skilltui.apps.train.screens.review import ReviewScreen
@@ -122,6 +123,7 @@ async def test_s_on_the_review_screen_pairs_the_work_whose_evidence_is_shown(ope
         app.stop_training("test over")
 
 
+@pytest.mark.subprocess
 async def test_e_pairs_an_edited_copy_of_the_episode_and_leaves_the_run_as_written(
     open_training, tmp_path, monkeypatch
 ):

@@ -17,6 +17,8 @@ import pytest
 
 from tests.support.recorded import recorded
 
+pytestmark = pytest.mark.subprocess
+
 STARTER = (
     "import sys; sys.argv = ['skilltui', *sys.argv[1:]]; print('up', flush=True); "
     "from skilltui.cli import main; raise SystemExit(main())"
@@ -58,6 +60,7 @@ def started_stages(events_path: Path) -> int:
     return sum(1 for line in events_path.read_text().splitlines() if '"stage"' in line and '"started"' in line)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
 def test_a_signal_stops_training_at_a_safe_point_and_the_run_resumes(make_work, tmp_path: Path, signum, code):
     works = [make_work("harrow", 4), make_work("ferry", 4)]
@@ -123,6 +126,7 @@ def test_sigint_while_the_modules_still_load_ends_in_one_line(make_work, tmp_pat
     assert 130 in seen
 
 
+@pytest.mark.slow
 def test_sigterm_while_opening_a_run_leaves_it_resumable(make_work, tmp_path: Path):
     works = [make_work("opening", 4)]
     proc = subprocess.Popen(
@@ -148,6 +152,7 @@ def test_sigterm_while_opening_a_run_leaves_it_resumable(make_work, tmp_path: Pa
     assert config["steps"] == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", ["while the app starts", "while it trains"])
 def test_sigterm_stops_the_app_and_restores_the_terminal(make_work, tmp_path: Path, when: str):
     """In the terminal app too: the run is recorded as stopped, the app closes, one line, 143."""

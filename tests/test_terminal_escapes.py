@@ -19,8 +19,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from skilltui.pool.notes import Pool
 from tests.support.works import train_works
+
+pytestmark = pytest.mark.subprocess
 
 PAYLOAD = "\x1b]0;pwned\x07\x1b]52;c;cHduZWQ=\x07\x1b[9;7;4mREDX\x9b31m"
 FORBIDDEN = [b"\x1b]0;pwned", b"\x1b]52;", b"\x1b[9;7;4m", b"\x00", b"pwned\x07", b"=\x07", "\x9b".encode()]

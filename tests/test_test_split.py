@@ -42,6 +42,7 @@ def test_a_frozen_pool_tests_exactly_zero_with_a_deterministic_writer(tmp_path, 
     assert points[-1]["text"].startswith("test: start ") and "Δ +0.000 [+0.000, +0.000] at 90%" in points[-1]["text"]
 
 
+@pytest.mark.slow
 def test_a_frozen_pool_under_noise_keeps_zero_in_its_interval(tmp_path, make_work):
     """40 seeded --no-backward runs under --offline-noise: the 90% interval holds 0 in at least 85% of them."""
     works, tests = [make_work("quay", 2)], [make_work("moor", 2), make_work("fell", 2)]
@@ -119,6 +120,8 @@ def test_eval_of_a_trained_run_beats_the_empty_pool_on_a_held_out_work_and_pays_
     assert "model calls this time: 0" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_bad_test_and_eval_input_is_one_line_and_writes_nothing(tmp_path, make_work):
     runs = tmp_path / "runs"
     work, other = make_work("quay", 4), make_work("moor", 2)
@@ -139,6 +142,8 @@ def fold_records(runs: Path) -> dict[str, list[dict]]:
     return {f.name: recorded(f / "events.jsonl") for f in sorted((runs / "cv").glob("fold*/")) if f.is_dir()}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("kill_at", ["step_finished", "test", "run_finished"])
 def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_twice(tmp_path, kill_at):
     # Small works finish their folds together; the bundled works' folds differ in length, so a
@@ -184,6 +189,7 @@ def test_crossval_resumes_after_a_kill_with_the_same_folds_and_no_fold_trained_t
         assert sum(e["kind"] == "test" for e in events) == 2  # start and e0, each once
 
 
+@pytest.mark.subprocess
 def test_crossval_bad_folds_are_one_line_and_write_nothing(tmp_path):
     bundled = small_works(tmp_path / "works")
     runs = tmp_path / "runs"

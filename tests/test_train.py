@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from skilltui.cli import main
 from skilltui.pool.notes import Pool
 from tests.support.recorded import recorded
@@ -184,6 +186,7 @@ def test_the_writer_reads_notes_through_traced_tools(tmp_path, make_work):
     assert second["episodes"] == {"3": second["notes"], "4": second["notes"]}
 
 
+@pytest.mark.subprocess
 def test_the_engine_imports_no_textual():
     code = (
         "import sys, skilltui.engine.loop, skilltui.engine.opening, skilltui.drivers.console, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from textual import screen as textual_screen
 
 from skilltui.agents.base import FatalBackendError
@@ -120,6 +121,7 @@ async def test_p_pauses_before_the_next_stage_and_p_again_resumes(open_training)
     assert kinds == [("paused", True), ("paused", False)]
 
 
+@pytest.mark.slow
 async def test_palette_pauses_resumes_and_jumps_to_a_work(open_training):
     opened = open_training(("alpha", "beta"))
     app = make_app(opened)
@@ -146,6 +148,7 @@ async def test_palette_pauses_resumes_and_jumps_to_a_work(open_training):
         await wait_for(pilot, lambda: not app.driver.paused)
 
 
+@pytest.mark.slow
 async def test_a_review_waits_for_an_open_palette_or_dialog_instead_of_covering_it(open_training):
     from textual.command import CommandPalette
 

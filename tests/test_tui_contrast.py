@@ -131,6 +131,7 @@ def pane_shown(app: App, pane: str) -> bool:
     return app.screen.query_one(TabbedContent).active == pane and not loading
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme", [DEFAULT_THEME, LIGHT_THEME])
 async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_training, config_home):
     choose_theme(config_home, theme)
@@ -178,6 +179,7 @@ async def test_every_colour_pair_of_the_live_app_is_readable(theme, open_trainin
     assert not findings, "\n".join(map(str, findings))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theme", [DEFAULT_THEME, LIGHT_THEME])
 async def test_every_colour_pair_of_the_history_app_is_readable(theme, make_work, tmp_path, config_home):
     """`skilltui review` through its screens, on a run with every decision a commit can get."""

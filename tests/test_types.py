@@ -70,6 +70,8 @@ def mypy_output() -> str:
     return done.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_no_new_type_errors(mypy_output: str) -> None:
     worse, _ = ratchet(error_counts(mypy_output), read_baseline(BASELINE.read_text(encoding="utf-8")))
     lines = [line for line in mypy_output.splitlines() if (m := ERROR.match(line)) and m["module"] in worse]

@@ -101,6 +101,7 @@ def test_validation_cost_is_counted_and_a_failing_validation_work_costs_only_its
     assert finished["cost_usd"] == pytest.approx(sum(c["cost_usd"] for c in calls))
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "make_val, words",
     [
@@ -120,6 +121,7 @@ def test_a_bad_validation_work_is_refused_before_anything_is_written(tmp_path, m
     assert snapshot(runs) == []
 
 
+@pytest.mark.subprocess
 def test_gate_without_validation_and_a_negative_tolerance_are_refused(tmp_path, make_work):
     train = make_work("train", 4)
     runs = tmp_path / "runs"

@@ -18,6 +18,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from skilltui.engine.settings_fields import GATE_MAX_REPEATS
 from skilltui.engine.validation.gate import Rule, Verdict, judge, plan
 from skilltui.engine.validation.stats import Clusters, Spread, binomial_interval, spread_of
 
@@ -29,7 +30,7 @@ class World:
     episodes: int = 12
     works: int = 1
     confidence: float = 0.9
-    max_passes: int = 3
+    max_passes: int = GATE_MAX_REPEATS  # the shipped --gate-max-repeats
     decisions: int = 5  # per simulated run: later ones borrow the earlier trees' spread
     family: int = 1
     margin: float | None = None  # a consolidation
