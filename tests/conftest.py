@@ -8,17 +8,22 @@ folder (XDG_CONFIG_HOME), so no test reads or writes the person's remembered the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from skilltui.cli import main
+from skilltui.drivers import engine_process
+from skilltui.engine.loss import score_pool
 from skilltui.engine.opening import OpenedRun, open_run
 from skilltui.engine.settings import Settings
 from skilltui.store.run_folder import Run
 from tests.support.fakeapi import FakeAnthropic
+from tests.support.runs import copy_tree_into, train_in, unfinish
 from tests.support.works import train_works, write_work
+
+Templates = Callable[[str, Callable[[Path], object]], Path]
 
 
 @pytest.fixture
@@ -32,37 +37,75 @@ def make_work(tmp_path: Path) -> Callable[..., Path]:
 
 
 @pytest.fixture
-def trained_run(make_work: Callable[..., Path], tmp_path: Path) -> Callable[..., Run]:
-    """trained_run(*work_names): run `r` trained offline, headless, 2 steps on new works of those names."""
+def trained_run(tmp_path: Path) -> Callable[..., Run]:
+    """trained_run(*work_names): run `r` trained offline, headless, 2 steps on new works of those names.
+
+    Trained afresh, so what the test patched before it trains as patched; `copied_run` otherwise.
+    """
 
     def train(*names: str) -> Run:
-        args = ["train", "--auto", "--steps", "2", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
-        args.append("--no-consolidate")  # the steps' micro-steps alone; consolidation: test_consolidation
-        for name in names:
-            args += ["--work", str(make_work(name))]
-        assert main(args) == 0
-        return Run(tmp_path / "runs" / "r")
+        return train_in(tmp_path, names)
 
     return train
+
+
+@pytest.fixture(scope="session")
+def run_templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    """run_templates(key, make): the folder `make(folder)` filled, once a session (an xdist worker's) a key."""
+    made: dict[str, Path] = {}
+
+    def template(key: str, make: Callable[[Path], object]) -> Path:
+        if key not in made:
+            root = tmp_path_factory.mktemp("template")
+            make(root)
+            made[key] = root
+        return made[key]
+
+    return template
+
+
+@pytest.fixture
+def copied_run(run_templates: Templates, tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., Run]:
+    """copied_run(*work_names): what trained_run gives, copied from the session's one training of those works.
+
+    Each test gets a copy of its own to change; a test that patches how a run trains before
+    it trains uses `trained_run`, whose run is trained under the patch.
+    """
+
+    def copy(*names: str) -> Run:
+        if not shortcuts(request.config):
+            return train_in(tmp_path, names)
+        copy_tree_into(run_templates(f"trained {names}", lambda root: train_in(root, names)), tmp_path)
+        return Run(tmp_path / "runs" / "r")
+
+    return copy
+
+
+WORKS = ("sable-quay", "tin-orchard")
 
 
 @pytest.fixture
 def works(make_work: Callable[..., Path]) -> list[Path]:
     """Two new works of four episodes each."""
-    return [make_work("sable-quay", 4), make_work("tin-orchard", 4)]
+    return [make_work(name, 4) for name in WORKS]
+
+
+def _done_in(root: Path) -> None:
+    assert train_works(root / "runs", [write_work(root / "works", name, 4) for name in WORKS]) == 0
+    unfinish(root / "runs")
 
 
 @pytest.fixture
-def done(works: list[Path], tmp_path: Path) -> Run:
+def done(works: list[Path], run_templates: Templates, tmp_path: Path, request: pytest.FixtureRequest) -> Run:
     """Run `r` trained on `works` (train_works), as a kill leaves it: every stage done, no recorded end.
 
-    What the resume and damage tests reopen. A run that recorded its end is only said to be
-    finished, so its run_finished lines are dropped.
+    What the resume and damage tests reopen, each its own copy of one training a session. A
+    run that recorded its end is only said to be finished, so its run_finished lines are dropped.
     """
-    assert train_works(tmp_path / "runs", works) == 0
-    path = tmp_path / "runs" / "r" / "events.jsonl"
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    path.write_text("".join(line for line in lines if '"kind": "run_finished"' not in line), encoding="utf-8")
+    if shortcuts(request.config):
+        copy_tree_into(run_templates("done", _done_in), tmp_path)
+    else:
+        _done_in(tmp_path)
     return Run(tmp_path / "runs" / "r")
 
 
@@ -76,6 +119,50 @@ def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LINES", raising=False)
     return home
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--no-shortcuts",
+        action="store_true",
+        help="score in the worker pool, train every app in a process of its own and every trained run "
+        "afresh, as the product does and the suite once did (bench/bench_suite.py times both ways)",
+    )
+
+
+def shortcuts(config: pytest.Config) -> bool:
+    """The suite's shortcuts are on (inline scoring, the app's trainer in its loop, copied runs)."""
+    return not config.getoption("--no-shortcuts")
+
+
+@pytest.fixture(autouse=True)
+def quick_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scoring inline and the app's trainer in the app's loop, unless `--no-shortcuts`.
+
+    Both give the same records as the product's pool and process (test_score_pool_modes.py,
+    test_wire.py) at a fraction of the processes started. The variable reaches the trainers
+    and commands a test starts, so they score inline too. A test that proves the pool or
+    the trainer process asks for `pooled_scoring` or `process_driver`.
+    """
+    if not shortcuts(request.config):
+        monkeypatch.delenv(score_pool.MODE_VARIABLE, raising=False)
+        monkeypatch.setattr(engine_process, "IN_APP_LOOP", os.name != "posix")
+        return
+    monkeypatch.setenv(score_pool.MODE_VARIABLE, "inline")
+    monkeypatch.setattr(engine_process, "IN_APP_LOOP", True)
+
+
+@pytest.fixture
+def pooled_scoring(quick_engine: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Score in the worker pool, as the product does (for the tests of the pool itself)."""
+    monkeypatch.delenv(score_pool.MODE_VARIABLE, raising=False)
+
+
+@pytest.fixture
+def process_driver(quick_engine: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app trains in a trainer process of its own (POSIX) that scores in its pool, as the product does."""
+    monkeypatch.delenv(score_pool.MODE_VARIABLE, raising=False)
+    monkeypatch.setattr(engine_process, "IN_APP_LOOP", os.name != "posix")
 
 
 @pytest.fixture

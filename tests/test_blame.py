@@ -8,8 +8,8 @@ from skilltui.cli import main
 from tests.support.recorded import recorded
 
 
-def test_every_line_names_a_micro_step_of_the_runs_events(trained_run, capsys):
-    run = trained_run("amber-quay", "salt-lamp")
+def test_every_line_names_a_micro_step_of_the_runs_events(copied_run, capsys):
+    run = copied_run("amber-quay", "salt-lamp")
     note = run.pool.note_paths()[0]
     capsys.readouterr()  # what training printed
     assert main(["blame", str(run.root), note, "--json"]) == 0
@@ -49,8 +49,8 @@ def test_a_run_from_before_trailers_blames_from_its_records(trained_run, monkeyp
     assert origins and all(o["decision"] == "approved by auto" and not o["provenance"] for o in origins)
 
 
-def test_blame_refuses_a_missing_note_and_a_run_without_a_pool(trained_run, tmp_path, capsys):
-    run = trained_run("amber-quay")
+def test_blame_refuses_a_missing_note_and_a_run_without_a_pool(copied_run, tmp_path, capsys):
+    run = copied_run("amber-quay")
     capsys.readouterr()
     assert main(["blame", str(run.root), "scene/nope.md"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -63,8 +63,8 @@ def test_blame_refuses_a_missing_note_and_a_run_without_a_pool(trained_run, tmp_
     assert len(err) == 1 and "has no pool" in err[0]
 
 
-def test_a_note_name_holding_a_line_break_is_refused_in_one_line(trained_run, tmp_path, capsys):
-    run = trained_run("amber-quay")
+def test_a_note_name_holding_a_line_break_is_refused_in_one_line(copied_run, tmp_path, capsys):
+    run = copied_run("amber-quay")
     capsys.readouterr()
     for name in ["scene/no\npe.md", "scene/no\rpe.md", "scene/no\x1b]0;x\x07pe.md", "scene/no\u2028pe.md"]:
         assert main(["blame", str(run.root), name]) == 2

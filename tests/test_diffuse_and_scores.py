@@ -76,6 +76,8 @@ print(after, score_new_episodes(32, "then"))
 """
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_scoring_keeps_nothing_of_the_scenes_it_scored(tmp_path, make_work):
     """A long run scores every episode of every work: none of their text may stay in the trainer."""
     work = load_work(make_work("ember", 4, story=False))
@@ -132,6 +134,8 @@ def _wait_for(condition, timeout: float = 20.0) -> bool:
     return condition()
 
 
+@pytest.mark.usefixtures("pooled_scoring")
+@pytest.mark.subprocess
 async def test_scoring_runs_in_a_worker_process_and_leaves_the_event_loop_free():
     from skilltui.engine.loss import score_pool
 
@@ -149,6 +153,8 @@ async def test_scoring_runs_in_a_worker_process_and_leaves_the_event_loop_free()
     assert len(workers) <= score_pool.cores()
 
 
+@pytest.mark.usefixtures("pooled_scoring")
+@pytest.mark.subprocess
 async def test_a_cancelled_scoring_takes_its_worker_down():
     from skilltui.engine.loss import score_pool
 
@@ -166,6 +172,9 @@ async def test_a_cancelled_scoring_takes_its_worker_down():
     assert (await score_pool.score_in_worker({1: "INT. A - DAY\n\nHi."}, {1: "INT. A - DAY\n\nHi."}))["loss"] == 0.0
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("pooled_scoring")
+@pytest.mark.subprocess
 def test_a_trainer_ended_at_once_leaves_no_scorer_running(tmp_path):
     """os._exit on a second stop signal (or a kill) skips every cleanup: the workers notice on their own."""
     script = tmp_path / "trainer.py"
@@ -202,6 +211,8 @@ def test_a_trainer_ended_at_once_leaves_no_scorer_running(tmp_path):
     assert done.stderr == ""
 
 
+@pytest.mark.usefixtures("pooled_scoring")
+@pytest.mark.subprocess
 async def test_a_forked_trainer_that_closes_what_it_inherited_scores_on_its_own_workers(tmp_path):
     """The live app forks the trainer, which closes every inherited descriptor: multiprocessing's
     tracker pipe among them. The child must start its own, not write into whatever file took
@@ -230,6 +241,8 @@ async def test_a_forked_trainer_that_closes_what_it_inherited_scores_on_its_own_
     assert status == 0 and report == "0.0 0", report  # scored, and nothing written into the file
 
 
+@pytest.mark.usefixtures("pooled_scoring")
+@pytest.mark.subprocess
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads the workers' descriptors in /proc")
 def test_a_trainer_forks_its_scorers_before_its_loop_and_they_keep_none_of_its_descriptors(tmp_path):
     """`score_pool.start()` in a process with one thread (the trainer before its event loop): every

@@ -29,6 +29,7 @@ async def choose_first_note(pilot, app) -> str:
     return path
 
 
+@pytest.mark.subprocess
 async def test_e_on_a_note_of_a_finished_run_commits_a_linted_hand_edit(open_training, tmp_path, monkeypatch):
     monkeypatch.setenv("EDITOR", str(stub_editor(tmp_path, "Keep each cue on its own line.")))
     monkeypatch.delenv("VISUAL", raising=False)
@@ -82,10 +83,11 @@ async def first_diff(pilot, app) -> str:
 
 
 @pytest.fixture
-def finished_run(trained_run):
-    return trained_run("pale-harbour")
+def finished_run(copied_run):
+    return copied_run("pale-harbour")
 
 
+@pytest.mark.subprocess
 async def test_e_in_the_history_browsers_diff_edits_the_note_on_view(finished_run, tmp_path, monkeypatch):
     from skilltui.apps.history.app import HistoryApp
 

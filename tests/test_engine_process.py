@@ -18,7 +18,11 @@ from skilltui.drivers.trainer_child import LOG_NAME, TRAINER_NICENESS
 from tests.support.recorded import recorded
 from tests.support.tui import SIZE, make_app, wait_for, wait_for_review
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="the trainer runs in the app's loop off POSIX")
+pytestmark = [
+    pytest.mark.skipif(os.name != "posix", reason="the trainer runs in the app's loop off POSIX"),
+    pytest.mark.usefixtures("process_driver"),
+    pytest.mark.subprocess,
+]
 
 
 def finishes(opened) -> list[dict]:
@@ -33,6 +37,7 @@ def gone(pid: int) -> bool:
     return False
 
 
+@pytest.mark.slow
 async def test_the_app_trains_in_another_process_and_draws_what_it_sends(open_training):
     opened = open_training()
     app = make_app(opened)
@@ -136,6 +141,7 @@ async def test_streamed_text_goes_joined_and_nothing_overtakes_it():
     ]
 
 
+@pytest.mark.slow
 async def test_the_trainer_keeps_no_copy_of_the_apps_pipes(open_training):
     import select
 

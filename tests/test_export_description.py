@@ -51,8 +51,8 @@ def front_matter(skill: Path) -> dict:
     return yaml.safe_load(head)
 
 
-def test_a_folder_emptied_by_a_rollback_and_the_works_are_not_advertised(trained_run, tmp_path: Path) -> None:
-    run = trained_run("gull-harbour", "pine-tram")
+def test_a_folder_emptied_by_a_rollback_and_the_works_are_not_advertised(copied_run, tmp_path: Path) -> None:
+    run = copied_run("gull-harbour", "pine-tram")
     pool = run.pool
     folders = sorted({rel.split("/")[0] for rel in pool.note_paths()})
     assert len(folders) >= 2, folders

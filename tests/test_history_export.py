@@ -17,8 +17,8 @@ NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
 @pytest.fixture
-def run(trained_run) -> Run:
-    return trained_run("gull-harbour", "pine-tram")
+def run(copied_run) -> Run:
+    return copied_run("gull-harbour", "pine-tram")
 
 
 def export(run: Run, to: Path, *extra: str) -> int:

@@ -12,8 +12,8 @@ from tests.support.recorded import recorded
 
 
 @pytest.fixture
-def run(trained_run) -> Run:
-    return trained_run("lantern-fen", "cold-orchard")
+def run(copied_run) -> Run:
+    return copied_run("lantern-fen", "cold-orchard")
 
 
 def tree(run: Run, rev: str) -> str:
@@ -182,6 +182,7 @@ def test_a_commit_awaiting_its_checks_is_not_called_a_hand_edit(run: Run) -> Non
     assert load_history(run).find(other).decision == "made outside training"
 
 
+@pytest.mark.subprocess
 def test_the_history_core_imports_no_textual() -> None:
     import subprocess
     import sys

@@ -92,8 +92,8 @@ def test_resuming_an_old_run_gives_it_todays_format_version(old_run: Path, tmp_p
     assert main(resume_argv(tmp_path)) == 0
 
 
-def test_a_new_run_is_made_with_todays_format_version(trained_run) -> None:
-    run = trained_run("sable-quay")
+def test_a_new_run_is_made_with_todays_format_version(copied_run) -> None:
+    run = copied_run("sable-quay")
     assert json.loads((run.root / "format.json").read_text(encoding="utf-8")) == {"format_version": FORMAT_VERSION}
 
 

@@ -34,8 +34,8 @@ def _facts(m) -> tuple:
     return (m.epoch, m.step, m.group, m.attempt, m.label, m.decision, m.by, m.subject, m.message, m.after)
 
 
-def test_records_of_a_trained_run_join_its_files_events_and_trailers(trained_run):
-    run = trained_run("alpha", "beta")
+def test_records_of_a_trained_run_join_its_files_events_and_trailers(copied_run):
+    run = copied_run("alpha", "beta")
     events = read_run(run.events_path).events
     told = [e for e in events if isinstance(e, ev.MicroStep)]
     decisions = [e for e in events if isinstance(e, ev.DecisionMade)]
@@ -101,8 +101,8 @@ def test_candidates_not_chosen_are_dropped_in_the_files_and_untold_by_the_log(ma
         assert decided.gate is record.verdicts[decided.event.attempt]
 
 
-def test_damaged_records_leave_out_what_they_would_have_said(trained_run):
-    run = trained_run("alpha", "beta")
+def test_damaged_records_leave_out_what_they_would_have_said(copied_run):
+    run = copied_run("alpha", "beta")
     first, second = micro_step_records(run)
     (attempt,) = second.attempts
     (attempt.attempt_dir / "review.json").write_text("{not json", encoding="utf-8")
@@ -126,10 +126,10 @@ def test_damaged_records_leave_out_what_they_would_have_said(trained_run):
     assert alone.outcome == replace(first.outcome, label=f"epoch {first.epoch} step {first.step} micro {first.group}")
 
 
-def test_what_the_engine_asks_of_the_outcomes_is_what_commit_txt_says(trained_run):
+def test_what_the_engine_asks_of_the_outcomes_is_what_commit_txt_says(copied_run):
     # Consolidation asks which micro-steps of an epoch kept an update, validation where a step
     # ended, a resumed micro-step whether it is decided: each answered from commit.txt alone.
-    run = trained_run("alpha", "beta")
+    run = copied_run("alpha", "beta")
     first, second = micro_step_records(run)
     outcomes = [json.loads((r.folder / "commit.txt").read_text(encoding="utf-8")) for r in (first, second)]
     assert all(o["decision"] == "approve" and o["after"] != o["before"] for o in outcomes)

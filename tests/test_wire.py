@@ -108,6 +108,7 @@ def test_the_app_refuses_a_malformed_message_naming_what_is_wrong():
         parse_for_app(messages.line_of(messages.Pause()))
 
 
+@pytest.mark.usefixtures("process_driver")
 async def test_both_drivers_have_what_the_app_holds(open_training):
     opened = open_training()
     local = RunDriver(opened, OfflineBackend(), AutoReviewer(), secrets=[])
@@ -116,7 +117,10 @@ async def test_both_drivers_have_what_the_app_holds(open_training):
     assert isinstance(make_app(opened).driver, Driver)
 
 
+@pytest.mark.slow
 @forks
+@pytest.mark.usefixtures("process_driver")
+@pytest.mark.subprocess
 async def test_a_command_the_trainer_cannot_read_fails_the_session_on_record(open_training):
     opened = open_training()
     app = make_app(opened)
@@ -152,6 +156,8 @@ class ForgetfulTrainer(OfflineBackend):
 
 
 @forks
+@pytest.mark.usefixtures("process_driver")
+@pytest.mark.subprocess
 async def test_a_message_the_app_cannot_read_fails_the_session_on_record(open_training):
     opened = open_training()
     app = TrainingApp(opened, ForgetfulTrainer(), secrets=[], hint=False)
@@ -166,7 +172,10 @@ async def test_a_message_the_app_cannot_read_fails_the_session_on_record(open_tr
     assert app.view.pending_review is None
 
 
+@pytest.mark.slow
 @forks
+@pytest.mark.usefixtures("process_driver")
+@pytest.mark.subprocess
 async def test_an_answer_about_an_earlier_attempt_decides_nothing(open_training):
     opened = open_training()
     app = make_app(opened)

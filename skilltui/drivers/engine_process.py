@@ -66,12 +66,18 @@ from .wire import read_lines, write_all
 CHILD_MAIN = "import sys; from skilltui.drivers.trainer_child import main; main(sys.argv)"
 CLOSE_SECONDS = 15.0  # how long the app waits for a stopping child to record its end
 
+# Where `make_driver` puts the trainer: True trains in the app's own event loop (`RunDriver`),
+# False in a process of its own. Off POSIX there is no process to start. The test suite sets
+# it (tests/conftest.py): the app holds either driver through the same `Driver` surface, and a
+# trainer interpreter started for every app test costs more than most of the tests do.
+IN_APP_LOOP = os.name != "posix"
+
 
 def make_driver(opened: OpenedRun, backend: Backend, reviewer: Reviewer, *, secrets: list[str]) -> Driver:
-    """The app's driver: the trainer in a process of its own on POSIX, else in the app's loop."""
-    if os.name == "posix":
-        return ProcessDriver(opened, backend, reviewer, secrets=secrets)
-    return RunDriver(opened, backend, reviewer, secrets=secrets)
+    """The app's driver: the trainer in a process of its own, or in the app's loop (`IN_APP_LOOP`)."""
+    if IN_APP_LOOP:
+        return RunDriver(opened, backend, reviewer, secrets=secrets)
+    return ProcessDriver(opened, backend, reviewer, secrets=secrets)
 
 
 def _last_record(path: Path) -> dict[str, Any] | None:

@@ -56,6 +56,17 @@ from .scores import score_step
 _POOL: tuple[int, ProcessPoolExecutor] | None = None
 _LOCK = threading.Lock()
 ORPHAN_CHECK_S = 0.5
+MODE_VARIABLE = "SKILLTUI_SCORING"
+
+
+def inline() -> bool:
+    """True when `SKILLTUI_SCORING=inline`: score in the calling thread, with no worker process.
+
+    The product scores in the pool; the test suite sets this (tests/conftest.py), because a
+    short test's few scorings cost less than starting the workers that would run them. Read
+    at each call, so a process started with the variable set (a trainer child) scores inline too.
+    """
+    return os.environ.get(MODE_VARIABLE) == "inline"
 
 
 def cores() -> int:
@@ -161,7 +172,7 @@ def start() -> None:
     The trainer calls it before its event loop starts: afterwards its threads would make the
     pool spawn them at the first scoring (a slower start, paid by the scoring that waits).
     """
-    if threading.active_count() == 1:
+    if threading.active_count() == 1 and not inline():
         pool()
 
 
@@ -188,7 +199,12 @@ def _submit(written: dict[int, str | None], human: dict[int, str]) -> asyncio.Fu
 
 
 async def score_in_worker(written: dict[int, str | None], human: dict[int, str]) -> dict[str, object]:
-    """`scores.score_step` in a worker process; a pool broken by a dead worker is replaced once."""
+    """`scores.score_step` in a worker process; a pool broken by a dead worker is replaced once.
+
+    Inline (`inline()`), the same function runs here, so both modes give the same scores.
+    """
+    if inline():
+        return score_step(written, human)
     try:
         try:
             return await _submit(written, human)
