@@ -150,3 +150,19 @@ def test_runs_without_a_runs_folder_says_what_to_do(tmp_path: Path, capsys) -> N
     assert main(["runs", "--runs-dir", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no runs folder" in err and "--runs-dir" in err
+
+
+def test_review_of_a_crossval_folder_names_its_folds(trained_run, tmp_path, capsys):
+    import shutil
+
+    run = trained_run("amber-quay")
+    cv = tmp_path / "cv"
+    for fold in ("fold1", "fold2"):
+        shutil.copytree(run.root, cv / fold)
+    (cv / "folds.json").write_text('{"folds": [["a"], ["b"]], "seed": 0}', encoding="utf-8")
+    capsys.readouterr()
+    for command in (["review", str(cv)], ["export", str(cv), "--to", str(tmp_path / "skill")]):
+        assert main(command) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"skilltui: error: {cv} is a crossval folder (folds.json): each fold is a run; "
+                       f"name one: {cv / 'fold1'} (fold1, fold2)"]  # fmt: skip

@@ -16,6 +16,20 @@ def is_run(folder: Path) -> bool:
     return (folder / "config.json").is_file() and (folder / "memory" / ".git").is_dir()
 
 
+def _not_a_run(folder: Path, runs_dir: Path) -> str:
+    """What to say of a folder that is no run: a crossval folder (or any folder of runs) names its runs."""
+    try:
+        inner = sorted((f for f in folder.iterdir() if is_run(f)), key=lambda f: f.name)
+    except OSError:
+        inner = []
+    if not inner:
+        return f"{folder} is a folder but not a skilltui run (no config.json); {lister(runs_dir)} lists runs"
+    # A crossval folder holds one run per fold: the history is each fold's.
+    crossval = (folder / "folds.json").is_file()
+    what = "a crossval folder (folds.json): each fold is a run" if crossval else "a folder of runs, not a run"
+    return f"{folder} is {what}; name one: {folder / inner[0].name} ({', '.join(f.name for f in inner)})"
+
+
 def lister(runs_dir: Path) -> str:
     """The command that lists the runs in `runs_dir`, for error messages that say what to do."""
     return "`skilltui runs`" if Path(runs_dir) == Path("runs") else f"`skilltui runs --runs-dir {runs_dir}`"
@@ -34,9 +48,7 @@ def find_run(spec: str, runs_dir: Path) -> Run:
         if (folder / "config.json").is_file():
             raise UsageError(f"run {folder} has no pool (memory/ is not a git repository); there is no history to read")
         if folder.is_dir():
-            raise UsageError(
-                f"{folder} is a folder but not a skilltui run (no config.json); {lister(runs_dir)} lists runs"
-            )
+            raise UsageError(_not_a_run(folder, runs_dir))
     if not RUN_ID.match(spec) or Path(spec).name != spec:
         # A path, not an id: it names a folder, and --runs-dir has nothing to do with it.
         raise UsageError(f"{spec}: no such run folder; {lister(runs_dir)} lists the runs")
