@@ -146,6 +146,25 @@ def test_runs_in_a_narrow_terminal_prints_a_block_per_run(runs: Path) -> None:
     assert "1 rerun, 1 rolled back" in runs_line(status)
 
 
+def test_runs_a_little_too_narrow_for_the_table_cuts_no_column(make_work, tmp_path: Path) -> None:
+    """Squeezed, Rich cut the table's last columns (cost, est., state) off a terminal of 120 or 140."""
+    from rich.console import Console
+
+    from skilltui.runs.overview import print_runs
+
+    runs = tmp_path / "runs"
+    works = [a for name in ("kestrel", "harbour") for a in ("--work", str(make_work(name, 2)))]
+    argv = ["train", "--auto", "--runs-dir", str(runs), "--run-id", "r", "--steps", "1", *works]
+    assert main([*argv, "--test-work", str(make_work("sable", 2))]) == 0  # a test Δ widens the table
+    [status] = list_runs(runs)
+    delta = status.test_delta.split()[0]
+    for width in (112, 120, 130, 140, 200):
+        console = Console(width=width, record=True)
+        print_runs(runs, console)
+        text = console.export_text()
+        assert "finished" in text and "$0.00" in text and delta in text, (width, text)
+
+
 def test_runs_without_a_runs_folder_says_what_to_do(tmp_path: Path, capsys) -> None:
     assert main(["runs", "--runs-dir", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err

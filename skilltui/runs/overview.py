@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -106,8 +107,9 @@ def print_runs(runs_dir: Path, console: Console | None = None) -> int:
     if not statuses:
         console.print(f"no runs in {runs_dir}/ yet; `skilltui demo` or `skilltui train` makes one")
         return 0
-    if console.width >= WIDE:
-        console.print(runs_table(statuses, runs_dir))
+    table = runs_table(statuses, runs_dir)
+    if fits(table, console.width):
+        console.print(table)
         for s in statuses:
             for line in failing_lines(s):
                 console.print(Text(visible(f"{s.id}: {line}"), style="red"), overflow="fold")
@@ -122,6 +124,13 @@ def print_runs(runs_dir: Path, console: Console | None = None) -> int:
         if s.skipped:
             print(visible(f"warning: {s.id}: {s.skipped}"), file=sys.stderr)
     return 0
+
+
+def fits(table: Table, width: int) -> bool:
+    """Whether the table fits `width` as it is drawn unsqueezed: squeezed, Rich cuts its last
+    columns (cost, est., state) off a terminal a little too narrow, and a block per run reads better."""
+    roomy = Console(width=10_000)
+    return width >= WIDE and Measurement.get(roomy, roomy.options, table).maximum <= width
 
 
 def mean_text(value: float | None, works: int | None) -> str:
