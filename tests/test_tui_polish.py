@@ -131,7 +131,7 @@ async def test_slash_searches_the_output_and_n_and_shift_n_walk_the_matches(open
         assert "match 11 of 11" in visible(live)  # the status line is drawn in the pane
         assert "streamed line 39" in visible(live)
         await pilot.press("escape")
-        assert live.status == "" and live.query == ""
+        assert live.status == "" and live.search_text == ""
         await wait_for(pilot, lambda: "Next match" not in screen_text(app))  # the search's keys went with it
 
 

@@ -8,6 +8,7 @@ works than the usual one is drawn hollow, as the app does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...model.at import StepKey
@@ -20,7 +21,7 @@ LEFT, RIGHT, TOP, BOTTOM = 48, 16, 16, 36
 class Series:
     name: str
     css: str  # class name: its colour comes from the page's stylesheet
-    values: dict[StepKey, float]
+    values: Mapping[StepKey, float]
     counts: dict[StepKey, int]
 
 

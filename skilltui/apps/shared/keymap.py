@@ -19,7 +19,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 QUIT = Binding("q", "quit", "Quit")
 # Textual's own ctrl+c only says "press ctrl+q"; a person who presses it means quit, so it
@@ -125,8 +125,10 @@ def rows(screen: str) -> list[Row]:
     return [r for r in KEYMAP if r.screen == screen]
 
 
-def bindings(owner: str) -> list[Binding]:
-    """What `owner` binds (a screen's name, or `train` / `review app`), in the table's order."""
+def bindings(owner: str) -> list[BindingType]:
+    """What `owner` binds (a screen's name, or `train` / `review app`), in the table's order.
+
+    Typed as Textual's BINDINGS are, so a screen's `BINDINGS = bindings(...)` matches its base class."""
     return [b for r in KEYMAP if r.owner == owner for b in r.binds]
 
 

@@ -7,7 +7,7 @@ leave out Textual's developer entries.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any
 
@@ -59,5 +59,5 @@ def choose_theme(app: Any) -> None:
     app.push_screen(CommandPalette(providers=[OwnThemes], placeholder="Search for themes…"))
 
 
-def kept_textual_commands(commands: Iterator[SystemCommand]) -> Iterator[SystemCommand]:
+def kept_textual_commands(commands: Iterable[SystemCommand]) -> Iterator[SystemCommand]:
     return (c for c in commands if c.title not in TEXTUAL_ENTRIES_DROPPED)

@@ -28,8 +28,8 @@ from ...core.json_read import read_json
 DEFAULT_THEME = "skilltui-dark"
 LIGHT_THEME = "skilltui-light"
 SETTINGS_FILE = "tui.json"
-_COLOR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground", "background")
-_COLOR_FIELDS += ("surface", "panel", "boost")
+_COLOR_FIELDS: tuple[str, ...] = ("primary", "secondary", "warning", "error", "success", "accent")
+_COLOR_FIELDS += ("foreground", "background", "surface", "panel", "boost")
 _THEME_FIELDS = {f.name for f in fields(Theme)}
 
 

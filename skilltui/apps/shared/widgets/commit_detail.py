@@ -7,6 +7,7 @@ It is drawn as Textual `Content` in the theme's text colours ($text-accent, $tex
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
 from typing import Protocol
 
 from textual.content import Content
@@ -38,7 +39,7 @@ class CommitDetail(Static):
     }
     """
 
-    def show(self, commit: Commit | None, head: str, attribution: dict[str, NoteStats] | None = None) -> None:
+    def show(self, commit: Commit | None, head: str, attribution: Mapping[str, NoteStats] | None = None) -> None:
         self.update(describe(commit, head, attribution) if commit else Content.styled("no commit selected", MUTED))
 
 
@@ -85,7 +86,7 @@ def led_to(commit: Commit) -> Content:
     return Content.assemble(*parts)
 
 
-def describe(commit: Commit, head: str, attribution: dict[str, NoteStats] | None = None) -> Content:
+def describe(commit: Commit, head: str, attribution: Mapping[str, NoteStats] | None = None) -> Content:
     parts: list[Part] = []
     stamp = _dt.datetime.fromtimestamp(commit.time).strftime("%Y-%m-%d %H:%M:%S")
     parts.append((commit.sha[:12], "$text-accent bold"))

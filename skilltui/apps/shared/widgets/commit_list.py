@@ -210,9 +210,9 @@ class CommitList(DataTable):
         }
         if self.detailed:
             micro = commit.micro.short_label if commit.micro else ""
-            subject = commit.summary if commit.micro else commit.subject
+            said = commit.summary if commit.micro else commit.subject
             cells |= {
-                "subject": Text(cut(subject, sizes["subject"]), style=muted),
+                "subject": Text(cut(said, sizes["subject"]), style=muted),
                 "micro-step": Text(cut(micro, sizes["micro-step"]), style=muted),
                 "loss": Text(cut(commit.outcome, sizes["loss"]), style=muted),
                 "notes": Text(cut(notes_text(commit), sizes["notes"]), style=muted),

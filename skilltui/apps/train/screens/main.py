@@ -33,6 +33,7 @@ from textual.reactive import var
 from textual.widgets import Static, TabbedContent, TabPane
 
 from ....model import events as ev
+from ....model.at import StepKey
 from ....model.figures import step_means, val_means
 from ....model.notices import notice_of
 from ....model.view import RunView
@@ -74,7 +75,8 @@ def pace_frames() -> None:
     Textual reads the grid when a screen first draws, so this runs before the app's screens exist.
     """
     if "TEXTUAL_FPS" not in os.environ:
-        textual_screen.UPDATE_PERIOD = 1 / FRAMES_A_SECOND
+        # Final in Textual, which offers no setting for it; set once, before any screen reads it.
+        textual_screen.UPDATE_PERIOD = 1 / FRAMES_A_SECOND  # type: ignore[misc]
 
 
 class MainScreen(DiskPanes):
@@ -242,7 +244,7 @@ class MainScreen(DiskPanes):
         if "works" in dirty:
             self.query_one(WorksTable).show(view.works.values())
         if "curve" in dirty:
-            series = {name: {} for name in view.works}
+            series: dict[str, dict[StepKey, float]] = {name: {} for name in view.works}
             for key, step in view.steps.items():
                 for name, loss in step.losses.items():
                     series.setdefault(name, {})[key] = loss

@@ -103,7 +103,7 @@ class KeyBar(Widget):
             position += len(shown) + len(label)
         return Content.assemble(*parts), spans
 
-    def _on_click(self, event: events.Click) -> None:
+    async def _on_click(self, event: events.Click) -> None:
         for start, end, key in self._spans:
             if start <= event.x < end:
                 event.stop()

@@ -124,7 +124,7 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         self._kept: dict[str, _Kept] = {}  # by work: what `_keep` remembered, the last KEPT_WORKS shown
         self._frame: Frame | None = None
         self._following = True
-        self.query = ""
+        self.search_text = ""
         self.status = ""  # the search's line at the foot of the pane while a search is on
         self._current: tuple[int, int] | None = None  # (line number, offset) of the current match
 
@@ -157,7 +157,7 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
     def _keep(self) -> None:
         """Remember the shown work's wrapped rows and strips: a person goes back and forth between works,
         and wrapping a whole buffer again would cost each such key a part of its frame."""
-        if self.work is not None and self._buffer is not None and not self.query:
+        if self.work is not None and self._buffer is not None and not self.search_text:
             self._kept[self.work] = _Kept(
                 buffer=self._buffer,
                 lines=self._lines,
@@ -359,13 +359,13 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         self.refresh()
 
     def _row_strip(self, number: int, start: int, end: int, style: Style) -> Strip:
-        if not self.query:
+        if not self.search_text:
             return plain_row(self._lines, self._dropped, number, start, end, style)
         line = self._lines[number - self._dropped]
         match = self.get_component_rich_style("live-output--match")
         current = self.get_component_rich_style("live-output--current")
         segments, at = [], start
-        for hit in re.finditer(re.escape(self.query), line, re.IGNORECASE):
+        for hit in re.finditer(re.escape(self.search_text), line, re.IGNORECASE):
             a, b = max(hit.start(), start), min(hit.end(), end)
             if a >= b:
                 continue
@@ -380,5 +380,5 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
 
     def watch_work(self, work: str | None) -> None:
         self.border_title = f"output · {work}" if work else "output"
-        if self.query:
-            self._set_status(f"/{self.query}   n next  N previous  esc end")
+        if self.search_text:
+            self._set_status(f"/{self.search_text}   n next  N previous  esc end")

@@ -3,7 +3,7 @@
 A part of `LiveOutput` (mixed in before its scroll view), kept apart so the pane's module
 holds how text streams in and is drawn. It reads the pane's logical lines and wrapped rows
 (`_lines`, `_rows`, `_dropped`) and draws through the pane's row strips, which highlight
-`query` and the `_current` match.
+`search_text` and the `_current` match.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING
 from ..screens.search import SearchScreen
 
 if TYPE_CHECKING:
-    from .live_output import LiveOutput
-
-    Base = LiveOutput
+    from .steady_scrollbar import SteadyScrollView as Base
 else:
     Base = object
 
@@ -25,16 +23,29 @@ else:
 class OutputSearch(Base):
     """`/`, `n`, `N` and `esc` over the output pane."""
 
+    if TYPE_CHECKING:  # what it reads of the pane (LiveOutput) it is mixed into
+        _lines: list[str]
+        _rows: list[tuple[int, int, int]]
+        _dropped: int
+        _following: bool
+        _current: tuple[int, int] | None
+        search_text: str
+        status: str
+
+        def _forget(self, kept: bool = True) -> None: ...
+
+        def _size_rows(self) -> None: ...
+
     def matches(self) -> list[tuple[int, int]]:
         """Every match of the query: (line number, offset), in reading order."""
-        if not self.query:
+        if not self.search_text:
             return []
-        find = re.compile(re.escape(self.query), re.IGNORECASE).finditer
+        find = re.compile(re.escape(self.search_text), re.IGNORECASE).finditer
         return [(self._dropped + index, hit.start()) for index, line in enumerate(self._lines) for hit in find(line)]
 
     def search(self, query: str) -> int:
         """Highlight `query` and go to its first match from the top of the view; the number of matches."""
-        self.query = query
+        self.search_text = query
         self.refresh_bindings()
         self._current = None
         self._forget()
@@ -52,7 +63,7 @@ class OutputSearch(Base):
         """`n` / `N`: the next or previous match from the current one, or from the view if it moved away."""
         found = self.matches()
         if not found:
-            self.notify(f"No match for {self.query!r}" if self.query else "Press / to search the output")
+            self.notify(f"No match for {self.search_text!r}" if self.search_text else "Press / to search the output")
             return
         top = int(self.scroll_y)
         height = self.scrollable_content_region.height
@@ -81,7 +92,8 @@ class OutputSearch(Base):
         self.scroll_to(y=max(0, row - self.scrollable_content_region.height // 3), animate=False, immediate=True)
         self._following = row >= len(self._rows) - 1 and self.scroll_y >= self.max_scroll_y
         self.refresh()
-        self._set_status(f"/{self.query}  match {found.index(match) + 1} of {len(found)}   n next  N previous  esc end")
+        where = f"match {found.index(match) + 1} of {len(found)}"
+        self._set_status(f"/{self.search_text}  {where}   n next  N previous  esc end")
 
     def _set_status(self, status: str) -> None:
         self.status = status
@@ -91,11 +103,11 @@ class OutputSearch(Base):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """n, N and esc belong to a search: without one they are neither shown in the footer nor taken."""
         if action in ("next_match", "end_search"):
-            return bool(self.query)
+            return bool(self.search_text)
         return True
 
     def action_end_search(self) -> None:
-        self.query, self._current, self.status = "", None, ""
+        self.search_text, self._current, self.status = "", None, ""
         self._forget()
         self._size_rows()
         self.refresh()
@@ -111,4 +123,4 @@ class OutputSearch(Base):
                 if not count:
                     self._set_status(f"/{query}  no match   esc end")
 
-        self.app.push_screen(SearchScreen(self.query), found)
+        self.app.push_screen(SearchScreen(self.search_text), found)

@@ -131,7 +131,9 @@ class PoolTree(Tree[str]):
             self.call_after_refresh(self.move_cursor, target)
 
     def _leaf_labels(self) -> list[Text]:
-        return [leaf.label for branch in self.root.children for leaf in branch.children]
+        # A tree keeps its labels as Text (it makes one of a str it is given).
+        leaves = [leaf for branch in self.root.children for leaf in branch.children]
+        return [label for leaf in leaves if isinstance(label := leaf.label, Text)]
 
     @staticmethod
     def _label(name: str, width: int, stats: dict | None) -> Text:
