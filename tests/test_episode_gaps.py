@@ -37,3 +37,19 @@ def test_a_step_that_would_span_a_gap_is_not_trained(make_work, tmp_path: Path) 
     assert not [e for e in events if e["kind"] == "stage" and e.get("status") == "failed"]
     losses = [e["work"] for e in events if e["kind"] == "loss"]
     assert losses == ["whole-show"]
+
+
+def test_an_episode_no_whole_stretch_reaches_is_named_at_the_start(make_work, tmp_path: Path, capsys) -> None:
+    """Three episodes at two a step: episode 3's stretch (3-4) never runs for it, and the run says so."""
+    odd, even = make_work("odd-show", 3), make_work("even-show", 4)
+    argv = ["train", "--auto", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r", "--steps", "3"]
+    assert main(argv + ["--work", str(odd), "--work", str(even)]) == 0
+    events = recorded(Run(tmp_path / "runs" / "r").events_path)
+    warned = [e["message"] for e in events if e["kind"] == "warning" and "never trained" in e["message"]]
+    assert warned == [
+        "odd-show: episode 3 never trained: a step takes whole stretches of 2 episodes (3-4) and odd-show has "
+        "3 episodes; add the rest of the stretch, or choose an --episodes-per-step that divides 3"
+    ]
+    assert not [e for e in events if e["kind"] == "episode_written" and e["work"] == "odd-show" and e["episode"] == 3]
+    said = capsys.readouterr()
+    assert "odd-show: episode 3 never trained" in said.out + said.err  # the console says it too

@@ -35,7 +35,7 @@ from ..model.bus import EventBus
 from ..model.review import Reviewer
 from ..pool.damage import object_damage
 from ..store.places import Sample
-from .data.works import Work, covers, fewer_steps, planned_steps
+from .data.works import Work, covers, fewer_steps, planned_steps, untrained
 from .notes.note_checks import over_budget, pool_tokens
 from .opening import OpenedRun
 from .stages.batching import BatchJob, StepBatch, make_groups
@@ -163,6 +163,8 @@ class Trainer:
             self.bus.emit(ev.Warning_(message=notice))
         if fewer := fewer_steps(self.works, s.steps, s.episodes_per_step):
             self.bus.emit(ev.Warning_(message=fewer))
+        for left in untrained(self.works, s.steps, s.episodes_per_step):
+            self.bus.emit(ev.Warning_(message=left))
         if over := over_budget(await asyncio.to_thread(pool_tokens, self.run.pool), s.pool_budget):
             self.bus.emit(ev.Warning_(message=over))
         if self.opened.pool_moved_to:

@@ -179,6 +179,35 @@ def fewer_steps(works: list[Work], steps: int, per_step: int) -> str | None:
     )
 
 
+def untrained(works: list[Work], steps: int, per_step: int) -> list[str]:
+    """Each work's episodes that a step of `--steps` reaches but never trains, named, one line a work.
+
+    A step trains a work only on a whole stretch of `per_step` episodes, so a work whose
+    episodes stop inside a stretch (3 episodes at 2 a step) sits out the step its last ones
+    fall in: without a word, episode 3 would simply never be written. Episodes after a gap
+    in the numbering are `check`'s to name, and those past `--steps` were asked for.
+    """
+    said = []
+    for work in works:
+        have = unbroken(work)
+        left = [
+            n
+            for n in range(1, have + 1)
+            if (n - 1) // per_step < steps
+            and not covers(work, (n - 1) // per_step * per_step + 1, ((n - 1) // per_step + 1) * per_step)
+        ]
+        if left:
+            first = (left[0] - 1) // per_step * per_step + 1
+            stretch = f"{first}-{first + per_step - 1}"
+            said.append(
+                f"{work.name}: {'episodes' if len(left) > 1 else 'episode'} {', '.join(map(str, left))} never "
+                f"trained: a step takes whole stretches of {counted(per_step, 'episode')} ({stretch}) and "
+                f"{work.name} has {counted(have, 'episode')}; add the rest of the stretch, or choose an "
+                f"--episodes-per-step that divides {have}"
+            )
+    return said
+
+
 def planned_steps(works: list[Work], steps: int, per_step: int) -> int:
     """Steps an epoch runs: up to the first one no work covers whole (the loop ends it there)."""
     return next(
