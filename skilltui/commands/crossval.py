@@ -60,13 +60,23 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     folds = assign_folds(list(by_name), args.folds, args.seed)
     key = hashlib.sha256(json.dumps([sorted(by_name), args.folds, args.seed]).encode()).hexdigest()[:8]
     root = Path(base.runs_dir).expanduser() / (args.run_id or f"crossval-{key}")
-    share = {"workers": max(1, base.workers // len(folds)), "auto": True, "runs_dir": root}
-    if base.max_cost is not None:
-        share["max_cost"] = base.max_cost / len(folds)
+    # The folds share --workers and --max-cost, train unattended, and keep their runs under one folder.
+    workers = max(1, base.workers // len(folds))
+    max_cost = None if base.max_cost is None else base.max_cost / len(folds)
     plans = []
     for k, names in enumerate(folds, 1):
         rest = [by_name[n] for n in sorted(by_name) if n not in names]
-        s = replace(base, works=rest, test_works=[by_name[n] for n in names], run_id=f"fold{k}", **share)
+        tests = [by_name[n] for n in names]
+        s = replace(
+            base,
+            works=rest,
+            test_works=tests,
+            run_id=f"fold{k}",
+            runs_dir=root,
+            auto=True,
+            workers=workers,
+            max_cost=max_cost,
+        )
         plans.append((f"fold{k}", names, s, estimate_run(s, default_model(s.backend))))  # checks all, writes nothing
     _check_assignment(root, folds)
     if args.estimate:

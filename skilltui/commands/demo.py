@@ -13,6 +13,7 @@ import shutil
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import TypedDict
 
 from ..agents import make_backend
 from . import add_runs_dir, command
@@ -20,7 +21,19 @@ from .training import train
 from .unattended import require_reviewer
 
 DEMO_RUN = re.compile(r"demo(?:-(\d+))?")  # runs/demo, then runs/demo-2, demo-3, ...
-DEMO_SETTINGS = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
+
+
+class _DemoSettings(TypedDict):
+    """The demo's own Settings fields (a TypedDict, so `Settings(**DEMO_SETTINGS)` is checked)."""
+
+    steps: int
+    episodes_per_step: int
+    epochs: int
+    group_size: int
+    workers: int
+
+
+DEMO_SETTINGS: _DemoSettings = {"steps": 3, "episodes_per_step": 2, "epochs": 1, "group_size": 2, "workers": 3}
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -65,8 +65,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if args.show_terms:
         if not args.works:
             raise UsageError("--show-terms needs --work DIR: the works whose names it lists")
-        lexicon = Lexicon.from_works(load_works(args.works, need_story=False))
-        for term, (what, work) in sorted(lexicon.terms.items(), key=lambda t: (t[1][1], t[1][0], t[0])):
+        listed = Lexicon.from_works(load_works(args.works, need_story=False))
+        for term, (what, work) in sorted(listed.terms.items(), key=lambda t: (t[1][1], t[1][0], t[0])):
             print(f"{work}  {what.removeprefix('the ')}  {term}")
         return 0
     if args.pool is None:
@@ -131,9 +131,10 @@ def cmd_diffuse(args: argparse.Namespace) -> int:
             f"diffuse: model {backend.model} ({backend_name}{'' if args.model else ', its default'})", file=sys.stderr
         )
 
-        story = diffuse_and_record(work, backend, args.noise)
-        if story is None:
+        told = diffuse_and_record(work, backend, args.noise)
+        if told is None:
             return 1
+        story = told
     write_story(work, story)  # with the record of the episodes it was made from, for `check`
     print(f"wrote {work.story_path} ({counted(len(work.episodes), 'episode')})")
     return 0

@@ -10,13 +10,24 @@ support is bad input, said in one line with no run folder made.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, TypedDict
 
 from ..agents import BACKENDS, make_backend, pricing
 from ..agents.base import Backend
 from ..agents.routing import RoleRouter, parse_role_model
 
+if TYPE_CHECKING:
+    from ..engine.settings import Settings
 
-def role_settings(items: list[str], backend: str) -> dict[str, dict[str, str]]:
+
+class RoleSettings(TypedDict):
+    """The two Settings fields `--role-model` fills (a TypedDict, so `Settings(**them)` is checked)."""
+
+    role_models: dict[str, str]
+    role_backends: dict[str, str]
+
+
+def role_settings(items: list[str], backend: str) -> RoleSettings:
     """`--role-model` values as the Settings fields `role_models` and `role_backends`."""
     role_models: dict[str, str] = {}
     role_backends: dict[str, str] = {}
@@ -28,7 +39,7 @@ def role_settings(items: list[str], backend: str) -> dict[str, dict[str, str]]:
     return {"role_models": role_models, "role_backends": role_backends}
 
 
-def backend_for_run(settings) -> Backend:
+def backend_for_run(settings: Settings) -> Backend:
     """The run's backend; with roles on other backends, one that sends each role to its own."""
 
     def made(name: str) -> Backend:

@@ -17,12 +17,15 @@ import typing
 from collections.abc import Callable, Iterable
 from dataclasses import MISSING, Field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
 from ..core.flags import field_default, flag_name, flag_of
 from ..engine.settings_fields import GROUPS, Fields
 from . import FOLDERS
+
+if TYPE_CHECKING:
+    from ..engine.settings import Settings
 
 
 def _reader(kind: type, f: Field, prog: str) -> Callable[[str], Any]:
@@ -110,7 +113,7 @@ def _options(f: Field, about: str | None, prog: str) -> dict[str, Any]:
     return {**options, "type": read, "default": default, "choices": spec.choices or None}
 
 
-def settings_from(args: argparse.Namespace):
+def settings_from(args: argparse.Namespace) -> Settings:
     """The run's Settings from the parsed flags: every setting flag fills the field of its name.
 
     A flag whose default depends on where the command runs (`--backend`: anthropic with a key)
@@ -121,7 +124,8 @@ def settings_from(args: argparse.Namespace):
 
     given = {f.name: getattr(args, f.name) for f in flagged() if hasattr(args, f.name)}
     for f in flagged():
-        if given.get(f.name, 0) is None and flag_of(f).default_from:
-            given[f.name] = flag_of(f).default_from()
+        worked_out = flag_of(f).default_from
+        if given.get(f.name, 0) is None and worked_out:
+            given[f.name] = worked_out()
     roles = given.pop("role_models", [])
     return Settings(**given, **role_settings(roles, given.get("backend", "offline")))
