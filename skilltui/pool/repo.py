@@ -212,7 +212,8 @@ class PoolGit:
     def is_ancestor(self, older: str, newer: str) -> bool:
         with self._lock:
             try:
-                return self.repo.is_ancestor(older, newer)
+                # GitPython's stub says Commit, but it hands both to `git merge-base`, where any rev works.
+                return self.repo.is_ancestor(older, newer)  # type: ignore[arg-type]
             except git.GitCommandError:
                 return False  # a commit the repository does not have is no ancestor
 
@@ -228,7 +229,8 @@ class PoolGit:
         revs = [rev, f"--glob={KEPT}"] if kept else rev
         found = []
         with self._lock:
-            for c in self.repo.iter_commits(revs, max_count=limit, date_order=True):
+            # GitPython's stub says one rev, but it hands a list to `git rev-list` as it is.
+            for c in self.repo.iter_commits(revs, max_count=limit, date_order=True):  # type: ignore[arg-type]
                 facts = self._facts.get(c.hexsha)
                 if facts is None:
                     message = str(c.message).strip("\n")
@@ -276,7 +278,7 @@ class PoolGit:
         if entries is None:
             # By the last part of the path, not `item.name`: a submodule entry (a nested repository
             # committed by hand) has no name GitPython can give.
-            entries = self._trees[tree.binsha] = {item.path.rsplit("/", 1)[-1]: item for item in tree}
+            entries = self._trees[tree.binsha] = {str(item.path).rsplit("/", 1)[-1]: item for item in tree}
         return entries
 
     def _tree_changes(self, before: git.Tree | None, after: git.Tree | None) -> list[tuple[str, str]]:
@@ -291,11 +293,11 @@ class PoolGit:
             a_tree = a if a is not None and a.type == "tree" else None
             b_tree = b if b is not None and b.type == "tree" else None
             if a_tree is not None or b_tree is not None:
-                found += self._tree_changes(a_tree, b_tree)  # type: ignore[arg-type]
+                found += self._tree_changes(a_tree, b_tree)
             if a is not None and a_tree is None:
-                found.append(("D" if b is None or b_tree is not None else "M", readable(a.path)))
+                found.append(("D" if b is None or b_tree is not None else "M", readable(str(a.path))))
             elif b is not None and b_tree is None:
-                found.append(("A", readable(b.path)))
+                found.append(("A", readable(str(b.path))))
         return found
 
     def patch(self, before: str, after: str) -> str:
