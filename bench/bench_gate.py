@@ -3,7 +3,8 @@
 (a) **Arithmetic** (no engine): the whole decision loop (`gate.judge` and `gate.plan`, in
 tests/support/gate_sim.py) on drawn losses: 12 episodes of sd 0.05, a shock shared by each writing
 call of sd 0.025 (half the per-episode sd) unless said, runs of 5 decisions in a row (later
-ones borrow the earlier trees' spread), 1 to 3 passes a side, `--gate-confidence 0.9`.
+ones borrow the earlier trees' spread), 1 to `--gate-max-repeats` (5) passes a side,
+`--gate-confidence 0.9`.
 Effects are in standard errors of one pass (the sd of the mean delta with one pass a side).
 The baseline is the rule before (bench/gate_old.py: episodes counted as independent, every
 look and candidate at the full level, a consolidation kept unless shown worse), run on the

@@ -15,7 +15,8 @@ seconds a decision here. Part (0) checks the bank against passes the real loop w
 (2) the null keep rate over 20,000 decisions with call shocks, K = 3 and consolidation.
 (3) the first decision's null keep rate with three validation works, one 3x noisier.
 (4) other rules on the same draws: no futility stop, more passes, two passes to start,
-    MIN_DF 2, a sign-flip randomization test.
+    MIN_DF 2, MIN_PARENT 1, no fresh pass nor set-aside, a sign-flip randomization test.
+(5) harmful and neutral keeps under call shocks: what a kept tree's baseline rests on.
 
     python bench/bench_gate_power.py [--decisions 20000] [--curve 1500] [--draws 300] [--real-runs 6]
 
@@ -54,13 +55,22 @@ def _no_futility(confidence: float, looks: int, family: int, margin: float | Non
     return Rule(confidence, looks, family, margin, futility=None)
 
 
+def _before(confidence: float, looks: int, family: int, margin: float | None) -> Rule:
+    return Rule(confidence, looks, family, margin, futility=None, min_parent=1)
+
+
+def _one_parent_pass(confidence: float, looks: int, family: int, margin: float | None) -> Rule:
+    return Rule(confidence, looks, family, margin, min_parent=1)
+
+
 def _thin(confidence: float, looks: int, family: int, margin: float | None) -> Rule:
     return Rule(confidence, looks, family, margin, min_df=2)
 
 
 THIN = Loop(rule=_thin)  # today's rule deciding on a spread of 2 df before the last look (not kept)
-# The rule and default before: one pooled spread, no futility stop, --gate-max-repeats 3.
-OLD = Loop(max_repeats=LEGACY_GATE_MAX_REPEATS, pooled=True, rule=_no_futility)
+# The rule and default before: one pooled spread, no futility stop, a keep on one parent pass,
+# --gate-max-repeats 3, no fresh pass at K = 1 nor set-aside.
+OLD = Loop(max_repeats=LEGACY_GATE_MAX_REPEATS, pooled=True, rule=_before, set_aside=False)
 
 
 def rate(kept: int, n: int) -> str:
@@ -160,6 +170,8 @@ def variants(bank: Bank, decisions: int, seed: int) -> None:
         ("max 4", replace(NEW, max_repeats=4)),
         ("two passes to start", replace(NEW, repeats=2)),
         ("MIN_DF 2", THIN),
+        ("MIN_PARENT 1", replace(NEW, rule=_one_parent_pass)),
+        ("no fresh pass nor set-aside", replace(NEW, set_aside=False)),
         ("sign-flip test, max 5", replace(NEW, judge=signflip)),
         ("sign-flip test, max 8", replace(NEW, judge=signflip, max_repeats=8)),
     ]
@@ -174,6 +186,24 @@ def variants(bank: Bank, decisions: int, seed: int) -> None:
                 f"{rate(n.kept['neutral'], n.seen['neutral'])} | {n.calls / n.decisions:.2f} |",
                 flush=True,
             )
+
+
+def shocked_mix(bank: Bank, decisions: int, seed: int) -> None:
+    print("\n(5) the mix of (1) under call shocks 0.1, 3 validation episodes: what a kept tree's baseline rests on")
+    print("| rule | helpful kept [95%] | neutral kept [95%] | harmful kept [95%] | calls |")
+    print("|---|---|---|---|---|")
+    rows = (
+        ("today (a keep waits for the parent's second pass)", NEW),
+        ("MIN_PARENT 1", replace(NEW, rule=_one_parent_pass)),
+        ("MIN_PARENT 1, no fresh pass nor set-aside", replace(NEW, rule=_one_parent_pass, set_aside=False)),
+    )
+    for name, loop in rows:
+        m = run(bank, replace(loop, call=CALL), decisions, seed)
+        print(
+            f"| {name} | {rate(m.kept['helpful'], m.seen['helpful'])} | {rate(m.kept['neutral'], m.seen['neutral'])} "
+            f"| {rate(m.kept['harmful'], m.seen['harmful'])} | {m.calls / m.decisions:.2f} |",
+            flush=True,
+        )
 
 
 async def calibrate(runs: int, draws: int, seed: int) -> None:
@@ -267,6 +297,7 @@ def main() -> None:
         null_rows(banks[3], args.decisions, args.seed)
         noisier({f"w{i}": works[f"held{i}"] for i in range(3)}, args.decisions, args.draws, args.seed)
         variants(banks[3], args.curve * 2, args.seed)
+        shocked_mix(banks[3], args.decisions // 2, args.seed)
 
 
 if __name__ == "__main__":

@@ -98,17 +98,28 @@ class Loop:
     # Each kind's true effect, added to every call of the candidate that reads its notes.
     effects: dict[str, float] = field(default_factory=lambda: {"helpful": -0.08, "harmful": 0.08, "neutral": 0.0})
     pooled: bool = False  # borrow one spread pooled over the works (the rule before), not each work's
+    # Every kept update gets a fresh pass each side and its choosing passes are set aside (issue 51,
+    # item 3, `Validator.record_kept`); False: the engine before it (a fresh pass only when K > 1).
+    set_aside: bool = True
     rule: Callable[..., Rule] | None = None  # (confidence, looks, family, margin) -> Rule; the engine's own if None
     judge: Callable[..., Verdict] | None = None  # the decision; the engine's `gate.judge` if None
 
 
 class Tree:
+    """A tree's passes per work, in order; the first `aside` chose it when kept and count no more."""
+
     def __init__(self, moves: Moves, shift: float = 0.0) -> None:
         self.moves, self.shift = moves, shift
-        self.clusters: dict[tuple[str, int], list[float]] = {}
+        self.runs: dict[str, list[list[float]]] = {}
+        self.aside = 0
+
+    @property
+    def clusters(self) -> dict[tuple[str, int], list[float]]:
+        """What `Validator.recorded` reads: the counted passes, numbered from 1."""
+        return {(w, k): x for w, runs in self.runs.items() for k, x in enumerate(runs[self.aside :], start=1)}
 
     def passes(self) -> int:
-        return max((k for _, k in self.clusters), default=0)
+        return min((len(r) for r in self.runs.values()), default=0) - self.aside
 
 
 @dataclass
@@ -137,12 +148,12 @@ class Simulator:
 
     def measure(self, tree: Tree, upto: int) -> int:
         ran = 0
-        for k in range(tree.passes() + 1, upto + 1):
+        for _ in range(tree.passes() + 1, upto + 1):
             for w in self.bank.works:
                 ran += 1
                 skim = self.rng.random() < self.loop.call  # this call ignores the notes it read
                 losses = self.bank.draw(w, frozenset() if skim else tree.moves, self.rng)
-                tree.clusters[(w, k)] = [x + (0.0 if skim else tree.shift) for x in losses]
+                tree.runs.setdefault(w, []).append([x + (0.0 if skim else tree.shift) for x in losses])
         return ran
 
     def history(self, skip: tuple[Tree, ...]) -> dict[str, Spread]:
@@ -200,8 +211,11 @@ class Simulator:
             if keeps:
                 win = found[keeps[0][1]][0]
                 count.kept[self.kind(parent, win)] += 1
-                if self.loop.family > 1:  # the fresh pass each side that records the kept delta
+                if self.loop.family > 1 or self.loop.set_aside:  # `Validator.record_kept`
+                    chose = win.passes()
                     count.calls += self.measure(win, win.passes() + 1) + self.measure(parent, parent.passes() + 1)
+                    if self.loop.set_aside:  # the passes that chose it count no more
+                        win.aside += chose
                 parent, kept_any = win, True
             if d == 0:
                 count.first.append(int(bool(keeps)))

@@ -133,3 +133,22 @@ def test_a_gated_run_started_when_the_default_was_three_passes_resumes_with_thre
     fresh = open_run(settings("--run-id", "new"))
     fresh.lock.release()
     assert fresh.settings.max_repeats == 5 and fresh.config["gate_max_repeats"] == 5
+
+
+def test_a_keep_waits_for_the_parents_second_pass_before_the_last_look():
+    # One call that skimmed the notes on the parent's only pass makes any candidate look better,
+    # and one pass shows no spread of its own: a clear-looking keep asks for the parent's second.
+    history = Spread(0.0001 * 10, 10)
+    parent, candidate = calls_of([0.70]), calls_of([0.40])
+    found = judge(parent, candidate, Rule(0.9, looks=5), passes_left=True, history=history)
+    assert found.verdict.advice == "rollback" and found.more == "parent"
+    assert found.verdict.reason.endswith("unclear: the parent rests on 1 pass")
+    # Its second pass agrees: kept. At the last look there is no second pass to wait for.
+    found = judge(calls_of([0.70, 0.71]), candidate, Rule(0.9, looks=5), passes_left=True, history=history)
+    assert found.verdict.advice == "keep"
+    last = judge(parent, candidate, Rule(0.9, looks=5), passes_left=False, history=history)
+    assert last.verdict.advice == "keep"
+
+
+def calls_of(means: list[float]) -> dict[tuple[str, int], list[float]]:
+    return {("held", k): [m, m] for k, m in enumerate(means, start=1)}

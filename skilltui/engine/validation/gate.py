@@ -18,6 +18,9 @@ writes every episode worse). The gate's arithmetic (`stats.py`) counts a writing
   parent gets a pass first. Before the last look a spread on fewer than `MIN_DF` degrees of
   freedom decides nothing (two passes that agreed by chance would make it tiny): more passes
   first. A writer that says it is deterministic has none: one pass is exact.
+- **A parent on two passes.** Before the last look a keep waits for the parent's second pass
+  (`MIN_PARENT`): one call that skimmed the notes on its only pass (a kept tree's baseline is
+  its one fresh pass, validator.py) makes every candidate look better.
 - **Passes where they decide.** Before the last look an update whose delta shows no
   improvement at all (`FUTILITY`) is rolled back without more passes: a non-binding stop,
   so it can only lower the keep rate, and the passes go to the decisions near the boundary.
@@ -44,6 +47,7 @@ MIN_DF = 4
 # An update that has shown no improvement at all (delta >= 0) seldom crosses the boundary
 # later: stop there and spend the passes on the decisions near it.
 FUTILITY = 0.0
+MIN_PARENT = 2
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,9 @@ class Rule:
     # Before the last look, stop and roll back when the delta is not below -futility standard
     # errors (None: never): a non-binding futility stop, so it can only lower the keep rate.
     futility: float | None = FUTILITY
+    # Before the last look, a keep needs this many of the parent's passes: one call that skimmed
+    # the notes on its only pass makes every candidate look better, and one pass shows no spread.
+    min_parent: int = MIN_PARENT
 
     @property
     def nominal(self) -> float:
@@ -107,8 +114,11 @@ def judge(
     more: str | None = None
     spread = p.low is not None and p.high is not None and p.high - p.low > EPSILON
     thin = passes_left and spread and not rule.deterministic and 0 < p.df < rule.min_df
+    lone = passes_left and spread and not rule.deterministic and _passes(parent) < rule.min_parent
     if thin:
         advice, why, more = "rollback", f"unclear: the spread rests on df {p.df}, fewer than {rule.min_df}", "parent"
+    elif p.low is not None and p.high is not None and p.high < target and lone:
+        advice, why, more = "rollback", f"unclear: the parent rests on {_passes(parent)} pass", "parent"
     elif p.low is not None and p.high is not None and p.high < target:
         advice = "keep"
         why = "better" if rule.margin is None else f"no worse than +{rule.margin:g}: kept"
