@@ -30,6 +30,12 @@ from ...model.view import RunView
 REVIEW = "review"
 
 
+def nothing_to_review(request: ReviewRequest) -> bool:
+    """An epoch's consolidation whose commit (and every candidate's) adds, changes and removes no note."""
+    shown = [request, *request.candidates]
+    return request.label.endswith(" consolidation") and not any(r.added or r.changed or r.removed for r in shown)
+
+
 class ScreenReviewer:
     """Implements `model.review.Reviewer` by asking `ask(request)` and checking what it returns."""
 
@@ -37,6 +43,9 @@ class ScreenReviewer:
         self._ask = ask
 
     async def review(self, request: ReviewRequest) -> Decision:
+        if nothing_to_review(request):
+            # An epoch's consolidation that changed no note: no diff to judge, so no reason to stop.
+            return Decision("approve", "auto", reason="the consolidation changed no note: nothing to review")
         decision = await self._ask(request)
         if decision.by != "human":
             # Only a person answers through the app; a decision claiming otherwise is a bug here.
