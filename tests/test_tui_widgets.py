@@ -90,6 +90,23 @@ async def test_diff_view_draws_one_titled_block_per_file_with_added_and_removed_
         assert "$text-success" in str(added.style) and "$text-error" in str(removed.style)
 
 
+async def test_a_wrapped_diff_line_goes_on_under_its_text_not_in_the_signs_column():
+    """At 80x24 a long added line wrapped at column 0: a continuation beginning `- ` read as a removed line."""
+    patch = (
+        "diff --git a/scene/list.md b/scene/list.md\nnew file mode 100644\n--- /dev/null\n+++ b/scene/list.md\n"
+        "@@ -0,0 +1 @@\n+Open on the place and the hour, then cut to what matters most in the scene - never "
+        "- a long establishing shot that tells nothing\n"
+    )
+    view = DiffView(patch)
+    async with Harness(view).run_test(size=(40, 20)) as pilot:
+        await pilot.pause()
+        rows = str(view.query_one(".diff-file").render()).splitlines()
+        added = [row for row in rows if not row.startswith("@@")]
+        assert len(added) > 2 and added[0].startswith("+Open on")  # wrapped at the block's width
+        assert all(row.startswith(" ") for row in added[1:]), rows  # never a sign of its own
+        assert " ".join(row.strip().removeprefix("+") for row in added) == patch.splitlines()[-1][1:]
+
+
 async def test_diff_view_says_so_for_an_empty_commit():
     view = DiffView("", empty_text="(an empty commit: nothing changed)")
     async with Harness(view).run_test() as pilot:

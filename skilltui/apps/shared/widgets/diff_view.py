@@ -30,18 +30,47 @@ STYLES = {
 }
 
 
-def render_file(file: FilePatch) -> Content:
-    """One file's lines as styled content; a very long file is cut with a line saying so."""
+def render_file(file: FilePatch, width: int | None = None) -> Content:
+    """One file's lines as styled content; a very long file is cut with a line saying so.
+
+    With `width`, a line too long for it is wrapped under its text with the sign's column
+    left blank: wrapped at column 0, a continuation that begins with `-` or `+` (a list in
+    a note) read as a removed or an added line of its own.
+    """
     lines = file.lines[:MAX_LINES_PER_FILE]
     parts: list[Content] = []
     for line in lines:
         style = STYLES.get(line[:1], "")
-        parts.append(Content.styled(line or " ", style) if style else Content(line or " "))
+        for row in _rows(line or " ", width):
+            parts.append(Content.styled(row.plain, style) if style else row)
     if len(file.lines) > MAX_LINES_PER_FILE:
         parts.append(Content.styled(f"… {len(file.lines) - MAX_LINES_PER_FILE} more lines", "$foreground-muted italic"))
     if not parts:
         parts.append(Content.styled("(no content change)", "$foreground-muted italic"))
     return Content("\n").join(parts)
+
+
+def _rows(line: str, width: int | None) -> list[Content]:
+    """`line` as the rows it takes at `width`: the first with its sign, the rest one column in."""
+    if width is None or width < 3 or len(line) <= width:
+        return [Content(line)]
+    sign, body = line[:1], Content(line[1:])
+    return [Content(sign if n == 0 else " ") + chunk for n, chunk in enumerate(body.wrap(width - 1))]
+
+
+class DiffFile(Static):
+    """One file's block, its lines wrapped at the block's width (see `render_file`)."""
+
+    def __init__(self, file: FilePatch, **kwargs) -> None:
+        super().__init__(render_file(file), markup=False, **kwargs)
+        self.file = file
+        self._width: int | None = None
+
+    def on_resize(self) -> None:
+        width = self.content_size.width
+        if width and width != self._width:
+            self._width = width
+            self.update(render_file(self.file, width))
 
 
 class DiffView(VerticalScroll, can_focus=True):
@@ -86,6 +115,6 @@ class DiffView(VerticalScroll, can_focus=True):
             yield Static(self.empty_text, classes="diff-empty", markup=False)
             return
         for file in files:
-            block = Static(render_file(file), classes=f"diff-file -{file.status}", markup=False)
+            block = DiffFile(file, classes=f"diff-file -{file.status}")
             block.border_title = file.title
             yield block
