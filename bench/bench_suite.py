@@ -11,7 +11,7 @@ The default selection is the files the shortcuts touch most: app tests, the run 
 users and the resume tests. `--tests` takes any pytest arguments instead (`tests` for the
 whole suite). On a shared machine the wall figures move with the load; the CPU figures less.
 
-    python bench/bench_suite.py [--rounds 1] [--workers 0] [--tests tests/test_tui_app.py ...]
+    python bench/bench_suite.py [--rounds 1] [--workers 0] [--per-file] [--tests tests/test_tui_app.py ...]
 """
 
 from __future__ import annotations
@@ -66,19 +66,40 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="runs each way, alternating (default 1)")
     parser.add_argument("--workers", type=int, default=0, help="pytest-xdist workers; 0 runs serially (default)")
     parser.add_argument("--tests", nargs="+", default=DEFAULT, help="what to run (pytest arguments)")
+    parser.add_argument("--per-file", action="store_true", help="time each file of --tests on its own, both ways")
     args = parser.parse_args()
     os.environ.pop("SKILLTUI_SCORING", None)  # each way sets its own
-    timings: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
-    for round_ in range(1, args.rounds + 1):
-        for shortcuts in (False, True):
-            wall, cpu, last = one_run(args.tests, args.workers, shortcuts=shortcuts)
-            timings[shortcuts].append((wall, cpu))
-            way = "shortcuts   " if shortcuts else "no shortcuts"
-            print(f"round {round_} {way}: wall {wall:6.1f} s  cpu {cpu:6.1f} s  ({last})", flush=True)
+    selections = [[test] for test in args.tests] if args.per_file else [args.tests]
+    totals = {False: [0.0, 0.0], True: [0.0, 0.0]}
+    for selection in selections:
+        name = " ".join(selection)
+        timings: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+        for round_ in range(1, args.rounds + 1):
+            for shortcuts in (False, True):
+                wall, cpu, last = one_run(selection, args.workers, shortcuts=shortcuts)
+                timings[shortcuts].append((wall, cpu))
+                way = "shortcuts   " if shortcuts else "no shortcuts"
+                print(f"{name[:60]}: round {round_} {way}: wall {wall:6.1f} s  cpu {cpu:6.1f} s  ({last})", flush=True)
+        for shortcuts, runs in timings.items():
+            for i in (0, 1):
+                totals[shortcuts][i] += statistics.median(t[i] for t in runs)
+        report(name[:60], timings)
+    if args.per_file:
+        print(
+            f"all {len(selections)} files: wall {totals[False][0]:.1f} s -> {totals[True][0]:.1f} s "
+            f"({totals[False][0] / totals[True][0]:.2f}x), cpu {totals[False][1]:.1f} s -> {totals[True][1]:.1f} s "
+            f"({totals[False][1] / totals[True][1]:.2f}x)"
+        )
+
+
+def report(name: str, timings: dict[bool, list[tuple[float, float]]]) -> None:
     old_wall, old_cpu = (statistics.median(t[i] for t in timings[False]) for i in (0, 1))
     new_wall, new_cpu = (statistics.median(t[i] for t in timings[True]) for i in (0, 1))
-    print(f"median wall {old_wall:.1f} s -> {new_wall:.1f} s: {old_wall / new_wall:.2f}x faster")
-    print(f"median cpu  {old_cpu:.1f} s -> {new_cpu:.1f} s: {old_cpu / new_cpu:.2f}x less")
+    print(
+        f"{name}: median wall {old_wall:.1f} s -> {new_wall:.1f} s ({old_wall / new_wall:.2f}x), "
+        f"cpu {old_cpu:.1f} s -> {new_cpu:.1f} s ({old_cpu / new_cpu:.2f}x)",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

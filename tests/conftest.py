@@ -65,7 +65,24 @@ def run_templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
 
 
 @pytest.fixture
-def copied_run(run_templates: Templates, tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., Run]:
+def made_once(run_templates: Templates, tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., None]:
+    """made_once(key, make): tmp_path as `make(tmp_path)` would leave it, copied from the session's one making.
+
+    For what several tests start from and none patches before it is made (trained runs);
+    with `--no-shortcuts`, `make(tmp_path)` itself.
+    """
+
+    def made(key: str, make: Callable[[Path], object]) -> None:
+        if shortcuts(request.config):
+            copy_tree_into(run_templates(key, make), tmp_path)
+        else:
+            make(tmp_path)
+
+    return made
+
+
+@pytest.fixture
+def copied_run(made_once: Callable[..., None], tmp_path: Path) -> Callable[..., Run]:
     """copied_run(*work_names): what trained_run gives, copied from the session's one training of those works.
 
     Each test gets a copy of its own to change; a test that patches how a run trains before
@@ -73,9 +90,7 @@ def copied_run(run_templates: Templates, tmp_path: Path, request: pytest.Fixture
     """
 
     def copy(*names: str) -> Run:
-        if not shortcuts(request.config):
-            return train_in(tmp_path, names)
-        copy_tree_into(run_templates(f"trained {names}", lambda root: train_in(root, names)), tmp_path)
+        made_once(f"trained {names}", lambda root: train_in(root, names))
         return Run(tmp_path / "runs" / "r")
 
     return copy
@@ -105,7 +120,8 @@ def done(works: list[Path], run_templates: Templates, tmp_path: Path, request: p
     if shortcuts(request.config):
         copy_tree_into(run_templates("done", _done_in), tmp_path)
     else:
-        _done_in(tmp_path)
+        assert train_works(tmp_path / "runs", works) == 0
+        unfinish(tmp_path / "runs")
     return Run(tmp_path / "runs" / "r")
 
 

@@ -10,18 +10,23 @@ import pytest
 from skilltui.cli import main
 from tests.support.recorded import recorded
 from tests.support.validation import held_out_work
+from tests.support.works import write_work
 
 
-@pytest.fixture
-def two_runs(tmp_path, make_work) -> Path:
-    runs = tmp_path / "runs"
-    works = [make_work("kestrel", 4), make_work("lantern", 4)]
-    val = held_out_work(tmp_path / "held")
+def train_two(root: Path) -> None:
+    runs = root / "runs"
+    works = [write_work(root / "works", "kestrel", 4), write_work(root / "works", "lantern", 4)]
+    val = held_out_work(root / "held")
     base = ["train", "--auto", "--runs-dir", str(runs), "--steps", "2", "--epochs", "2", "--val-work", str(val)]
     base += [a for w in works for a in ("--work", str(w))]
     assert main([*base, "--run-id", "trained"]) == 0
     assert main([*base, "--run-id", "control", "--no-backward"]) == 0
-    return runs
+
+
+@pytest.fixture
+def two_runs(tmp_path, made_once) -> Path:
+    made_once("compare: trained and control", train_two)
+    return tmp_path / "runs"
 
 
 def expected_from_events(runs: Path, run: str) -> dict[tuple[int, str, str], float]:

@@ -24,24 +24,21 @@ from skilltui.model.view import RunView
 from skilltui.runs.records import load_history
 from skilltui.store.run_folder import Run
 from tests.support.runs import unfinish
-from tests.support.works import write_work
 
 NOT_EVENTS = ["null", "42", "[1]", "NaN", "{}", '{"kind":"micro_step"}', '{"kind":"call","cost_usd":"lots"}']
 
 
 def train_args(tmp_path: Path) -> list[str]:
-    works = [write_work(tmp_path / "works", name) for name in ("alpha", "beta")]
+    works = [tmp_path / "works" / name for name in ("alpha", "beta")]
     args = ["train", "--auto", "--steps", "2", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
     args.append("--no-consolidate")  # the steps' micro-steps alone; consolidation: test_consolidation
     return args + [a for w in works for a in ("--work", str(w))]
 
 
 @pytest.fixture
-def finished(tmp_path: Path) -> tuple[Run, list[str]]:
+def finished(copied_run, tmp_path: Path) -> tuple[Run, list[str]]:
     """Run `r`, trained offline for 2 steps on 2 works (2 kept micro-steps), and the command that made it."""
-    args = train_args(tmp_path)
-    assert main(args) == 0
-    return Run(tmp_path / "runs" / "r"), args
+    return copied_run("alpha", "beta"), train_args(tmp_path)
 
 
 def damage(run: Run, *, bad: list[str], copies: bool) -> int:
