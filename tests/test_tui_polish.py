@@ -135,6 +135,23 @@ async def test_slash_searches_the_output_and_n_and_shift_n_walk_the_matches(open
         await wait_for(pilot, lambda: "Next match" not in screen_text(app))  # the search's keys went with it
 
 
+async def test_j_and_k_choose_a_work_while_a_search_holds_the_keys(open_training):
+    """After `/` the output pane has the focus (for n / N); j / k were dead there until tab."""
+    app = make_app(open_training(("alpha", "beta", "gamma")))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("escape")
+        table, live = app.query_one(WorksTable), app.query_one(LiveOutput)
+        await pilot.press("slash", *"forward", "enter")
+        await wait_for(pilot, lambda: live.has_focus and bool(live.search_text))
+        row = table.cursor_row
+        await pilot.press("j")
+        await wait_for(pilot, lambda: table.cursor_row == row + 1)
+        await pilot.press("k")
+        await wait_for(pilot, lambda: table.cursor_row == row)
+        assert live.has_focus and live.search_text == "forward"  # the search and its n / N stay
+
+
 async def test_a_resumed_run_shows_the_finished_steps_output_from_its_transcripts(open_training):
     opened = open_training(("alpha",))
     app = make_app(opened)

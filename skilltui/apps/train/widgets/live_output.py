@@ -34,6 +34,7 @@ from textual.strip import Strip
 from ..output import OutputBuffer, extend_rows, trim_rows, wrap_spans
 from .output_search import OutputSearch
 from .steady_scrollbar import SteadyScrollView
+from .works_table import WorksTable
 
 KEPT_WORKS = 4  # works whose wrapped rows are kept for coming back to them
 Maker = Callable[[int, int, int, Style], Strip]  # a row's strip from (line number, start, end, style)
@@ -107,9 +108,16 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         Binding("n", "next_match(1)", "Next match"),
         Binding("N", "next_match(-1)", "Previous match"),
         Binding("escape", "end_search", "End search"),
+        # A search gives this pane the keys; j / k still choose a work, as everywhere on the main screen.
+        Binding("j", "choose_work(1)", "Next work", show=False),
+        Binding("k", "choose_work(-1)", "Previous work", show=False),
     ]
 
     work: reactive[str | None] = reactive(None, init=False)
+
+    def action_choose_work(self, step: int) -> None:
+        """j / k: the works table's next or previous work, whose output this pane then shows."""
+        self.screen.query_one(WorksTable).action_cursor(step)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
