@@ -19,11 +19,18 @@ from skilltui.pool.notes import render_note
 from skilltui.store.run_folder import Run, RunLock
 from tests.support.history import SIZE, Scripted, log, screen_of, settle, status, train
 from tests.support.recorded import recorded
+from tests.support.works import write_work
+
+
+def train_approved(root: Path) -> None:
+    works = [write_work(root / "works", "moth-ferry"), write_work(root / "works", "glass-choir")]
+    train(root / "runs", works, Scripted())
 
 
 @pytest.fixture
-def run(make_work, tmp_path: Path) -> Run:
-    return train(tmp_path / "runs", [make_work("moth-ferry"), make_work("glass-choir")], Scripted())
+def run(made_once, tmp_path: Path) -> Run:
+    made_once("history: approved", train_approved)
+    return Run(tmp_path / "runs" / "r")
 
 
 async def test_review_opens_on_the_newest_commit_with_its_records(run: Run) -> None:
@@ -365,9 +372,14 @@ async def test_training_that_starts_while_the_question_is_open_still_wins(run: R
     assert log(run) == before
 
 
+def train_reviewed(root: Path) -> None:
+    train(root / "runs", [write_work(root / "works", "reed-lamp")], Scripted("rerun", "rollback"))
+
+
 @pytest.fixture
-def reviewed_run(make_work, tmp_path: Path) -> Run:
-    return train(tmp_path / "runs", [make_work("reed-lamp")], Scripted("rerun", "rollback"))
+def reviewed_run(made_once, tmp_path: Path) -> Run:
+    made_once("history: rerun and rollback", train_reviewed)
+    return Run(tmp_path / "runs" / "r")
 
 
 async def test_rolled_back_and_rerun_attempts_show_with_their_decision(reviewed_run: Run) -> None:
