@@ -21,6 +21,7 @@ from skilltui.runs.overview import list_runs, runs_line
 from skilltui.runs.status import run_state
 from skilltui.store.run_folder import Run, RunLock
 from tests.support.recorded import recorded
+from tests.support.works import write_work
 
 
 class Scripted:
@@ -61,14 +62,18 @@ def train(runs: Path, run_id: str, works: list[Path], reviewer, backend=None, st
     return opened.run
 
 
-@pytest.fixture
-def runs(make_work, tmp_path: Path) -> Path:
-    folder = tmp_path / "runs"
-    works = [make_work("salt-road"), make_work("brass-key")]
+def train_two(root: Path) -> None:
+    folder = root / "runs"
+    works = [write_work(root / "works", "salt-road"), write_work(root / "works", "brass-key")]
     train(folder, "reviewed", works, Scripted("rerun", "rollback"))
     train(folder, "plain", works[:1], Scripted(), steps=1)
     (folder / "not-a-run").mkdir()
-    return folder
+
+
+@pytest.fixture
+def runs(made_once, tmp_path: Path) -> Path:
+    made_once("history: reviewed and plain", train_two)
+    return tmp_path / "runs"
 
 
 def test_runs_counts_what_each_run_did(runs: Path) -> None:

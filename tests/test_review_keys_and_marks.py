@@ -21,11 +21,18 @@ from skilltui.store.run_folder import Run
 from tests.support.history import Scripted, log, screen_of, settle, status, train
 from tests.support.tui import make_app, wait_for, wait_for_review
 from tests.support.widgets import Harness
+from tests.support.works import write_work
+
+
+def train_three_steps(root: Path) -> None:
+    works = [write_work(root / "works", name) for name in ("tin-orchard", "salt-bell")]
+    train(root / "runs", works, Scripted(), steps=3)
 
 
 @pytest.fixture
-def run(make_work, tmp_path: Path) -> Run:
-    return train(tmp_path / "runs", [make_work("tin-orchard"), make_work("salt-bell")], Scripted(), steps=3)
+def run(made_once, tmp_path: Path) -> Run:
+    made_once("history: three steps", train_three_steps)
+    return Run(tmp_path / "runs" / "r")
 
 
 async def test_g_g_goes_to_the_top_and_G_to_the_bottom_without_asking_anything(run: Run) -> None:
