@@ -9,6 +9,7 @@ from skilltui.apps.shared.screens.help import HelpScreen
 from skilltui.apps.shared.widgets.report_view import ReportView
 from skilltui.apps.train.output import OutputBuffer, wrap_spans
 from skilltui.apps.train.widgets.live_output import LiveOutput
+from skilltui.apps.train.widgets.pool_tree import PoolTree
 from skilltui.apps.train.widgets.works_table import WorksTable
 from skilltui.model import events as ev
 from tests.support.tui import make_app, screen_text, wait_for, wait_for_review
@@ -150,6 +151,22 @@ async def test_j_and_k_choose_a_work_while_a_search_holds_the_keys(open_training
         await pilot.press("k")
         await wait_for(pilot, lambda: table.cursor_row == row)
         assert live.has_focus and live.search_text == "forward"  # the search and its n / N stay
+
+
+async def test_j_and_k_move_in_the_pool_tree_that_3_gives_the_keys_to(open_training):
+    app = make_app(open_training(("alpha",)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for_review(pilot, app)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.training)
+        await pilot.press("3")
+        tree = app.query_one(PoolTree)
+        await wait_for(pilot, lambda: tree.has_focus and tree.cursor_line == tree.last_line > 0)
+        line = tree.cursor_line  # on the last note: k first
+        await pilot.press("k")
+        await wait_for(pilot, lambda: tree.cursor_line == line - 1)
+        await pilot.press("j")
+        await wait_for(pilot, lambda: tree.cursor_line == line)
 
 
 async def test_a_resumed_run_shows_the_finished_steps_output_from_its_transcripts(open_training):

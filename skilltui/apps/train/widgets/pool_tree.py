@@ -40,7 +40,12 @@ class PoolTree(Tree[str]):
     PoolTree > .pool-tree--pending { color: $text-warning; text-style: bold; }
     """
 
-    BINDINGS = [Binding("e", "edit", "Edit note")]
+    BINDINGS = [
+        Binding("e", "edit", "Edit note"),
+        # `3` gives the tree the keys; j / k move in it as they do in every list of the app.
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
 
     class EditWanted(Message):
         """`e` on a note: the person wants it in their editor; `path` is relative to the pool."""
