@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from ..agents import pricing
@@ -79,8 +78,7 @@ class Planner:
         self.prompts = Prompts(settings.prompts)
         # Only paths and the listing are read from the pool here, so a pool that does not exist yet will do.
         root = (settings.runs_dir / (settings.run_id or "RUN") / "memory").absolute()
-        self.ctx = SimpleNamespace(prompts=self.prompts, run=SimpleNamespace(pool=SimpleNamespace(root=root)))
-        self.ctx.run.pool.headers_text = Pool.headers_text
+        self.pool_root = root
         self.pool_tokens, self.headers = _start_pool(settings)
         self.roles: dict[str, RoleEstimate] = {}
 
@@ -154,11 +152,11 @@ class Planner:
     def _forward(self, work: Work, epoch: int, step: int, first: int, last: int, *, role: str) -> None:
         """One writer call; `role` forward, validation or test (neither of the last two is cached)."""
         validation = role != "forward"
-        root = self.ctx.run.pool.root
+        root = self.pool_root
         scripts = root.parent / "epoch0" / "step0" / "works" / work.name / "scripts"
         prompt = forward_prompt(self.prompts, work, (first, last), work.story_path, root, scripts)
         lead = story_lead(work.story_path)
-        prefix = pool_context(self.ctx, self.headers)
+        prefix = pool_context(self.prompts, self.headers, root)
         written = sum(count_tokens(work.episode_text(n)) for n in range(first, last + 1))
         turns = [(TURN_TOKENS, self.pool_tokens), (written + TURN_TOKENS, 20), (TURN_TOKENS, 0)]
         base = self._base("forward", prefix, prompt)
@@ -193,7 +191,7 @@ class Planner:
         self.add("reduce", text_call(count_tokens(self._system("reduce")) + count_tokens(prompt), 0, REPORT_TOKENS))
 
     def _backward(self, group: list[Work], first: int, last: int) -> None:
-        root = self.ctx.run.pool.root
+        root = self.pool_root
         samples = [
             {"work": w.name, "first": first, "last": last, "loss": 0.5, "report": f"{root}/{w.name}.md"}
             | {"scores": f"{root}/{w.name}.json", "reads": f"{root}/{w.name}/reads.json"}
@@ -215,9 +213,9 @@ class Planner:
             pool_tokens=self.pool_tokens,
             pool_budget=self.s.pool_budget,
         )
-        rules = dict(pool_dir=str(root), max_edit_lines=self.s.max_edit_lines, note_policy=note_policy(self.ctx))
+        rules = dict(pool_dir=str(root), max_edit_lines=self.s.max_edit_lines, note_policy=note_policy(self.prompts))
         lead = self.prompts.render("backward_rules", **rules)
-        prefix = pool_context(self.ctx, self.headers, policy=False)
+        prefix = pool_context(self.prompts, self.headers, root, policy=False)
         evidence = REPORT_TOKENS * (len(group) + (len(group) > 1))
         turns = [
             (TURN_TOKENS, evidence),
@@ -233,7 +231,7 @@ class Planner:
 
     def _consolidate(self) -> None:
         """The epoch's consolidation: the whole pool and every note's figures in its prompt, a few edits, a commit."""
-        root = self.ctx.run.pool.root
+        root = self.pool_root
         shown = [{"path": p, "text": d, "passes": 1, "mean_with": 0.5, "mean_without": 0.5} for p, d in self.headers]
         prompt = self.prompts.render(
             "consolidate",
@@ -249,10 +247,11 @@ class Planner:
             reviewer_notes=[],
             failures=[],
             lint_problems=[],
-            note_policy=note_policy(self.ctx),
+            note_policy=note_policy(self.prompts),
         )
         # The notes' whole text goes into the prompt; the listing above stands in for their descriptions.
-        base = self._base("consolidate", pool_context(self.ctx, self.headers, policy=False), prompt) + self.pool_tokens
+        prefix = pool_context(self.prompts, self.headers, root, policy=False)
+        base = self._base("consolidate", prefix, prompt) + self.pool_tokens
         turns = [(NOTE_TOKENS + TURN_TOKENS, 20), (TURN_TOKENS, 20), (TURN_TOKENS, 20)]
         self.add("consolidate", agent_call(base, 0, False, turns, self._min("consolidate")))
 
@@ -323,9 +322,9 @@ def forecast(settings: Settings, works: list[Work], val_works: list[Work], model
         known = all(v is not None for v in plain + cached + batched)
         priced = priced and known
         if known:
-            totals["plain"] += sum(plain)  # type: ignore[arg-type]
-            totals["cached"] += sum(cached)  # type: ignore[arg-type]
-            totals["batched"] += sum(batched)  # type: ignore[arg-type]
+            totals["plain"] += sum(v for v in plain if v is not None)
+            totals["cached"] += sum(v for v in cached if v is not None)
+            totals["batched"] += sum(v for v in batched if v is not None)
         rows.append(
             {
                 "role": name,
@@ -344,7 +343,7 @@ def forecast(settings: Settings, works: list[Work], val_works: list[Work], model
         "usd_plain": round(totals["plain"], 6) if priced else None,
         "usd_cached": round(totals["cached"], 6) if priced else None,
         "usd_cached_batched": round(totals["batched"], 6) if priced and batchable else None,
-        "unpriced": sorted({r["model"] for r in rows if pricing.price_for(r["model"]) is None}),
+        "unpriced": sorted({roles[n].model for n in ORDER if n in roles and pricing.price_for(roles[n].model) is None}),
         "usd": round(usd, 6) if priced else None,
         "wall_seconds": round(_wall(rows, settings, len(works), len(val_works))),
         "workers": settings.workers,

@@ -16,12 +16,16 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..model import events as ev
 from ..model.parse import RunRecord, parse_lines
 from ..store.run_folder import Run
 from . import TrackingSpec
 from .layout import RunLayout
+
+if TYPE_CHECKING:
+    from .mlflow_log import MlflowLog
 
 POLL_SECONDS = 2.0
 CLOSE_SECONDS = 60.0
@@ -74,7 +78,7 @@ class LiveTracker:
         self.warning: str | None = None
         self._follower = RecordFollower(run.events_path)
         self._layout: RunLayout | None = None
-        self._log = None
+        self._log: MlflowLog | None = None  # opened by the first sync, in the follower's thread
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._follow, name="skilltui-mlflow", daemon=True)
 

@@ -127,7 +127,7 @@ async def forward(ctx: Context, work: Work, at: At, episodes: tuple[int, int], p
         return False
     scripts, pool, headers, lead, story = inputs.scripts, inputs.pool, inputs.headers, inputs.lead, place.story
     prompt = forward_prompt(ctx.prompts, work, episodes, story, pool.root, scripts)
-    prefix = pool_context(ctx, headers, pool_dir=pool.root)
+    prefix = pool_context(ctx.prompts, headers, pool.root)
     # Records are synced to disk: written off the loop, so the app's keys never wait on a disk.
     await asyncio.to_thread(write_atomic, out / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     sandbox = Sandbox(
@@ -326,9 +326,9 @@ def _notes_read(trace: Path) -> list[str]:
     return list(data.get("notes", [])) if isinstance(data, dict) else list(data)
 
 
-def note_policy(ctx: Context) -> str:
+def note_policy(prompts: Prompts) -> str:
     """The note rules: what a note is, the same for every call of a run."""
-    return ctx.prompts.render(
+    return prompts.render(
         "note_policy",
         folders=FOLDERS,
         body_heading=BODY_HEADING,
@@ -338,18 +338,17 @@ def note_policy(ctx: Context) -> str:
     )
 
 
-def pool_context(
-    ctx: Context, headers: list[tuple[str, str]], *, policy: bool = True, pool_dir: Path | None = None
-) -> str:
+def pool_context(prompts: Prompts, headers: list[tuple[str, str]], pool_dir: Path, *, policy: bool = True) -> str:
     """The pool's headers and (with `policy`) the note rules: the prompt prefix every work of a step shares.
 
     The backward agent gets the rules in its run-wide lead instead (`backward_prompt`),
     since its pool listing changes with every commit and the rules never do; a candidate
-    of several (`candidates.py`) names its own working copy as `pool_dir`.
+    of several (`candidates.py`) names its own working copy as `pool_dir`, and the cost
+    estimate the pool a run would have.
     """
-    return ctx.prompts.render(
+    return prompts.render(
         "pool_context",
-        pool_dir=str(pool_dir or ctx.run.pool.root),
-        headers=ctx.run.pool.headers_text(headers),
-        note_policy=note_policy(ctx) if policy else "",
+        pool_dir=str(pool_dir),
+        headers=Pool.headers_text(headers),
+        note_policy=note_policy(prompts) if policy else "",
     )

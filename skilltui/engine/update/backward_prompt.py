@@ -123,9 +123,9 @@ async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, poo
         "backward_rules",
         pool_dir=str(pool.root),
         max_edit_lines=ctx.settings.max_edit_lines,
-        note_policy=note_policy(ctx),
+        note_policy=note_policy(ctx.prompts),
     )
-    prefix = pool_context(ctx, headers, policy=False, pool_dir=pool.root)
+    prefix = pool_context(ctx.prompts, headers, pool.root, policy=False)
     write_atomic(out / f"attempt{a}" / "prompt.md", f"{lead}\n{prefix}\n{prompt}")
     context = {
         "pool": str(pool.root),

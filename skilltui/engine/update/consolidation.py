@@ -169,10 +169,10 @@ async def build_prompt(ctx: Context, pool: Pool, brief: Brief, where: Where, tok
         reviewer_notes=brief.notes,
         failures=brief.failures,
         lint_problems=problems,
-        note_policy=note_policy(ctx),
+        note_policy=note_policy(ctx.prompts),
     )
     headers = pool.headers()
-    prefix = pool_context(ctx, headers, policy=False, pool_dir=pool.root)
+    prefix = pool_context(ctx.prompts, headers, pool.root, policy=False)
     write_atomic(brief.out / f"attempt{where.at.attempt}" / "prompt.md", f"{prefix}\n{prompt}")
     context = {
         "pool": str(pool.root),
