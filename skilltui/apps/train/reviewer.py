@@ -24,7 +24,7 @@ from textual.app import App
 from ...drivers.messages import key_of
 from ...model import events as ev
 from ...model.at import At
-from ...model.review import Decision, ReviewRequest
+from ...model.review import CandidateView, Decision, ReviewRequest
 from ...model.view import RunView
 
 REVIEW = "review"
@@ -32,7 +32,7 @@ REVIEW = "review"
 
 def nothing_to_review(request: ReviewRequest) -> bool:
     """An epoch's consolidation whose commit (and every candidate's) adds, changes and removes no note."""
-    shown = [request, *request.candidates]
+    shown: list[ReviewRequest | CandidateView] = [request, *request.candidates]
     return request.label.endswith(" consolidation") and not any(r.added or r.changed or r.removed for r in shown)
 
 
