@@ -72,6 +72,10 @@ def mypy_output() -> str:
 
 @pytest.mark.slow
 @pytest.mark.subprocess
+# mypy over the package runs in a process of its own, for seconds warm and half a minute cold:
+# the quick loop (-m "not slow and not subprocess") leaves these three to .ci/run.
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_no_new_type_errors(mypy_output: str) -> None:
     worse, _ = ratchet(error_counts(mypy_output), read_baseline(BASELINE.read_text(encoding="utf-8")))
     lines = [line for line in mypy_output.splitlines() if (m := ERROR.match(line)) and m["module"] in worse]
@@ -81,11 +85,15 @@ def test_no_new_type_errors(mypy_output: str) -> None:
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_fixed_modules_leave_the_baseline(mypy_output: str) -> None:
     _, clean = ratchet(error_counts(mypy_output), read_baseline(BASELINE.read_text(encoding="utf-8")))
     assert not clean, f"no type errors left: remove them from {BASELINE.relative_to(ROOT)}: {clean}"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_check_sees_the_package(mypy_output: str) -> None:
     """mypy read the whole package, so a configuration that checks nothing cannot pass."""
     checked = CHECKED.search(mypy_output)
