@@ -247,7 +247,8 @@ class ProcessDriver(RunFold):
         """Stop the child where it is; it records `status` with `reason` before it exits."""
         if self._stop is None:
             self._stop = (reason, status)
-        self._send(Stop(*self._stop))
+        said, why = self._stop
+        self._send(Stop(said, "failed" if why == "failed" else "stopped"))  # the wire knows these two
 
     def stopped_now(self, reason: str | None = None) -> None:
         """Say here, now, that the session ended; the child writes the record as it stops."""

@@ -82,7 +82,7 @@ def passes(root: Path, tree: str, work: str) -> int:
 
 def samples(root: Path, tree: str, work: str) -> list[dict]:
     """The scores of every finished pass of `work` on `tree`, in pass order (blocking)."""
-    found = []
+    found: list[dict] = []
     k = 1
     while True:
         loss_dir = pass_dir(root, tree, k) / "loss"

@@ -44,7 +44,7 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -99,7 +99,7 @@ def _forget_the_parents_pool() -> None:
     # multiprocessing has no public way to start a fresh tracker in a forked child; these two
     # fields are what `ensure_running` checks before it starts one.
     tracker = resource_tracker._resource_tracker
-    tracker._fd = tracker._pid = None
+    tracker._fd = tracker._pid = None  # type: ignore[attr-defined]
 
 
 os.register_at_fork(after_in_child=_forget_the_parents_pool)
@@ -192,13 +192,13 @@ def stop() -> None:
     executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _submit(written: dict[int, str | None], human: dict[int, str]) -> asyncio.Future:
+def _submit(written: Mapping[int, str | None], human: Mapping[int, str]) -> asyncio.Future:
     executor = pool()
     with _quiet_children():  # a submit may start a worker
         return asyncio.wrap_future(executor.submit(score_step, written, human))
 
 
-async def score_in_worker(written: dict[int, str | None], human: dict[int, str]) -> dict[str, object]:
+async def score_in_worker(written: Mapping[int, str | None], human: Mapping[int, str]) -> dict[str, object]:
     """`scores.score_step` in a worker process; a pool broken by a dead worker is replaced once.
 
     Inline (`inline()`), the same function runs here, so both modes give the same scores.

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from screenplain.parsers import fountain
@@ -228,7 +229,7 @@ def combine(scores: dict[str, float]) -> float:
     return round(min(1.0, max(0.0, loss)), 4)
 
 
-def score_step(written: dict[int, str | None], human: dict[int, str]) -> dict[str, object]:
+def score_step(written: Mapping[int, str | None], human: Mapping[int, str]) -> dict[str, object]:
     """Scores of a work-step: the mean of each part over its episodes, per episode, counts and the loss."""
     per_episode: dict[int, dict[str, float]] = {}
     counts: dict[str, dict[str, object]] = {}

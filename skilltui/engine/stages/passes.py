@@ -242,26 +242,26 @@ async def loss(
     request.lead_ttl = "1h" if epoch < ctx.settings.epochs - 1 else ("5m" if epoch > 0 else None)
     result = await ctx.calls.call(request, place.loss_dir / f"{work.name}.transcript.json", here)
     # The rubric is optional: a missing or malformed one leaves the engine's number in charge.
-    text, scores = rubric.judged(result.text, scores, ctx.settings.judge_weight)
+    text, judged = rubric.judged(result.text, scores, ctx.settings.judge_weight)
     if not text.strip():
         raise StageError(f"the judge wrote an empty loss report for {work.name}")
-    await asyncio.to_thread(write_atomic, report, _with_scores(text, scores))
-    await asyncio.to_thread(write_json, scores_path, scores)
+    await asyncio.to_thread(write_atomic, report, _with_scores(text, judged))
+    await asyncio.to_thread(write_json, scores_path, judged)
     if not place.validation:
         ctx.bus.emit(
             ev.Loss(
                 epoch=epoch,
                 step=step,
                 work=work.name,
-                loss=scores["loss"],
-                scores=scores["scores"],
+                loss=judged["loss"],
+                scores=judged["scores"],
                 report=str(report),
-                engine_loss=scores["engine_loss"],
-                rubric=scores["rubric"],
-                rubric_error=scores["rubric_error"],
+                engine_loss=judged["engine_loss"],
+                rubric=judged["rubric"],
+                rubric_error=judged["rubric_error"],
             )
         )
-    return Sample(work.name, first, last, scores["loss"], report, scores_path, reads), True
+    return Sample(work.name, first, last, judged["loss"], report, scores_path, reads), True
 
 
 def _saved_loss(scores_path: Path) -> float | None:

@@ -155,11 +155,26 @@ def paired_delta(
     n_clusters = sum(len(before_m[w]) + len(after_m[w]) for w in works)
     n_episodes = sum(size[w] * (len(before_m[w]) + len(after_m[w])) for w in works)
     df = sum(x.df for x in own.values()) + borrowed.df
-    common = dict(before=before, after=after, borrowed=borrowed.df)
+
+    def paired(low: float | None, high: float | None, df: int, se: float | None) -> PairedDelta:
+        return PairedDelta(
+            delta,
+            low,
+            high,
+            n_clusters,
+            n_episodes,
+            df,
+            confidence,
+            before=before,
+            after=after,
+            borrowed=borrowed.df,
+            se=se,
+        )
+
     if deterministic and df == 0:
-        return PairedDelta(delta, delta, delta, n_clusters, n_episodes, 0, confidence, se=0.0, **common)
+        return paired(delta, delta, 0, se=0.0)
     if any(x.variance is None for x in spread.values()):
-        return PairedDelta(delta, None, None, n_clusters, n_episodes, 0, confidence, **common)
+        return paired(None, None, 0, se=None)
     # Each work's own spread (a noisier work is not averaged away), its delta's variance the
     # sum of its sides' means of passes; the df of the sum by Welch-Satterthwaite.
     parts = [weight[w] ** 2 * (spread[w].variance or 0.0) * (1 / len(before_m[w]) + 1 / len(after_m[w])) for w in works]
@@ -169,7 +184,7 @@ def paired_delta(
     effective = variance * variance / tail if tail > 0 else float(df)
     spread_seen = any((x.variance or 0.0) > EPSILON for x in spread.values())
     half = t_quantile((1 + confidence) / 2, max(effective, 1.0)) * se if spread_seen else 0.0
-    return PairedDelta(delta, delta - half, delta + half, n_clusters, n_episodes, df, confidence, se=se, **common)
+    return paired(delta - half, delta + half, df, se=se)
 
 
 def _episodes(parent: Clusters, candidate: Clusters, work: str) -> int:

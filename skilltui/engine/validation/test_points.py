@@ -39,7 +39,13 @@ class TestPoints:
     __test__ = False
 
     def __init__(
-        self, ctx: Context, works: list[Work], *, wait: Wait, limit: asyncio.Semaphore, fatal: tuple[type, ...]
+        self,
+        ctx: Context,
+        works: list[Work],
+        *,
+        wait: Wait,
+        limit: asyncio.Semaphore,
+        fatal: tuple[type[BaseException], ...],
     ) -> None:
         s = ctx.settings
         self.ctx, self.fatal = ctx, fatal
