@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...model import events as ev
 from ...model.at import At
@@ -19,9 +21,36 @@ from ...store import val_store
 from .gate import Rule, judge, plan
 from .stats import Spread, detectable, spreads_of
 
+if TYPE_CHECKING:
+    from ..data.works import Work
+    from ..stages.context import Context
+    from .validator import Measurement
+
 
 class Gating:
     """The gate's half of `Validator`: it reads the measurements `Validator.ensure` makes."""
+
+    if TYPE_CHECKING:  # what it reads of the Validator it is part of (validator.py)
+        ctx: Context
+        works: list[Work]
+        repeats: int
+        max_repeats: int
+        confidence: float
+        margin: float
+        deterministic: bool
+        _unpaid: float
+        _spreads: dict[str, tuple[int, dict[str, Spread]]]
+        _seen: list[float]
+        _told: bool
+
+        @property
+        def root(self) -> Path: ...
+
+        def recorded(self, commit: str, tree: str | None = None) -> Measurement: ...
+
+        async def ensure(
+            self, kind: str, at: At, commit: str, passes: int, *, always_report: bool = False
+        ) -> Measurement: ...
 
     def history(self, exclude: set[str]) -> dict[str, Spread]:
         """Per validation work, the writer's pass-to-pass spread on every other tree measured twice or more (blocking).
@@ -101,8 +130,8 @@ class Gating:
             return replace(kept, cost_usd=cost, reason=f"{kept.reason}; no fresh pass to record its delta on")
         low, high = (None, None) if p.low is None else (round(p.low, 4), round(p.high or 0.0, 4))
         reason = f"{kept.reason}; recorded from a fresh pass each, which did not choose it: {p.text}"
-        figures = {"delta": round(p.delta, 4), "low": low, "high": high, "level": p.confidence}  # its own level
-        return replace(kept, cost_usd=cost, reason=reason, **figures)
+        delta, level = round(p.delta, 4), p.confidence  # the fresh figure at its own level
+        return replace(kept, cost_usd=cost, reason=reason, delta=delta, low=low, high=high, level=level)
 
     async def judge(self, before: str, at: At, *, no_worse: bool = False, family: int = 1) -> GateVerdict:
         """Validate micro-step attempt `at`'s notes (the pool holds them now) against the notes before it.

@@ -111,7 +111,7 @@ class Validator(Gating):
         self.deterministic = ctx.calls.backend.deterministic
         self._unpaid = 0.0  # what a gate's "before" measurement cost, added to its verdict
         self._locks: dict[str, asyncio.Lock] = {}
-        self._spreads: dict[str, tuple[int, Spread]] = {}  # tree -> (passes read, its spread)
+        self._spreads: dict[str, tuple[int, dict[str, Spread]]] = {}  # tree -> (passes read, each work's spread)
         self.margin = s.consolidate_margin
         self._seen: list[float] = []  # the deltas verdicts measured, for the detectability notice
         self._told = False
