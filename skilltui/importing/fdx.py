@@ -49,6 +49,8 @@ def read_fdx(path: Path) -> tuple[Script, Counter[str], list[tuple[int | None, s
         raise UsageError(f"{path} has a DTD; save it again from the writing program") from None
     except ParseError as exc:
         raise UsageError(f"{path} is not well-formed XML ({exc}); save it again from the writing program") from None
+    if root is None:
+        raise UsageError(f"{path} holds no XML element; save it again from the writing program")
     if root.tag != "FinalDraft":
         raise UsageError(f"{path} is XML but not a Final Draft script (its root is <{root.tag}>)")
     content = root.find("Content")
@@ -121,7 +123,7 @@ def _title(root: XmlElement) -> str | None:
 
 def _pages(paragraphs: list[XmlElement]) -> int:
     """Pages, from the page numbers Final Draft keeps, else estimated at 55 lines a page."""
-    numbers = [p.get("Page") for p in paragraphs if (p.get("Page") or "").isdigit()]
+    numbers = [page for p in paragraphs if (page := p.get("Page") or "").isdigit()]
     if numbers:
         return max(int(n) for n in numbers)
     lines = sum(1 + len(_text(p)) // 60 for p in paragraphs)

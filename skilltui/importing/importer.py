@@ -16,6 +16,7 @@ import json
 import re
 import tomllib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,24 +176,24 @@ def _sniff(path: Path, kind: str, head: bytes) -> None:
 def _convert(path: Path, number: int, destination: Path, max_script_kb: int) -> Imported:
     kind = FORMATS[path.suffix.lower()]
     removed: Counter[str] = Counter()
-    unclassified: list[tuple[int | None, str]] = []
+    found: Sequence[tuple[int | None, str]] = []  # (page, line) a reader could not classify
     title: str | None = None
     pages = 1
     if kind == "fdx":
         from .fdx import read_fdx
 
-        script, removed, unclassified = read_fdx(path)
+        script, removed, found = read_fdx(path)
         text, title, pages = to_fountain(script.elements), script.title, script.pages
     elif kind == "pdf":
         from .pdf import read_pdf
 
-        script, removed, unclassified = read_pdf(path)
+        script, removed, found = read_pdf(path)
         text, title, pages = to_fountain(script.elements), script.title, script.pages
     else:
-        text, title, pages, removed, unclassified = _convert_text(path, kind)
+        text, title, pages, removed, found = _convert_text(path, kind)
     text, controls = without_controls(text)
     title, in_title = without_controls(title or "")
-    unclassified = [(page, without_controls(line)[0]) for page, line in unclassified]
+    unclassified = [(page, without_controls(line)[0]) for page, line in found]
     if controls + in_title:
         removed["control character"] += controls + in_title
     scenes, characters, dialogue = counts(text)
