@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ...core.json_read import BadJSON, loads
@@ -83,7 +84,7 @@ def blend(engine_loss: float, rubric: dict[str, dict[str, Any]] | None, weight: 
     return round((1.0 - weight) * engine_loss + weight * rubric_loss(rubric), 4)
 
 
-def judged(answer: str, scores: dict[str, Any], weight: float) -> tuple[str, dict[str, Any]]:
+def judged(answer: str, scores: Mapping[str, Any], weight: float) -> tuple[str, dict[str, Any]]:
     """The report text and the scores with the rubric, its error and the blended loss filled in."""
     report, raw = split(answer)
     try:

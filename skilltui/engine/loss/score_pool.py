@@ -51,7 +51,7 @@ from contextlib import contextmanager
 from multiprocessing import resource_tracker
 
 from .scene_text import read_word_frequencies
-from .scores import score_step
+from .scores import StepScores, score_step
 
 _POOL: tuple[int, ProcessPoolExecutor] | None = None
 _LOCK = threading.Lock()
@@ -198,7 +198,7 @@ def _submit(written: Mapping[int, str | None], human: Mapping[int, str]) -> asyn
         return asyncio.wrap_future(executor.submit(score_step, written, human))
 
 
-async def score_in_worker(written: Mapping[int, str | None], human: Mapping[int, str]) -> dict[str, object]:
+async def score_in_worker(written: Mapping[int, str | None], human: Mapping[int, str]) -> StepScores:
     """`scores.score_step` in a worker process; a pool broken by a dead worker is replaced once.
 
     Inline (`inline()`), the same function runs here, so both modes give the same scores.

@@ -41,6 +41,7 @@ import io
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
 from screenplain.parsers import fountain
 from screenplain.types import Action, Dialog, DualDialog, Slug, Transition
@@ -229,7 +230,16 @@ def combine(scores: dict[str, float]) -> float:
     return round(min(1.0, max(0.0, loss)), 4)
 
 
-def score_step(written: Mapping[int, str | None], human: Mapping[int, str]) -> dict[str, object]:
+class StepScores(TypedDict):
+    """A work-step's scores as score_step gives them (the loss stage adds the judge's fields)."""
+
+    loss: float
+    scores: dict[str, float]  # each part's mean over the episodes
+    episodes: dict[str, dict[str, float]]  # each episode's parts, by episode number
+    counts: dict[str, dict[str, object]]  # what the parts were computed from, by episode number
+
+
+def score_step(written: Mapping[int, str | None], human: Mapping[int, str]) -> StepScores:
     """Scores of a work-step: the mean of each part over its episodes, per episode, counts and the loss."""
     per_episode: dict[int, dict[str, float]] = {}
     counts: dict[str, dict[str, object]] = {}
