@@ -11,6 +11,8 @@ renders, so the diff stays readable in every theme and follows a theme switch at
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
@@ -18,6 +20,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from ....pool.repo import FilePatch, split_patch
+from . import WidgetOptions
 
 MAX_LINES_PER_FILE = 1500
 
@@ -61,7 +64,7 @@ def _rows(line: str, width: int | None) -> list[Content]:
 class DiffFile(Static):
     """One file's block, its lines wrapped at the block's width (see `render_file`)."""
 
-    def __init__(self, file: FilePatch, **kwargs) -> None:
+    def __init__(self, file: FilePatch, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(render_file(file), markup=False, **kwargs)
         self.file = file
         self._width: int | None = None
@@ -100,7 +103,9 @@ class DiffView(VerticalScroll, can_focus=True):
     patch: reactive[str] = reactive("", recompose=True)
     empty_text: reactive[str] = reactive("no commit selected", recompose=True)
 
-    def __init__(self, patch: str = "", *, empty_text: str = "no commit selected", **kwargs) -> None:
+    def __init__(
+        self, patch: str = "", *, empty_text: str = "no commit selected", **kwargs: Unpack[WidgetOptions]
+    ) -> None:
         super().__init__(**kwargs)
         self.set_reactive(DiffView.patch, patch)
         self.set_reactive(DiffView.empty_text, empty_text)

@@ -13,6 +13,8 @@ up the key that approved it.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from rich.markdown import Markdown as RichMarkdown
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -20,6 +22,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from ..themes import use_markdown_colours
+from . import WidgetOptions
 
 
 def rendered(text: str) -> RichMarkdown:
@@ -42,7 +45,7 @@ class ReportView(VerticalScroll, can_focus=True):
 
     title: reactive[str] = reactive("")
 
-    def __init__(self, text: str = "", *, title: str = "", **kwargs) -> None:
+    def __init__(self, text: str = "", *, title: str = "", **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(**kwargs)
         self._text = text
         self.set_reactive(ReportView.title, title)

@@ -7,10 +7,13 @@ reads next; folded, it keeps its first line (how the run ended) and says how to 
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from textual.widgets import Static
 
 from ....model.summary import summarise
 from ....model.view import RunView
+from ...shared.widgets import WidgetOptions
 
 FOLD_KEY = "z"
 
@@ -18,7 +21,7 @@ FOLD_KEY = "z"
 class EndSummary(Static):
     """The summary's lines, whole or folded to the first; `show(lines)` sets them, `toggle()` folds."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(markup=False, **kwargs)
         self.lines: list[str] = []
         self.folded = False

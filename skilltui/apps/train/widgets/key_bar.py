@@ -11,10 +11,14 @@ one `render()`; a click on a key presses it.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from textual import events
 from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
+
+from ...shared.widgets import WidgetOptions
 
 KEY_STYLE = "$footer-key-foreground bold"
 DESCRIPTION_STYLE = "$footer-description-foreground"
@@ -33,7 +37,7 @@ class KeyBar(Widget):
     }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(**kwargs)
         self._spans: list[tuple[int, int, str]] = []
         self._drawn: list[tuple[str, str, str, bool]] | None = None

@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import NamedTuple
+from typing import NamedTuple, Unpack
 
 from rich.segment import Segment
 from rich.style import Style
@@ -31,6 +31,7 @@ from textual.reactive import reactive
 from textual.selection import Selection
 from textual.strip import Strip
 
+from ...shared.widgets import WidgetOptions
 from ..output import OutputBuffer, extend_rows, trim_rows, wrap_spans
 from .output_search import OutputSearch
 from .steady_scrollbar import SteadyScrollView
@@ -119,7 +120,7 @@ class LiveOutput(OutputSearch, SteadyScrollView, can_focus=True):
         """j / k: the works table's next or previous work, whose output this pane then shows."""
         self.screen.query_one(WorksTable).action_cursor(step)
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(**kwargs)
         self._seen = 0
         self._buffer: OutputBuffer | None = None

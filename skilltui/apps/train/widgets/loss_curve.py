@@ -20,7 +20,7 @@ between when they do not all fit.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Unpack
 
 from textual.cache import LRUCache
 from textual.content import Content
@@ -31,6 +31,7 @@ from textual.widget import Widget
 
 from ....model.at import StepKey
 from ....model.figures import Mean
+from ...shared.widgets import WidgetOptions
 
 MEAN_STYLE = "$text-primary bold"
 SELECTED_STYLE = "$text-accent bold"
@@ -111,7 +112,7 @@ class LossCurve(Widget):
     # A `var`: choosing a work repaints the rows it changed (`_repaint`), not the widget.
     selected: var[str | None] = var(None, init=False)
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(**kwargs)
         self._steps: list[StepKey] = []
         self._series: dict[str, dict[StepKey, float]] = {}

@@ -9,7 +9,10 @@ alike and share one way of showing text that only redraws when it changed.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from ....core.formats import parse_note
+from ...shared.widgets import WidgetOptions
 from ...shared.widgets.report_view import ReportView
 
 
@@ -29,7 +32,7 @@ class NoteView(ReportView):
 
     HINT = "*Choose a note in the tree to read it.*"
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(self.HINT, **kwargs)
         self.path: str | None = None
 

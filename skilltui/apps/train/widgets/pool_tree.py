@@ -14,13 +14,15 @@ terminal the column is whole instead of cut at a fixed width.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Unpack
 
 from rich.text import Text
 from textual import on
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Tree
+
+from ...shared.widgets import WidgetOptions
 
 MIN_WIDTH = 34  # the width at 80 columns, where the note beside the tree needs the rest
 # Beyond a label: two levels of tree guides (4 cells each), the padding and the border.
@@ -62,7 +64,7 @@ class PoolTree(Tree[str]):
             self.path = path
             self.description = description
 
-    def __init__(self, notes: list[tuple[str, str]] | None = None, **kwargs) -> None:
+    def __init__(self, notes: list[tuple[str, str]] | None = None, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__("pool", data="", **kwargs)
         self.show_root = False
         self.guide_depth = 2

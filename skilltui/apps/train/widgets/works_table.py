@@ -13,6 +13,7 @@ names shorter, so the loss curve keeps its room beside it. The header keeps the 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Unpack
 
 from rich.segment import Segment
 from textual import events
@@ -26,6 +27,7 @@ from textual.strip import Strip
 from textual.style import Style
 
 from ....core.words import tokens_text
+from ...shared.widgets import WidgetOptions
 from ..state import WorkRow
 from .steady_scrollbar import SteadyScrollView
 
@@ -126,7 +128,7 @@ class WorksTable(SteadyScrollView, can_focus=True):
     # A `var`: moving the cursor repaints its two rows, not the table.
     cursor_row: var[int] = var(0, init=False)
 
-    def __init__(self, rows: Iterable[WorkRow] = (), **kwargs) -> None:
+    def __init__(self, rows: Iterable[WorkRow] = (), **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(**kwargs)
         self.compact = False
         self._rows: list[WorkRow] = []
