@@ -7,8 +7,8 @@ afresh, as the product does and the suite once did. This runs the same selection
 alternating, and prints each round's wall and CPU seconds (CPU: pytest and every process it
 waited for) and the ratio of the medians.
 
-The default selection is the files the shortcuts touch most: app tests, the run templates'
-users and the resume tests. `--tests` takes any pytest arguments instead (`tests` for the
+The default selection is the files the shortcuts touch most: app tests, the users of the run
+templates, the resume and damage tests. `--tests` takes any pytest arguments instead (`tests` for the
 whole suite). On a shared machine the wall figures move with the load; the CPU figures less.
 
     python bench/bench_suite.py [--rounds 1] [--workers 0] [--per-file] [--tests tests/test_tui_app.py ...]
@@ -32,9 +32,14 @@ DEFAULT = [
     "tests/test_tui_review.py",
     "tests/test_tui_polish.py",
     "tests/test_review_keys_and_marks.py",
+    "tests/test_history_review.py",
+    "tests/test_history_runs.py",
     "tests/test_blame.py",
     "tests/test_history_operations.py",
     "tests/test_resume_repairs.py",
+    "tests/test_damaged_records.py",
+    "tests/test_compare.py",
+    "tests/test_pool_damage.py",
 ]
 
 
