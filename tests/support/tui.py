@@ -23,7 +23,11 @@ SIZE = (120, 36)
 
 
 def make_app(opened: OpenedRun, latency: float = 0.0, **kwargs) -> TrainingApp:
-    """The app on an opened run; without the first-start hint (a returning user) unless `hint` says."""
+    """The app on an opened run; without the first-start hint (a returning user) unless `hint` says.
+
+    Its trainer runs in the app's own loop (conftest's `quick_engine`); a test that asks for the
+    `process_driver` fixture gets the product's trainer process instead.
+    """
     kwargs.setdefault("hint", False)
     return TrainingApp(opened, OfflineBackend(latency=latency), secrets=[], **kwargs)
 
