@@ -107,6 +107,8 @@ def event_kinds(run: Path) -> list[str]:
     return sorted(e["kind"] for e in recorded(run / "events.jsonl") if e["kind"] not in ("delta",))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_run_served_by_the_offline_backend_ends_with_the_offline_pool(make_work, tmp_path: Path) -> None:
     works = [make_work("sable-quay", 4), leaking_work(make_work, "tin-orchard")]
     gated = ("--val-work", str(make_work("held-out", 4)), "--gate")  # the gate asks if the writer is deterministic
@@ -135,6 +137,8 @@ def test_a_run_served_by_the_offline_backend_ends_with_the_offline_pool(make_wor
     assert len(list((box / "done").glob("*.request.json"))) == len(list((box / "done").glob("*.answer.json"))) > 0
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_killed_run_resumes_waiting_on_the_same_request(make_work, tmp_path: Path) -> None:
     works = [make_work("sable-quay", 4)]
     runs, box = tmp_path / "runs", tmp_path / "box"
