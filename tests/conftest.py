@@ -151,6 +151,17 @@ def shortcuts(config: pytest.Config) -> bool:
     return not config.getoption("--no-shortcuts")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_scoring(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The scoring mode from the session's start, so a module's fixture, made before any test's own, has it too."""
+    with pytest.MonkeyPatch.context() as patch:
+        if shortcuts(request.config):
+            patch.setenv(score_pool.MODE_VARIABLE, "inline")
+        else:
+            patch.delenv(score_pool.MODE_VARIABLE, raising=False)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def quick_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Scoring inline and the app's trainer in the app's loop, unless `--no-shortcuts`.
