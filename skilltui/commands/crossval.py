@@ -12,11 +12,19 @@ import argparse
 import hashlib
 import json
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
 from . import command
+
+if TYPE_CHECKING:
+    from ..engine.settings import Settings
+    from ..engine.validation.test_split import TestFigure
+
+    # A fold: its name, its test works, its settings and its estimate (estimate.plan.estimate_run).
+    FoldPlan = tuple[str, list[str], Settings, dict[str, Any]]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,7 +71,7 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     # The folds share --workers and --max-cost, train unattended, and keep their runs under one folder.
     workers = max(1, base.workers // len(folds))
     max_cost = None if base.max_cost is None else base.max_cost / len(folds)
-    plans = []
+    plans: list[FoldPlan] = []
     for k, names in enumerate(folds, 1):
         rest = [by_name[n] for n in sorted(by_name) if n not in names]
         tests = [by_name[n] for n in names]
@@ -101,7 +109,7 @@ def _check_assignment(root: Path, folds: list[list[str]]) -> None:
         )
 
 
-def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
+def _train_and_report(root: Path, plans: list[FoldPlan], args: argparse.Namespace) -> int:
     """Open every unfinished fold, train them together, then read every fold's test figure from its record."""
     from ..agents.redact import env_secrets
     from ..core.durable import write_atomic
@@ -142,27 +150,27 @@ def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
             tracker.close()
         for lock in locks:
             lock.release()
-    rows = []
+    rows: list[_FoldRow] = []
     for name, names, *_ in plans:
         view = RunView().fold(read_run(root / name / "events.jsonl").events)
         last = next((t for t in reversed(view.tests) if t.figure), None)
         figure = TestFigure.from_dict(last.figure) if last is not None and last.figure else None
         # A fold that did not finish tested a pool it had not finished training: shown, not averaged.
         done = view.status == "finished"
-        rows.append({"fold": name, "test_works": names, "status": view.status, "figure": figure, "in_mean": done})
-    unfinished = [r["fold"] for r in rows if r["status"] != "finished"]
+        rows.append(_FoldRow(name, names, view.status, figure, done))
+    unfinished = [r.fold for r in rows if r.status != "finished"]
     works = sum(len(names) for _, names, *_ in plans)
-    finished = [r["figure"] for r in rows if r["figure"] and r["in_mean"]]
+    finished = [r.figure for r in rows if r.figure and r.in_mean]
     mean = across_folds(finished, base_confidence(plans), works=works, left_out=tuple(unfinished))
     if args.json:
-        out = [{**r, "figure": r["figure"].to_dict() if r["figure"] else None} for r in rows]
+        out = [r.to_dict() for r in rows]
         print(json.dumps({"folder": str(root), "folds": out, "mean": mean.to_dict() if mean else None}, indent=1))
     else:
         for r in rows:
-            shown = r["figure"].text() if r["figure"] else r["status"]
-            if r["figure"] and not r["in_mean"]:
-                shown += f" ({r['status']}, not finished: left out of the mean)"
-            print(f"{r['fold']} ({', '.join(r['test_works'])}): {shown}")
+            shown = r.figure.text() if r.figure else r.status
+            if r.figure and not r.in_mean:
+                shown += f" ({r.status}, not finished: left out of the mean)"
+            print(f"{r.fold} ({', '.join(r.test_works)}): {shown}")
         print(mean.text() if mean else "crossval: no finished fold has a test figure yet")
     if tracking is not None:
         from ..tracking.crossval_runs import log_across_folds
@@ -176,5 +184,26 @@ def _train_and_report(root: Path, plans: list, args: argparse.Namespace) -> int:
     return 0
 
 
-def base_confidence(plans) -> float:
+@dataclass(frozen=True)
+class _FoldRow:
+    """One fold's line of the report: its test works, how its run ended and its test figure."""
+
+    fold: str
+    test_works: list[str]
+    status: str
+    figure: TestFigure | None
+    in_mean: bool  # the fold finished, so its figure counts in the mean
+
+    def to_dict(self) -> dict[str, Any]:
+        figure = self.figure.to_dict() if self.figure else None
+        return {
+            "fold": self.fold,
+            "test_works": self.test_works,
+            "status": self.status,
+            "figure": figure,
+            "in_mean": self.in_mean,
+        }
+
+
+def base_confidence(plans: list[FoldPlan]) -> float:
     return plans[0][2].gate_confidence

@@ -12,10 +12,14 @@ import asyncio
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from . import command
 from .settings_flags import add_setting_flags
+
+if TYPE_CHECKING:
+    from ..agents.mailbox_files import Mailbox
 
 SERVE_SETTINGS = ("offline_noise", "offline_noise_call")
 SERVE_MEANS = {
@@ -67,7 +71,7 @@ def cmd_mailbox(args: argparse.Namespace) -> int:
     return 0  # argparse requires an ACTION; each has its own handler
 
 
-def _open(folder: Path):
+def _open(folder: Path) -> Mailbox:
     from ..agents.mailbox_files import Mailbox
 
     return Mailbox.open(str(folder))

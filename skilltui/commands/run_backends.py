@@ -59,7 +59,7 @@ def backend_for_run(settings: Settings) -> Backend:
     return RoleRouter(default, {role: others[name] for role, name in settings.role_backends.items()})
 
 
-def preflight(settings, backend: Backend) -> None:
+def preflight(settings: Settings, backend: Backend) -> None:
     """Ask each backend that can check its models to do so, after the inputs are checked, before the run exists.
 
     The inputs first, so a missing story costs no request; a backend that cannot check (offline,

@@ -9,11 +9,15 @@ unsaid. Each is one line and exit 2, before anything is written.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 
+if TYPE_CHECKING:
+    from ..engine.settings import Settings
 
-def refuse_offline_models(settings) -> None:
+
+def refuse_offline_models(settings: Settings) -> None:
     """The offline backend calls no model: a --model or --role-model given with it would be ignored unsaid.
 
     (`--estimate` takes them: pricing a model before a key is set is what it is for.)

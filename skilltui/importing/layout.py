@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .fountain import HEADING, Element
@@ -182,7 +183,7 @@ def _near(x: float, column: float | None) -> bool:
     return column is not None and abs(x - column) <= COLUMN + 1.0
 
 
-def _share(lines: list[Line], test) -> float:
+def _share(lines: list[Line], test: Callable[[str], bool]) -> float:
     return sum(1 for line in lines if test(line.text)) / len(lines) if lines else 0.0
 
 

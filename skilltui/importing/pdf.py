@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.errors import UsageError
 from .artefacts import drop_repeated_contd, remove_artefacts
@@ -20,6 +21,9 @@ from .dual import split_dual
 from .fountain import Script
 from .layout import classify, learn_columns
 from .lines import Page, Word, lines_of_words
+
+if TYPE_CHECKING:
+    from pypdfium2 import PdfPage  # untyped (pyproject's [tool.mypy]): documents what is passed
 
 
 def read_pdf(path: Path) -> tuple[Script, Counter[str], list[tuple[int, str]]]:
@@ -54,7 +58,7 @@ def _pages(path: Path) -> list[Page]:
     return pages
 
 
-def _page(number: int, page) -> Page:
+def _page(number: int, page: PdfPage) -> Page:
     """A page's words with their left and right edges and their line's top, from the characters' boxes.
 
     The loose box of a character is its advance: its left edge is where the line was set,

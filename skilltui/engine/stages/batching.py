@@ -25,14 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...agents.base import BackendError, CallResult, FatalBackendError, Request
+from ...agents.base import Backend, BackendError, CallResult, FatalBackendError, Request
 from ...model import events as ev
 from ...model.at import At
 from ...model.bus import EventBus
 from ...store.run_folder import read_json, write_json
 
 if TYPE_CHECKING:
-    from ...agents.batches import BatchClient
+    from ...agents.batches import BatchClient, BatchStatus
 
 FIRST_POLL = 0.5  # seconds; doubles up to MAX_POLL
 MAX_POLL = 60.0
@@ -51,7 +51,7 @@ class BatchJob:
 class StepBatch:
     """Collects one role's text calls of one step and answers them from one Message Batch."""
 
-    def __init__(self, client: BatchClient, backend, bus: EventBus, job: BatchJob) -> None:
+    def __init__(self, client: BatchClient, backend: Backend, bus: EventBus, job: BatchJob) -> None:
         self.client = client
         self.backend = backend
         self.bus = bus
@@ -164,23 +164,31 @@ class StepBatch:
         results = await self.client.results(batch_id, items)
         return {ids[cid]: result for cid, result in results.items()}
 
-    def _emit(self, batch_id: str, state: str, status=None, processing: int = 0) -> None:
-        counts = (
-            {}
-            if status is None
-            else {
-                "processing": status.processing,
-                "succeeded": status.succeeded,
-                "errored": status.errored,
-                "expired": status.expired,
-                "canceled": status.canceled,
-            }
-        )
-        if status is None and processing:
-            counts["processing"] = processing
+    def _emit(self, batch_id: str, state: str, status: BatchStatus | None = None, processing: int = 0) -> None:
+        if status is None:  # only what is known: the requests sent, if any
+            self.bus.emit(
+                ev.BatchState(
+                    epoch=self.epoch,
+                    step=self.step,
+                    purpose=self.purpose,
+                    batch_id=batch_id,
+                    state=state,
+                    processing=processing,
+                )
+            )
+            return
         self.bus.emit(
             ev.BatchState(
-                epoch=self.epoch, step=self.step, purpose=self.purpose, batch_id=batch_id, state=state, **counts
+                epoch=self.epoch,
+                step=self.step,
+                purpose=self.purpose,
+                batch_id=batch_id,
+                state=state,
+                processing=status.processing,
+                succeeded=status.succeeded,
+                errored=status.errored,
+                expired=status.expired,
+                canceled=status.canceled,
             )
         )
 
