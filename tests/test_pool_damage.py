@@ -174,6 +174,9 @@ REMOVALS = {
     ("agents/codex.py", "_call"): "the Codex CLI's own temporary CODEX_HOME folder, made for one call",
     ("agents/mailbox.py", "_finish"): "an answered call's call and result files and its claim, in the mailbox",
     ("agents/mailbox_files.py", "open"): "its own write probe in the mailbox folder",
+    ("agents/mailbox_files.py", "set_aside"): "the name it reserved in discarded/, when the answer went first",
+    ("agents/mailbox_serve.py", "answer_one"): "its own claim on a request deleted while it answered",
+    ("agents/mailbox_serve.py", "serve"): "its own serving/PID.json, as it stops",
     ("runs/export.py", None): "the export's staging and target folders, outside the run",
     ("drivers/engine_process.py", None): "an empty log file in the run folder",
 }
