@@ -15,7 +15,7 @@ seconds a decision here. Part (0) checks the bank against passes the real loop w
 (2) the null keep rate over 20,000 decisions with call shocks, K = 3 and consolidation.
 (3) the first decision's null keep rate with three validation works, one 3x noisier.
 (4) other rules on the same draws: no futility stop, more passes, two passes to start,
-    MIN_DF 2, MIN_PARENT 1, no fresh pass nor set-aside, a sign-flip randomization test.
+    MIN_DF 2, MIN_PARENT 1, no fresh pass, a sign-flip randomization test.
 (5) harmful and neutral keeps under call shocks: what a kept tree's baseline rests on.
 
     python bench/bench_gate_power.py [--decisions 20000] [--curve 1500] [--draws 300] [--real-runs 6]
@@ -70,7 +70,7 @@ def _thin(confidence: float, looks: int, family: int, margin: float | None) -> R
 THIN = Loop(rule=_thin)  # today's rule deciding on a spread of 2 df before the last look (not kept)
 # The rule and default before: one pooled spread, no futility stop, a keep on one parent pass,
 # --gate-max-repeats 3, no fresh pass at K = 1 nor set-aside.
-OLD = Loop(max_repeats=LEGACY_GATE_MAX_REPEATS, pooled=True, rule=_before, set_aside=False)
+OLD = Loop(max_repeats=LEGACY_GATE_MAX_REPEATS, pooled=True, rule=_before, set_aside=False, fresh=False)
 
 
 def rate(kept: int, n: int) -> str:
@@ -171,7 +171,7 @@ def variants(bank: Bank, decisions: int, seed: int) -> None:
         ("two passes to start", replace(NEW, repeats=2)),
         ("MIN_DF 2", THIN),
         ("MIN_PARENT 1", replace(NEW, rule=_one_parent_pass)),
-        ("no fresh pass nor set-aside", replace(NEW, set_aside=False)),
+        ("no fresh pass", replace(NEW, fresh=False)),
         ("sign-flip test, max 5", replace(NEW, judge=signflip)),
         ("sign-flip test, max 8", replace(NEW, judge=signflip, max_repeats=8)),
     ]
@@ -193,9 +193,10 @@ def shocked_mix(bank: Bank, decisions: int, seed: int) -> None:
     print("| rule | helpful kept [95%] | neutral kept [95%] | harmful kept [95%] | calls |")
     print("|---|---|---|---|---|")
     rows = (
-        ("today (a keep waits for the parent's second pass)", NEW),
-        ("MIN_PARENT 1", replace(NEW, rule=_one_parent_pass)),
-        ("MIN_PARENT 1, no fresh pass nor set-aside", replace(NEW, rule=_one_parent_pass, set_aside=False)),
+        ("today (a fresh pass for the figure; the choosing passes stay in the baseline)", NEW),
+        ("choosing passes set aside, a keep waiting for the parent's second pass", replace(NEW, set_aside=True)),
+        ("choosing passes set aside, MIN_PARENT 1", replace(NEW, rule=_one_parent_pass, set_aside=True)),
+        ("no fresh pass", replace(NEW, fresh=False)),
     )
     for name, loop in rows:
         m = run(bank, replace(loop, call=CALL), decisions, seed)

@@ -98,9 +98,11 @@ class Loop:
     # Each kind's true effect, added to every call of the candidate that reads its notes.
     effects: dict[str, float] = field(default_factory=lambda: {"helpful": -0.08, "harmful": 0.08, "neutral": 0.0})
     pooled: bool = False  # borrow one spread pooled over the works (the rule before), not each work's
-    # Every kept update gets a fresh pass each side and its choosing passes are set aside (issue 51,
-    # item 3, `Validator.record_kept`); False: the engine before it (a fresh pass only when K > 1).
-    set_aside: bool = True
+    # Every kept update gets a fresh pass each side (`Validator.record_kept`); False: a fresh pass
+    # only when K > 1. `set_aside`: the passes that chose it count no more in its baseline (a
+    # design the engine tried and left: see bench_gate_power.py's part 5).
+    fresh: bool = True
+    set_aside: bool = False
     rule: Callable[..., Rule] | None = None  # (confidence, looks, family, margin) -> Rule; the engine's own if None
     judge: Callable[..., Verdict] | None = None  # the decision; the engine's `gate.judge` if None
 
@@ -211,7 +213,7 @@ class Simulator:
             if keeps:
                 win = found[keeps[0][1]][0]
                 count.kept[self.kind(parent, win)] += 1
-                if self.loop.family > 1 or self.loop.set_aside:  # `Validator.record_kept`
+                if self.loop.family > 1 or self.loop.fresh:  # `Validator.record_kept`
                     chose = win.passes()
                     count.calls += self.measure(win, win.passes() + 1) + self.measure(parent, parent.passes() + 1)
                     if self.loop.set_aside:  # the passes that chose it count no more

@@ -44,25 +44,22 @@ def test_a_single_candidates_kept_delta_comes_from_a_fresh_pass(tmp_path, make_w
     assert max(passes) == gate["passes"] + 1  # one pass more than the verdict that chose it
 
 
-def test_the_passes_that_chose_a_kept_tree_are_left_out_of_its_step_point_and_next_baseline(tmp_path, make_work):
+def test_a_kept_trees_step_point_and_next_baseline_rest_on_every_pass_it_has(tmp_path, make_work):
+    # The passes that chose it stay: a baseline of the one fresh pass would let one skimmed call
+    # there make a harmful update look better (docs/gate-statistics.md, part 5).
     runs = kept_run(tmp_path, make_work, 2)
     first = next(d for d in events(runs, "decision") if d["step"] == 0)
     gate = next(g for g in events(runs, "gate") if g["step"] == 0 and g["attempt"] == first["attempt"])
     val = runs / "r" / "val"
-    tree = next(t for t in val_store.trees(val) if val_store.set_aside(val, t))
-    assert val_store.set_aside(val, tree) == gate["passes"]  # the passes that chose it
-    every = val_store.samples(val, tree, "orrery")
-    counted = every[gate["passes"] :]
-    assert val_store.counted(val, tree, "orrery") == counted and len(every) > len(counted) >= 1
-    # The step's validation point (the curve) and the next parent's "before" figure rest on those alone.
     point = next(v for v in events(runs, "val_loss") if v["point"] == "step" and v["step"] == 0)
-    assert point["samples"] == len(counted)
-    assert point["loss"] == round(statistics.fmean(float(p["loss"]) for p in counted), 4)
-    # The next micro-step's parent figure is the mean of the passes it compared: counted ones, in order
-    # (that comparison's own fresh parent pass may come after them).
+    tree = next(t for t in val_store.trees(val) if len(val_store.samples(val, t, "orrery")) == point["samples"])
+    every = val_store.samples(val, tree, "orrery")
+    assert len(every) == gate["passes"] + 1  # the passes that chose it and the fresh one
+    assert point["loss"] == round(statistics.fmean(float(p["loss"]) for p in every), 4)
+    # The next micro-step's parent figure is the mean of the passes it compared, in order, from the first.
     nxt = next(g for g in events(runs, "gate") if g["step"] == 1)
-    now = [float(p["loss"]) for p in val_store.counted(val, tree, "orrery")]
-    prefixes = {round(statistics.fmean(now[:j]), 4) for j in range(1, len(now) + 1)}
+    now = [float(p["loss"]) for p in val_store.samples(val, tree, "orrery")]
+    prefixes = {round(statistics.fmean(now[:j]), 4) for j in range(len(every), len(now) + 1)}
     assert nxt["before"] in prefixes, (nxt["before"], prefixes)
 
 
