@@ -204,6 +204,26 @@ def test_the_estimate_counts_the_calls_an_offline_run_with_the_gate_makes(make_w
     assert made["validation"] == made["validation loss"] <= 13
 
 
+def test_a_varying_writer_pays_a_fresh_pass_each_side_for_every_kept_update(make_work, tmp_path, monkeypatch) -> None:
+    import skilltui.estimate.text as text
+
+    works = [make_work("kestrel", 6), make_work("lantern", 4)]
+    val = make_work("moor", 4)
+    argv = ["train", "--backend", "offline", "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
+    argv += ["--val-work", str(val), "--gate", "--group-size", "1", "--epochs", "2", "--estimate"]
+    argv += [a for w in works for a in ("--work", str(w))]
+    seen: list[dict] = []
+    monkeypatch.setattr(text, "estimate_lines", lambda forecast: seen.append(forecast) or [])
+
+    def validation_calls(*extra: str) -> int:
+        assert main([*argv, *extra]) == 0
+        return next(r["calls"] for r in seen.pop()["rows"] if r["role"] == "validation")
+
+    exact = validation_calls()
+    # 10 micro-steps and 2 consolidations, each kept (the estimate's assumption): 2 passes more each.
+    assert validation_calls("--offline-noise", "0.1") == exact + 2 * 12 == 37
+
+
 def test_an_agent_call_is_billed_turn_by_turn_with_and_without_the_cache() -> None:
     from skilltui.estimate.sizes import agent_call
 

@@ -45,8 +45,9 @@ ASSUMED = (
     f"the writer reads every note once and writes episodes as long as the human ones, in 3 turns; "
     f"a loss or reduce report is {REPORT_TOKENS} tokens; a backward agent reads its evidence and the "
     f"notes, writes one note of {NOTE_TOKENS} tokens and commits, in 4 turns, and every micro-step is "
-    f"kept on the first attempt and changes the notes (so, with --gate, is validated); each tool call adds "
-    f"{TURN_TOKENS} tokens of output"
+    f"kept on the first attempt and changes the notes (so, with --gate, is validated); the gate decides at "
+    f"its first look, and a writer that varies pays a fresh pass each side for each kept update; each tool "
+    f"call adds {TURN_TOKENS} tokens of output"
 )
 
 
@@ -114,6 +115,7 @@ class Planner:
                         self._backward(group, first, last)
                         if s.gate:
                             self._validate()
+                    self._record_kept()
                     self._grow()
                 # With the gate, the step's point measures the notes its last micro-step left, already measured.
                 if self.val_works and not s.gate:
@@ -124,6 +126,7 @@ class Planner:
                     self._consolidate()
                     if s.gate:
                         self._validate()
+                self._record_kept()
             if s.test_every == "epoch" or epoch == s.epochs - 1:
                 self._test(sides=2)  # the trained pool and the start pool, paired
         return self.roles
@@ -261,6 +264,18 @@ class Planner:
         for _ in range(sides * self.s.test_repeats):
             for work in self.test_works:
                 self._forward(work, 0, 0, 1, n, role="test")
+
+    def _record_kept(self) -> None:
+        """A kept update's fresh pass on each side (`Validator.record_kept`), unless one pass is exact.
+
+        Only the offline writer without noise writes the same scripts every time; any other
+        writer's kept update is recorded from passes that did not choose it.
+        """
+        s = self.s
+        exact = s.backend == "offline" and s.offline_noise <= 0 and s.offline_noise_call <= 0
+        if s.gate and self.val_works and not exact:
+            self._validate()
+            self._validate()
 
     def _validate(self) -> None:
         n = self.s.episodes_per_step
