@@ -165,18 +165,10 @@ class StepBatch:
         return {ids[cid]: result for cid, result in results.items()}
 
     def _emit(self, batch_id: str, state: str, status: BatchStatus | None = None, processing: int = 0) -> None:
-        if status is None:  # only what is known: the requests sent, if any
-            self.bus.emit(
-                ev.BatchState(
-                    epoch=self.epoch,
-                    step=self.step,
-                    purpose=self.purpose,
-                    batch_id=batch_id,
-                    state=state,
-                    processing=processing,
-                )
-            )
-            return
+        """Where the batch stands; without a status only what is known (the requests sent, if any)."""
+        counts = (processing, 0, 0, 0, 0)
+        if status is not None:
+            counts = (status.processing, status.succeeded, status.errored, status.expired, status.canceled)
         self.bus.emit(
             ev.BatchState(
                 epoch=self.epoch,
@@ -184,11 +176,11 @@ class StepBatch:
                 purpose=self.purpose,
                 batch_id=batch_id,
                 state=state,
-                processing=status.processing,
-                succeeded=status.succeeded,
-                errored=status.errored,
-                expired=status.expired,
-                canceled=status.canceled,
+                processing=counts[0],
+                succeeded=counts[1],
+                errored=counts[2],
+                expired=counts[3],
+                canceled=counts[4],
             )
         )
 
