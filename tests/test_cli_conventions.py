@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pty
 import shutil
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -95,3 +99,14 @@ def test_a_piped_runs_table_takes_its_width_from_columns(tmp_path: Path, make_wo
     assert 110 < widest("150") <= 150
     # Without COLUMNS a pipe still gets room for the table (Rich alone would squeeze it into 80).
     assert widest(None) > 110
+    # Piped to a pager in a terminal (`runs | less`), the terminal on stderr is the reader's width.
+    reader, terminal = pty.openpty()
+    try:
+        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 90, 0, 0))
+        listing = [sys.executable, "-m", "skilltui", "runs", "--runs-dir", str(runs)]
+        out = subprocess.run(listing, env=env, stdout=subprocess.PIPE, stderr=terminal, text=True, check=True).stdout
+    finally:
+        os.close(reader)
+        os.close(terminal)
+    assert max(len(line) for line in out.splitlines()) <= 90, out
+    assert all(run.name in out for run in runs.iterdir() if run.is_dir()), out  # every run still listed
