@@ -285,3 +285,21 @@ def test_eval_on_a_work_the_pool_trained_on_warns_that_it_is_not_held_out(tmp_pa
     assert f"--work fell is one of {runs / 'one'}'s selection works" in capsys.readouterr().err
     assert main([*base, "--pool", str(runs / "one"), "--work", str(held)]) == 0
     assert "warning" not in capsys.readouterr().err  # a work the run never saw
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_test_point_recorded_but_not_told_before_a_kill_is_told_on_resume(tmp_path, make_work):
+    from tests.support.faults import run_again, run_killed
+
+    runs = tmp_path / "runs"
+    argv = ["train", "--auto", "--backend", "offline", "--runs-dir", str(runs), "--run-id", "r", "--steps", "1"]
+    argv += ["--work", str(make_work("quay", 2)), "--test-work", str(make_work("moor", 2))]
+    # Killed just after the start point's record is written, before its event is.
+    point = "skilltui.engine.validation.test_points:write_json"
+    assert run_killed(point, 1, argv, when="after") == -9, "the point was never reached"
+    assert (runs / "r" / "test" / "points" / "start.json").exists()
+    assert points_of(runs) == []
+    again = run_again(argv)
+    assert again.returncode == 0, again.stderr
+    assert [p["point"] for p in points_of(runs)] == ["start", "e0"]  # each told once

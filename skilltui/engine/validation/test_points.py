@@ -23,9 +23,11 @@ session's luck; the interval is the test split's statistics (`test_split.paired_
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from ...model import events as ev
 from ...model.at import At
+from ...model.parse import parse_event, read_run
 from ...store import val_store
 from ...store.run_folder import read_json, write_json
 from ..data.works import Work
@@ -68,6 +70,9 @@ class TestPoints:
         name = "start" if epoch is None else f"e{epoch}"
         marker = self.root / "points" / f"{name}.json"
         if marker.exists():
+            untold = await asyncio.to_thread(self._untold, name, marker)
+            if untold is not None:
+                self.ctx.bus.emit(untold)
             return
         self._at = At(epoch or 0, 0)
         start = await asyncio.to_thread(self._start_commit)
@@ -111,6 +116,13 @@ class TestPoints:
         )
         await asyncio.to_thread(write_json, marker, event.to_dict())
         self.ctx.bus.emit(event)
+
+    def _untold(self, name: str, marker: Path) -> ev.Event | None:
+        """A point recorded but never told (the run stopped between its record and its event): its event."""
+        told = read_run(self.ctx.run.events_path).events
+        if any(isinstance(e, ev.TestMeasured) and e.point == name for e in told):
+            return None
+        return parse_event(read_json(marker))
 
     async def _side(self, commit: str, point: str, label: str) -> Side:
         tree = await asyncio.to_thread(self.ctx.run.pool.git, "rev-parse", f"{commit}^{{tree}}")
