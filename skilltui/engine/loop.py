@@ -91,16 +91,9 @@ class Trainer:
         self._stop_reason: str | None = None
         # Validation and the test points share one bound (they never run at once); a stop ends either.
         limit, fatal = asyncio.Semaphore(self.settings.workers), (RunStopped, FatalBackendError)
-        self.validator = (
-            Validator(self.ctx, opened.val_works, wait=self._gate, limit=limit, fatal=fatal)
-            if opened.val_works
-            else None
-        )
-        self.tests = (
-            TestPoints(self.ctx, opened.test_works, wait=self._gate, limit=limit, fatal=fatal)
-            if opened.test_works
-            else None
-        )
+        val, test = opened.val_works, opened.test_works
+        self.validator = Validator(self.ctx, val, wait=self._gate, limit=limit, fatal=fatal) if val else None
+        self.tests = TestPoints(self.ctx, test, wait=self._gate, limit=limit, fatal=fatal) if test else None
 
     # -- control from outside (the app, a signal) ------------------------------------------
 

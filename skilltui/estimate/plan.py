@@ -15,8 +15,6 @@ output is the human episodes' length, since it writes the same episodes.
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +30,7 @@ from ..engine.stages.batching import make_groups
 from ..engine.stages.passes import forward_prompt, note_policy, pool_context, story_lead
 from ..pool.notes import Pool
 from .power import gate_statement
-from .sizes import CallSize, agent_call, text_call
+from .sizes import CallSize, agent_call, text_call, tool_tokens
 
 # What a call adds beyond its prompt, where only a model could say.
 TURN_TOKENS = 60  # the words around each tool call: a path, a remark
@@ -149,7 +147,7 @@ class Planner:
 
     def _base(self, role: str, *texts: str) -> int:
         """An agent call's first input: its system prompt, its texts and its tool definitions."""
-        tools = _tools(role, self.s.backend_for(role))
+        tools = tool_tokens(role, self.s.backend_for(role))
         return count_tokens(self._system(role)) + sum(count_tokens(t) for t in texts) + tools
 
     def _forward(self, work: Work, epoch: int, step: int, first: int, last: int, *, role: str) -> None:
@@ -291,31 +289,6 @@ def _start_pool(settings: Settings) -> tuple[int, list[tuple[str, str]]]:
     donor = Pool(settings.init_pool)
     texts = {rel: (donor.root / rel).read_text(encoding="utf-8") for rel in donor.note_paths()}
     return sum(count_tokens(t) for t in texts.values()), list(donor.headers())
-
-
-def _tools(role: str, backend: str) -> int:
-    """Tokens of the tool definitions the anthropic and openai backends send (the offline one sends none)."""
-    # A consolidation is sent the backward agent's tools.
-    if backend not in ("anthropic", "openai"):
-        return 0
-    return _tool_tokens(backend).get("backward" if role == "consolidate" else role, 0)
-
-
-@functools.cache
-def _tool_tokens(backend: str) -> dict[str, int]:
-    """The tool definitions an agent call sends on every turn (imported late: the anthropic SDK is big)."""
-    if backend == "openai":
-        from ..agents.openai_tools import COMMIT_TOOL, FILE_TOOLS, HISTORY_TOOLS
-
-        forward = list(FILE_TOOLS)
-    else:
-        from ..agents.anthropic_backend import COMMIT_TOOL, DELETE_TOOL, EDITOR_TOOL, HISTORY_TOOLS
-
-        forward = [EDITOR_TOOL, DELETE_TOOL]
-    return {
-        "forward": count_tokens(json.dumps(forward)),
-        "backward": count_tokens(json.dumps([*forward, COMMIT_TOOL, *HISTORY_TOOLS])),
-    }
 
 
 ORDER = ("forward", "loss", "reduce", "backward", "consolidate", "validation", "validation loss", "test")

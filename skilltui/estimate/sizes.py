@@ -15,10 +15,13 @@ each model's own cache rates apply as they would on the bill.
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
 
 from ..agents import pricing
 from ..agents.base import Usage
+from ..core.tokens import count_tokens
 
 TURN_SECONDS = 2.0  # the time to a request's first token, per turn
 # Output tokens per second by model family, for the wall time; an assumption printed with it.
@@ -88,3 +91,28 @@ def text_call(
     else:
         usage = Usage(input_tokens=base + lead, output_tokens=output)
     return CallSize(base + lead, output, usage, 1, lead_ttl or "5m")
+
+
+def tool_tokens(role: str, backend: str) -> int:
+    """Tokens of the tool definitions the anthropic and openai backends send (the offline one sends none)."""
+    # A consolidation is sent the backward agent's tools.
+    if backend not in ("anthropic", "openai"):
+        return 0
+    return _definitions(backend).get("backward" if role == "consolidate" else role, 0)
+
+
+@functools.cache
+def _definitions(backend: str) -> dict[str, int]:
+    """The tool definitions an agent call sends on every turn (imported late: the anthropic SDK is big)."""
+    if backend == "openai":
+        from ..agents.openai_tools import COMMIT_TOOL, FILE_TOOLS, HISTORY_TOOLS
+
+        forward = list(FILE_TOOLS)
+    else:
+        from ..agents.anthropic_backend import COMMIT_TOOL, DELETE_TOOL, EDITOR_TOOL, HISTORY_TOOLS
+
+        forward = [EDITOR_TOOL, DELETE_TOOL]
+    return {
+        "forward": count_tokens(json.dumps(forward)),
+        "backward": count_tokens(json.dumps([*forward, COMMIT_TOOL, *HISTORY_TOOLS])),
+    }

@@ -135,9 +135,7 @@ class ToolUsed(ByAgent, kind="tool", retired={"ok"}):
     tool: str
     path: str
     error: str | None = None
-    # A backward attempt's number: K candidates of one group read the same notes at the same
-    # moment, and two equal lines would be read as one written twice.
-    attempt: int | None = None
+    attempt: int | None = None  # a backward attempt's: K candidates reading one note at once are K events
 
     @property
     def ok(self) -> bool:
@@ -204,8 +202,7 @@ class MicroStep(AtAttempt, kind="micro_step"):
     lint_ok: bool
     patch: str
     message: str = ""
-    # The pool's size in tokens (core.tokens) when the attempt began and after its commit;
-    # None in runs recorded before --pool-budget existed.
+    # The pool's size in tokens (core.tokens) as the attempt began and after its commit; None before --pool-budget.
     pool_tokens_before: int | None = None
     pool_tokens: int | None = None
     # "update" (a group's backward pass) or "consolidation" (an epoch's end); older runs: update.
@@ -332,9 +329,8 @@ class GateChecked(AtAttempt, kind="gate", retired={"tolerance"}):
     `works` is how many validation works the two means share; `cost_usd` what the extra
     validation calls cost. Since the interval rule: `n` paired deltas, their mean `delta`, the
     interval `low`..`high` at `level` (each look's; `confidence` is the decision's), `passes` per
-    side; older runs recorded none of these and read with the defaults. Runs before format 1 also
-    wrote a `tolerance`: 0 under the interval rule, the consolidation's margin (in `reason`) for a
-    consolidation; it is retired.
+    side; older runs recorded none of these and read with the defaults. The retired `tolerance`
+    of runs before format 1 was 0, or a consolidation's margin (which `reason` says).
     """
 
     before: float | None
