@@ -148,7 +148,8 @@ def paired_delta(
     before = math.fsum(weight[w] * math.fsum(before_m[w]) / len(before_m[w]) for w in works)
     after = math.fsum(weight[w] * math.fsum(after_m[w]) / len(after_m[w]) for w in works)
     delta = after - before
-    own = {w: spreads_of(parent).get(w, Spread()) + spreads_of(candidate).get(w, Spread()) for w in works}
+    mine, theirs = spreads_of(parent), spreads_of(candidate)
+    own = {w: mine.get(w, Spread()) + theirs.get(w, Spread()) for w in works}
     past = {w: history if isinstance(history, Spread) else (history or {}).get(w, Spread()) for w in works}
     spread = {w: own[w] + past[w] for w in works}
     borrowed = sum(past.values(), Spread()) if not isinstance(history, Spread) else history

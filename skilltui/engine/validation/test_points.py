@@ -52,6 +52,7 @@ class TestPoints:
         s = ctx.settings
         self.ctx, self.fatal = ctx, fatal
         self.root = ctx.run.root / "test"
+        self._told: set[str] | None = None  # the points the event log tells, once read
         self.works = sorted(works, key=lambda w: w.name)
         self.passes = s.test_repeats
         self.deterministic = ctx.calls.backend.deterministic
@@ -118,10 +119,17 @@ class TestPoints:
         self.ctx.bus.emit(event)
 
     def _untold(self, name: str, marker: Path) -> ev.Event | None:
-        """A point recorded but never told (the run stopped between its record and its event): its event."""
-        told = read_run(self.ctx.run.events_path).events
-        if any(isinstance(e, ev.TestMeasured) and e.point == name for e in told):
+        """A point recorded but never told (the run stopped between its record and its event): its event.
+
+        The log is read once a session, at the first recorded point: what this session tells
+        it is told by `measure` itself.
+        """
+        if self._told is None:
+            events = read_run(self.ctx.run.events_path).events
+            self._told = {e.point for e in events if isinstance(e, ev.TestMeasured)}
+        if name in self._told:
             return None
+        self._told.add(name)
         return parse_event(read_json(marker))
 
     async def _side(self, commit: str, point: str, label: str) -> Side:
