@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from skilltui.apps.train.screens.candidates import figures
 from skilltui.apps.train.screens.review import gate_line
 from skilltui.engine.update.micro_step import gate_figures
 from skilltui.engine.update.rejected import rejected_line
@@ -42,7 +43,16 @@ def rejected_text(v: GateVerdict) -> str:
     return rejected_line(record)
 
 
-VIEWS = {"review screen": review_text, "commit trailer": val_value, "rejected list": rejected_text}
+def candidates_text(v: GateVerdict) -> str:
+    return figures(v).plain
+
+
+VIEWS = {
+    "review screen": review_text,
+    "commit trailer": val_value,
+    "rejected list": rejected_text,
+    "candidates screen": candidates_text,
+}
 
 
 @pytest.mark.parametrize("view", sorted(VIEWS))

@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ....model.review import CandidateView, GateVerdict, ReviewRequest
+from ....model.review import CandidateView, GateVerdict, ReviewRequest, interval_text
 from ...shared import keymap
 from ...shared.widgets.diff_view import DiffView
 
@@ -37,13 +37,16 @@ def candidate_row(c: CandidateView, *, shown: bool = False) -> Content:
 
 
 def figures(g: GateVerdict | None) -> Content:
-    """`Δ -0.041 [-0.060, -0.022] keep`, or `not measured` when the candidate had no verdict."""
+    """`Δ -0.041 [-0.060, -0.022] at 98.6% keep`, or `not measured` when the candidate had no verdict.
+
+    The interval is labelled by `interval_text`, the one label every view uses, so it says the
+    level it was computed at (each look's, Bonferroni over the candidates), not the decision's.
+    """
     if g is None or g.before is None or g.after is None or g.advice == "none":
         return Content.styled("not measured", "$foreground-muted")
     delta = g.delta if g.delta is not None else g.after - g.before
-    spread = f" [{g.low:+.3f}, {g.high:+.3f}]" if g.low is not None and g.high is not None else ""
     style = "$text-success" if g.advice == "keep" else "$text-error"
-    return Content.assemble(f"Δ {delta:+.3f}{spread} ", (g.advice, style))
+    return Content.assemble(f"Δ {delta:+.3f} {interval_text(g.low, g.high, g.level)} ", (g.advice, style))
 
 
 class CandidatesScreen(ModalScreen[None]):
