@@ -4,10 +4,14 @@ K folds of one crossval share training works, the validation work, the start poo
 writer, so their test deltas are positively correlated. This simulates the fold deltas
 thousands of times and asks `engine.validation.crossval.across_folds` (the one function the
 command reports with) for its two intervals, against the plain t across folds it replaced
-(variance s²/K), measured in the same run:
+(variance s²/K), all on the same draws:
 
 - *the mean's interval* holds the procedure's expected delta (the truth, 0 here);
 - *a new work's interval* holds the delta of one more work trained and tested the same way.
+
+Each interval is asked for twice: at the correlation it assumes by default (Nadeau and
+Bengio's n_test/n_train, rho = 1/K with one work a fold), and at the folds' true correlation
+stated (`--fold-correlation`), which the simulation knows and a user has to judge.
 
 Two models of the folds, one work per fold (leave one work out, N = K works):
 
@@ -17,9 +21,11 @@ Two models of the folds, one work per fold (leave one work out, N = K works):
   review's setting. A new work has its own c (the procedure run again) and its own u.
 - *shared works*: each work j has a contribution a_j to what a pool trained on it learns
   and an effect b_j of notes on it; fold k's delta is the mean of a over its training works
-  + b of its test work + its run's own luck e_k; the correlation comes from the overlap.
+  + b of its test work + its run's own luck e_k; the correlation comes from the overlap:
+  cov = (K-2) sd_a²/(K-1)², var = sd_a²/(K-1) + sd_b² + sd_e², rho = cov/var.
 
-Each rate is over `--reps` crossvals with a 95% exact binomial interval (scipy.stats).
+Each rate is over `--reps` crossvals with a 95% exact binomial interval (scipy.stats). The
+output is the Markdown docs/benchmarks.md shows.
 
     python bench/bench_crossval_coverage.py [--reps 20000] [--confidence 0.9] [--seed 0]
 """
@@ -29,6 +35,8 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -41,10 +49,10 @@ def figure(delta: float) -> TestFigure:
     return TestFigure(0.5, 0.5 + delta, delta, None, None, 0.9, 1, 2, 2)
 
 
-def naive(deltas: list[float], confidence: float) -> tuple[float, float]:
+def naive(deltas: list[float], t: float) -> tuple[float, float]:
     """The interval crossval printed before: Student's t on the fold deltas, variance s²/K."""
     k, mean = len(deltas), statistics.fmean(deltas)
-    half = stats.t.ppf((1 + confidence) / 2, k - 1) * statistics.stdev(deltas) / math.sqrt(k)
+    half = t * statistics.stdev(deltas) / math.sqrt(k)
     return mean - half, mean + half
 
 
@@ -63,26 +71,86 @@ def shared_works(rng: np.random.Generator, k: int, sd: tuple[float, float, float
     return folds, float(new)
 
 
+def shared_works_rho(k: int, sd: tuple[float, float, float]) -> float:
+    """The shared-works folds' exchangeable correlation: two folds' training sets share K - 2 works."""
+    sd_a, sd_b, sd_e = sd
+    cov = (k - 2) * sd_a**2 / (k - 1) ** 2
+    return cov / (sd_a**2 / (k - 1) + sd_b**2 + sd_e**2)
+
+
 def rate(hits: int, n: int) -> str:
     ci = stats.binomtest(hits, n).proportion_ci(0.95, method="exact")
-    return f"{hits / n:6.1%} [{ci.low:.1%}, {ci.high:.1%}]"
+    return f"{hits / n:.1%} [{100 * ci.low:.1f}, {100 * ci.high:.1f}]"
 
 
-def run(name: str, draw, k: int, reps: int, confidence: float, rng: np.random.Generator) -> None:
-    plain = mean_in = new_in = plain_new = 0
+@dataclass(frozen=True)
+class Model:
+    """One way the folds move together: its name, its draw of K fold deltas and a new work's, its true rho."""
+
+    name: str
+    draw: Callable[[np.random.Generator, int], tuple[np.ndarray, float]]
+    rho: Callable[[int], float]
+
+
+# Hits per interval: the mean's (plain t, default, true rho stated), then a new work's.
+KINDS = ("plain", "default", "stated", "new plain", "new default", "new stated")
+
+
+def run(model: Model, k: int, reps: int, confidence: float, rng: np.random.Generator) -> dict[str, float]:
+    """Hits per interval kind, and how much wider stating the true rho makes each interval than the default."""
+    t = float(stats.t.ppf((1 + confidence) / 2, k - 1))
+    hits: dict[str, float] = dict.fromkeys(KINDS, 0)
     for _ in range(reps):
-        deltas, new = draw(rng, k)
-        found = across_folds([figure(float(d)) for d in deltas], confidence, works=k)
-        assert found is not None and found.low is not None and found.new_low is not None
-        low, high = naive(list(deltas), confidence)
-        plain += low <= 0.0 <= high
-        plain_new += low <= new <= high
-        mean_in += found.low <= 0.0 <= found.high
-        new_in += found.new_low <= new <= found.new_high
+        deltas, new = model.draw(rng, k)
+        folds = [figure(float(d)) for d in deltas]
+        low, high = naive(list(deltas), t)
+        hits["plain"] += low <= 0.0 <= high
+        hits["new plain"] += low <= new <= high
+        widths = {}
+        for kind, rho in (("default", None), ("stated", model.rho(k))):
+            f = across_folds(folds, confidence, works=k, correlation=rho)
+            assert f is not None and f.low is not None and f.high is not None
+            assert f.new_low is not None and f.new_high is not None
+            hits[kind] += f.low <= 0.0 <= f.high
+            hits[f"new {kind}"] += f.new_low <= new <= f.new_high
+            widths[kind] = (f.high - f.low, f.new_high - f.new_low)
+    # Both widths scale with the same s, so one draw's ratio is every draw's (to the rounding).
+    hits["width"] = widths["stated"][0] / widths["default"][0]
+    hits["new width"] = widths["stated"][1] / widths["default"][1]
+    return hits
+
+
+MODELS = [
+    Model(
+        "equicorrelated, rho 1/K (what n_test/n_train assumes)",
+        lambda g, k: equicorrelated(g, k, 1 / k),
+        lambda k: 1 / k,
+    ),
+    Model("equicorrelated, rho 0.3 (the review's)", lambda g, k: equicorrelated(g, k, 0.3), lambda k: 0.3),
+    Model("equicorrelated, rho 0.5", lambda g, k: equicorrelated(g, k, 0.5), lambda k: 0.5),
+    Model(
+        "shared works, sd of training, test work and run luck equal",
+        lambda g, k: shared_works(g, k, (1.0, 1.0, 1.0)),
+        lambda k: shared_works_rho(k, (1.0, 1.0, 1.0)),
+    ),
+    Model(
+        "shared works, training 3x the others",
+        lambda g, k: shared_works(g, k, (3.0, 1.0, 1.0)),
+        lambda k: shared_works_rho(k, (3.0, 1.0, 1.0)),
+    ),
+]
+
+
+def table(rows: list[tuple[str, int, float, dict[str, float]]], reps: int, prefix: str, plain: str) -> None:
     print(
-        f"{name:<34} K={k:<3} mean: plain t {rate(plain, reps)}  corrected {rate(mean_in, reps)}   "
-        f"new work: mean's plain t {rate(plain_new, reps)}  prediction {rate(new_in, reps)}"
+        f"| folds | K | true rho | {plain} | assuming Nadeau-Bengio's rho 1/K | stating the true rho "
+        "| its width / the default's |"
     )
+    print("|---|---|---|---|---|---|---|")
+    for i, (name, k, rho, hits) in enumerate(rows):
+        cells = [rate(int(hits[prefix + kind]), reps) for kind in ("plain", "default", "stated")]
+        shown = name if i == 0 or rows[i - 1][0] != name else ""
+        print(f"| {shown} | {k} | {rho:.3f} | {' | '.join(cells)} | {hits[prefix + 'width']:.2f} |")
 
 
 def main() -> None:
@@ -92,36 +160,23 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    print(f"coverage at a stated {args.confidence:.0%}, {args.reps} crossvals each (95% exact intervals)")
-    for k in (3, 5, 10):
-        run(
-            f"equicorrelated, rho 1/K = {1 / k:.2f}",
-            lambda g, k: equicorrelated(g, k, 1 / k),
-            k,
-            args.reps,
-            args.confidence,
-            rng,
-        )
-    for k in (3, 5, 10):
-        run("equicorrelated, rho 0.30", lambda g, k: equicorrelated(g, k, 0.3), k, args.reps, args.confidence, rng)
-    for k in (3, 5, 10):
-        run(
-            "shared works, sd a=b=e",
-            lambda g, k: shared_works(g, k, (1.0, 1.0, 1.0)),
-            k,
-            args.reps,
-            args.confidence,
-            rng,
-        )
-    for k in (3, 5, 10):
-        run(
-            "shared works, training-led a=3",
-            lambda g, k: shared_works(g, k, (3.0, 1.0, 1.0)),
-            k,
-            args.reps,
-            args.confidence,
-            rng,
-        )
+    rows = [(m.name, k, m.rho(k), run(m, k, args.reps, args.confidence, rng)) for m in MODELS for k in (3, 5, 10)]
+    print(
+        f"Coverage at a stated {args.confidence:.0%}, {args.reps} crossvals a row, exact binomial 95% intervals; "
+        "every column of a row on the same draws.\n"
+    )
+    print("The mean's interval, holding the procedure's expected delta:\n")
+    table(rows, args.reps, "", "plain t (s²/K)")
+    print("\nA new work's interval, holding one more work's delta:\n")
+    table(rows, args.reps, "new ", "the mean's plain t")
+    worst = {
+        label: max(abs(hits[kind] / args.reps - args.confidence) for *_, hits in rows)
+        for label, kind in (("the mean", "stated"), ("a new work", "new stated"))
+    }
+    print(
+        "\nStating the true rho, the furthest row from "
+        f"{args.confidence:.0%}: " + ", ".join(f"{label} {100 * gap:.1f} points" for label, gap in worst.items())
+    )
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ def test_a_crossval_is_one_parent_run_with_a_child_per_fold(tmp_path, monkeypatc
     assert parent.info.status == "FINISHED"
     assert parent.data.metrics["crossval/mean_delta"] == pytest.approx(mean["mean"])
     assert parent.data.metrics["crossval/folds"] == 3
+    assert parent.data.metrics["crossval/correlation"] == mean["correlation"] == 0.333  # what the interval assumes
 
     # The same command again trains nothing and finds the same parent: still one.
     assert main(argv) == 0

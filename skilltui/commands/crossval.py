@@ -34,6 +34,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_train_flags(p)
     p.add_argument("--folds", type=int, required=True, metavar="K", help="folds of the works (2 or more)")
     p.add_argument("--seed", type=int, default=0, help="the seed of the fold assignment (default 0)")
+    p.add_argument(
+        "--fold-correlation",
+        type=float,
+        metavar="RHO",
+        help="the correlation between folds' test deltas that the mean's and a new work's intervals assume, "
+        "at least 0 and below 1 (default Nadeau-Bengio's n_test/n_train, about 1/K). The folds share "
+        "training works, the validation work, the start pool and the writer, which no fold's delta shows; "
+        "if these move them together more, state more: a higher value widens both intervals",
+    )
     p.add_argument("--json", action="store_true", help="print the folds and the mean as JSON at the end")
 
 
@@ -43,13 +52,14 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     The works are dealt into K folds (a fixed assignment from --seed, printed and kept). For
     each fold a run trains on the other works with the fold as its --test-work; the folds
     train at once within --workers and share --max-cost. It reports each fold's paired test
-    delta with its interval and the mean delta over folds with an interval across folds.
+    delta with its interval and the mean delta over folds with an interval across folds, which
+    holds at its level only if the folds correlate as it assumes and names (--fold-correlation).
     The same command resumes every fold; a finished fold is never trained again. The folds
     have no review screen: every update is approved by the automatic reviewer, so --auto is
     required (as it is for `train` without a terminal); --estimate needs none.
     """
     from ..engine.data.works import load_works
-    from ..engine.validation.crossval import assign_folds
+    from ..engine.validation.crossval import assign_folds, check_fold_correlation
     from ..estimate.plan import estimate_run
     from ..estimate.text import estimate_lines
     from .tracking import spec_from
@@ -58,6 +68,7 @@ def cmd_crossval(args: argparse.Namespace) -> int:
 
     base = settings_from(args)
     base.check()
+    check_fold_correlation(args.fold_correlation)
     if not args.estimate:
         require_auto("crossval", base.auto)
     spec_from(args)  # --mlflow without the extra is refused before anything is written
@@ -161,7 +172,8 @@ def _train_and_report(root: Path, plans: list[FoldPlan], args: argparse.Namespac
     unfinished = [r.fold for r in rows if r.status != "finished"]
     works = sum(len(names) for _, names, *_ in plans)
     finished = [r.figure for r in rows if r.figure and r.in_mean]
-    mean = across_folds(finished, base_confidence(plans), works=works, left_out=tuple(unfinished))
+    confidence, rho = base_confidence(plans), args.fold_correlation
+    mean = across_folds(finished, confidence, works=works, left_out=tuple(unfinished), correlation=rho)
     if args.json:
         out = [r.to_dict() for r in rows]
         print(json.dumps({"folder": str(root), "folds": out, "mean": mean.to_dict() if mean else None}, indent=1))

@@ -45,7 +45,8 @@ def parent_run(client: MlflowClient, experiment_id: str, folder: Path) -> str:
 
 
 def log_across_folds(spec: TrackingSpec, folder: Path, mean: Any, finished: bool) -> None:
-    """The procedure's figures on the parent run (`crossval/mean_delta`, its interval, a new work's, the folds)."""
+    """The procedure's figures on the parent run (`crossval/mean_delta`, its interval, a new work's, the folds,
+    and `crossval/correlation`, the fold correlation the intervals assume, without which they cannot be read)."""
     client = MlflowClient(tracking_uri=spec.uri)
     experiment = client.get_experiment_by_name(spec.experiment or experiment_of(folder))
     if experiment is None:
@@ -54,6 +55,7 @@ def log_across_folds(spec: TrackingSpec, folder: Path, mean: Any, finished: bool
     if mean is not None:
         figures = {"mean_delta": mean.mean, "low": mean.low, "high": mean.high, "folds": mean.folds}
         figures |= {"new_low": mean.new_low, "new_high": mean.new_high}  # where one new work may land
+        figures["correlation"] = mean.correlation  # the fold correlation both intervals assume
         for name, value in figures.items():
             if value is not None:
                 client.log_metric(parent, f"crossval/{name}", float(value))

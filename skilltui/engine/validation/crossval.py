@@ -7,11 +7,18 @@ fold's paired test delta with its interval, then two figures across folds:
 - **The mean**, with the Nadeau-Bengio corrected variance: the folds share training works,
   the validation work, the start pool and the writer, so their deltas move together, and a
   plain t on them (variance s²/K) is too narrow, more so the more folds
-  (bench/bench_crossval_coverage.py). The variance is s² (1/K + n_test/n_train) instead, on
-  K - 1 degrees of freedom.
+  (bench/bench_crossval_coverage.py). The variance is s² (1/K + r) instead, on K - 1 degrees
+  of freedom, where r = rho / (1 - rho) for a correlation rho between folds.
 - **A new work**: a prediction interval, the range one more work may land in. It adds the
   new work's own spread to the mean's: the mean's interval says where the procedure's
   average is, not where the next work will be.
+
+Both rest on an assumed rho, and say which. Nothing computed from K fold deltas can see what
+all folds share (s² sees only the part each fold has alone), so the correlation is an
+assumption, not a measurement: by default Nadeau and Bengio's r = n_test/n_train (rho about
+1/K with one work a fold), or the one the user states (`--fold-correlation`). The interval
+holds at its level when the folds correlate as assumed, and is too narrow when they
+correlate more.
 
 Only finished folds count. A fold that stopped or failed has a last test point measured on
 a pool it had not finished training; mixing it in would average two procedures, so it is
@@ -48,25 +55,46 @@ def assign_folds(names: list[str], folds: int, seed: int) -> list[list[str]]:
     return [sorted(order[k::folds]) for k in range(folds)]
 
 
+def check_fold_correlation(rho: float | None) -> None:
+    """Refuse a stated fold correlation outside [0, 1): at 1 the folds are one measurement and
+    r = rho / (1 - rho) has no value; below 0 says the folds cancel out, which what they share
+    (training works, the validation work, the start pool, the writer) does not do."""
+    if rho is not None and not 0 <= rho < 1:
+        raise UsageError(
+            f"--fold-correlation {rho:g}: give the correlation you assume between folds' deltas, "
+            "at least 0 and below 1 (e.g. 0.3)"
+        )
+
+
 @dataclass(frozen=True)
 class AcrossFolds:
-    """The procedure's figures: the mean of the finished folds' deltas, its interval, and a new work's."""
+    """The procedure's figures: the mean of the finished folds' deltas, its interval, and a new work's.
+
+    `correlation` is the rho between folds both intervals assume; they hold at `confidence`
+    only if the folds correlate that much, which no fold delta can show, so the line says it.
+    """
 
     mean: float
     low: float | None  # the mean's interval; None with fewer than two finished folds
     high: float | None
     confidence: float
     folds: int  # finished folds measured, the ones the figures rest on
+    correlation: float  # the assumed rho between folds' deltas (Nadeau-Bengio's unless stated)
     new_low: float | None = None  # where one new work's delta may land (a prediction interval)
     new_high: float | None = None
     left_out: tuple[str, ...] = ()  # folds not finished: named, not mixed into the mean
 
     def text(self) -> str:
-        """`crossval: mean test Δ -0.60 [-0.95, -0.25] at 90%, a new work [-1.31, +0.11], folds 3`."""
+        """The line crossval ends with; the level holds only at the correlation it names:
+
+        `crossval: mean test Δ -0.603 [-0.944, -0.262] at 90% if folds correlate 0.33, a new work
+        [-1.173, -0.032], folds 3`.
+        """
         if self.low is None or self.high is None:
             interval = "[needs 2 or more finished folds]"
         else:
             interval = f"[{self.low:+.3f}, {self.high:+.3f}] at {self.confidence:.0%}"
+            interval += f" if folds correlate {self.correlation:.2f}"
             if self.new_low is not None and self.new_high is not None:
                 interval += f", a new work [{self.new_low:+.3f}, {self.new_high:+.3f}]"
         left = f"; {', '.join(self.left_out)} not finished: left out" if self.left_out else ""
@@ -78,24 +106,37 @@ class AcrossFolds:
 
 
 def across_folds(
-    figures: list[TestFigure], confidence: float, *, works: int, left_out: tuple[str, ...] = ()
+    figures: list[TestFigure],
+    confidence: float,
+    *,
+    works: int,
+    left_out: tuple[str, ...] = (),
+    correlation: float | None = None,
 ) -> AcrossFolds | None:
     """The finished folds' mean delta, its corrected interval and a new work's; None when no fold has a figure.
 
     `works` is every work dealt into the folds, so each fold trained on `works - f.works`.
-    The mean's variance is s² (1/K + n_test/n_train) (Nadeau and Bengio 2003), n_test/n_train
-    averaged over the folds: the second term stands for the correlation rho shared training
-    gives the folds (n_test/n_train = rho / (1 - rho)), which s² alone cannot see, as s² sees
-    only (1 - rho) of a fold's spread. So one new work adds its whole spread, s² (1 + n_test/n_train)
-    for a fold's delta, times `m` for one work when a fold's delta is the mean of its m works.
+    The mean's variance is s² (1/K + r) (Nadeau and Bengio 2003): folds of spread σ² whose
+    deltas correlate rho have Var(mean) = σ² (1 - rho) (1/K + r) with r = rho / (1 - rho),
+    and s² estimates only σ² (1 - rho), the part each fold has alone. Nadeau and Bengio take
+    r = n_test/n_train, averaged over the folds here: the overlap of the training sets (rho
+    about 1/K with one work a fold). That is the default, because the fold deltas cannot
+    measure rho; `correlation` states another rho, for folds that share more (one validation
+    work, one writer). One new work adds its whole spread, s² (1 + r) for a fold's delta,
+    times `m` for one work when a fold's delta is the mean of its m works.
     """
+    check_fold_correlation(correlation)
     deltas = [f.delta for f in figures]
     if not deltas:
         return None
+    if correlation is None:
+        ratio = statistics.fmean(f.works / max(works - f.works, 1) for f in figures)
+    else:
+        ratio = correlation / (1 - correlation)
+    rho = round(ratio / (1 + ratio), 3)
     k, mean = len(deltas), statistics.fmean(deltas)
     if k < 2:
-        return AcrossFolds(round(mean, 4), None, None, confidence, k, left_out=left_out)
-    ratio = statistics.fmean(f.works / max(works - f.works, 1) for f in figures)
+        return AcrossFolds(round(mean, 4), None, None, confidence, k, rho, left_out=left_out)
     per_work = statistics.fmean(f.works for f in figures)
     t = t_quantile((1 + confidence) / 2, k - 1)
     s = statistics.stdev(deltas)
@@ -107,6 +148,7 @@ def across_folds(
         round(mean + half, 4),
         confidence,
         k,
+        rho,
         round(mean - new, 4),
         round(mean + new, 4),
         left_out,
