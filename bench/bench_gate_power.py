@@ -193,9 +193,16 @@ def shocked_mix(bank: Bank, decisions: int, seed: int) -> None:
     print("| rule | helpful kept [95%] | neutral kept [95%] | harmful kept [95%] | calls |")
     print("|---|---|---|---|---|")
     rows = (
-        ("today (a fresh pass for the figure; the choosing passes stay in the baseline)", NEW),
-        ("choosing passes set aside, a keep waiting for the parent's second pass", replace(NEW, set_aside=True)),
-        ("choosing passes set aside, MIN_PARENT 1", replace(NEW, rule=_one_parent_pass, set_aside=True)),
+        ("today (choosing passes set aside, replaced by as many fresh ones and one more)", NEW),
+        (
+            "choosing passes kept in the baseline beside the fresh one (the design before)",
+            replace(NEW, set_aside=False),
+        ),
+        ("choosing passes set aside, the fresh one alone, a keep waiting for a second", replace(NEW, topup=False)),
+        (
+            "choosing passes set aside, the fresh one alone, MIN_PARENT 1",
+            replace(NEW, rule=_one_parent_pass, topup=False),
+        ),
         ("no fresh pass", replace(NEW, fresh=False)),
     )
     for name, loop in rows:

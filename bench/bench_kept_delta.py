@@ -5,8 +5,9 @@ zero, so a kept update's passes are the lucky ones: the figure that chose it ove
 gain, its interval misses the truth more often than its level says, and the same passes,
 as the next parent's baseline, make that parent look better than it is. The fix records a
 kept delta from a fresh pass each side, which did not choose it (what `--candidates K > 1`
-already did); the passes that chose it stay in its baseline as the next parent, beside the
-fresh one (a baseline of the fresh pass alone is printed for comparison).
+already did), and sets the passes that chose it aside: as the next parent it rests on the
+fresh pass and as many fresh ones again as chose it (the choosing passes kept beside the
+fresh one, the design before, are printed for comparison).
 
 This drives the gate's real rule (`gate.judge`, `gate.plan`, `gate.Rule`) in arithmetic, as
 tests/support/gate_sim.py does: 12 episodes of sd 0.05, a shock shared by each writing
@@ -81,12 +82,13 @@ def baseline_bias(tree: Tree, base: list[list[float]], world: World) -> float:
 
 
 def simulate(effect: float, runs: int, seed: int, world: World) -> tuple[Kept, Kept, list[float], int]:
-    """The same draws recorded both ways: (before, after, the fresh pass alone as a baseline, decisions)."""
+    """The same draws recorded both ways: (before, after, the bias of a baseline that kept the choosing
+    passes beside the fresh one, decisions)."""
     rng = random.Random(seed)
     rule = Rule(world.confidence, world.max_passes)
     truth = effect * world.pass_se
     before, after, decisions = Kept(), Kept(), 0
-    fresh_only: list[float] = []
+    beside: list[float] = []
     for _ in range(runs):
         base = [[rng.uniform(0.1, 0.6) for _ in range(world.episodes)] for _ in range(world.works)]
         parent = Tree(0.4)
@@ -109,15 +111,16 @@ def simulate(effect: float, runs: int, seed: int, world: World) -> tuple[Kept, K
                 kept.level.append(v.level or 0.0)
                 if tree is not None:
                     kept.bias.append(baseline_bias(tree, base, world))
-            # after: the next parent's baseline is every pass it has, the choosing ones and the fresh one
-            # (as the engine keeps it); `fresh_only` is the set-aside design it tried and left
-            after.bias.append(baseline_bias(cand, base, world))
+            # `beside`: the choosing passes kept in the baseline beside the fresh one (the design before)
+            beside.append(baseline_bias(cand, base, world))
+            # after, as the engine does: the choosing passes set aside, the fresh one renumbered first,
+            # and as many fresh ones again as chose it (`Validator.baseline`)
             k = cand.passes()
-            alone = Tree(cand.mean)
-            alone.clusters = {(w, 1): v for (w, j), v in cand.clusters.items() if j == k}
-            fresh_only.append(baseline_bias(alone, base, world))
+            cand.clusters = {(w, 1): v for (w, j), v in cand.clusters.items() if j == k}
+            _measure(cand, k, world, base, rng)
+            after.bias.append(baseline_bias(cand, base, world))
             parent = cand
-    return before, after, fresh_only, decisions
+    return before, after, beside, decisions
 
 
 def mean_ci(values: list[float]) -> str:
@@ -146,14 +149,14 @@ def main() -> None:
         "95% intervals on every figure"
     )
     for effect in (-1.0, -2.0, -3.0):
-        before, after, fresh_only, decisions = simulate(effect, args.runs, args.seed, world)
+        before, after, beside, decisions = simulate(effect, args.runs, args.seed, world)
         print(f"effect {effect:+.0f} SE: kept {len(before.ratio)} of {decisions} decisions")
         for name, kept in (("before (the figure that chose it)", before), ("after (a fresh pass each side)", after)):
             print(
                 f"  {name:<34} delta/truth {mean_ci(kept.ratio)}   interval held the truth {held(kept)}   "
                 f"next baseline bias {mean_ci(kept.bias)} SE"
             )
-        print(f"  {'(the fresh pass alone as the next baseline)':<34} next baseline bias {mean_ci(fresh_only)} SE")
+        print(f"  {'(choosing passes beside the fresh one)':<34} next baseline bias {mean_ci(beside)} SE")
 
 
 if __name__ == "__main__":

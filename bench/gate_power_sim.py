@@ -15,8 +15,9 @@ the real loop wrote.
 A simulated run follows the engine: `decisions` micro-steps in a row, K candidates each
 from the same parent judged as `Validator.verdict` judges them (looks from one pass a side,
 the parent one ahead while no spread is measured, the history of every other tree measured
-twice or more), the kept one the best-ranked keep, with a fresh pass each side when K > 1,
-then a consolidation judged for non-inferiority at `margin`. Kinds follow KnownMoves: a
+twice or more), the kept one the best-ranked keep, with a fresh pass each side, its choosing
+passes set aside and replaced as the next parent's baseline, then a consolidation judged
+for non-inferiority at `margin`. Kinds follow KnownMoves: a
 block of helpful, harmful and neutral in a seeded order, each adding a move the pool lacks,
 dropping one it has, or changing nothing the writer uses. `shift` adds a true effect to
 every call that reads the notes, for power curves in units of one pass's standard error.
@@ -99,10 +100,12 @@ class Loop:
     effects: dict[str, float] = field(default_factory=lambda: {"helpful": -0.08, "harmful": 0.08, "neutral": 0.0})
     pooled: bool = False  # borrow one spread pooled over the works (the rule before), not each work's
     # Every kept update gets a fresh pass each side (`Validator.record_kept`); False: a fresh pass
-    # only when K > 1. `set_aside`: the passes that chose it count no more in its baseline (a
-    # design the engine tried and left: see bench_gate_power.py's part 5).
+    # only when K > 1. `set_aside`: the passes that chose it count no more, and as the next parent
+    # it starts on as many fresh passes as chose it and one more (`Validator.baseline`); `topup`
+    # False: on its one fresh pass (the design part (5) of bench_gate_power.py compares).
     fresh: bool = True
-    set_aside: bool = False
+    set_aside: bool = True
+    topup: bool = True
     rule: Callable[..., Rule] | None = None  # (confidence, looks, family, margin) -> Rule; the engine's own if None
     judge: Callable[..., Verdict] | None = None  # the decision; the engine's `gate.judge` if None
 
@@ -172,6 +175,8 @@ class Simulator:
     def decide(self, parent: Tree, cand: Tree, rule: Rule):
         """`Validator.verdict`'s loop: returns the final `Verdict` and the calls it ran."""
         passes = parent_passes = self.loop.repeats
+        if parent.aside and self.loop.topup:  # `Validator.baseline`: the chosen passes replaced by fresh ones
+            parent_passes = max(passes, parent.aside + 1)
         ran = 0
         top = self.loop.max_repeats
         while True:

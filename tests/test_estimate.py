@@ -220,8 +220,9 @@ def test_a_varying_writer_pays_a_fresh_pass_each_side_for_every_kept_update(make
         return next(r["calls"] for r in seen.pop()["rows"] if r["role"] == "validation")
 
     exact = validation_calls()
-    # 10 micro-steps and 2 consolidations, each kept (the estimate's assumption): 2 passes more each.
-    assert validation_calls("--offline-noise", "0.1") == exact + 2 * 12 == 37
+    # 10 micro-steps and 2 consolidations, each kept (the estimate's assumption): a fresh pass each side,
+    # and the kept tree's pass in place of the one that chose it, as the next parent: 3 passes more each.
+    assert validation_calls("--offline-noise", "0.1") == exact + 3 * 12 == 49
 
 
 def test_an_agent_call_is_billed_turn_by_turn_with_and_without_the_cache() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skilltui.agents.base import BackendError
+from skilltui.store import val_store
 from tests.support.scripted import ScriptedBackend, seed_pool
 from tests.support.validation import events, held_out_work, train_with
 
@@ -78,6 +79,12 @@ def test_the_kept_candidates_recorded_delta_comes_from_a_fresh_pass(tmp_path, ma
     assert "recorded from a fresh pass each, which did not choose it: Δ" in decision["reason"]
     gate = {g["attempt"]: g for g in events(runs, "gate")}[2]
     assert decision["gate_delta"] < 0 and decision["gate_delta"] != gate["delta"]
-    # Both sides ran one pass more than the verdict that chose it.
-    passes = [v["samples"] for v in events(runs, "val_loss") if v["point"] == "micro" and v["attempt"] == 2]
-    assert max(passes) == gate["passes"] + 1
+    # Both sides ran one pass more than the verdict that chose it; the kept side's passes that chose it
+    # are set aside, so its figure after the fresh pass rests on that pass alone.
+    val = runs / "r" / "val"
+    kept = next(t for t in val_store.trees(val) if val_store.set_aside(val, t))
+    assert val_store.set_aside(val, kept) == gate["passes"]
+    assert len(val_store.samples(val, kept, "orrery")) == gate["passes"] + 1
+    mine = [v for v in events(runs, "val_loss") if v["attempt"] == 2]
+    assert [v["samples"] for v in mine if v["point"] == "micro"][-1] == 1
+    assert max(v["samples"] for v in mine if v["point"] == "before") == gate["passes"] + 1

@@ -40,26 +40,34 @@ def test_a_single_candidates_kept_delta_comes_from_a_fresh_pass(tmp_path, make_w
     assert "recorded from a fresh pass each, which did not choose it: Δ" in decision["reason"]
     (gate,) = events(runs, "gate")
     assert decision["gate_delta"] != gate["delta"]
-    passes = [v["samples"] for v in events(runs, "val_loss") if v["point"] == "micro"]
-    assert max(passes) == gate["passes"] + 1  # one pass more than the verdict that chose it
+    # One pass more than the verdict that chose it, and the figure after it rests on that one alone.
+    val = runs / "r" / "val"
+    tree = next(t for t in val_store.trees(val) if val_store.set_aside(val, t))
+    assert len(val_store.samples(val, tree, "orrery")) == gate["passes"] + 1
+    last = [v for v in events(runs, "val_loss") if v["point"] == "micro"][-1]
+    assert last["samples"] == 1
 
 
-def test_a_kept_trees_step_point_and_next_baseline_rest_on_every_pass_it_has(tmp_path, make_work):
-    # The passes that chose it stay: a baseline of the one fresh pass would let one skimmed call
-    # there make a harmful update look better (docs/gate-statistics.md, part 5).
+def test_the_passes_that_chose_a_kept_tree_are_left_out_of_its_step_point_and_next_baseline(tmp_path, make_work):
     runs = kept_run(tmp_path, make_work, 2)
     first = next(d for d in events(runs, "decision") if d["step"] == 0)
     gate = next(g for g in events(runs, "gate") if g["step"] == 0 and g["attempt"] == first["attempt"])
     val = runs / "r" / "val"
-    point = next(v for v in events(runs, "val_loss") if v["point"] == "step" and v["step"] == 0)
-    tree = next(t for t in val_store.trees(val) if len(val_store.samples(val, t, "orrery")) == point["samples"])
+    tree = next(t for t in val_store.trees(val) if val_store.set_aside(val, t))
+    assert val_store.set_aside(val, tree) == gate["passes"]  # the passes that chose it
     every = val_store.samples(val, tree, "orrery")
-    assert len(every) == gate["passes"] + 1  # the passes that chose it and the fresh one
-    assert point["loss"] == round(statistics.fmean(float(p["loss"]) for p in every), 4)
-    # The next micro-step's parent figure is the mean of the passes it compared, in order, from the first.
+    counted = every[gate["passes"] :]
+    assert val_store.counted(val, tree, "orrery") == counted and len(every) > len(counted) >= 1
+    # The step's validation point (the curve) and the next parent's "before" figure rest on those alone.
+    point = next(v for v in events(runs, "val_loss") if v["point"] == "step" and v["step"] == 0)
+    assert 1 <= point["samples"] <= len(counted)
+    assert point["loss"] == round(statistics.fmean(float(p["loss"]) for p in counted[: point["samples"]]), 4)
+    # The next micro-step's parent figure is the mean of counted passes only, in order, and as many
+    # as chose it and one more: its baseline rests on as much evidence as before, none of it chosen.
     nxt = next(g for g in events(runs, "gate") if g["step"] == 1)
-    now = [float(p["loss"]) for p in val_store.samples(val, tree, "orrery")]
-    prefixes = {round(statistics.fmean(now[:j]), 4) for j in range(len(every), len(now) + 1)}
+    now = [float(p["loss"]) for p in val_store.counted(val, tree, "orrery")]
+    assert len(now) >= gate["passes"] + 1
+    prefixes = {round(statistics.fmean(now[:j]), 4) for j in range(gate["passes"] + 1, len(now) + 1)}
     assert nxt["before"] in prefixes, (nxt["before"], prefixes)
 
 

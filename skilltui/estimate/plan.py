@@ -44,7 +44,8 @@ ASSUMED = (
     f"a loss or reduce report is {REPORT_TOKENS} tokens; a backward agent reads its evidence and the "
     f"notes, writes one note of {NOTE_TOKENS} tokens and commits, in 4 turns, and every micro-step is "
     f"kept on the first attempt and changes the notes (so, with --gate, is validated); the gate decides at "
-    f"its first look, and a writer that varies pays a fresh pass each side for each kept update; each tool "
+    f"its first look, and a writer that varies pays a fresh pass each side for each kept update and one more "
+    f"of the kept notes in place of the pass that chose them; each tool "
     f"call adds {TURN_TOKENS} tokens of output"
 )
 
@@ -264,16 +265,18 @@ class Planner:
                 self._forward(work, 0, 0, 1, n, role="test")
 
     def _record_kept(self) -> None:
-        """A kept update's fresh pass on each side (`Validator.record_kept`), unless one pass is exact.
+        """A kept update's fresh pass on each side (`Validator.record_kept`), unless one pass is exact,
+        and the kept tree's pass in place of the one that chose it (`Validator.baseline`).
 
         Only the offline writer without noise writes the same scripts every time; any other
-        writer's kept update is recorded from passes that did not choose it.
+        writer's kept update is recorded from passes that did not choose it, and as the next
+        parent it is measured afresh as often as it was chosen on (once: the first look decides).
         """
         s = self.s
         exact = s.backend == "offline" and s.offline_noise <= 0 and s.offline_noise_call <= 0
         if s.gate and self.val_works and not exact:
-            self._validate()
-            self._validate()
+            for _ in range(3):
+                self._validate()
 
     def _validate(self) -> None:
         n = self.s.episodes_per_step

@@ -12,11 +12,17 @@ val/pool-<tree>/pass<k>/works|loss/     pass k >= 2
 So a resumed run, or a gate that comes back to the same notes, reads the samples it has
 instead of paying for them again, and a tree can be measured whatever the live pool holds
 (the gate's parent while the pool holds the candidate, a resumed step's notes).
+
+The passes that chose a kept tree (the gate kept it because they looked good) are set aside
+(`val/pool-<tree>/set_aside.json`, how many of its first passes): they stay on disk, and
+`counted` leaves them out, so the tree's later figures (its step's point, its baseline as the
+next parent) rest only on passes that did not choose it.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import tarfile
 from pathlib import Path
@@ -85,3 +91,20 @@ def samples(root: Path, tree: str, work: str) -> list[dict]:
             return found
         found.append(read_json(scores))
         k += 1
+
+
+def set_aside(root: Path, tree: str) -> int:
+    """How many of `tree`'s first passes chose it when the gate kept it: left out of what it counts (0: none)."""
+    marker = pass_dir(root, tree, 1) / "set_aside.json"
+    return int(read_json(marker)["passes"]) if marker.exists() else 0
+
+
+def set_aside_passes(root: Path, tree: str, passes: int) -> None:
+    """Leave `tree`'s first `passes` out of its counted samples from now on (never fewer than before)."""
+    if passes > set_aside(root, tree):
+        write_atomic(pass_dir(root, tree, 1) / "set_aside.json", json.dumps({"passes": passes}))
+
+
+def counted(root: Path, tree: str, work: str) -> list[dict]:
+    """`work`'s samples on `tree` that count: every finished pass but the ones set aside (blocking)."""
+    return samples(root, tree, work)[set_aside(root, tree) :]

@@ -19,8 +19,9 @@ writes every episode worse). The gate's arithmetic (`stats.py`) counts a writing
   freedom decides nothing (two passes that agreed by chance would make it tiny): more passes
   first. A writer that says it is deterministic has none: one pass is exact.
 - **A parent on two passes.** Before the last look a keep waits for the parent's second pass
-  (`MIN_PARENT`): one call that skimmed the notes on its only pass (a kept tree's baseline is
-  its one fresh pass, validator.py) makes every candidate look better.
+  (`MIN_PARENT`): one call that skimmed the notes on its only pass makes every candidate look
+  better. (A kept tree, whose choosing passes are set aside, starts as a parent on as many
+  fresh ones as chose it, and one more: `Validator.baseline`.)
 - **Passes where they decide.** Before the last look an update whose delta shows no
   improvement at all (`FUTILITY`) is rolled back without more passes: a non-binding stop,
   so it can only lower the keep rate, and the passes go to the decisions near the boundary.

@@ -39,7 +39,7 @@ class Gating:
         margin: float
         deterministic: bool
         _unpaid: float
-        _spreads: dict[str, tuple[int, dict[str, Spread]]]
+        _spreads: dict[str, tuple[tuple[int, int], dict[str, Spread]]]
         _seen: list[float]
         _told: bool
 
@@ -56,6 +56,8 @@ class Gating:
         """Per validation work, the writer's pass-to-pass spread on every other tree measured twice or more (blocking).
 
         Per work, not pooled: a noisier work keeps its own spread instead of borrowing a calmer one's.
+        A kept tree's set-aside passes count here no more than in its mean: they were chosen for
+        agreeing on a low loss, so their spread is too small.
         """
         total: dict[str, Spread] = {}
         names = [w.name for w in self.works]
@@ -63,8 +65,12 @@ class Gating:
             if any(t.startswith(tree) for t in exclude):
                 continue
             have = self._spreads.get(tree)
-            count = sum(val_store.passes(self.root, tree, name) for name in names)
-            if have is None or have[0] != count:  # a tree's passes only grow: re-read when they did
+            # A tree's passes only grow, and its set-aside ones too: re-read when either did.
+            count = (
+                sum(val_store.passes(self.root, tree, name) for name in names),
+                val_store.set_aside(self.root, tree),
+            )
+            if have is None or have[0] != count:
                 have = self._spreads[tree] = (count, spreads_of(self.recorded("", tree).clusters))
             for work, spread in have[1].items():
                 total[work] = total.get(work, Spread()) + spread

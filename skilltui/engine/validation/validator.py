@@ -111,7 +111,8 @@ class Validator(Gating):
         self.deterministic = ctx.calls.backend.deterministic
         self._unpaid = 0.0  # what a gate's "before" measurement cost, added to its verdict
         self._locks: dict[str, asyncio.Lock] = {}
-        self._spreads: dict[str, tuple[int, dict[str, Spread]]] = {}  # tree -> (passes read, each work's spread)
+        # tree -> ((passes read, passes set aside), each work's spread)
+        self._spreads: dict[str, tuple[tuple[int, int], dict[str, Spread]]] = {}
         self.margin = s.consolidate_margin
         self._seen: list[float] = []  # the deltas verdicts measured, for the detectability notice
         self._told = False
@@ -133,7 +134,7 @@ class Validator(Gating):
         tree = tree or self.tree_of(commit)
         found = Measurement(commit, tree)
         for work in self.works:
-            passes = val_store.samples(self.root, tree, work.name)
+            passes = val_store.counted(self.root, tree, work.name)
             if not passes:
                 found.failed.append(work.name)
                 continue
@@ -177,7 +178,7 @@ class Validator(Gating):
                     "commit": commit,
                     "tree": found.tree,
                     "losses": found.losses,
-                    "samples": {w: len(val_store.samples(self.root, found.tree, w)) for w in found.losses},
+                    "samples": {w: len(val_store.counted(self.root, found.tree, w)) for w in found.losses},
                     "cost_usd": found.cost_usd,
                 },
             )
@@ -206,7 +207,8 @@ class Validator(Gating):
         # The writer reads this tree's own copy of the notes (the places point at it), not the live pool.
         await asyncio.to_thread(val_store.write_tree, self.ctx.run.pool.root, self.root, tree)
         have = {w.name: len(await asyncio.to_thread(val_store.samples, self.root, tree, w.name)) for w in self.works}
-        jobs = [(w, k) for w in self.works for k in range(have[w.name] + 1, passes + 1)]
+        aside = await asyncio.to_thread(val_store.set_aside, self.root, tree)  # passes that chose it count not
+        jobs = [(w, k) for w in self.works for k in range(have[w.name] + 1, aside + passes + 1)]
         costs: list[float] = []
 
         mine = str(val_store.pass_dir(self.root, tree, 1)) + "/"
@@ -260,7 +262,7 @@ class Validator(Gating):
     def _report(self, point: Point, work: str, *, reused: bool) -> None:
         kind, at, commit, tree = point.kind, point.at, point.commit, point.tree
         passes = val_store.samples(self.root, tree, work)
-        values = [float(p["loss"]) for p in passes]
+        values = [float(p["loss"]) for p in passes[val_store.set_aside(self.root, tree) :]]
         last = passes[-1]
         self.ctx.bus.emit(
             ev.ValLoss(
@@ -288,21 +290,34 @@ class Validator(Gating):
     # -- the gate ------------------------------------------------------------------------
 
     async def record_kept(self, parent: str, candidate: str, at: At, kept: GateVerdict) -> GateVerdict:
-        """A kept update's figure from a fresh pass each side (`fresh`), not from the passes that chose it.
+        """A kept update's figure from a fresh pass each side (`fresh`), and the passes that chose it set aside.
 
         The gate stops at the first look that clears its bound, and with several candidates the
-        lowest delta wins, so the passes that kept an update are its lucky ones and their figure
-        overstates the gain. They stay in the tree's baseline as the next parent: a baseline of
-        the one fresh pass lets a single skimmed call there make a harmful update look better,
-        while theirs only makes the next keep harder (docs/gate-statistics.md, part 5).
+        lowest delta wins, so the passes that kept an update are its lucky ones: their figure
+        overstates the gain, and as the next parent's baseline they make that parent look
+        better than it is. So they are left out of the tree's counted samples from now on, and
+        `baseline` replaces them with as many passes that did not choose it.
         """
         if self.deterministic:
             return kept  # no luck, no curse: a new pass would write the same scripts
+        tree = await asyncio.to_thread(self.tree_of, candidate)
+        chose = await asyncio.to_thread(lambda: min(val_store.passes(self.root, tree, w.name) for w in self.works))
+        # Set aside first: a run killed before its fresh pass resumes with them already out of the count.
+        await asyncio.to_thread(val_store.set_aside_passes, self.root, tree, chose)
         return await self.fresh(parent, candidate, at, kept)
 
     async def baseline(self, before: str, at: At) -> None:
-        """Make sure the notes micro-step `at` starts from have their passes (in their own copy of the notes)."""
-        measured = await self.ensure("before", at, before, self.repeats)
+        """Make sure the notes micro-step `at` starts from have their passes (in their own copy of the notes).
+
+        A kept tree whose choosing passes were set aside is measured afresh as often as they were,
+        beside its fresh pass: its baseline then rests on as many passes as theirs did, none of
+        which chose it. On the fresh pass alone, one skimmed call would make every candidate look
+        better (docs/gate-statistics.md, part 5).
+        """
+        tree = await asyncio.to_thread(self.tree_of, before)
+        aside = await asyncio.to_thread(val_store.set_aside, self.root, tree)
+        passes = max(self.repeats, aside + 1) if aside and not self.deterministic else self.repeats
+        measured = await self.ensure("before", at, before, passes)
         self._unpaid += measured.cost_usd
 
 
