@@ -129,3 +129,18 @@ def test_the_smallest_detectable_effect_is_the_one_sided_bound_plus_the_power_qu
     expected = (t_quantile(0.95, 1000) + normal_quantile(0.8)) * se
     assert detectable(0.02, 1, 3, 0.9, 1000) == pytest.approx(expected)
     assert detectable(0.02, 4, 3, 0.9, 1000) == pytest.approx(expected / 2)  # four works halve it
+
+
+def test_the_notices_spread_is_each_works_own_not_one_pooled_over_works():
+    """A noisy work with few passes beside a calm one with many: pooling by df would let the calm
+    one dilute it and the notice would claim the set sees smaller effects than the gate can."""
+    from skilltui.engine.validation.stats import Spread, across_works, detectable
+
+    calm, noisy = Spread(0.1, 10), Spread(0.18, 2)  # variances 0.01 and 0.09
+    sd, df = across_works({"calm": calm, "noisy": noisy}) or (0.0, 0.0)
+    assert sd == pytest.approx((0.05) ** 0.5)  # the works' mean variance, as the gate's delta weighs them
+    assert df == pytest.approx(0.1**2 / (0.01**2 / 10 + 0.09**2 / 2))  # Welch-Satterthwaite: about 2.5
+    pooled = calm + noisy  # what the notice used: 0.28 / 12
+    assert pooled.variance is not None and pooled.variance**0.5 < sd / 1.4
+    assert detectable(sd, 2, 5, 0.966, df) > 1.4 * detectable(pooled.variance**0.5, 2, 5, 0.966, pooled.df)
+    assert across_works({"a": Spread()}) is None  # no work measured twice: nothing to say

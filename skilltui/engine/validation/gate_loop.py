@@ -19,7 +19,7 @@ from ...model.at import At
 from ...model.review import GateVerdict
 from ...store import val_store
 from .gate import Rule, judge, plan
-from .stats import Spread, detectable, spreads_of
+from .stats import Spread, across_works, detectable, spreads_of
 
 if TYPE_CHECKING:
     from ..data.works import Work
@@ -160,11 +160,11 @@ class Gating:
         if self._told or len(self._seen) < 2 or self.deterministic:
             return
         self._told = True
-        spread = sum((await asyncio.to_thread(self.history, set())).values(), Spread())
-        if spread.variance is None:
+        spread = across_works(await asyncio.to_thread(self.history, set()))  # each work's own, as the gate's
+        if spread is None:
             return
         rule = self.rule()
-        smallest = detectable(spread.variance**0.5, len(self.works), self.max_repeats, rule.nominal, spread.df)
+        smallest = detectable(spread[0], len(self.works), self.max_repeats, rule.nominal, spread[1])
         if smallest > max(self._seen):
             seen = ", ".join(f"{d:.3f}" for d in self._seen)
             self.ctx.bus.emit(

@@ -285,7 +285,24 @@ def binomial_interval(hits: int, trials: int, confidence: float = 0.95) -> tuple
     return (float(ci.low), float(ci.high))
 
 
-def detectable(pass_sd: float, works: int, passes: int, confidence: float, df: int, power: float = 0.8) -> float:
+def across_works(spreads: dict[str, Spread]) -> tuple[float, float] | None:
+    """One pass's sd and its df for a mean over works each with its own spread: the works' mean
+    variance, on the Welch-Satterthwaite df of their sum (None when no work has a spread).
+
+    A pooled spread weighs each work by its df, so a noisy work measured less often would be
+    diluted by a calm one measured often, and the set would look able to see smaller effects
+    than it can; this is the spread `paired_delta`'s interval uses, with the works weighted alike.
+    """
+    found = [(v, x.df) for x in spreads.values() if (v := x.variance) is not None]
+    if not found:
+        return None
+    total = math.fsum(v for v, _ in found)
+    tail = math.fsum(v * v / df for v, df in found)
+    df = total * total / tail if tail > 0 else float(sum(df for _, df in found))
+    return math.sqrt(total / len(found)), df
+
+
+def detectable(pass_sd: float, works: int, passes: int, confidence: float, df: float, power: float = 0.8) -> float:
     """The smallest true improvement the gate keeps with `power` at `passes` a side (one-sided t at `confidence`)."""
     se = pass_sd * math.sqrt(2 / passes / max(works, 1))
     return (t_quantile((1 + confidence) / 2, max(df, 1)) + normal_quantile(power)) * se
