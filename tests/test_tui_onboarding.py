@@ -118,6 +118,23 @@ async def test_the_selected_works_box_says_how_long_its_stage_has_run(open_train
         app.stop_training("test over")
 
 
+async def test_the_works_box_foot_names_a_stage_when_it_starts_not_at_the_seconds_tick(open_training):
+    # The foot was drawn with the header: at the second's tick or a change of the run's state. A
+    # stage shorter than a second could fall between two ticks and never be named (the test above
+    # timed out so under load); now the frame that draws the stage's row draws the foot.
+    from skilltui.model import events as ev
+
+    app = make_app(open_training(("alpha",)), latency=2.0)  # the run stays in its forward pass
+    async with app.run_test(size=SIZE) as pilot:
+        main, box = app.main, app.main.query_one("#works-box")
+        await wait_for(pilot, lambda: " · forward " in str(box.border_subtitle))
+        app.bus.emit(ev.Stage(epoch=0, step=0, work="alpha", stage="forward", status="finished", seconds=0.1))
+        app.bus.emit(ev.Stage(epoch=0, step=0, work="alpha", stage="loss", status="started"))
+        main.flush()  # no tick in between
+        assert str(box.border_subtitle).startswith("alpha · loss "), box.border_subtitle
+        app.stop_training("test over")
+
+
 def test_a_crash_ends_the_command_with_one_line_naming_the_traceback_file_and_exit_1(
     open_training, monkeypatch, capsys
 ):

@@ -237,6 +237,10 @@ class MainScreen(DiskPanes):
             self.show_summary()
         if "header" in dirty:
             self.draw_header()
+        elif "works" in dirty and self.selected_work is not None:
+            # A stage began or ended: the box's foot says so now, not at the next second's tick,
+            # which a stage shorter than a second (a fast writer's call) could fall between.
+            self._subtitle(work_time(self.view, self.selected_work))
 
     def draw_panels(self, dirty: set[str]) -> None:
         """Bring the works table and the loss curve up to the run, if an event changed them."""
