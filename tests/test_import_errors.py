@@ -124,3 +124,17 @@ def test_files_without_numbers_need_first_and_same_numbers_are_refused(tmp_path,
     code, _, err = run(capsys, str(a), str(b), "--work", str(tmp_path / "w"), "--first", "3")
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "w" / "human").iterdir()) == ["03.fountain", "04.fountain"]
+
+
+@pytest.mark.parametrize("name", ["02\nlate.fountain", "late\nnight.fountain", "bell\a03.fdx"])
+def test_a_file_name_with_a_newline_or_a_control_byte_is_spelled_out_in_the_one_line_error(tmp_path, capsys, name):
+    good = tmp_path / "01.fountain"
+    good.write_text(GOOD)
+    bad = tmp_path / name
+    bad.write_bytes(bytes(range(32)) * 4)  # binary: refused, so the error names the file
+    work = tmp_path / "work"
+    assert main(["import", str(good), str(bad), "--work", str(work)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("skilltui: error: "), err  # one line
+    assert "\a" not in err and name.replace("\n", "\\n").replace("\a", "\\x07") in err
+    assert not work.exists()

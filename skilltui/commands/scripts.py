@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import UsageError
+from ..core.safe_text import visible_line
 from ..core.words import counted
 from . import add_folders_flag, command
 
@@ -61,7 +62,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     from ..importing.importer import as_json, plan, write
 
     work = args.work.expanduser()
-    planned = plan(args.files, work, first=args.first, force=args.force, max_script_kb=args.max_script_kb)
+    try:
+        planned = plan(args.files, work, first=args.first, force=args.force, max_script_kb=args.max_script_kb)
+    except UsageError as exc:
+        raise UsageError(_names_on_one_line(str(exc), args.files)) from None
     meta = write(planned, work)
     if args.json:
         print(as_json(planned, work))
@@ -73,6 +77,20 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(written + (f" and {meta}" if meta else ""), file=sys.stderr)
     print(f"next: skilltui check --work {work}  (then skilltui diffuse --work {work})", file=sys.stderr)
     return 0
+
+
+def _names_on_one_line(message: str, files: list[Path]) -> str:
+    """`message` with each file's name and path spelled out on one line (a newline as `\\n`).
+
+    A file's name may hold a newline or another control character, and every import error
+    names its file: printed as it is, the one-line error would break in two, or a terminal
+    would act on the byte. Longer texts first, so a path is spelled out before its name.
+    """
+    texts = sorted({t for f in files for t in (str(f), f.name)}, key=len, reverse=True)
+    for text in texts:
+        if visible_line(text) != text:
+            message = message.replace(text, visible_line(text))
+    return message
 
 
 def cmd_check(args: argparse.Namespace) -> int:
