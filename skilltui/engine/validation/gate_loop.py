@@ -39,7 +39,7 @@ class Gating:
         margin: float
         deterministic: bool
         _unpaid: float
-        _spreads: dict[str, tuple[tuple[int, int], dict[str, Spread]]]
+        _spreads: dict[str, tuple[int, dict[str, Spread]]]
         _seen: list[float]
         _told: bool
 
@@ -65,11 +65,8 @@ class Gating:
             if any(t.startswith(tree) for t in exclude):
                 continue
             have = self._spreads.get(tree)
-            # A tree's passes only grow, and its set-aside ones too: re-read when either did.
-            count = (
-                sum(val_store.passes(self.root, tree, name) for name in names),
-                val_store.set_aside(self.root, tree),
-            )
+            count = sum(val_store.passes(self.root, tree, name) for name in names)
+            # A tree's passes only grow: re-read when they did (`record_kept` drops a tree it sets passes aside of).
             if have is None or have[0] != count:
                 have = self._spreads[tree] = (count, spreads_of(self.recorded("", tree).clusters))
             for work, spread in have[1].items():

@@ -181,8 +181,7 @@ def paired_delta(
     parts = [weight[w] ** 2 * (spread[w].variance or 0.0) * (1 / len(before_m[w]) + 1 / len(after_m[w])) for w in works]
     variance = math.fsum(parts)
     se = math.sqrt(variance)
-    tail = math.fsum(a * a / spread[w].df for a, w in zip(parts, works, strict=True))
-    effective = variance * variance / tail if tail > 0 else float(df)
+    effective = welch_df([(a, spread[w].df) for a, w in zip(parts, works, strict=True)], fallback=df)
     spread_seen = any((x.variance or 0.0) > EPSILON for x in spread.values())
     half = t_quantile((1 + confidence) / 2, max(effective, 1.0)) * se if spread_seen else 0.0
     return paired(delta - half, delta + half, df, se=se)
@@ -297,9 +296,17 @@ def across_works(spreads: dict[str, Spread]) -> tuple[float, float] | None:
     if not found:
         return None
     total = math.fsum(v for v, _ in found)
-    tail = math.fsum(v * v / df for v, df in found)
-    df = total * total / tail if tail > 0 else float(sum(df for _, df in found))
-    return math.sqrt(total / len(found)), df
+    return math.sqrt(total / len(found)), welch_df(found, fallback=sum(df for _, df in found))
+
+
+def welch_df(parts: list[tuple[float, int]], fallback: float) -> float:
+    """The Welch-Satterthwaite degrees of freedom of a sum of variances, each with its own df.
+
+    Fewer than the df added up when one part dominates; `fallback` when every part is zero.
+    """
+    total = math.fsum(v for v, _ in parts)
+    tail = math.fsum(v * v / df for v, df in parts)
+    return total * total / tail if tail > 0 else float(fallback)
 
 
 def detectable(pass_sd: float, works: int, passes: int, confidence: float, df: float, power: float = 0.8) -> float:

@@ -111,8 +111,8 @@ class Validator(Gating):
         self.deterministic = ctx.calls.backend.deterministic
         self._unpaid = 0.0  # what a gate's "before" measurement cost, added to its verdict
         self._locks: dict[str, asyncio.Lock] = {}
-        # tree -> ((passes read, passes set aside), each work's spread)
-        self._spreads: dict[str, tuple[tuple[int, int], dict[str, Spread]]] = {}
+        self._trees: dict[str, str] = {}  # commit -> its tree (`tree_of`)
+        self._spreads: dict[str, tuple[int, dict[str, Spread]]] = {}  # tree -> (passes read, each work's spread)
         self.margin = s.consolidate_margin
         self._seen: list[float] = []  # the deltas verdicts measured, for the detectability notice
         self._told = False
@@ -127,7 +127,14 @@ class Validator(Gating):
         return val_store.place(self.root, tree, work, self.ctx.run.val_story_path(work), k)
 
     def tree_of(self, commit: str) -> str:
-        return self.ctx.run.pool.git("rev-parse", f"{commit}^{{tree}}")
+        """The tree of `commit`, asked of git once per hash: a commit's tree never changes, and
+        every measurement, baseline and kept update asks for it again (a ref is asked each time)."""
+        tree = self._trees.get(commit)
+        if tree is None:
+            tree = self.ctx.run.pool.git("rev-parse", f"{commit}^{{tree}}")
+            if len(commit) >= 40 and all(c in "0123456789abcdef" for c in commit):
+                self._trees[commit] = tree
+        return tree
 
     def recorded(self, commit: str, tree: str | None = None) -> Measurement:
         """What validation already knows about the pool at `commit`: every pass of every work (blocking)."""
@@ -178,7 +185,7 @@ class Validator(Gating):
                     "commit": commit,
                     "tree": found.tree,
                     "losses": found.losses,
-                    "samples": {w: len(val_store.counted(self.root, found.tree, w)) for w in found.losses},
+                    "samples": {w: sum(1 for name, _ in found.clusters if name == w) for w in found.losses},
                     "cost_usd": found.cost_usd,
                 },
             )
@@ -206,7 +213,7 @@ class Validator(Gating):
         at, commit, tree = point.at, point.commit, point.tree
         # The writer reads this tree's own copy of the notes (the places point at it), not the live pool.
         await asyncio.to_thread(val_store.write_tree, self.ctx.run.pool.root, self.root, tree)
-        have = {w.name: len(await asyncio.to_thread(val_store.samples, self.root, tree, w.name)) for w in self.works}
+        have = {w.name: await asyncio.to_thread(val_store.passes, self.root, tree, w.name) for w in self.works}
         aside = await asyncio.to_thread(val_store.set_aside, self.root, tree)  # passes that chose it count not
         jobs = [(w, k) for w in self.works for k in range(have[w.name] + 1, aside + passes + 1)]
         costs: list[float] = []
@@ -304,6 +311,7 @@ class Validator(Gating):
         chose = await asyncio.to_thread(lambda: min(val_store.passes(self.root, tree, w.name) for w in self.works))
         # Set aside first: a run killed before its fresh pass resumes with them already out of the count.
         await asyncio.to_thread(val_store.set_aside_passes, self.root, tree, chose)
+        self._spreads.pop(tree[:16], None)  # its spread in the history counted them
         return await self.fresh(parent, candidate, at, kept)
 
     async def baseline(self, before: str, at: At) -> None:
